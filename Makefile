@@ -1,0 +1,162 @@
+# attnbench — build, benchmark and test attention variants on NVIDIA GPUs.
+# `make help` lists every target and variable. Project flags live in MK_*;
+# your CFLAGS / NVCCFLAGS / LDFLAGS are appended after them.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := all
+
+# ---------------------------------------------------------------- detection
+NVCC      ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+ifeq ($(NVCC),)
+$(error ✗ nvcc not found: install the CUDA toolkit or set NVCC=/path/to/nvcc)
+endif
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+$(info ✓ nvcc: $(NVCC) ($(shell $(NVCC) --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')))
+
+# CUDA_ARCH: the device's compute capability when nvidia-smi sees one, else 90
+# (Hopper) so that a CPU-only machine still compiles everything.
+CUDA_ARCH ?= $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d ' .')
+ifeq ($(CUDA_ARCH),)
+CUDA_ARCH := 90
+$(info ✗ no GPU seen by nvidia-smi: building for sm_$(CUDA_ARCH) (set CUDA_ARCH= to change))
+else
+$(info ✓ GPU compute capability: sm_$(CUDA_ARCH))
+endif
+
+CUPTI_INC := $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/include/cupti.h $(CUDA_HOME)/include/cupti.h))
+ifneq ($(CUPTI_INC),)
+$(info ✓ CUPTI: $(CUPTI_INC) (the tracer is not built yet))
+else
+$(info ✗ CUPTI not found: tracing will be disabled)
+endif
+
+CUDNN_INC := $(firstword $(wildcard /usr/include/x86_64-linux-gnu/cudnn_version.h /usr/include/cudnn_version.h $(CUDA_HOME)/include/cudnn_version.h))
+ifneq ($(CUDNN_INC),)
+CUDNN_VERSION := $(shell grep -E 'define CUDNN_(MAJOR|MINOR|PATCHLEVEL) ' $(CUDNN_INC) | awk '{print $$3}' | paste -sd.)
+$(info ✓ cuDNN: $(CUDNN_INC) ($(CUDNN_VERSION)))
+else
+$(info ✗ cuDNN not found: cudnn_sdpa would be left out)
+endif
+
+HAVE_CHECK := $(shell pkg-config --exists check 2>/dev/null && echo yes)
+ifeq ($(HAVE_CHECK),yes)
+$(info ✓ Check: $(shell pkg-config --modversion check))
+else
+$(info ✗ Check not found: `make test` installs it (apt-get, as root) or says what is missing)
+endif
+
+# ------------------------------------------------------------------- flags
+BUILD    := build
+GIT_REV  := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+MK_CFLAGS    := -std=c11 -O2 -g -D_GNU_SOURCE -Wall -Wextra -I$(CUDA_HOME)/include
+MK_NVCCFLAGS := -std=c++17 -O3 -g -lineinfo -gencode=arch=compute_$(CUDA_ARCH),code=sm_$(CUDA_ARCH) \
+                -Xcompiler -Wall,-Wextra -Werror all-warnings
+MK_LDFLAGS   := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64
+MK_LDLIBS    := -lcublas -lcudart -lstdc++ -ldl -lm
+ifeq ($(WERROR),1)
+MK_CFLAGS += -Werror
+MK_NVCCFLAGS += -Xcompiler -Werror
+endif
+ALL_CFLAGS    = $(MK_CFLAGS) $(CFLAGS)
+ALL_NVCCFLAGS = $(MK_NVCCFLAGS) $(NVCCFLAGS)
+ALL_LDFLAGS   = $(MK_LDFLAGS) $(LDFLAGS)
+
+# ----------------------------------------------------------------- sources
+COMMON_C  := $(wildcard common/*.c)
+COMMON_CU := $(wildcard common/*.cu)
+VARIANT_SRCS := $(wildcard variants/*.cu)
+LIB_OBJS  := $(COMMON_C:%.c=$(BUILD)/%.o) $(COMMON_CU:%.cu=$(BUILD)/%.o) $(VARIANT_SRCS:%.cu=$(BUILD)/%.o)
+BENCH_LIB := $(BUILD)/bench/options.o
+
+ATTNBENCH := $(BUILD)/attnbench
+TEST_CPU  := $(BUILD)/test_cpu
+TEST_GPU  := $(BUILD)/test_gpu
+
+# ------------------------------------------------------------- user knobs
+GRID     ?= default
+VARIANTS ?=
+MODE     ?= cold
+OUT      ?=
+BENCH_ARGS = --grid $(GRID) --mode $(MODE) $(if $(VARIANTS),--variants $(VARIANTS)) $(if $(OUT),--out $(OUT))
+
+.PHONY: all bench test test-cpu test-gpu deps help clean FORCE
+
+all: $(ATTNBENCH) ## build the runner (build/attnbench)
+
+$(BUILD)/git_rev.h: FORCE
+	@mkdir -p $(@D)
+	@echo '#define ATTN_GIT_REV "$(GIT_REV)"' > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+
+$(BUILD)/common/env.o: $(BUILD)/git_rev.h
+$(BUILD)/common/env.o: MK_CFLAGS += -include $(BUILD)/git_rev.h
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/%.o: %.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(ALL_NVCCFLAGS) -MMD -MP -c $< -o $@
+
+$(ATTNBENCH): $(BUILD)/bench/attnbench.o $(BENCH_LIB) $(LIB_OBJS)
+	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
+
+bench: $(ATTNBENCH) ## run GRID × VARIANTS × MODE on the GPU, write results/<gpu>/RUN_ID.csv
+	@nvidia-smi -L >/dev/null 2>&1 || { echo "make bench: no CUDA device here (nvidia-smi sees none); run it on a GPU box" >&2; exit 2; }
+	$(ATTNBENCH) $(BENCH_ARGS)
+
+# --------------------------------------------------------------------- tests
+CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
+
+deps: ## install the test dependencies (check, pkg-config) with apt-get when root
+	@if pkg-config --exists check 2>/dev/null; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "make deps: installing check and pkg-config with apt-get"; \
+	  (apt-get install -y -qq check pkg-config >/dev/null 2>&1 || \
+	   { apt-get update -qq >/dev/null && apt-get install -y -qq check pkg-config >/dev/null; }) || \
+	  { echo "make deps: apt-get could not install check and pkg-config" >&2; exit 1; }; \
+	else \
+	  echo "make deps: missing the Check unit-test library: install 'check' and 'pkg-config' (Debian: apt-get install check pkg-config)" >&2; exit 1; \
+	fi
+
+$(BUILD)/tests/%.o: tests/%.c | deps
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
+
+$(TEST_CPU): $(BUILD)/tests/check_cpu.o $(BENCH_LIB) $(LIB_OBJS)
+	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(MK_LDLIBS) $(LDLIBS)
+
+$(TEST_GPU): $(BUILD)/tests/check_gpu.o $(BENCH_LIB) $(LIB_OBJS)
+	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(MK_LDLIBS) $(LDLIBS)
+
+test: deps $(ATTNBENCH) $(TEST_CPU) $(TEST_GPU) ## build everything, run GPU tests (skipped without a device), then CPU tests
+	CK_FORK=no ./$(TEST_GPU)
+	./$(TEST_CPU)
+
+test-cpu: deps $(TEST_CPU) ## CPU tests only
+	./$(TEST_CPU)
+
+test-gpu: deps $(TEST_GPU) ## GPU tests only (skipped without a device)
+	CK_FORK=no ./$(TEST_GPU)
+
+help: ## this list
+	@echo "targets:"
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@echo "variables:"
+	@echo "  GRID=NAME|FILE     grid for bench: bench/grids/NAME.grid or a path (default: default)"
+	@echo "  VARIANTS=a,b       variants for bench (default: all; see build/attnbench --list)"
+	@echo "  MODE=cold,hot,graph  timing modes for bench (default: cold)"
+	@echo "  OUT=DIR            results directory for bench (default: results/<gpu>)"
+	@echo "  CUDA_ARCH=90       compute capability to build for (default: detected, else 90)"
+	@echo "  NVCC=path          the CUDA compiler (default: nvcc on PATH)"
+	@echo "  WERROR=1           treat compiler warnings as errors (CI sets it)"
+	@echo "  CFLAGS NVCCFLAGS LDFLAGS LDLIBS  appended to the project's own flags"
+
+clean: ## remove build/
+	rm -rf $(BUILD)
+
+FORCE:
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,146 @@
+/* options.c — parsing attnbench's command line (options.h). */
+#include "options.h"
+#include "../common/errors.h"
+#include "../common/registry.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void options_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: attnbench [options]\n"
+        "  --list              print the variant table and exit (no GPU needed)\n"
+        "  --grid NAME|FILE    grid from bench/grids/NAME.grid or a file (repeatable)\n"
+        "  --point SPEC        one grid spec, e.g. 'batch=8 heads=16 seq=1024 dim=64 causal=1'\n"
+        "  --variants A,B      variants to run (default: all)\n"
+        "  --mode M,...        timing modes: cold, hot, graph (default: cold)\n"
+        "  --out DIR           directory for RUN_ID.csv and RUN_ID.env (default: results/<gpu>)\n"
+        "  --grids-dir DIR     where named grids live (default: bench/grids)\n"
+        "  --budget-ms MS      time budget of one row's sampling (default: 3000)\n"
+        "  --noise X           target relative noise, IQR/median (default: 0.005)\n"
+        "  --min-samples N     fewest samples per row (default: 10)\n"
+        "  --seed N            seed of the random inputs (default: from the clock)\n"
+        "  --quiet             no progress lines\n"
+        "  --help              this text\n"
+        "With neither --grid nor --point, the default grid runs.\n"
+        "Exit: 0 all rows ok or skipped, 1 a row failed (mismatch/error), 2 bad input\n"
+        "or no GPU, 130 interrupted.\n");
+}
+
+static int parse_number(const char *opt, const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (errno || end == s || *end || !(x >= lo && x <= hi))
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s' is not a number in [%g, %g]", opt, s, lo, hi);
+    *out = x;
+    return ATTN_OK;
+}
+
+static int parse_variants(struct options *o, const char *list)
+{
+    char buf[512];
+    if (strlen(list) >= sizeof buf) return ATTN_FAIL(ATTN_ERR_INPUT, "--variants: list too long");
+    strcpy(buf, list);
+    char *save = NULL;
+    for (char *name = strtok_r(buf, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        const struct attn_variant *v = registry_find(name);
+        if (!v) {
+            char known[256] = "";
+            for (size_t i = 0; i < registry_count(); i++) {
+                strncat(known, i ? ", " : "", sizeof known - strlen(known) - 1);
+                strncat(known, registry_get(i)->name, sizeof known - strlen(known) - 1);
+            }
+            return ATTN_FAIL(ATTN_ERR_INPUT, "unknown variant '%s' (known: %s)", name, known);
+        }
+        bool dup = false;
+        for (int i = 0; i < o->nvariants; i++) dup |= o->variants[i] == v;
+        if (dup) continue;
+        if (o->nvariants == MAX_SELECTED) return ATTN_FAIL(ATTN_ERR_INPUT, "--variants: too many");
+        o->variants[o->nvariants++] = v;
+    }
+    if (o->nvariants == 0) return ATTN_FAIL(ATTN_ERR_INPUT, "--variants: empty list");
+    return ATTN_OK;
+}
+
+static int parse_modes(struct options *o, const char *list)
+{
+    char buf[128];
+    if (strlen(list) >= sizeof buf) return ATTN_FAIL(ATTN_ERR_INPUT, "--mode: list too long");
+    strcpy(buf, list);
+    o->nmodes = 0;
+    char *save = NULL;
+    for (char *name = strtok_r(buf, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        enum attn_mode m;
+        ATTN_TRY(attn_mode_parse(name, &m));
+        bool dup = false;
+        for (int i = 0; i < o->nmodes; i++) dup |= o->modes[i] == m;
+        if (!dup) o->modes[o->nmodes++] = m;
+    }
+    if (o->nmodes == 0) return ATTN_FAIL(ATTN_ERR_INPUT, "--mode: empty list");
+    return ATTN_OK;
+}
+
+int options_parse(struct options *o, int argc, char **argv)
+{
+    memset(o, 0, sizeof *o);
+    o->grids_dir = "bench/grids";
+    o->modes[0] = MODE_COLD;
+    o->nmodes = 1;
+    o->rule = (struct stop_rule){.min_samples = 10, .min_ms = 20.0, .target_noise = 0.005,
+                                 .budget_ms = 3000.0, .max_samples = 5000};
+    const char *grids[64], *points[64];
+    int ngrids = 0, npoints = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        /* options that take no value */
+        if (!strcmp(a, "--list")) { o->list = true; continue; }
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { o->help = true; continue; }
+        if (!strcmp(a, "--quiet")) { o->quiet = true; continue; }
+        if (strncmp(a, "--", 2) != 0)
+            return ATTN_FAIL(ATTN_ERR_INPUT, "unexpected argument '%s'", a);
+        if (i + 1 >= argc) return ATTN_FAIL(ATTN_ERR_INPUT, "option '%s' needs a value", a);
+        const char *val = argv[++i];
+        double x;
+        if (!strcmp(a, "--grid")) {
+            if (ngrids == 64) return ATTN_FAIL(ATTN_ERR_INPUT, "too many --grid options");
+            grids[ngrids++] = val;
+        } else if (!strcmp(a, "--point")) {
+            if (npoints == 64) return ATTN_FAIL(ATTN_ERR_INPUT, "too many --point options");
+            points[npoints++] = val;
+        } else if (!strcmp(a, "--variants")) {
+            ATTN_TRY(parse_variants(o, val));
+        } else if (!strcmp(a, "--mode")) {
+            ATTN_TRY(parse_modes(o, val));
+        } else if (!strcmp(a, "--out")) {
+            o->out_dir = val;
+        } else if (!strcmp(a, "--grids-dir")) {
+            o->grids_dir = val;
+        } else if (!strcmp(a, "--budget-ms")) {
+            ATTN_TRY(parse_number(a, val, 1, 3.6e6, &o->rule.budget_ms));
+        } else if (!strcmp(a, "--noise")) {
+            ATTN_TRY(parse_number(a, val, 0, 1, &o->rule.target_noise));
+        } else if (!strcmp(a, "--min-samples")) {
+            ATTN_TRY(parse_number(a, val, 1, 100000, &x));
+            o->rule.min_samples = (size_t)x;
+        } else if (!strcmp(a, "--seed")) {
+            ATTN_TRY(parse_number(a, val, 0, 1.8e19, &x));
+            o->seed = (unsigned long long)x;
+        } else {
+            return ATTN_FAIL(ATTN_ERR_INPUT, "unknown option '%s' (see --help)", a);
+        }
+    }
+    if (o->list || o->help) return ATTN_OK;
+    if (ngrids == 0 && npoints == 0) grids[ngrids++] = "default";
+    for (int i = 0; i < ngrids; i++) ATTN_TRY(grid_add_named(&o->grid, grids[i], o->grids_dir));
+    for (int i = 0; i < npoints; i++) ATTN_TRY(grid_add_spec(&o->grid, points[i], "--point"));
+    if (o->grid.count == 0) return ATTN_FAIL(ATTN_ERR_INPUT, "the grid holds no point");
+    if (o->nvariants == 0)
+        for (size_t i = 0; i < registry_count() && o->nvariants < MAX_SELECTED; i++)
+            o->variants[o->nvariants++] = registry_get(i);
+    return ATTN_OK;
+}

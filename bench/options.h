@@ -1,0 +1,34 @@
+/* options.h — attnbench's command line, parsed into one struct so that the
+ * runner and the tests see the same rules. */
+#ifndef ATTN_OPTIONS_H
+#define ATTN_OPTIONS_H
+
+#include "../common/attn.h"
+#include "../common/grid.h"
+#include "../common/stats.h"
+#include "../common/timing.h"
+
+#include <stdio.h>
+
+#define MAX_SELECTED 32
+
+struct options {
+    bool list, help;
+    struct grid grid;
+    const struct attn_variant *variants[MAX_SELECTED];
+    int nvariants;                   /* 0 = every registered variant */
+    enum attn_mode modes[MODE_COUNT];
+    int nmodes;
+    const char *out_dir;             /* NULL = results/<gpu> */
+    const char *grids_dir;
+    struct stop_rule rule;
+    unsigned long long seed;         /* 0 = fresh from the clock */
+    bool quiet;
+};
+
+/* Fills *o from argv. ATTN_ERR_INPUT with a one-line message on a usage
+ * error. Grids are loaded as they are named; the caller frees o->grid. */
+int options_parse(struct options *o, int argc, char **argv);
+void options_usage(FILE *);
+
+#endif

@@ -1,0 +1,83 @@
+/* attn.h — the types every part of attnbench shares: the attention problem,
+ * the device description, and the ops table each variant exports.
+ *
+ * Q, K, V and O are [batch, heads, seq_len, head_dim], row-major, of the
+ * problem's dtype. The runner owns those four tensors; a variant owns only
+ * the workspace the runner allocates for it (workspace_bytes). */
+#ifndef ATTN_H
+#define ATTN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* cudaStream_t without dragging the CUDA headers into every C file. */
+typedef struct CUstream_st *attn_stream_t;
+
+enum attn_dtype { ATTN_BF16 = 0, ATTN_FP16 = 1 };
+
+struct attn_problem {
+    int batch, heads, seq_len, head_dim;
+    bool causal;
+    enum attn_dtype dtype;
+    float scale; /* softmax scale, 1/sqrt(head_dim) unless set otherwise */
+};
+
+struct device_info {
+    bool present;          /* false: no usable CUDA device; the rest is zero */
+    int ordinal;
+    char name[256];
+    int cc_major, cc_minor;
+    int sm_count;
+    size_t l2_bytes;
+    size_t smem_optin_bytes; /* largest dynamic shared memory per block */
+    size_t total_mem_bytes;
+};
+
+/* Return codes of every fallible function: 0 is success; negative values say
+ * what failed, and attn_error_message() (errors.h) says where and why. */
+enum attn_rc {
+    ATTN_OK = 0,
+    ATTN_ERR = -1,       /* a CUDA/library call or an argument failed */
+    ATTN_ERR_OOM = -2,   /* the device ran out of memory */
+    ATTN_ERR_INPUT = -3, /* bad input from the user (file, spec, option) */
+    ATTN_ERR_INTERRUPTED = -4, /* the user asked to stop (SIGINT/SIGTERM) */
+};
+
+/* Set by the runner's signal handler; long loops check it and stop early. */
+extern volatile int attn_interrupted;
+
+struct attn_variant {
+    const char *name;    /* short, unique, [a-z0-9_] */
+    const char *summary; /* one line for --list */
+    /* NULL when the variant can run this problem on this device, else why not. */
+    const char *(*supports)(const struct attn_problem *, const struct device_info *);
+    /* Device memory the variant needs beyond Q, K, V, O; the runner allocates it. */
+    size_t (*workspace_bytes)(const struct attn_problem *);
+    int (*setup)(void **ctx, const struct attn_problem *, void *workspace);
+    /* Enqueue one forward pass on the stream; never synchronizes. */
+    int (*run)(void *ctx, const void *q, const void *k, const void *v, void *o,
+               attn_stream_t stream);
+    void (*teardown)(void *ctx);
+};
+
+const char *attn_dtype_name(enum attn_dtype);
+size_t attn_dtype_bytes(enum attn_dtype);
+/* 0 and *out set when name is a dtype name, else ATTN_ERR_INPUT. */
+int attn_dtype_parse(const char *name, enum attn_dtype *out);
+
+/* Element count of one of Q, K, V, O. */
+size_t attn_tensor_elems(const struct attn_problem *);
+/* FLOPs of the forward pass: 4·B·H·S²·D, halved when causal. */
+double attn_flops(const struct attn_problem *);
+/* Bytes the math must move: Q, K, V read once, O written once. */
+double attn_bytes(const struct attn_problem *);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

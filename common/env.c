@@ -1,0 +1,54 @@
+/* env.c — recording the measuring environment (env.h). */
+#include "env.h"
+#include "errors.h"
+
+#include <cublas_api.h>
+#include <cuda_runtime_api.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef ATTN_GIT_REV
+#define ATTN_GIT_REV "unknown"
+#endif
+
+const char *env_git_rev(void) { return ATTN_GIT_REV; }
+
+static void put_version(FILE *f, const char *key, int v)
+{ /* CUDA encodes versions as 1000·major + 10·minor */
+    fprintf(f, "%s=%d.%d\n", key, v / 1000, (v % 1000) / 10);
+}
+
+int env_write(const char *path, const struct device_info *d, const char *run_id,
+              const char *timestamp, int argc, char **argv)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return ATTN_FAIL(ATTN_ERR_INPUT, "unable to create '%s': %s", path, strerror(errno));
+    fprintf(f, "schema=1\nrun_id=%s\ntimestamp=%s\ngit_rev=%s\n", run_id, timestamp,
+            env_git_rev());
+    char host[256] = "unknown";
+    gethostname(host, sizeof host - 1);
+    fprintf(f, "host=%s\ncommand=", host);
+    for (int i = 0; i < argc; i++) fprintf(f, "%s%s", i ? " " : "", argv[i]);
+    fprintf(f, "\ngpu_name=%s\ncompute_capability=%d.%d\nsm_count=%d\nl2_bytes=%zu\n"
+               "device_mem_bytes=%zu\nsmem_optin_bytes=%zu\n",
+            d->name, d->cc_major, d->cc_minor, d->sm_count, d->l2_bytes, d->total_mem_bytes,
+            d->smem_optin_bytes);
+    int v = 0;
+    if (cudaDriverGetVersion(&v) == cudaSuccess) put_version(f, "cuda_driver_api", v);
+    if (cudaRuntimeGetVersion(&v) == cudaSuccess) put_version(f, "cuda_runtime", v);
+    int major = 0, minor = 0, patch = 0;
+    if (cublasGetProperty(MAJOR_VERSION, &major) == CUBLAS_STATUS_SUCCESS &&
+        cublasGetProperty(MINOR_VERSION, &minor) == CUBLAS_STATUS_SUCCESS &&
+        cublasGetProperty(PATCH_LEVEL, &patch) == CUBLAS_STATUS_SUCCESS)
+        fprintf(f, "cublas=%d.%d.%d\n", major, minor, patch);
+    int khz = 0;
+    if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, d->ordinal) == cudaSuccess)
+        fprintf(f, "sm_clock_max_mhz=%d\n", khz / 1000);
+    if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, d->ordinal) == cudaSuccess)
+        fprintf(f, "mem_clock_max_mhz=%d\n", khz / 1000);
+    (void)cudaGetLastError();
+    if (fclose(f) != 0) return ATTN_FAIL(ATTN_ERR, "unable to write '%s'", path);
+    return ATTN_OK;
+}

@@ -1,0 +1,68 @@
+/* errors.c — the last-error message buffer behind errors.h, and the small
+ * facts about problems (dtype names, sizes, FLOP and byte counts). */
+#include "errors.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static char last_message[1024];
+
+volatile int attn_interrupted;
+
+int attn_fail(int rc, const char *file, int line, const char *fmt, ...)
+{
+    /* Bad user input names the input's own place (file:line, option) in the
+     * message; only internal failures carry the source location. */
+    int n = 0;
+    if (rc != ATTN_ERR_INPUT) {
+        const char *base = strrchr(file, '/');
+        n = snprintf(last_message, sizeof last_message, "%s:%d: ", base ? base + 1 : file, line);
+        if (n < 0 || (size_t)n >= sizeof last_message) n = 0;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_message + n, sizeof last_message - (size_t)n, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+const char *attn_error_message(void) { return last_message; }
+
+void attn_error_clear(void) { last_message[0] = '\0'; }
+
+const char *attn_dtype_name(enum attn_dtype t)
+{
+    return t == ATTN_FP16 ? "fp16" : "bf16";
+}
+
+size_t attn_dtype_bytes(enum attn_dtype t)
+{
+    (void)t; /* both supported dtypes are 16-bit */
+    return 2;
+}
+
+int attn_dtype_parse(const char *name, enum attn_dtype *out)
+{
+    if (strcmp(name, "bf16") == 0) { *out = ATTN_BF16; return ATTN_OK; }
+    if (strcmp(name, "fp16") == 0) { *out = ATTN_FP16; return ATTN_OK; }
+    return ATTN_FAIL(ATTN_ERR_INPUT, "unknown dtype '%s' (bf16, fp16)", name);
+}
+
+size_t attn_tensor_elems(const struct attn_problem *p)
+{
+    return (size_t)p->batch * (size_t)p->heads * (size_t)p->seq_len *
+           (size_t)p->head_dim;
+}
+
+double attn_flops(const struct attn_problem *p)
+{
+    double s = (double)p->seq_len;
+    double f = 4.0 * p->batch * p->heads * s * s * p->head_dim;
+    return p->causal ? f / 2.0 : f;
+}
+
+double attn_bytes(const struct attn_problem *p)
+{
+    return 4.0 * (double)attn_tensor_elems(p) * (double)attn_dtype_bytes(p->dtype);
+}

@@ -1,0 +1,144 @@
+/* gpu_util.cu — random fill, poison and the float32 reference attention
+ * (gpu_util.h). The reference favours obviousness over speed: one block per
+ * query row, scores kept in shared memory, exact softmax. */
+#include "gpu_util.h"
+#include "errors.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+
+static __device__ float load_f(const __nv_bfloat16 *p, size_t i) { return __bfloat162float(p[i]); }
+static __device__ float load_f(const __half *p, size_t i) { return __half2float(p[i]); }
+static __device__ void store_f(__nv_bfloat16 *p, size_t i, float x) { p[i] = __float2bfloat16(x); }
+static __device__ void store_f(__half *p, size_t i, float x) { p[i] = __float2half(x); }
+
+static __device__ uint64_t mix64(uint64_t x)
+{ /* splitmix64's finalizer */
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+template <typename T>
+static __global__ void fill_random_kernel(T *dst, size_t n, uint64_t seed)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        uint64_t h = mix64(seed * 0x9e3779b97f4a7c15ull + i);
+        float u = (float)(h >> 40) * (1.0f / 16777216.0f); /* [0, 1) */
+        store_f(dst, i, 2.0f * u - 1.0f);
+    }
+}
+
+extern "C" int gpu_fill_random(void *dst, size_t n, enum attn_dtype t, uint64_t seed,
+                               attn_stream_t s)
+{
+    unsigned blocks = (unsigned)((n + 255) / 256 < 65536 ? (n + 255) / 256 : 65536);
+    if (blocks == 0) return ATTN_OK;
+    if (t == ATTN_FP16) fill_random_kernel<<<blocks, 256, 0, s>>>((__half *)dst, n, seed);
+    else fill_random_kernel<<<blocks, 256, 0, s>>>((__nv_bfloat16 *)dst, n, seed);
+    LAUNCH_TRY("fill_random");
+    return ATTN_OK;
+}
+
+extern "C" int gpu_poison(void *dst, size_t bytes, attn_stream_t s)
+{
+    CUDA_TRY(cudaMemsetAsync(dst, 0xff, bytes, s));
+    return ATTN_OK;
+}
+
+#define REF_THREADS 128
+
+static __device__ float block_reduce(float x, bool is_max, float *scratch)
+{
+    for (int off = 16; off; off >>= 1) {
+        float y = __shfl_xor_sync(0xffffffffu, x, off);
+        x = is_max ? fmaxf(x, y) : x + y;
+    }
+    int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    __syncthreads(); /* scratch may still be read by a previous reduction */
+    if (lane == 0) scratch[warp] = x;
+    __syncthreads();
+    x = scratch[0];
+    for (int w = 1; w < REF_THREADS / 32; w++) x = is_max ? fmaxf(x, scratch[w]) : x + scratch[w];
+    return x;
+}
+
+/* grid: (seq_len, batch·heads); dynamic shared memory: seq_len + head_dim floats. */
+template <typename T>
+static __global__ void reference_kernel(const T *q, const T *k, const T *v, float *o, int S,
+                                        int D, int causal, float scale)
+{
+    extern __shared__ float smem[];
+    float *scores = smem, *qrow = smem + S;
+    __shared__ float scratch[REF_THREADS / 32];
+    const int i = blockIdx.x;
+    const size_t base = (size_t)blockIdx.y * S * D;
+    const int keys = causal ? i + 1 : S;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+
+    for (int d = threadIdx.x; d < D; d += REF_THREADS) qrow[d] = load_f(q, base + (size_t)i * D + d);
+    __syncthreads();
+    for (int j = warp; j < keys; j += REF_THREADS / 32) {
+        float dot = 0;
+        for (int d = lane; d < D; d += 32) dot += qrow[d] * load_f(k, base + (size_t)j * D + d);
+        for (int off = 16; off; off >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, off);
+        if (lane == 0) scores[j] = dot * scale;
+    }
+    __syncthreads();
+    float m = -INFINITY;
+    for (int j = threadIdx.x; j < keys; j += REF_THREADS) m = fmaxf(m, scores[j]);
+    m = block_reduce(m, true, scratch);
+    float sum = 0;
+    for (int j = threadIdx.x; j < keys; j += REF_THREADS) {
+        float e = expf(scores[j] - m);
+        scores[j] = e;
+        sum += e;
+    }
+    sum = block_reduce(sum, false, scratch); /* its barriers also publish scores */
+    for (int d = threadIdx.x; d < D; d += REF_THREADS) {
+        float acc = 0;
+        for (int j = 0; j < keys; j++) acc += scores[j] * load_f(v, base + (size_t)j * D + d);
+        o[base + (size_t)i * D + d] = acc / sum;
+    }
+}
+
+extern "C" int gpu_reference_max_seq(void)
+{
+    int dev = 0, optin = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
+        return 0;
+    return (optin - 256 * 4 - 1024) / 4; /* room for qrow (D <= 256) and statics */
+}
+
+extern "C" int gpu_reference_f32(const struct attn_problem *p, const void *q, const void *k,
+                                 const void *v, float *o, attn_stream_t s)
+{
+    if (p->head_dim > 256)
+        return ATTN_FAIL(ATTN_ERR, "GPU reference supports head_dim <= 256, not %d", p->head_dim);
+    if (p->seq_len > gpu_reference_max_seq())
+        return ATTN_FAIL(ATTN_ERR, "GPU reference supports seq_len <= %d, not %d",
+                         gpu_reference_max_seq(), p->seq_len);
+    size_t smem = ((size_t)p->seq_len + (size_t)p->head_dim) * sizeof(float);
+    dim3 grid((unsigned)p->seq_len, (unsigned)(p->batch * p->heads));
+    if (p->dtype == ATTN_FP16) {
+        CUDA_TRY(cudaFuncSetAttribute(reference_kernel<__half>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        reference_kernel<<<grid, REF_THREADS, smem, s>>>((const __half *)q, (const __half *)k,
+                                                         (const __half *)v, o, p->seq_len,
+                                                         p->head_dim, p->causal, p->scale);
+    } else {
+        CUDA_TRY(cudaFuncSetAttribute(reference_kernel<__nv_bfloat16>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        reference_kernel<<<grid, REF_THREADS, smem, s>>>(
+            (const __nv_bfloat16 *)q, (const __nv_bfloat16 *)k, (const __nv_bfloat16 *)v, o,
+            p->seq_len, p->head_dim, p->causal, p->scale);
+    }
+    LAUNCH_TRY("reference_kernel");
+    return ATTN_OK;
+}

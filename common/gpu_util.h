@@ -1,0 +1,28 @@
+/* gpu_util.h — device helpers the runner and tests share: random inputs,
+ * output poisoning, and the float32 GPU reference used to check shapes too
+ * large for the float64 CPU reference. */
+#ifndef ATTN_GPU_UTIL_H
+#define ATTN_GPU_UTIL_H
+
+#include "attn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* n elements uniform in [-1, 1), from a counter-based hash of (seed, index). */
+int gpu_fill_random(void *dst, size_t n, enum attn_dtype, uint64_t seed, attn_stream_t);
+/* Every byte 0xFF: NaN in bf16 and fp16, so an unwritten element fails validation. */
+int gpu_poison(void *dst, size_t bytes, attn_stream_t);
+/* O = softmax(scale·QKᵀ [+ mask])·V in float32, one block per query row;
+ * exact (two-pass) softmax, no rounding of S or P. Needs seq_len·4 bytes of
+ * shared memory per block. */
+int gpu_reference_f32(const struct attn_problem *, const void *q, const void *k,
+                      const void *v, float *o, attn_stream_t);
+/* Largest seq_len gpu_reference_f32 can take on the current device. */
+int gpu_reference_max_seq(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

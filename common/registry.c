@@ -1,0 +1,58 @@
+/* registry.c — every attention variant attnbench knows, in the order --list
+ * prints them. Adding a variant: one file in variants/ exporting a
+ * `const struct attn_variant attn_variant_NAME`, and one line in each list
+ * below. Variants that need an optional library are guarded by the macro the
+ * Makefile defines when it finds that library. */
+#include "registry.h"
+#include "errors.h"
+
+#include <string.h>
+
+extern const struct attn_variant attn_variant_naive;
+extern const struct attn_variant attn_variant_inplace;
+
+static const struct attn_variant *const variants[] = {
+    &attn_variant_naive,
+    &attn_variant_inplace,
+};
+
+size_t registry_count(void) { return sizeof variants / sizeof variants[0]; }
+
+const struct attn_variant *registry_get(size_t i)
+{
+    return i < registry_count() ? variants[i] : NULL;
+}
+
+const struct attn_variant *registry_find(const char *name)
+{
+    for (size_t i = 0; i < registry_count(); i++)
+        if (strcmp(variants[i]->name, name) == 0) return variants[i];
+    return NULL;
+}
+
+static bool valid_name(const char *s)
+{
+    if (!s || !*s) return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_')) return false;
+    return true;
+}
+
+int registry_check(void)
+{
+    if (registry_count() == 0) return ATTN_FAIL(ATTN_ERR, "the variant registry is empty");
+    for (size_t i = 0; i < registry_count(); i++) {
+        const struct attn_variant *v = variants[i];
+        if (!valid_name(v->name))
+            return ATTN_FAIL(ATTN_ERR, "variant %zu: name '%s' is not [a-z0-9_]+", i,
+                             v->name ? v->name : "(null)");
+        if (!v->summary || !*v->summary)
+            return ATTN_FAIL(ATTN_ERR, "variant '%s' has no summary", v->name);
+        if (!v->supports || !v->workspace_bytes || !v->setup || !v->run || !v->teardown)
+            return ATTN_FAIL(ATTN_ERR, "variant '%s' lacks a required op", v->name);
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(variants[j]->name, v->name) == 0)
+                return ATTN_FAIL(ATTN_ERR, "variant name '%s' is registered twice", v->name);
+    }
+    return ATTN_OK;
+}

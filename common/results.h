@@ -1,0 +1,48 @@
+/* results.h — the results CSV (schema 1 of design.md): the row a runner
+ * writes for each variant × grid point × timing mode, and its header. */
+#ifndef ATTN_RESULTS_H
+#define ATTN_RESULTS_H
+
+#include "attn.h"
+#include "csv.h"
+#include "stats.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RESULTS_SCHEMA 1
+
+struct result_row {
+    const char *run_id, *timestamp, *git_rev, *gpu; /* which run, when, which code, where */
+    const char *variant;
+    struct attn_problem problem;
+    const char *mode;
+    const char *status; /* ok, skipped, oom, mismatch, error */
+    char reason[512];   /* empty when ok */
+    bool timed;         /* stats, converged and rates are meaningful */
+    struct sample_stats stats;
+    bool converged;
+    int calls_per_sample;
+    double extra_mem_mib;          /* NaN when unknown */
+    double max_abs_err, rel_err;   /* NaN when not validated */
+    const char *ref;               /* which reference validated it, NULL if none */
+    int kernels_per_call, memcpy_per_call; /* -1 until the tracer measures them */
+};
+
+/* Blank row: NaN / -1 in every measured field. */
+void results_row_init(struct result_row *);
+/* reason = printf(fmt, ...) with line ends and control characters flattened. */
+void results_set_reason(struct result_row *, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void results_header(struct csv_line *);
+int results_format(const struct result_row *, struct csv_line *);
+
+/* Number of columns and the name of column i (for readers and tests). */
+int results_column_count(void);
+const char *results_column_name(int i);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,44 @@
+/* naive.cu — the seed's NaiveCausalAttention (04_a_naive_attention.py) step by
+ * step, one launch per PyTorch op:
+ *     scores = q @ k.T               cuBLAS strided-batched GEMM
+ *     scores = scores * scale        scale kernel
+ *     scores = scores.masked_fill()  OUT OF PLACE: a device-to-device copy into
+ *                                    a second S×S buffer, then the mask on it
+ *     attn = softmax(scores)         row softmax
+ *     out = attn @ v                 cuBLAS strided-batched GEMM
+ * The copy is the seed's finding: masked_fill returns a new tensor. */
+#include "../common/eager_ops.h"
+#include "../common/nvtx.h"
+
+static size_t naive_workspace_bytes(const struct attn_problem *p)
+{
+    return eager_workspace_bytes(p, 2);
+}
+
+static int naive_setup(void **ctx, const struct attn_problem *p, void *workspace)
+{
+    return eager_ctx_create(ctx, p, workspace, 2);
+}
+
+static int naive_run(void *ctx, const void *q, const void *k, const void *v, void *o,
+                     attn_stream_t stream)
+{
+    struct eager_ctx *c = (struct eager_ctx *)ctx;
+    ATTN_STEP("qk_matmul", eager_qk_matmul(c->blas, &c->p, q, k, c->scores, stream));
+    ATTN_STEP("scale", eager_scale(&c->p, c->scores, stream));
+    ATTN_STEP("copy", eager_copy(c->masked, c->scores, eager_scores_bytes(&c->p), stream));
+    ATTN_STEP("mask", eager_mask_fill(&c->p, c->masked, stream));
+    ATTN_STEP("softmax", eager_softmax(&c->p, c->masked, stream));
+    ATTN_STEP("pv_matmul", eager_pv_matmul(c->blas, &c->p, c->masked, v, o, stream));
+    return ATTN_OK;
+}
+
+extern "C" const struct attn_variant attn_variant_naive = {
+    .name = "naive",
+    .summary = "eager steps as PyTorch runs them; out-of-place masked_fill (D2D copy)",
+    .supports = eager_supports,
+    .workspace_bytes = naive_workspace_bytes,
+    .setup = naive_setup,
+    .run = naive_run,
+    .teardown = eager_ctx_destroy,
+};
