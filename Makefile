@@ -47,7 +47,7 @@ endif
 
 # ------------------------------------------------------------------- flags
 BUILD    := build
-GIT_REV  := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+GIT_REV  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
 MK_CFLAGS    := -std=c11 -O2 -g -D_GNU_SOURCE -Wall -Wextra -I$(CUDA_HOME)/include
 MK_NVCCFLAGS := -std=c++17 -O3 -g -lineinfo -gencode=arch=compute_$(CUDA_ARCH),code=sm_$(CUDA_ARCH) \
                 -Xcompiler -Wall,-Wextra -Werror all-warnings
@@ -107,11 +107,13 @@ bench: $(ATTNBENCH) ## run GRID × VARIANTS × MODE on the GPU, write results/<g
 	$(ATTNBENCH) $(BENCH_ARGS)
 
 # --------------------------------------------------------------------- tests
-CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
-CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
+# Set both on the command line to use a Check outside pkg-config's reach.
+CHECK_CFLAGS ?= $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   ?= $(shell pkg-config --libs check 2>/dev/null)
 
 deps: ## install the test dependencies (check, pkg-config) with apt-get when root
-	@if pkg-config --exists check 2>/dev/null; then exit 0; fi; \
+	@if [ "$(origin CHECK_LIBS)" = "command line" ]; then exit 0; fi; \
+	if pkg-config --exists check 2>/dev/null; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  echo "make deps: installing check and pkg-config with apt-get"; \
 	  (apt-get install -y -qq check pkg-config >/dev/null 2>&1 || \

@@ -45,9 +45,9 @@ struct runner {
 /* The tensors of one grid point, shared by every variant run on it. */
 struct point_data {
     void *q, *k, *v, *o;
-    double *ref;        /* reference output, host */
+    double *ref;        /* reference output, host; computed on first need */
     uint16_t *out;      /* a variant's output copied back, host */
-    const char *ref_kind;
+    const char *ref_kind; /* NULL until the reference is computed */
 };
 
 static void on_signal(int sig)
@@ -177,8 +177,7 @@ static bool use_cpu_reference(const struct attn_problem *p)
     return attn_flops(&full) <= CPU_REFERENCE_MAX_FLOPS;
 }
 
-/* Allocates Q, K, V, O, fills the inputs with fresh random values and computes
- * the reference output. */
+/* Allocates Q, K, V, O and fills the inputs with fresh random values. */
 static int prepare_point(struct runner *r, const struct attn_problem *p, uint64_t seed,
                          struct point_data *d)
 {
@@ -198,8 +197,17 @@ static int prepare_point(struct runner *r, const struct attn_problem *p, uint64_
     ATTN_TRY(gpu_fill_random(d->q, n, p->dtype, seed * 3 + 0, r->stream));
     ATTN_TRY(gpu_fill_random(d->k, n, p->dtype, seed * 3 + 1, r->stream));
     ATTN_TRY(gpu_fill_random(d->v, n, p->dtype, seed * 3 + 2, r->stream));
+    return ATTN_OK;
+}
+
+/* The reference output of the point, computed once, when the first variant
+ * that runs needs it: on the CPU in float64 for small points, else on the GPU
+ * in float32. */
+static int ensure_reference(struct runner *r, const struct attn_problem *p, struct point_data *d)
+{
+    if (d->ref_kind) return ATTN_OK;
+    const size_t n = attn_tensor_elems(p), bytes = n * attn_dtype_bytes(p->dtype);
     if (use_cpu_reference(p)) {
-        d->ref_kind = "cpu_f64";
         uint16_t *hq = malloc(3 * bytes);
         if (!hq) return ATTN_FAIL(ATTN_ERR, "out of host memory for the inputs");
         uint16_t *hk = hq + n, *hv = hq + 2 * n;
@@ -212,9 +220,9 @@ static int prepare_point(struct runner *r, const struct attn_problem *p, uint64_
                            cudaGetErrorString(cudaGetLastError()));
         if (rc == ATTN_OK) rc = attn_reference_f64(p, hq, hk, hv, d->ref);
         free(hq);
+        if (rc == ATTN_OK) d->ref_kind = "cpu_f64";
         return rc;
     }
-    d->ref_kind = "gpu_f32";
     float *dref = NULL, *href = malloc(n * sizeof *href);
     if (!href) return ATTN_FAIL(ATTN_ERR, "out of host memory for the reference");
     int rc = ATTN_OK;
@@ -229,6 +237,7 @@ static int prepare_point(struct runner *r, const struct attn_problem *p, uint64_
     for (size_t i = 0; rc == ATTN_OK && i < n; i++) d->ref[i] = href[i];
     cudaFree(dref);
     free(href);
+    if (rc == ATTN_OK) d->ref_kind = "gpu_f32";
     return rc;
 }
 
@@ -287,6 +296,15 @@ static int run_variant(struct runner *r, const struct attn_variant *v,
     }
 
     struct attn_comparison cmp;
+    attn_range_push("reference");
+    vrc = ensure_reference(r, p, d);
+    attn_range_pop();
+    if (vrc != ATTN_OK) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "reference: %s", attn_error_message());
+        rc = emit_untimed(r, v, p, status_of(vrc), msg, NULL);
+        goto out_teardown;
+    }
     attn_range_push("validate");
     vrc = validate(r, v, ctx, p, d, &cmp);
     attn_range_pop();

@@ -233,9 +233,15 @@ int eager_softmax(const struct attn_problem *p, void *scores, attn_stream_t stre
     return ATTN_OK;
 }
 
+/* Score buffers start on 256-byte boundaries: the kernels move 16-byte vectors. */
+static size_t aligned_scores_bytes(const struct attn_problem *p)
+{
+    return (eager_scores_bytes(p) + 255) & ~(size_t)255;
+}
+
 size_t eager_workspace_bytes(const struct attn_problem *p, int score_buffers)
 {
-    return EAGER_CUBLAS_WORKSPACE + (size_t)score_buffers * eager_scores_bytes(p);
+    return EAGER_CUBLAS_WORKSPACE + (size_t)score_buffers * aligned_scores_bytes(p);
 }
 
 int eager_ctx_create(void **out, const struct attn_problem *p, void *workspace, int score_buffers)
@@ -245,7 +251,7 @@ int eager_ctx_create(void **out, const struct attn_problem *p, void *workspace, 
     c->p = *p;
     char *ws = (char *)workspace;
     c->scores = ws + EAGER_CUBLAS_WORKSPACE;
-    c->masked = score_buffers > 1 ? ws + EAGER_CUBLAS_WORKSPACE + eager_scores_bytes(p) : NULL;
+    c->masked = score_buffers > 1 ? ws + EAGER_CUBLAS_WORKSPACE + aligned_scores_bytes(p) : NULL;
     int rc = eager_cublas_create(&c->blas, workspace);
     if (rc != ATTN_OK) {
         free(c);

@@ -68,52 +68,60 @@ static __device__ float block_reduce(float x, bool is_max, float *scratch)
     return x;
 }
 
-/* grid: (seq_len, batch·heads); dynamic shared memory: seq_len + head_dim floats. */
+#define REF_CHUNK 2048 /* scores held in shared memory at a time */
+
+/* grid: (seq_len, batch·heads). Keys are taken a chunk at a time: the warps
+ * compute the chunk's scores into shared memory, the block rescales its
+ * running sum and accumulators to the new row max (online softmax, exact up
+ * to float32 rounding), then each thread accumulates P·V for its columns. */
 template <typename T>
 static __global__ void reference_kernel(const T *q, const T *k, const T *v, float *o, int S,
                                         int D, int causal, float scale)
 {
-    extern __shared__ float smem[];
-    float *scores = smem, *qrow = smem + S;
-    __shared__ float scratch[REF_THREADS / 32];
+    __shared__ float qrow[256], chunk[REF_CHUNK], scratch[REF_THREADS / 32];
     const int i = blockIdx.x;
     const size_t base = (size_t)blockIdx.y * S * D;
     const int keys = causal ? i + 1 : S;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = REF_THREADS / 32;
 
     for (int d = threadIdx.x; d < D; d += REF_THREADS) qrow[d] = load_f(q, base + (size_t)i * D + d);
     __syncthreads();
-    for (int j = warp; j < keys; j += REF_THREADS / 32) {
-        float dot = 0;
-        for (int d = lane; d < D; d += 32) dot += qrow[d] * load_f(k, base + (size_t)j * D + d);
-        for (int off = 16; off; off >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, off);
-        if (lane == 0) scores[j] = dot * scale;
+    float m = -INFINITY, sum = 0, acc[2] = {0, 0}; /* columns tid and tid + 128 (D <= 256) */
+    for (int j0 = 0; j0 < keys; j0 += REF_CHUNK) {
+        const int n = min(REF_CHUNK, keys - j0);
+        for (int j = warp; j < n; j += warps) {
+            const size_t krow = base + (size_t)(j0 + j) * D;
+            float dot = 0;
+            for (int d = lane; d < D; d += 32) dot += qrow[d] * load_f(k, krow + d);
+            for (int off = 16; off; off >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, off);
+            if (lane == 0) chunk[j] = dot * scale;
+        }
+        float cmax = -INFINITY;
+        __syncthreads();
+        for (int j = threadIdx.x; j < n; j += REF_THREADS) cmax = fmaxf(cmax, chunk[j]);
+        const float m_new = fmaxf(m, block_reduce(cmax, true, scratch));
+        float csum = 0;
+        for (int j = threadIdx.x; j < n; j += REF_THREADS) {
+            chunk[j] = expf(chunk[j] - m_new);
+            csum += chunk[j];
+        }
+        csum = block_reduce(csum, false, scratch); /* its barriers publish chunk[] */
+        const float rescale = expf(m - m_new);     /* 0 on the first chunk */
+        sum = sum * rescale + csum;
+        m = m_new;
+        for (int c = 0; c < 2; c++) {
+            const int d = threadIdx.x + c * REF_THREADS;
+            if (d >= D) continue;
+            float a = acc[c] * rescale;
+            for (int j = 0; j < n; j++) a += chunk[j] * load_f(v, base + (size_t)(j0 + j) * D + d);
+            acc[c] = a;
+        }
+        __syncthreads(); /* chunk[] is rewritten next round */
     }
-    __syncthreads();
-    float m = -INFINITY;
-    for (int j = threadIdx.x; j < keys; j += REF_THREADS) m = fmaxf(m, scores[j]);
-    m = block_reduce(m, true, scratch);
-    float sum = 0;
-    for (int j = threadIdx.x; j < keys; j += REF_THREADS) {
-        float e = expf(scores[j] - m);
-        scores[j] = e;
-        sum += e;
+    for (int c = 0; c < 2; c++) {
+        const int d = threadIdx.x + c * REF_THREADS;
+        if (d < D) o[base + (size_t)i * D + d] = acc[c] / sum;
     }
-    sum = block_reduce(sum, false, scratch); /* its barriers also publish scores */
-    for (int d = threadIdx.x; d < D; d += REF_THREADS) {
-        float acc = 0;
-        for (int j = 0; j < keys; j++) acc += scores[j] * load_f(v, base + (size_t)j * D + d);
-        o[base + (size_t)i * D + d] = acc / sum;
-    }
-}
-
-extern "C" int gpu_reference_max_seq(void)
-{
-    int dev = 0, optin = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
-        return 0;
-    return (optin - 256 * 4 - 1024) / 4; /* room for qrow (D <= 256) and statics */
 }
 
 extern "C" int gpu_reference_f32(const struct attn_problem *p, const void *q, const void *k,
@@ -121,24 +129,17 @@ extern "C" int gpu_reference_f32(const struct attn_problem *p, const void *q, co
 {
     if (p->head_dim > 256)
         return ATTN_FAIL(ATTN_ERR, "GPU reference supports head_dim <= 256, not %d", p->head_dim);
-    if (p->seq_len > gpu_reference_max_seq())
-        return ATTN_FAIL(ATTN_ERR, "GPU reference supports seq_len <= %d, not %d",
-                         gpu_reference_max_seq(), p->seq_len);
-    size_t smem = ((size_t)p->seq_len + (size_t)p->head_dim) * sizeof(float);
+    if ((size_t)p->batch * p->heads > 65535)
+        return ATTN_FAIL(ATTN_ERR, "GPU reference supports batch*heads <= 65535");
     dim3 grid((unsigned)p->seq_len, (unsigned)(p->batch * p->heads));
-    if (p->dtype == ATTN_FP16) {
-        CUDA_TRY(cudaFuncSetAttribute(reference_kernel<__half>,
-                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        reference_kernel<<<grid, REF_THREADS, smem, s>>>((const __half *)q, (const __half *)k,
-                                                         (const __half *)v, o, p->seq_len,
-                                                         p->head_dim, p->causal, p->scale);
-    } else {
-        CUDA_TRY(cudaFuncSetAttribute(reference_kernel<__nv_bfloat16>,
-                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        reference_kernel<<<grid, REF_THREADS, smem, s>>>(
+    if (p->dtype == ATTN_FP16)
+        reference_kernel<<<grid, REF_THREADS, 0, s>>>((const __half *)q, (const __half *)k,
+                                                      (const __half *)v, o, p->seq_len,
+                                                      p->head_dim, p->causal, p->scale);
+    else
+        reference_kernel<<<grid, REF_THREADS, 0, s>>>(
             (const __nv_bfloat16 *)q, (const __nv_bfloat16 *)k, (const __nv_bfloat16 *)v, o,
             p->seq_len, p->head_dim, p->causal, p->scale);
-    }
     LAUNCH_TRY("reference_kernel");
     return ATTN_OK;
 }

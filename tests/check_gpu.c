@@ -1,0 +1,320 @@
+/* check_gpu.c — GPU tests: every registered variant against the float64 CPU
+ * reference over the odd-shape set (S = 1, 17, 1000; B·H = 1 and 3; head_dim
+ * 64 and 128; causal and not), the float32 GPU reference against the CPU one,
+ * CUDA-graph capture of each variant, and the runner end to end (ok and oom
+ * rows). Without a CUDA device nothing runs and the suite reports every test
+ * as skipped, never as passed. Run with CK_FORK=no: a forked child cannot use
+ * its parent's CUDA context. */
+#include "../common/device.h"
+#include "../common/errors.h"
+#include "../common/gpu_util.h"
+#include "../common/reference.h"
+#include "../common/registry.h"
+
+#include <check.h>
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static struct device_info dev;
+static cudaStream_t stream;
+
+/* ------------------------------------------------------------ the shapes */
+
+struct shape { int batch, heads, seq, dim; bool causal; enum attn_dtype dtype; };
+
+static const int odd_seqs[] = {1, 17, 1000};
+static const int odd_bh[][2] = {{1, 1}, {3, 1}}; /* B·H = 1 and 3 */
+static const int odd_dims[] = {64, 128};
+#define N_ODD (3 * 2 * 2 * 2)
+
+static struct shape odd_shape(int i, enum attn_dtype t)
+{
+    struct shape s = {
+        .seq = odd_seqs[i % 3], .batch = odd_bh[(i / 3) % 2][0], .heads = odd_bh[(i / 3) % 2][1],
+        .dim = odd_dims[(i / 6) % 2], .causal = (i / 12) % 2, .dtype = t,
+    };
+    return s;
+}
+
+static struct attn_problem problem_of(struct shape s)
+{
+    return (struct attn_problem){.batch = s.batch, .heads = s.heads, .seq_len = s.seq,
+                                 .head_dim = s.dim, .causal = s.causal, .dtype = s.dtype,
+                                 .scale = 1.0f / sqrtf((float)s.dim)};
+}
+
+/* ------------------------------------------------- inputs and reference */
+
+struct case_data {
+    struct attn_problem p;
+    size_t n, bytes;
+    void *q, *k, *v, *o;
+    uint16_t *hq, *hk, *hv, *hout;
+    double *ref;
+};
+
+static void case_open(struct case_data *c, struct shape s, uint64_t seed)
+{
+    memset(c, 0, sizeof *c);
+    c->p = problem_of(s);
+    c->n = attn_tensor_elems(&c->p);
+    c->bytes = c->n * attn_dtype_bytes(s.dtype);
+    ck_assert_int_eq(cudaMalloc(&c->q, c->bytes), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&c->k, c->bytes), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&c->v, c->bytes), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&c->o, c->bytes), cudaSuccess);
+    ck_assert_int_eq(gpu_fill_random(c->q, c->n, s.dtype, seed, stream), ATTN_OK);
+    ck_assert_int_eq(gpu_fill_random(c->k, c->n, s.dtype, seed + 1, stream), ATTN_OK);
+    ck_assert_int_eq(gpu_fill_random(c->v, c->n, s.dtype, seed + 2, stream), ATTN_OK);
+    c->hq = malloc(c->bytes);
+    c->hk = malloc(c->bytes);
+    c->hv = malloc(c->bytes);
+    c->hout = malloc(c->bytes);
+    c->ref = malloc(c->n * sizeof *c->ref);
+    ck_assert(c->hq && c->hk && c->hv && c->hout && c->ref);
+    ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(c->hq, c->q, c->bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(c->hk, c->k, c->bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(c->hv, c->v, c->bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    ck_assert_int_eq(attn_reference_f64(&c->p, c->hq, c->hk, c->hv, c->ref), ATTN_OK);
+}
+
+static void case_close(struct case_data *c)
+{
+    cudaFree(c->q);
+    cudaFree(c->k);
+    cudaFree(c->v);
+    cudaFree(c->o);
+    free(c->hq);
+    free(c->hk);
+    free(c->hv);
+    free(c->hout);
+    free(c->ref);
+}
+
+static uint64_t fresh_seed(void) { return (uint64_t)time(NULL) * 2654435761u + (uint64_t)rand(); }
+
+/* Runs the variant once on poisoned output (directly or through a captured
+ * graph) and compares with the reference; the message says which case failed. */
+static void check_variant_on(const struct attn_variant *v, struct case_data *c, bool graph)
+{
+    char label[160];
+    snprintf(label, sizeof label, "%s B=%d H=%d S=%d D=%d %s %s%s", v->name, c->p.batch,
+             c->p.heads, c->p.seq_len, c->p.head_dim, c->p.causal ? "causal" : "full",
+             attn_dtype_name(c->p.dtype), graph ? " (graph)" : "");
+    const char *why = v->supports(&c->p, &dev);
+    if (why) {
+        fprintf(stderr, "  %s: not supported (%s)\n", label, why);
+        return;
+    }
+    void *ws = NULL, *ctx = NULL;
+    size_t ws_bytes = v->workspace_bytes(&c->p);
+    if (ws_bytes) ck_assert_msg(cudaMalloc(&ws, ws_bytes) == cudaSuccess, "%s: workspace", label);
+    ck_assert_msg(v->setup(&ctx, &c->p, ws) == ATTN_OK, "%s: setup: %s", label, attn_error_message());
+    ck_assert_int_eq(gpu_poison(c->o, c->bytes, stream), ATTN_OK);
+    if (graph) {
+        cudaGraph_t g;
+        cudaGraphExec_t exec;
+        ck_assert_int_eq(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+        int rc = v->run(ctx, c->q, c->k, c->v, c->o, stream);
+        ck_assert_int_eq(cudaStreamEndCapture(stream, &g), cudaSuccess);
+        ck_assert_msg(rc == ATTN_OK, "%s: run under capture: %s", label, attn_error_message());
+        ck_assert_int_eq(cudaGraphInstantiate(&exec, g, 0), cudaSuccess);
+        ck_assert_int_eq(cudaGraphLaunch(exec, stream), cudaSuccess);
+        ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
+        cudaGraphExecDestroy(exec);
+        cudaGraphDestroy(g);
+    } else {
+        ck_assert_msg(v->run(ctx, c->q, c->k, c->v, c->o, stream) == ATTN_OK, "%s: run: %s",
+                      label, attn_error_message());
+        ck_assert_int_eq(cudaGetLastError(), cudaSuccess);
+        ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
+    }
+    ck_assert_int_eq(cudaMemcpy(c->hout, c->o, c->bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    struct attn_comparison cmp = attn_compare(c->ref, c->hout, c->n, c->p.dtype,
+                                              attn_tolerance_for(c->p.dtype));
+    v->teardown(ctx);
+    cudaFree(ws);
+    ck_assert_msg(cmp.ok, "%s: %zu bad, %zu non-finite, max_abs_err %g, rel_err %g, first at %zu",
+                  label, cmp.bad, cmp.nonfinite, cmp.max_abs_err, cmp.rel_err, cmp.first_bad);
+}
+
+/* ------------------------------------------------------------------ tests */
+
+/* _i runs over the odd shapes; bf16 then fp16. */
+START_TEST(test_variants_match_reference)
+{
+    struct case_data c;
+    case_open(&c, odd_shape(_i % N_ODD, _i < N_ODD ? ATTN_BF16 : ATTN_FP16), fresh_seed());
+    for (size_t i = 0; i < registry_count(); i++) check_variant_on(registry_get(i), &c, false);
+    case_close(&c);
+}
+END_TEST
+
+START_TEST(test_variants_in_graph_match_reference)
+{
+    struct case_data c;
+    case_open(&c, odd_shape(_i, ATTN_BF16), fresh_seed());
+    for (size_t i = 0; i < registry_count(); i++) check_variant_on(registry_get(i), &c, true);
+    case_close(&c);
+}
+END_TEST
+
+START_TEST(test_gpu_reference_matches_cpu)
+{
+    struct case_data c;
+    case_open(&c, odd_shape(_i, ATTN_BF16), fresh_seed());
+    float *dref, *href = malloc(c.n * sizeof *href);
+    ck_assert(href);
+    ck_assert_int_eq(cudaMalloc((void **)&dref, c.n * sizeof *dref), cudaSuccess);
+    ck_assert_int_eq(gpu_reference_f32(&c.p, c.q, c.k, c.v, dref, stream), ATTN_OK);
+    ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(href, dref, c.n * sizeof *dref, cudaMemcpyDeviceToHost), cudaSuccess);
+    double worst = 0;
+    for (size_t i = 0; i < c.n; i++) worst = fmax(worst, fabs(href[i] - c.ref[i]));
+    ck_assert_msg(worst < 1e-4, "S=%d D=%d: float32 reference off by %g", c.p.seq_len,
+                  c.p.head_dim, worst);
+    cudaFree(dref);
+    free(href);
+    case_close(&c);
+}
+END_TEST
+
+START_TEST(test_poison_is_nan)
+{
+    void *d;
+    uint16_t h[64];
+    ck_assert_int_eq(cudaMalloc(&d, sizeof h), cudaSuccess);
+    ck_assert_int_eq(gpu_poison(d, sizeof h, stream), ATTN_OK);
+    ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (int i = 0; i < 64; i++) {
+        ck_assert(isnan(attn_half_to_float(h[i], ATTN_BF16)));
+        ck_assert(isnan(attn_half_to_float(h[i], ATTN_FP16)));
+    }
+    cudaFree(d);
+}
+END_TEST
+
+START_TEST(test_random_inputs_are_fresh_and_nonzero)
+{
+    const size_t n = 4096;
+    void *d;
+    uint16_t a[4096], b[4096];
+    ck_assert_int_eq(cudaMalloc(&d, n * 2), cudaSuccess);
+    ck_assert_int_eq(gpu_fill_random(d, n, ATTN_BF16, 1, stream), ATTN_OK);
+    ck_assert_int_eq(cudaMemcpy(a, d, n * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+    ck_assert_int_eq(gpu_fill_random(d, n, ATTN_BF16, 2, stream), ATTN_OK);
+    ck_assert_int_eq(cudaMemcpy(b, d, n * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+    size_t zeros = 0, same = 0;
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        float x = attn_half_to_float(a[i], ATTN_BF16);
+        ck_assert(x >= -1.0f && x <= 1.0f);
+        zeros += x == 0.0f;
+        same += a[i] == b[i];
+        sum += x;
+    }
+    ck_assert_uint_lt(zeros, 16);
+    ck_assert_uint_lt(same, n / 8);
+    ck_assert_double_lt(fabs(sum / n), 0.05);
+    cudaFree(d);
+}
+END_TEST
+
+/* Counts the data rows of a results CSV whose status column equals status. */
+static int count_rows(const char *dir, const char *status)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "awk -F, 'NR==1{for(i=1;i<=NF;i++) if($i==\"status\") c=i; next} $c==\"%s\"' %s/*.csv | wc -l",
+             status, dir);
+    FILE *p = popen(cmd, "r");
+    ck_assert(p);
+    int n = -1;
+    ck_assert_int_eq(fscanf(p, "%d", &n), 1);
+    pclose(p);
+    return n;
+}
+
+START_TEST(test_runner_writes_ok_rows)
+{
+    char dir[] = "/tmp/attnbench-gpu-XXXXXX", cmd[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd,
+             "./build/attnbench --quiet --point 'batch=2 heads=3 seq=100,256 dim=64 causal=0,1' "
+             "--mode cold,hot,graph --budget-ms 200 --out %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(count_rows(dir, "ok"), 4 * (int)registry_count() * 3);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+START_TEST(test_runner_reports_oom_and_goes_on)
+{
+    char dir[] = "/tmp/attnbench-gpu-XXXXXX", cmd[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    /* naive's two S² buffers at S=65536, B·H=32: 2 × 275 GB — far beyond the card. */
+    snprintf(cmd, sizeof cmd,
+             "./build/attnbench --quiet --point 'batch=1 heads=32 seq=65536 dim=64' "
+             "--point 'batch=1 heads=2 seq=64 dim=64' --variants naive --budget-ms 100 --out %s",
+             dir);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(count_rows(dir, "oom"), 1);
+    ck_assert_int_eq(count_rows(dir, "ok"), 1);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+static Suite *gpu_suite(void)
+{
+    Suite *s = suite_create("gpu");
+    TCase *t = tcase_create("variants");
+    tcase_set_timeout(t, 600);
+    tcase_add_loop_test(t, test_variants_match_reference, 0, 2 * N_ODD);
+    tcase_add_loop_test(t, test_variants_in_graph_match_reference, 0, N_ODD);
+    suite_add_tcase(s, t);
+    t = tcase_create("helpers");
+    tcase_set_timeout(t, 120);
+    tcase_add_loop_test(t, test_gpu_reference_matches_cpu, 0, N_ODD);
+    tcase_add_test(t, test_poison_is_nan);
+    tcase_add_test(t, test_random_inputs_are_fresh_and_nonzero);
+    suite_add_tcase(s, t);
+    t = tcase_create("runner");
+    tcase_set_timeout(t, 300);
+    tcase_add_test(t, test_runner_writes_ok_rows);
+    tcase_add_test(t, test_runner_reports_oom_and_goes_on);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+/* Tests in gpu_suite(), for the skipped count: keep in step with it. */
+#define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_ODD + 2 + 2)
+
+int main(void)
+{
+    if (device_query(&dev) != ATTN_OK) {
+        printf("gpu: skipped: %s\n", attn_error_message());
+        printf("gpu: 0 passed, 0 failed, %d skipped\n", GPU_TEST_COUNT);
+        return 0;
+    }
+    if (cudaStreamCreate(&stream) != cudaSuccess) {
+        printf("gpu: cudaStreamCreate failed\n");
+        return 1;
+    }
+    srand((unsigned)time(NULL));
+    printf("gpu: %s, sm_%d%d, %d SMs\n", dev.name, dev.cc_major, dev.cc_minor, dev.sm_count);
+    SRunner *sr = srunner_create(gpu_suite());
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    cudaStreamDestroy(stream);
+    return failed ? 1 : 0;
+}
