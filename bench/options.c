@@ -4,6 +4,7 @@
 #include "../common/registry.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,13 @@ int options_parse(struct options *o, int argc, char **argv)
         if (!strcmp(a, "--quiet")) { o->quiet = true; continue; }
         if (strncmp(a, "--", 2) != 0)
             return ATTN_FAIL(ATTN_ERR_INPUT, "unexpected argument '%s'", a);
+        static const char *const with_value[] = {"--grid", "--point", "--variants", "--mode",
+                                                 "--out", "--grids-dir", "--budget-ms", "--noise",
+                                                 "--min-samples", "--seed"};
+        bool known = false;
+        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
+            known |= strcmp(a, with_value[k]) == 0;
+        if (!known) return ATTN_FAIL(ATTN_ERR_INPUT, "unknown option '%s' (see --help)", a);
         if (i + 1 >= argc) return ATTN_FAIL(ATTN_ERR_INPUT, "option '%s' needs a value", a);
         const char *val = argv[++i];
         double x;
@@ -126,12 +134,14 @@ int options_parse(struct options *o, int argc, char **argv)
             ATTN_TRY(parse_number(a, val, 0, 1, &o->rule.target_noise));
         } else if (!strcmp(a, "--min-samples")) {
             ATTN_TRY(parse_number(a, val, 1, 100000, &x));
+            if (x != floor(x))
+                return ATTN_FAIL(ATTN_ERR_INPUT, "--min-samples: '%s' is not a whole number", val);
             o->rule.min_samples = (size_t)x;
         } else if (!strcmp(a, "--seed")) {
             ATTN_TRY(parse_number(a, val, 0, 1.8e19, &x));
+            if (x != floor(x))
+                return ATTN_FAIL(ATTN_ERR_INPUT, "--seed: '%s' is not a whole number", val);
             o->seed = (unsigned long long)x;
-        } else {
-            return ATTN_FAIL(ATTN_ERR_INPUT, "unknown option '%s' (see --help)", a);
         }
     }
     if (o->list || o->help) return ATTN_OK;

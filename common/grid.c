@@ -153,6 +153,8 @@ static int divide_exactly(long total, long part, const char *what, const char *w
     return ATTN_OK;
 }
 
+static int add_product(struct grid *g, const struct axis_values *axes, const char *where);
+
 int grid_add_spec(struct grid *g, const char *spec, const char *where)
 {
     struct axis_values axes[AX_COUNT];
@@ -177,6 +179,15 @@ int grid_add_spec(struct grid *g, const char *spec, const char *where)
     if (!axes[AX_CAUSAL].given) push_value(&axes[AX_CAUSAL], 0, where, "causal");
     if (!axes[AX_DTYPE].given) push_value(&axes[AX_DTYPE], ATTN_BF16, where, "dtype");
 
+    /* all or nothing: a spec that fails part way adds no point */
+    const size_t count_before = g->count;
+    int rc = add_product(g, axes, where);
+    if (rc != ATTN_OK) g->count = count_before;
+    return rc;
+}
+
+static int add_product(struct grid *g, const struct axis_values *axes, const char *where)
+{
     const struct axis_values *bax = axes[AX_BATCH].given ? &axes[AX_BATCH] : &axes[AX_TOKENS];
     const struct axis_values *hax = axes[AX_HEADS].given ? &axes[AX_HEADS] : &axes[AX_HIDDEN];
     for (int it = 0; it < axes[AX_DTYPE].n; it++)

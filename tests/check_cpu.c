@@ -1,0 +1,1740 @@
+/* check_cpu.c — the CPU unit tests of attnbench (Check): the float64
+ * reference and the 16-bit conversions, output comparison, FLOP and byte
+ * counts, grid specs and grid files, CSV writing and splitting, the results
+ * schema, sample statistics and the stop rule, the variant registry, the
+ * command line and the timing-mode names. Nothing here touches a GPU.
+ * Run from the repository root (the grid tests read bench/grids/). */
+#include "../bench/options.h"
+#include "../common/attn.h"
+#include "../common/csv.h"
+#include "../common/errors.h"
+#include "../common/grid.h"
+#include "../common/reference.h"
+#include "../common/registry.h"
+#include "../common/results.h"
+#include "../common/stats.h"
+#include "../common/timing.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ helpers */
+
+#define E 2.718281828459045 /* Euler's number, for hand-computed softmax weights */
+
+/* The last error message must contain `needle`. */
+#define ck_assert_message_has(needle)                                             \
+    ck_assert_msg(strstr(attn_error_message(), (needle)) != NULL,                 \
+                  "error message \"%s\" does not mention \"%s\"",                 \
+                  attn_error_message(), (needle))
+
+static uint16_t bf16(float x) { return attn_float_to_half(x, ATTN_BF16); }
+static uint16_t fp16(float x) { return attn_float_to_half(x, ATTN_FP16); }
+
+static void to_bf16(const float *in, uint16_t *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++) out[i] = bf16(in[i]);
+}
+
+/* A bf16 problem with softmax scale 1, so that scores are plain dot products. */
+static struct attn_problem problem(int batch, int heads, int seq, int dim, bool causal)
+{
+    return (struct attn_problem){.batch = batch, .heads = heads, .seq_len = seq,
+                                 .head_dim = dim, .causal = causal, .dtype = ATTN_BF16,
+                                 .scale = 1.0f};
+}
+
+/* Writes text to a fresh file under /tmp; its path goes into path[32]. */
+static void write_temp(char path[32], const char *text)
+{
+    strcpy(path, "/tmp/check_cpu_XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    size_t n = strlen(text);
+    ck_assert_int_eq(write(fd, text, n), (ssize_t)n);
+    close(fd);
+}
+
+/* Index of a results column by name, -1 when absent. */
+static int column_index(const char *name)
+{
+    for (int i = 0; i < results_column_count(); i++)
+        if (strcmp(results_column_name(i), name) == 0) return i;
+    return -1;
+}
+
+/* Splits a finished CSV line (ending in '\n') in place. */
+static int split_line(struct csv_line *l, char **fields, int max)
+{
+    ck_assert_int_gt(l->len, 0);
+    ck_assert_int_eq(l->text[l->len - 1], '\n');
+    l->text[l->len - 1] = '\0';
+    return csv_split(l->text, fields, max);
+}
+
+/* options_parse over a NULL-terminated argv. */
+static int parse_argv(struct options *o, char **argv)
+{
+    int argc = 0;
+    while (argv[argc]) argc++;
+    return options_parse(o, argc, argv);
+}
+
+/* ======================================================= 16-bit conversions */
+
+START_TEST(test_convert_exact_values)
+{
+    ck_assert_uint_eq(bf16(1.0f), 0x3F80);
+    ck_assert_uint_eq(bf16(-2.5f), 0xC020);
+    ck_assert_uint_eq(bf16(0.0f), 0x0000);
+    ck_assert_uint_eq(bf16(-0.0f), 0x8000);
+    ck_assert_uint_eq(fp16(1.0f), 0x3C00);
+    ck_assert_uint_eq(fp16(-2.5f), 0xC100);
+    ck_assert_uint_eq(fp16(0.0f), 0x0000);
+    ck_assert_uint_eq(fp16(-0.0f), 0x8000);
+    const float values[] = {1.0f, -2.5f, 0.0f, 0.5f, 3.0f, -1024.0f, 0.15625f};
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        ck_assert_double_eq(attn_half_to_float(bf16(values[i]), ATTN_BF16), values[i]);
+        ck_assert_double_eq(attn_half_to_float(fp16(values[i]), ATTN_FP16), values[i]);
+    }
+}
+END_TEST
+
+START_TEST(test_convert_bf16_round_to_nearest_even)
+{
+    /* bf16 keeps 7 fraction bits: the step at 1.0 is 2^-7. */
+    ck_assert_uint_eq(bf16(1.0f + ldexpf(1, -8)), 0x3F80);      /* tie, down to even */
+    ck_assert_uint_eq(bf16(1.0f + 3 * ldexpf(1, -8)), 0x3F82);  /* tie, up to even */
+    ck_assert_uint_eq(bf16(1.0f + ldexpf(1, -8) + ldexpf(1, -20)), 0x3F81); /* above the tie */
+    ck_assert_uint_eq(bf16(1.0f + ldexpf(1, -8) - ldexpf(1, -20)), 0x3F80); /* below the tie */
+    ck_assert_uint_eq(bf16(-(1.0f + 3 * ldexpf(1, -8))), 0xBF82);
+    ck_assert_double_eq(attn_half_to_float(0x3F82, ATTN_BF16), 1.015625);
+}
+END_TEST
+
+START_TEST(test_convert_fp16_round_to_nearest_even)
+{
+    /* fp16 keeps 10 fraction bits: the step at 1.0 is 2^-10. */
+    ck_assert_uint_eq(fp16(1.0f + ldexpf(1, -11)), 0x3C00);
+    ck_assert_uint_eq(fp16(1.0f + 3 * ldexpf(1, -11)), 0x3C02);
+    ck_assert_uint_eq(fp16(1.0f + ldexpf(1, -11) + ldexpf(1, -20)), 0x3C01);
+    ck_assert_uint_eq(fp16(2047.5f), 0x6800); /* rounds up into the next binade: 2048 */
+}
+END_TEST
+
+START_TEST(test_convert_overflow_to_infinity)
+{
+    ck_assert_uint_eq(fp16(65504.0f), 0x7BFF); /* largest finite fp16 */
+    ck_assert_double_eq(attn_half_to_float(0x7BFF, ATTN_FP16), 65504.0);
+    ck_assert_uint_eq(fp16(65519.0f), 0x7BFF); /* under the halfway point */
+    ck_assert_uint_eq(fp16(65520.0f), 0x7C00); /* halfway: ties to even = inf */
+    ck_assert_uint_eq(fp16(1e6f), 0x7C00);
+    ck_assert_uint_eq(fp16(-1e6f), 0xFC00);
+    ck_assert_uint_eq(fp16(INFINITY), 0x7C00);
+    ck_assert(isinf(attn_half_to_float(0x7C00, ATTN_FP16)));
+    ck_assert(attn_half_to_float(0xFC00, ATTN_FP16) < 0);
+    ck_assert_uint_eq(bf16(3.4028235e38f), 0x7F80); /* FLT_MAX rounds up to inf */
+    ck_assert_uint_eq(bf16(-INFINITY), 0xFF80);
+    ck_assert(isinf(attn_half_to_float(0x7F80, ATTN_BF16)));
+}
+END_TEST
+
+START_TEST(test_convert_fp16_subnormal)
+{
+    const float tiny = ldexpf(1, -24); /* smallest fp16 subnormal */
+    ck_assert_uint_eq(fp16(tiny), 0x0001);
+    ck_assert_uint_eq(fp16(-tiny), 0x8001);
+    ck_assert_uint_eq(fp16(3 * tiny), 0x0003);
+    ck_assert_uint_eq(fp16(1.5f * tiny), 0x0002); /* tie, up to even */
+    ck_assert_uint_eq(fp16(2.5f * tiny), 0x0002); /* tie, down to even */
+    ck_assert_uint_eq(fp16(0.5f * tiny), 0x0000); /* tie, down to zero */
+    ck_assert_uint_eq(fp16(ldexpf(1, -14)), 0x0400); /* smallest normal */
+    ck_assert_uint_eq(fp16(1023.75f * tiny), 0x0400); /* rounds up into the normals */
+    ck_assert_double_eq(attn_half_to_float(0x0001, ATTN_FP16), tiny);
+    ck_assert_double_eq(attn_half_to_float(0x03FF, ATTN_FP16), 1023 * (double)tiny);
+    ck_assert_double_eq(attn_half_to_float(0x8003, ATTN_FP16), -3 * (double)tiny);
+}
+END_TEST
+
+START_TEST(test_convert_nan_stays_nan)
+{
+    ck_assert(isnan(attn_half_to_float(bf16(NAN), ATTN_BF16)));
+    ck_assert(isnan(attn_half_to_float(fp16(NAN), ATTN_FP16)));
+    /* A NaN whose payload lies only in the low bits that bf16 drops. */
+    uint32_t bits = 0x7F800001u;
+    float low_nan;
+    memcpy(&low_nan, &bits, sizeof low_nan);
+    ck_assert(isnan(low_nan));
+    ck_assert(isnan(attn_half_to_float(bf16(low_nan), ATTN_BF16)));
+    ck_assert(isnan(attn_half_to_float(fp16(low_nan), ATTN_FP16)));
+}
+END_TEST
+
+/* Every 16-bit pattern that is not a NaN survives half → float → half. */
+START_TEST(test_convert_all_patterns_round_trip)
+{
+    for (uint32_t h = 0; h <= 0xFFFF; h++) {
+        float b = attn_half_to_float((uint16_t)h, ATTN_BF16);
+        if (isnan(b)) ck_assert(isnan(attn_half_to_float(bf16(b), ATTN_BF16)));
+        else ck_assert_msg(bf16(b) == h, "bf16 0x%04x came back as 0x%04x", h, bf16(b));
+        float f = attn_half_to_float((uint16_t)h, ATTN_FP16);
+        if (isnan(f)) ck_assert(isnan(attn_half_to_float(fp16(f), ATTN_FP16)));
+        else ck_assert_msg(fp16(f) == h, "fp16 0x%04x came back as 0x%04x", h, fp16(f));
+    }
+}
+END_TEST
+
+/* ============================================================== reference */
+
+START_TEST(test_reference_single_key_returns_v)
+{
+    struct attn_problem p = problem(1, 1, 1, 4, false);
+    const float qf[4] = {0.5f, -1, 2, 0.25f}, kf[4] = {1, 3, -0.5f, 2};
+    const float vf[4] = {1, -2.5f, 0.5f, 3};
+    uint16_t q[4], k[4], v[4];
+    to_bf16(qf, q, 4);
+    to_bf16(kf, k, 4);
+    to_bf16(vf, v, 4);
+    double o[4];
+    ck_assert_int_eq(attn_reference_f64(&p, q, k, v, o), ATTN_OK);
+    for (int d = 0; d < 4; d++) ck_assert_double_eq(o[d], vf[d]);
+}
+END_TEST
+
+START_TEST(test_reference_single_key_fp16)
+{
+    struct attn_problem p = problem(1, 1, 1, 2, true);
+    p.dtype = ATTN_FP16;
+    uint16_t q[2] = {fp16(1), fp16(2)}, k[2] = {fp16(-1), fp16(0.5f)};
+    uint16_t v[2] = {fp16(0.125f), fp16(-7)};
+    double o[2];
+    ck_assert_int_eq(attn_reference_f64(&p, q, k, v, o), ATTN_OK);
+    ck_assert_double_eq(o[0], 0.125);
+    ck_assert_double_eq(o[1], -7.0);
+}
+END_TEST
+
+/* S=2, D=2: Q = I, K = [[1,0],[0,2]], so row 0 scores (1, 0) and row 1
+ * scores (0, 2). V = [[1,2],[3,4]]. */
+START_TEST(test_reference_two_keys_full)
+{
+    struct attn_problem p = problem(1, 1, 2, 2, false);
+    const float qf[4] = {1, 0, 0, 1}, kf[4] = {1, 0, 0, 2}, vf[4] = {1, 2, 3, 4};
+    uint16_t q[4], k[4], v[4];
+    to_bf16(qf, q, 4);
+    to_bf16(kf, k, 4);
+    to_bf16(vf, v, 4);
+    double o[4];
+    ck_assert_int_eq(attn_reference_f64(&p, q, k, v, o), ATTN_OK);
+    /* row 0: weights e/(e+1), 1/(e+1) */
+    ck_assert_double_eq_tol(o[0], (E * 1 + 3) / (E + 1), 1e-12);
+    ck_assert_double_eq_tol(o[1], (E * 2 + 4) / (E + 1), 1e-12);
+    /* row 1: weights 1/(1+e²), e²/(1+e²) */
+    ck_assert_double_eq_tol(o[2], (1 + 3 * E * E) / (1 + E * E), 1e-12);
+    ck_assert_double_eq_tol(o[3], (2 + 4 * E * E) / (1 + E * E), 1e-12);
+}
+END_TEST
+
+/* The same two rows with scale 0.5: every score is halved. */
+START_TEST(test_reference_scale_applied)
+{
+    struct attn_problem p = problem(1, 1, 2, 2, false);
+    p.scale = 0.5f;
+    const float qf[4] = {1, 0, 0, 1}, kf[4] = {1, 0, 0, 2}, vf[4] = {1, 2, 3, 4};
+    uint16_t q[4], k[4], v[4];
+    to_bf16(qf, q, 4);
+    to_bf16(kf, k, 4);
+    to_bf16(vf, v, 4);
+    double o[4];
+    ck_assert_int_eq(attn_reference_f64(&p, q, k, v, o), ATTN_OK);
+    const double r = sqrt(E); /* e^0.5 */
+    ck_assert_double_eq_tol(o[0], (r * 1 + 3) / (r + 1), 1e-12);
+    ck_assert_double_eq_tol(o[3], (2 + 4 * E) / (1 + E), 1e-12);
+}
+END_TEST
+
+/* Causal, S=2: row 0 sees only key 0; row 1 sees both, as without the mask. */
+START_TEST(test_reference_two_keys_causal)
+{
+    struct attn_problem p = problem(1, 1, 2, 2, true);
+    const float qf[4] = {1, 0, 0, 1}, kf[4] = {1, 0, 0, 2}, vf[4] = {1, 2, 3, 4};
+    uint16_t q[4], k[4], v[4];
+    to_bf16(qf, q, 4);
+    to_bf16(kf, k, 4);
+    to_bf16(vf, v, 4);
+    double o[4];
+    ck_assert_int_eq(attn_reference_f64(&p, q, k, v, o), ATTN_OK);
+    ck_assert_double_eq(o[0], 1.0);
+    ck_assert_double_eq(o[1], 2.0);
+    ck_assert_double_eq_tol(o[2], (1 + 3 * E * E) / (1 + E * E), 1e-12);
+    ck_assert_double_eq_tol(o[3], (2 + 4 * E * E) / (1 + E * E), 1e-12);
+}
+END_TEST
+
+/* Causal, S=3: row 1 must not see key 2, whose score (1) would change it. */
+START_TEST(test_reference_three_keys_causal)
+{
+    struct attn_problem p = problem(1, 1, 3, 2, true);
+    const float qf[6] = {1, 0, 0, 1, 1, 1}, kf[6] = {1, 0, 0, 2, 1, 1};
+    const float vf[6] = {1, 2, 3, 4, -1, 0.5f};
+    uint16_t q[6], k[6], v[6];
+    to_bf16(qf, q, 6);
+    to_bf16(kf, k, 6);
+    to_bf16(vf, v, 6);
+    double o[6];
+    ck_assert_int_eq(attn_reference_f64(&p, q, k, v, o), ATTN_OK);
+    ck_assert_double_eq(o[0], 1.0);
+    ck_assert_double_eq(o[1], 2.0);
+    /* row 1: keys 0, 1 with scores 0, 2 */
+    ck_assert_double_eq_tol(o[2], (1 + 3 * E * E) / (1 + E * E), 1e-12);
+    ck_assert_double_eq_tol(o[3], (2 + 4 * E * E) / (1 + E * E), 1e-12);
+    /* row 2: keys 0, 1, 2 with scores 1, 2, 2 */
+    const double sum = E + 2 * E * E;
+    ck_assert_double_eq_tol(o[4], (E * 1 + E * E * 3 + E * E * -1) / sum, 1e-12);
+    ck_assert_double_eq_tol(o[5], (E * 2 + E * E * 4 + E * E * 0.5) / sum, 1e-12);
+}
+END_TEST
+
+/* All keys equal: every score ties, so each output row is the mean of V. */
+START_TEST(test_reference_uniform_keys_average_v)
+{
+    enum { S = 4, D = 2 };
+    struct attn_problem p = problem(1, 1, S, D, false);
+    const float qf[S * D] = {1, 2, -3, 0.5f, 0, 0, 7, -1};
+    const float kf[S * D] = {0.5f, -1, 0.5f, -1, 0.5f, -1, 0.5f, -1};
+    const float vf[S * D] = {1, 10, 2, 20, 3, 30, 6, -4};
+    uint16_t q[S * D], k[S * D], v[S * D];
+    to_bf16(qf, q, S * D);
+    to_bf16(kf, k, S * D);
+    to_bf16(vf, v, S * D);
+    double o[S * D];
+    ck_assert_int_eq(attn_reference_f64(&p, q, k, v, o), ATTN_OK);
+    for (int i = 0; i < S; i++) {
+        ck_assert_double_eq_tol(o[i * D + 0], (1 + 2 + 3 + 6) / 4.0, 1e-12);
+        ck_assert_double_eq_tol(o[i * D + 1], (10 + 20 + 30 - 4) / 4.0, 1e-12);
+    }
+}
+END_TEST
+
+/* Large scores must not overflow exp(): the row's maximum is subtracted. */
+START_TEST(test_reference_large_scores_stable)
+{
+    struct attn_problem p = problem(1, 1, 2, 1, false);
+    uint16_t q[2] = {bf16(64), bf16(64)}, k[2] = {bf16(64), bf16(32)};
+    uint16_t v[2] = {bf16(1), bf16(5)};
+    double o[2];
+    ck_assert_int_eq(attn_reference_f64(&p, q, k, v, o), ATTN_OK);
+    /* scores 4096 and 2048: exp(4096) overflows, the second weight e^-2048 is 0 */
+    ck_assert(isfinite(o[0]) && isfinite(o[1]));
+    ck_assert_double_eq_tol(o[0], 1.0, 1e-12);
+    ck_assert_double_eq_tol(o[1], 1.0, 1e-12);
+}
+END_TEST
+
+/* B·H = 3 heads: each head's output is what that head alone gives. */
+START_TEST(test_reference_heads_independent)
+{
+    enum { HEADS = 3, S = 3, D = 2, N = HEADS * S * D };
+    struct attn_problem all = problem(3, 1, S, D, true);
+    struct attn_problem one = problem(1, 1, S, D, true);
+    float qf[N], kf[N], vf[N];
+    for (int i = 0; i < N; i++) {
+        qf[i] = (float)((i * 7) % 5) - 2; /* small integers: bf16-exact */
+        kf[i] = (float)((i * 3) % 7) * 0.5f - 1;
+        vf[i] = (float)i - 9;
+    }
+    uint16_t q[N], k[N], v[N];
+    to_bf16(qf, q, N);
+    to_bf16(kf, k, N);
+    to_bf16(vf, v, N);
+    double o_all[N], o_one[S * D];
+    ck_assert_int_eq(attn_reference_f64(&all, q, k, v, o_all), ATTN_OK);
+    for (int h = 0; h < HEADS; h++) {
+        const size_t off = (size_t)h * S * D;
+        ck_assert_int_eq(attn_reference_f64(&one, q + off, k + off, v + off, o_one), ATTN_OK);
+        for (int i = 0; i < S * D; i++) ck_assert_double_eq(o_all[off + i], o_one[i]);
+        /* causal row 0 of every head is that head's V row 0 */
+        ck_assert_double_eq(o_all[off + 0], vf[off + 0]);
+        ck_assert_double_eq(o_all[off + 1], vf[off + 1]);
+    }
+    /* and batch=1, heads=3 is laid out the same way */
+    struct attn_problem by_heads = problem(1, 3, S, D, true);
+    double o_heads[N];
+    ck_assert_int_eq(attn_reference_f64(&by_heads, q, k, v, o_heads), ATTN_OK);
+    for (int i = 0; i < N; i++) ck_assert_double_eq(o_heads[i], o_all[i]);
+}
+END_TEST
+
+/* ============================================================= comparison */
+
+START_TEST(test_compare_identical_ok)
+{
+    const double ref[5] = {1, -2.5, 0, 0.15625, 100};
+    uint16_t out[5];
+    for (int i = 0; i < 5; i++) out[i] = bf16((float)ref[i]);
+    struct attn_comparison c =
+        attn_compare(ref, out, 5, ATTN_BF16, attn_tolerance_for(ATTN_BF16));
+    ck_assert(c.ok);
+    ck_assert_uint_eq(c.bad, 0);
+    ck_assert_uint_eq(c.nonfinite, 0);
+    ck_assert_double_eq(c.max_abs_err, 0);
+    ck_assert_double_eq(c.rel_err, 0);
+}
+END_TEST
+
+START_TEST(test_compare_one_element_off)
+{
+    const double ref[4] = {1, 2, 3, 4};
+    uint16_t out[4] = {bf16(1), bf16(2), bf16(4), bf16(4)};
+    struct attn_comparison c =
+        attn_compare(ref, out, 4, ATTN_BF16, attn_tolerance_for(ATTN_BF16));
+    ck_assert(!c.ok);
+    ck_assert_uint_eq(c.bad, 1);
+    ck_assert_uint_eq(c.nonfinite, 0);
+    ck_assert_uint_eq(c.first_bad, 2);
+    ck_assert_double_eq(c.max_abs_err, 1.0);
+    ck_assert_double_eq_tol(c.rel_err, 1.0 / sqrt(1 + 4 + 9 + 16), 1e-12);
+}
+END_TEST
+
+START_TEST(test_compare_nan_output)
+{
+    const double ref[4] = {1, 2, 3, 4};
+    uint16_t out[4] = {bf16(1), bf16(NAN), bf16(3), bf16(4)};
+    struct attn_comparison c =
+        attn_compare(ref, out, 4, ATTN_BF16, attn_tolerance_for(ATTN_BF16));
+    ck_assert(!c.ok);
+    ck_assert_uint_eq(c.nonfinite, 1);
+    ck_assert_uint_eq(c.bad, 0);
+    ck_assert_uint_eq(c.first_bad, 1);
+}
+END_TEST
+
+START_TEST(test_compare_inf_output_fp16)
+{
+    const double ref[3] = {1, 2, 3};
+    uint16_t out[3] = {fp16(1), fp16(2), 0x7C00};
+    struct attn_comparison c =
+        attn_compare(ref, out, 3, ATTN_FP16, attn_tolerance_for(ATTN_FP16));
+    ck_assert(!c.ok);
+    ck_assert_uint_eq(c.nonfinite, 1);
+    ck_assert_uint_eq(c.first_bad, 2);
+}
+END_TEST
+
+/* first_bad is the earliest of the bad and the non-finite elements. */
+START_TEST(test_compare_first_bad_is_earliest)
+{
+    const double ref[4] = {1, 2, 3, 4};
+    uint16_t out[4] = {bf16(1), bf16(5), bf16(3), bf16(NAN)};
+    struct attn_comparison c =
+        attn_compare(ref, out, 4, ATTN_BF16, attn_tolerance_for(ATTN_BF16));
+    ck_assert_uint_eq(c.bad, 1);
+    ck_assert_uint_eq(c.nonfinite, 1);
+    ck_assert_uint_eq(c.first_bad, 1);
+}
+END_TEST
+
+START_TEST(test_compare_rel_err_known_vector)
+{
+    /* ‖ref‖ = 5, ‖out - ref‖ = 0.5 → 0.1 */
+    const double ref[4] = {3, 4, 0, 0};
+    uint16_t out[4] = {bf16(3), bf16(4), bf16(0), bf16(0.5f)};
+    struct attn_tolerance loose = {.atol = 1, .rtol = 0, .rel_l2 = 1};
+    struct attn_comparison c = attn_compare(ref, out, 4, ATTN_BF16, loose);
+    ck_assert_double_eq_tol(c.rel_err, 0.1, 1e-12);
+    ck_assert_double_eq(c.max_abs_err, 0.5);
+    ck_assert(c.ok);
+    struct attn_tolerance tight = {.atol = 1, .rtol = 0, .rel_l2 = 0.05};
+    ck_assert(!attn_compare(ref, out, 4, ATTN_BF16, tight).ok);
+}
+END_TEST
+
+/* Each element within atol + rtol·|ref|, but a uniform bias fails rel_l2. */
+START_TEST(test_compare_rel_l2_catches_bias)
+{
+    double ref[8];
+    uint16_t out[8];
+    for (int i = 0; i < 8; i++) {
+        ref[i] = 1.0;
+        out[i] = bf16(1.015625f); /* two bf16 steps above 1 */
+    }
+    struct attn_comparison c =
+        attn_compare(ref, out, 8, ATTN_BF16, attn_tolerance_for(ATTN_BF16));
+    ck_assert_uint_eq(c.bad, 0);
+    ck_assert_double_eq_tol(c.rel_err, 0.015625, 1e-12);
+    ck_assert(!c.ok);
+}
+END_TEST
+
+START_TEST(test_compare_fp16_tighter_than_bf16)
+{
+    struct attn_tolerance b = attn_tolerance_for(ATTN_BF16), h = attn_tolerance_for(ATTN_FP16);
+    ck_assert(h.atol < b.atol);
+    ck_assert(h.rtol < b.rtol);
+    ck_assert(h.rel_l2 < b.rel_l2);
+    ck_assert(h.atol > 0 && h.rtol > 0 && h.rel_l2 > 0);
+}
+END_TEST
+
+/* ================================================ problem sizes and counts */
+
+START_TEST(test_flops_concrete)
+{
+    struct attn_problem p = problem(2, 3, 4, 5, false);
+    ck_assert_double_eq(attn_flops(&p), 4.0 * 2 * 3 * 4 * 4 * 5); /* 1920 */
+    p.causal = true;
+    ck_assert_double_eq(attn_flops(&p), 960.0);
+}
+END_TEST
+
+START_TEST(test_flops_large_no_overflow)
+{
+    struct attn_problem p = problem(1, 16, 16384, 128, false);
+    ck_assert_double_eq(attn_flops(&p), 2.199023255552e12); /* 2^41 */
+    p.causal = true;
+    ck_assert_double_eq(attn_flops(&p), 1.099511627776e12);
+    struct attn_problem big = problem(64, 128, 131072, 256, false); /* 2^57 */
+    ck_assert_double_eq(attn_flops(&big), ldexp(1, 57));
+}
+END_TEST
+
+START_TEST(test_bytes_and_elems)
+{
+    struct attn_problem p = problem(2, 3, 4, 5, true);
+    ck_assert_uint_eq(attn_tensor_elems(&p), 120);
+    ck_assert_double_eq(attn_bytes(&p), 4.0 * 120 * 2);
+    p.dtype = ATTN_FP16;
+    ck_assert_double_eq(attn_bytes(&p), 960.0);
+    struct attn_problem big = problem(16, 64, 65536, 256, false); /* 2^34 elements */
+    ck_assert_uint_eq(attn_tensor_elems(&big), (size_t)1 << 34);
+    ck_assert_double_eq(attn_bytes(&big), ldexp(1, 37));
+}
+END_TEST
+
+START_TEST(test_dtype_names)
+{
+    enum attn_dtype t;
+    ck_assert_int_eq(attn_dtype_parse("bf16", &t), ATTN_OK);
+    ck_assert_int_eq(t, ATTN_BF16);
+    ck_assert_int_eq(attn_dtype_parse("fp16", &t), ATTN_OK);
+    ck_assert_int_eq(t, ATTN_FP16);
+    ck_assert_int_eq(attn_dtype_parse("fp8", &t), ATTN_ERR_INPUT);
+    ck_assert_message_has("fp8");
+    ck_assert_str_eq(attn_dtype_name(ATTN_BF16), "bf16");
+    ck_assert_str_eq(attn_dtype_name(ATTN_FP16), "fp16");
+    ck_assert_uint_eq(attn_dtype_bytes(ATTN_BF16), 2);
+    ck_assert_uint_eq(attn_dtype_bytes(ATTN_FP16), 2);
+}
+END_TEST
+
+START_TEST(test_error_messages)
+{
+    attn_error_clear();
+    ck_assert_str_eq(attn_error_message(), "");
+    ck_assert_int_eq(ATTN_FAIL(ATTN_ERR_INPUT, "bad %s", "thing"), ATTN_ERR_INPUT);
+    ck_assert_str_eq(attn_error_message(), "bad thing"); /* user input: no source place */
+    ck_assert_int_eq(ATTN_FAIL(ATTN_ERR, "broke %d", 7), ATTN_ERR);
+    ck_assert_message_has("check_cpu.c:");
+    ck_assert_message_has("broke 7");
+    attn_error_clear();
+    ck_assert_str_eq(attn_error_message(), "");
+}
+END_TEST
+
+/* ===================================================================== grid */
+
+START_TEST(test_grid_lists_and_defaults)
+{
+    struct grid g = {0};
+    ck_assert_int_eq(grid_add_spec(&g, "batch=4,2 heads=8 seq=128 dim=64", "t"), ATTN_OK);
+    ck_assert_uint_eq(g.count, 2);
+    ck_assert_int_eq(g.points[0].batch, 4); /* values keep the spec's order */
+    ck_assert_int_eq(g.points[1].batch, 2);
+    for (size_t i = 0; i < g.count; i++) {
+        ck_assert_int_eq(g.points[i].heads, 8);
+        ck_assert_int_eq(g.points[i].seq_len, 128);
+        ck_assert_int_eq(g.points[i].head_dim, 64);
+        ck_assert(!g.points[i].causal);
+        ck_assert_int_eq(g.points[i].dtype, ATTN_BF16);
+        ck_assert_double_eq_tol(g.points[i].scale, 0.125, 1e-7);
+    }
+    grid_free(&g);
+    ck_assert_ptr_null(g.points);
+    ck_assert_uint_eq(g.count, 0);
+}
+END_TEST
+
+START_TEST(test_grid_range_powers_of_two)
+{
+    struct grid g = {0};
+    ck_assert_int_eq(grid_add_spec(&g, "batch=1 heads=1 seq=128..1024 dim=32", "t"), ATTN_OK);
+    ck_assert_uint_eq(g.count, 4);
+    const int want[4] = {128, 256, 512, 1024};
+    for (int i = 0; i < 4; i++) ck_assert_int_eq(g.points[i].seq_len, want[i]);
+    ck_assert_int_eq(grid_add_spec(&g, "batch=1 heads=1 seq=16..16 dim=32", "t"), ATTN_OK);
+    ck_assert_uint_eq(g.count, 5);
+    ck_assert_int_eq(g.points[4].seq_len, 16);
+    grid_free(&g);
+}
+END_TEST
+
+START_TEST(test_grid_tokens_and_hidden)
+{
+    struct grid g = {0};
+    ck_assert_int_eq(
+        grid_add_spec(&g, "tokens=4096 hidden=1024 seq=512,1024 dim=64,128", "t"), ATTN_OK);
+    ck_assert_uint_eq(g.count, 4);
+    bool seen[2][2] = {{false}};
+    for (size_t i = 0; i < g.count; i++) {
+        const struct attn_problem *p = &g.points[i];
+        ck_assert_int_eq(p->batch * p->seq_len, 4096);
+        ck_assert_int_eq(p->heads * p->head_dim, 1024);
+        seen[p->seq_len == 1024][p->head_dim == 128] = true;
+    }
+    ck_assert(seen[0][0] && seen[0][1] && seen[1][0] && seen[1][1]);
+    grid_free(&g);
+}
+END_TEST
+
+START_TEST(test_grid_causal_dtype_whitespace)
+{
+    struct grid g = {0};
+    ck_assert_int_eq(
+        grid_add_spec(&g, "  batch=1\theads=2  seq=64 dim=32 causal=0,1 dtype=fp16 ", "t"),
+        ATTN_OK);
+    ck_assert_uint_eq(g.count, 2);
+    ck_assert(!g.points[0].causal);
+    ck_assert(g.points[1].causal);
+    ck_assert_int_eq(g.points[0].dtype, ATTN_FP16);
+    ck_assert_int_eq(g.points[1].dtype, ATTN_FP16);
+    ck_assert_int_eq(g.points[0].heads, 2);
+    grid_free(&g);
+}
+END_TEST
+
+START_TEST(test_grid_duplicates_dropped)
+{
+    struct grid g = {0};
+    ck_assert_int_eq(grid_add_spec(&g, "batch=2,2 heads=4 seq=64 dim=32", "t"), ATTN_OK);
+    ck_assert_uint_eq(g.count, 1);
+    ck_assert_int_eq(grid_add_spec(&g, "batch=2 heads=4 seq=64 dim=32 causal=0", "t"), ATTN_OK);
+    ck_assert_uint_eq(g.count, 1);
+    /* the same shape through tokens/hidden is the same point */
+    ck_assert_int_eq(grid_add_spec(&g, "tokens=128 hidden=128 seq=64 dim=32", "t"), ATTN_OK);
+    ck_assert_uint_eq(g.count, 1);
+    ck_assert_int_eq(grid_add_spec(&g, "batch=2 heads=4 seq=64 dim=32 causal=1", "t"), ATTN_OK);
+    ck_assert_uint_eq(g.count, 2);
+    ck_assert(g.points[1].causal);
+    grid_free(&g);
+}
+END_TEST
+
+START_TEST(test_grid_failed_spec_adds_nothing)
+{
+    struct grid g = {0};
+    /* seq=512 divides the tokens, seq=768 does not: the whole line is refused */
+    ck_assert_int_eq(grid_add_spec(&g, "tokens=1024 heads=2 seq=512,768 dim=64", "t"), ATTN_ERR_INPUT);
+    ck_assert_uint_eq(g.count, 0);
+    ck_assert_ptr_nonnull(strstr(attn_error_message(), "not a multiple"));
+    grid_free(&g);
+}
+END_TEST
+
+START_TEST(test_grid_many_points_grow)
+{
+    struct grid g = {0};
+    ck_assert_int_eq(grid_add_spec(&g, "batch=1..512 heads=1..64 seq=64 dim=32", "t"), ATTN_OK);
+    ck_assert_uint_eq(g.count, 10 * 7);
+    ck_assert_int_eq(g.points[g.count - 1].batch * g.points[g.count - 1].heads, 512 * 64);
+    grid_free(&g);
+}
+END_TEST
+
+START_TEST(test_grid_default_file)
+{
+    struct grid g = {0};
+    ck_assert_int_eq(grid_add_named(&g, "default", "bench/grids"), ATTN_OK);
+    ck_assert_uint_eq(g.count, 25);
+    int causal = 0;
+    for (size_t i = 0; i < 24; i++) {
+        const struct attn_problem *p = &g.points[i];
+        ck_assert_int_eq(p->batch * p->seq_len, 16384);
+        ck_assert_int_eq(p->heads * p->head_dim, 2048);
+        ck_assert_int_ge(p->seq_len, 512);
+        ck_assert_int_le(p->seq_len, 16384);
+        ck_assert(p->head_dim == 64 || p->head_dim == 128);
+        ck_assert_int_eq(p->dtype, ATTN_BF16);
+        causal += p->causal;
+    }
+    ck_assert_int_eq(causal, 12);
+    const struct attn_problem *seed = &g.points[24];
+    ck_assert_int_eq(seed->batch, 8);
+    ck_assert_int_eq(seed->heads, 16);
+    ck_assert_int_eq(seed->seq_len, 1024);
+    ck_assert_int_eq(seed->head_dim, 64);
+    ck_assert(seed->causal);
+    grid_free(&g);
+}
+END_TEST
+
+START_TEST(test_grid_other_files)
+{
+    struct grid g = {0};
+    ck_assert_int_eq(grid_add_named(&g, "bench/grids/quick.grid", "nowhere"), ATTN_OK);
+    ck_assert_uint_eq(g.count, 12);
+    grid_free(&g);
+    ck_assert_int_eq(grid_add_named(&g, "seed", "bench/grids"), ATTN_OK);
+    ck_assert_uint_eq(g.count, 1);
+    /* adding a grid already present adds nothing */
+    ck_assert_int_eq(grid_add_named(&g, "seed", "bench/grids"), ATTN_OK);
+    ck_assert_uint_eq(g.count, 1);
+    grid_free(&g);
+}
+END_TEST
+
+START_TEST(test_grid_missing_files)
+{
+    struct grid g = {0};
+    ck_assert_int_eq(grid_add_file(&g, "/tmp/check_cpu_no_such.grid"), ATTN_ERR_INPUT);
+    ck_assert_message_has("/tmp/check_cpu_no_such.grid");
+    ck_assert_int_eq(grid_add_named(&g, "nosuch", "bench/grids"), ATTN_ERR_INPUT);
+    ck_assert_message_has("bench/grids/nosuch.grid");
+    ck_assert_int_eq(grid_add_named(&g, "", "bench/grids"), ATTN_ERR_INPUT);
+    ck_assert_uint_eq(g.count, 0);
+    grid_free(&g);
+}
+END_TEST
+
+START_TEST(test_grid_file_comments_and_crlf)
+{
+    char path[32];
+    write_temp(path, "# a comment line\n"
+                     "\n"
+                     "   \t\n"
+                     "batch=1 heads=2 seq=64 dim=32   # trailing comment\r\n"
+                     "batch=1 heads=2 seq=64 dim=32 causal=1"); /* no final newline */
+    struct grid g = {0};
+    int rc = grid_add_file(&g, path);
+    unlink(path);
+    ck_assert_msg(rc == ATTN_OK, "%s", attn_error_message());
+    ck_assert_uint_eq(g.count, 2);
+    ck_assert_int_eq(g.points[0].heads, 2);
+    ck_assert(g.points[1].causal);
+    grid_free(&g);
+}
+END_TEST
+
+START_TEST(test_grid_file_empty)
+{
+    char path[32];
+    write_temp(path, "");
+    struct grid g = {0};
+    int rc = grid_add_file(&g, path);
+    unlink(path);
+    ck_assert_int_eq(rc, ATTN_ERR_INPUT);
+    ck_assert_message_has(path);
+    grid_free(&g);
+}
+END_TEST
+
+START_TEST(test_grid_file_only_comments)
+{
+    char path[32];
+    write_temp(path, "# nothing here\n\n   # nor here\n");
+    struct grid g = {0};
+    int rc = grid_add_file(&g, path);
+    unlink(path);
+    ck_assert_int_eq(rc, ATTN_ERR_INPUT);
+    ck_assert_message_has(path);
+    ck_assert_uint_eq(g.count, 0);
+    grid_free(&g);
+}
+END_TEST
+
+START_TEST(test_grid_file_bad_line_named)
+{
+    char path[32], where[48];
+    write_temp(path, "batch=1 heads=2 seq=64 dim=32\n"
+                     "batch=1 heads=2 seq=64 dim=32 colour=red\n"
+                     "batch=2 heads=2 seq=64 dim=32\n");
+    struct grid g = {0};
+    int rc = grid_add_file(&g, path);
+    unlink(path);
+    ck_assert_int_eq(rc, ATTN_ERR_INPUT);
+    snprintf(where, sizeof where, "%s:2", path);
+    ck_assert_message_has(where);
+    ck_assert_message_has("colour");
+    grid_free(&g);
+}
+END_TEST
+
+/* Malformed specs: each is rejected with a message that names the problem
+ * and starts with the place it came from. */
+static const struct {
+    const char *spec, *needle;
+} bad_specs[] = {
+    {"batch=1 heads=1 seq=8 dim=8 colour=red", "unknown key 'colour'"},
+    {"batch=1 heads=1 dim=8", "seq="},
+    {"batch=1 heads=1 seq=8", "dim="},
+    {"batch=1 tokens=8 heads=1 seq=8 dim=8", "tokens="},
+    {"batch=1 seq=8 dim=8", "hidden="},
+    {"batch=1 heads=1 hidden=8 seq=8 dim=8", "hidden="},
+    {"batch=1 heads=1 seq=abc dim=8", "seq=abc"},
+    {"batch=1 heads=1 seq=1.5 dim=8", "seq=1.5"},
+    {"batch=1 heads=1 seq=64x dim=8", "seq=64x"},
+    {"batch=0 heads=1 seq=8 dim=8", "batch=0"},
+    {"batch=1 heads=1 seq=8 dim=-64", "dim=-64"},
+    {"batch=1 heads=1 seq=8..4 dim=8", "8..4"},
+    {"batch=1 heads=1 seq=..4 dim=8", "..4"},
+    {"batch=1 heads=1 seq=0..4 dim=8", "0..4"},
+    {"tokens=1000 heads=1 seq=512 dim=8", "1000"},
+    {"tokens=256 heads=1 seq=512 dim=8", "256"},
+    {"batch=1 hidden=100 seq=8 dim=64", "100"},
+    {"batch=1 heads=1 seq=8 dim=8 causal=2", "causal=2"},
+    {"batch=1 heads=1 seq=8 dim=8 dtype=fp8", "fp8"},
+    {"", "empty"},
+    {"  \t ", "empty"},
+    {"batch=1 batch=2 heads=1 seq=8 dim=8", "'batch' given twice"},
+    {"batch=1 heads=1 seq dim=8", "'seq'"},
+    {"batch=1 heads=1 seq= dim=8", "seq="},
+    {"batch=1 heads=1 =8 seq=8 dim=8", "'=8'"},
+    {"batch=1 heads=1 seq=, dim=8", "seq"},
+    {"batch=1 heads=1 seq=99999999999999999999 dim=8", "99999999999999999999"},
+};
+
+START_TEST(test_grid_bad_spec)
+{
+    struct grid g = {0};
+    attn_error_clear();
+    int rc = grid_add_spec(&g, bad_specs[_i].spec, "spec7");
+    ck_assert_msg(rc == ATTN_ERR_INPUT, "'%s' gave %d, not ATTN_ERR_INPUT", bad_specs[_i].spec,
+                  rc);
+    ck_assert_message_has(bad_specs[_i].needle);
+    ck_assert_msg(strncmp(attn_error_message(), "spec7: ", 7) == 0,
+                  "message \"%s\" does not start with the spec's place", attn_error_message());
+    ck_assert_uint_eq(g.count, 0);
+    grid_free(&g);
+}
+END_TEST
+
+START_TEST(test_grid_point_label)
+{
+    char buf[96];
+    struct attn_problem p = problem(4, 16, 4096, 128, true);
+    ck_assert_str_eq(grid_point_label(&p, buf, sizeof buf), "B=4 H=16 S=4096 D=128 causal");
+    p.causal = false;
+    p.dtype = ATTN_FP16;
+    ck_assert_str_eq(grid_point_label(&p, buf, sizeof buf), "B=4 H=16 S=4096 D=128 full fp16");
+}
+END_TEST
+
+/* ====================================================================== csv */
+
+START_TEST(test_csv_quoting)
+{
+    struct csv_line l;
+    csv_line_init(&l);
+    csv_add_str(&l, "plain");
+    csv_add_str(&l, "a,b");
+    csv_add_str(&l, "say \"hi\"");
+    csv_add_str(&l, "two\nlines");
+    csv_add_str(&l, " lead");
+    csv_add_str(&l, "trail ");
+    csv_add_str(&l, "");
+    csv_add_str(&l, NULL);
+    ck_assert_int_eq(csv_line_end(&l), ATTN_OK);
+    ck_assert_int_eq(l.fields, 8);
+    ck_assert_str_eq(l.text, "plain,\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\",\" lead\","
+                             "\"trail \",,\n");
+    ck_assert_uint_eq(l.len, strlen(l.text));
+}
+END_TEST
+
+START_TEST(test_csv_numbers)
+{
+    struct csv_line l;
+    csv_line_init(&l);
+    csv_add_int(&l, -42);
+    csv_add_num(&l, NAN, 6);
+    csv_add_num(&l, 1.0 / 3.0, 4);
+    csv_add_num(&l, 1e-9, 3);
+    csv_add_int(&l, 1LL << 40);
+    ck_assert_int_eq(csv_line_end(&l), ATTN_OK);
+    ck_assert_str_eq(l.text, "-42,,0.3333,1e-09,1099511627776\n");
+}
+END_TEST
+
+START_TEST(test_csv_overflow_refused)
+{
+    static char big[CSV_LINE_MAX + 16];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    struct csv_line l;
+    csv_line_init(&l);
+    csv_add_str(&l, big);
+    ck_assert(l.overflow);
+    ck_assert_int_ne(csv_line_end(&l), ATTN_OK);
+    ck_assert_uint_lt(l.len, CSV_LINE_MAX);
+}
+END_TEST
+
+START_TEST(test_csv_split_round_trip)
+{
+    const char *values[] = {"plain", "a,b", "say \"hi\"", "\"", ",", "", " lead", "x\ny", "z"};
+    const int n = (int)(sizeof values / sizeof values[0]);
+    struct csv_line l;
+    csv_line_init(&l);
+    for (int i = 0; i < n; i++) csv_add_str(&l, values[i]);
+    ck_assert_int_eq(csv_line_end(&l), ATTN_OK);
+    char *fields[16];
+    ck_assert_int_eq(split_line(&l, fields, 16), n);
+    for (int i = 0; i < n; i++) ck_assert_str_eq(fields[i], values[i]);
+}
+END_TEST
+
+START_TEST(test_csv_split_empty_fields)
+{
+    char *f[8];
+    char a[] = "";
+    ck_assert_int_eq(csv_split(a, f, 8), 1);
+    ck_assert_str_eq(f[0], "");
+    char b[] = ",,";
+    ck_assert_int_eq(csv_split(b, f, 8), 3);
+    for (int i = 0; i < 3; i++) ck_assert_str_eq(f[i], "");
+    char c[] = "a,,b,";
+    ck_assert_int_eq(csv_split(c, f, 8), 4);
+    ck_assert_str_eq(f[0], "a");
+    ck_assert_str_eq(f[1], "");
+    ck_assert_str_eq(f[2], "b");
+    ck_assert_str_eq(f[3], "");
+    char d[] = "\"\",x";
+    ck_assert_int_eq(csv_split(d, f, 8), 2);
+    ck_assert_str_eq(f[0], "");
+    ck_assert_str_eq(f[1], "x");
+}
+END_TEST
+
+START_TEST(test_csv_split_rejects_malformed)
+{
+    char *f[8];
+    char unterminated[] = "a,\"bc,d";
+    ck_assert_int_eq(csv_split(unterminated, f, 8), -1);
+    char after_quote[] = "\"abc\"d,e";
+    ck_assert_int_eq(csv_split(after_quote, f, 8), -1);
+    char quote_inside[] = "ab\"c,d";
+    ck_assert_int_eq(csv_split(quote_inside, f, 8), -1);
+    char three[] = "a,b,c";
+    ck_assert_int_eq(csv_split(three, f, 2), -1);
+    char trailing[] = "a,b,";
+    ck_assert_int_eq(csv_split(trailing, f, 2), -1);
+    char exactly[] = "a,b";
+    ck_assert_int_eq(csv_split(exactly, f, 2), 2);
+}
+END_TEST
+
+START_TEST(test_csv_read_line)
+{
+    FILE *f = tmpfile();
+    ck_assert_ptr_nonnull(f);
+    fputs("one\ntwo\r\n\nthree,\"x\"\nlast", f);
+    rewind(f);
+    char buf[64];
+    ck_assert_int_eq(csv_read_line(f, buf, sizeof buf), 1);
+    ck_assert_str_eq(buf, "one");
+    ck_assert_int_eq(csv_read_line(f, buf, sizeof buf), 1);
+    ck_assert_str_eq(buf, "two");
+    ck_assert_int_eq(csv_read_line(f, buf, sizeof buf), 1);
+    ck_assert_str_eq(buf, "");
+    ck_assert_int_eq(csv_read_line(f, buf, sizeof buf), 1);
+    ck_assert_str_eq(buf, "three,\"x\"");
+    ck_assert_int_eq(csv_read_line(f, buf, sizeof buf), -2); /* torn last line */
+    ck_assert_int_eq(csv_read_line(f, buf, sizeof buf), 0);
+    fclose(f);
+}
+END_TEST
+
+START_TEST(test_csv_read_line_too_long)
+{
+    FILE *f = tmpfile();
+    ck_assert_ptr_nonnull(f);
+    fputs("abcdefghij\nok\n", f);
+    rewind(f);
+    char buf[6];
+    ck_assert_int_eq(csv_read_line(f, buf, sizeof buf), -1);
+    fclose(f);
+}
+END_TEST
+
+START_TEST(test_csv_create_and_append)
+{
+    char dir[] = "/tmp/check_cpu_dir_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof path, "%s/results.csv", dir);
+
+    struct csv_line header, row;
+    csv_line_init(&header);
+    csv_add_str(&header, "name");
+    csv_add_str(&header, "note");
+    csv_add_str(&header, "value");
+    ck_assert_int_eq(csv_line_end(&header), ATTN_OK);
+    int fd = -1;
+    ck_assert_int_eq(csv_create(path, &header, &fd), ATTN_OK);
+    ck_assert_int_ge(fd, 0);
+    const char *notes[3] = {"plain", "with, comma", "with \"quotes\""};
+    for (int i = 0; i < 3; i++) {
+        csv_line_init(&row);
+        csv_add_str(&row, "row");
+        csv_add_str(&row, notes[i]);
+        csv_add_int(&row, i);
+        ck_assert_int_eq(csv_line_end(&row), ATTN_OK);
+        ck_assert_int_eq(csv_append(fd, &row), ATTN_OK);
+    }
+    close(fd);
+
+    /* a second create must not overwrite the file */
+    int fd2 = -1;
+    ck_assert_int_eq(csv_create(path, &row, &fd2), ATTN_ERR_INPUT);
+    ck_assert_int_eq(fd2, -1);
+    ck_assert_message_has(path);
+
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char buf[256], *fields[8];
+    ck_assert_int_eq(csv_read_line(f, buf, sizeof buf), 1);
+    ck_assert_int_eq(csv_split(buf, fields, 8), 3);
+    ck_assert_str_eq(fields[0], "name");
+    ck_assert_str_eq(fields[2], "value");
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(csv_read_line(f, buf, sizeof buf), 1); /* 1: ended by '\n' */
+        ck_assert_int_eq(csv_split(buf, fields, 8), 3);
+        ck_assert_str_eq(fields[0], "row");
+        ck_assert_str_eq(fields[1], notes[i]);
+        ck_assert_int_eq(atoi(fields[2]), i);
+    }
+    ck_assert_int_eq(csv_read_line(f, buf, sizeof buf), 0);
+    fclose(f);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
+/* ================================================================== results */
+
+START_TEST(test_results_header)
+{
+    static const char *const schema[] = {
+        "run_id", "timestamp", "git_rev", "gpu", "variant", "dtype", "batch", "heads",
+        "seq_len", "head_dim", "causal", "mode", "status", "reason", "samples",
+        "ms_median", "ms_min", "ms_p10", "ms_p90", "noise_rel", "tflops", "gbps",
+        "extra_mem_mib", "max_abs_err", "rel_err", "kernels_per_call", "memcpy_per_call",
+    };
+    struct csv_line l;
+    results_header(&l);
+    const int n = results_column_count();
+    ck_assert_int_eq(l.fields, n);
+    char *fields[64];
+    ck_assert_int_le(n, 64);
+    ck_assert_int_eq(split_line(&l, fields, 64), n);
+    for (int i = 0; i < n; i++) ck_assert_str_eq(fields[i], results_column_name(i));
+    for (size_t s = 0; s < sizeof schema / sizeof schema[0]; s++)
+        ck_assert_msg(column_index(schema[s]) >= 0, "column '%s' is missing", schema[s]);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++) ck_assert_str_ne(fields[i], fields[j]);
+    ck_assert_ptr_null(results_column_name(-1));
+    ck_assert_ptr_null(results_column_name(n));
+}
+END_TEST
+
+START_TEST(test_results_untimed_row)
+{
+    struct result_row r;
+    results_row_init(&r);
+    r.run_id = "20250101T000000Z";
+    r.timestamp = "2025-01-01T00:00:00Z";
+    r.git_rev = "abc123";
+    r.gpu = "NVIDIA H200";
+    r.variant = "naive";
+    r.problem = problem(8, 16, 1024, 64, true);
+    r.mode = "cold";
+    r.status = "skipped";
+    results_set_reason(&r, "needs %s, found none\nsorry", "a GPU");
+    ck_assert_str_eq(r.reason, "needs a GPU, found none sorry");
+
+    struct csv_line l;
+    ck_assert_int_eq(results_format(&r, &l), ATTN_OK);
+    char *f[64];
+    ck_assert_int_eq(split_line(&l, f, 64), results_column_count());
+    ck_assert_str_eq(f[column_index("run_id")], "20250101T000000Z");
+    ck_assert_str_eq(f[column_index("gpu")], "NVIDIA H200");
+    ck_assert_str_eq(f[column_index("variant")], "naive");
+    ck_assert_str_eq(f[column_index("dtype")], "bf16");
+    ck_assert_str_eq(f[column_index("batch")], "8");
+    ck_assert_str_eq(f[column_index("heads")], "16");
+    ck_assert_str_eq(f[column_index("seq_len")], "1024");
+    ck_assert_str_eq(f[column_index("head_dim")], "64");
+    ck_assert_str_eq(f[column_index("causal")], "1");
+    ck_assert_str_eq(f[column_index("mode")], "cold");
+    ck_assert_str_eq(f[column_index("status")], "skipped");
+    ck_assert_str_eq(f[column_index("reason")], "needs a GPU, found none sorry");
+    static const char *const empty[] = {
+        "samples", "ms_median", "ms_min", "ms_p10", "ms_p90", "noise_rel", "tflops", "gbps",
+        "extra_mem_mib", "max_abs_err", "rel_err", "kernels_per_call", "memcpy_per_call",
+    };
+    for (size_t i = 0; i < sizeof empty / sizeof empty[0]; i++)
+        ck_assert_msg(f[column_index(empty[i])][0] == '\0', "column %s holds '%s'", empty[i],
+                      f[column_index(empty[i])]);
+}
+END_TEST
+
+START_TEST(test_results_timed_row)
+{
+    struct result_row r;
+    results_row_init(&r);
+    r.variant = "inplace";
+    r.problem = problem(1, 16, 16384, 128, false);
+    r.mode = "hot";
+    r.status = "ok";
+    r.timed = true;
+    const double samples[5] = {2.0, 1.9, 2.1, 2.0, 2.2};
+    ck_assert_int_eq(stats_summarize(samples, 5, &r.stats), ATTN_OK);
+    r.converged = true;
+    r.calls_per_sample = 4;
+    r.extra_mem_mib = 512;
+    r.max_abs_err = 0.001;
+    r.rel_err = 0.0005;
+
+    struct csv_line l;
+    ck_assert_int_eq(results_format(&r, &l), ATTN_OK);
+    char *f[64];
+    ck_assert_int_eq(split_line(&l, f, 64), results_column_count());
+    ck_assert_str_eq(f[column_index("samples")], "5");
+    ck_assert_str_eq(f[column_index("reason")], "");
+    ck_assert_double_eq_tol(strtod(f[column_index("ms_median")], NULL), 2.0, 1e-9);
+    ck_assert_double_eq_tol(strtod(f[column_index("ms_min")], NULL), 1.9, 1e-9);
+    const double tflops = attn_flops(&r.problem) / (2.0e-3) / 1e12; /* 1099.51 */
+    ck_assert_double_eq_tol(strtod(f[column_index("tflops")], NULL), tflops, tflops * 1e-4);
+    const double gbps = attn_bytes(&r.problem) / (2.0e-3) / 1e9; /* 134.2 */
+    ck_assert_double_eq_tol(strtod(f[column_index("gbps")], NULL), gbps, gbps * 1e-4);
+    ck_assert_double_eq_tol(strtod(f[column_index("extra_mem_mib")], NULL), 512, 1e-9);
+    ck_assert_double_eq_tol(strtod(f[column_index("max_abs_err")], NULL), 0.001, 1e-12);
+    ck_assert_str_eq(f[column_index("kernels_per_call")], ""); /* still unmeasured */
+}
+END_TEST
+
+/* ==================================================================== stats */
+
+START_TEST(test_stats_quantile)
+{
+    const double s[4] = {1, 2, 3, 4};
+    ck_assert_double_eq_tol(stats_quantile(s, 4, 0.5), 2.5, 1e-12);
+    ck_assert_double_eq_tol(stats_quantile(s, 4, 0.1), 1.3, 1e-12);
+    ck_assert_double_eq_tol(stats_quantile(s, 4, 0.9), 3.7, 1e-12);
+    ck_assert_double_eq(stats_quantile(s, 4, 0.0), 1.0);
+    ck_assert_double_eq(stats_quantile(s, 4, 1.0), 4.0);
+    const double one[1] = {7};
+    ck_assert_double_eq(stats_quantile(one, 1, 0.3), 7.0);
+}
+END_TEST
+
+START_TEST(test_stats_summarize)
+{
+    const double samples[5] = {5, 1, 4, 2, 3};
+    const double copy[5] = {5, 1, 4, 2, 3};
+    struct sample_stats st;
+    ck_assert_int_eq(stats_summarize(samples, 5, &st), ATTN_OK);
+    ck_assert_uint_eq(st.n, 5);
+    ck_assert_double_eq(st.median, 3);
+    ck_assert_double_eq(st.min, 1);
+    ck_assert_double_eq(st.max, 5);
+    ck_assert_double_eq_tol(st.mean, 3, 1e-12);
+    ck_assert_double_eq_tol(st.p10, 1.4, 1e-12);
+    ck_assert_double_eq_tol(st.p25, 2, 1e-12);
+    ck_assert_double_eq_tol(st.p75, 4, 1e-12);
+    ck_assert_double_eq_tol(st.p90, 4.6, 1e-12);
+    ck_assert_double_eq_tol(st.noise_rel, (4.0 - 2.0) / 3.0, 1e-12);
+    ck_assert_mem_eq(samples, copy, sizeof copy); /* input left unsorted */
+}
+END_TEST
+
+START_TEST(test_stats_single_sample)
+{
+    const double one[1] = {2.5};
+    struct sample_stats st;
+    ck_assert_int_eq(stats_summarize(one, 1, &st), ATTN_OK);
+    ck_assert_uint_eq(st.n, 1);
+    ck_assert_double_eq(st.median, 2.5);
+    ck_assert_double_eq(st.min, 2.5);
+    ck_assert_double_eq(st.max, 2.5);
+    ck_assert_double_eq(st.p10, 2.5);
+    ck_assert_double_eq(st.p90, 2.5);
+    ck_assert_double_eq(st.mean, 2.5);
+    ck_assert_double_eq(st.noise_rel, 0);
+}
+END_TEST
+
+START_TEST(test_stats_summarize_no_samples)
+{
+    struct sample_stats st;
+    const double none[1] = {0};
+    ck_assert_int_ne(stats_summarize(none, 0, &st), ATTN_OK);
+}
+END_TEST
+
+static const struct stop_rule rule = {.min_samples = 10, .min_ms = 20, .target_noise = 0.01,
+                                      .budget_ms = 3000, .max_samples = 1000};
+
+static struct sample_stats stats_of(size_t n, double noise)
+{
+    return (struct sample_stats){.n = n, .median = 1, .noise_rel = noise};
+}
+
+START_TEST(test_stop_not_before_min_samples)
+{
+    bool converged = true;
+    struct sample_stats st = stats_of(9, 0.0);
+    ck_assert(!stats_should_stop(&rule, &st, 100, 100, &converged));
+    ck_assert(!converged);
+}
+END_TEST
+
+START_TEST(test_stop_not_before_min_time)
+{
+    bool converged = true;
+    struct sample_stats st = stats_of(50, 0.0);
+    ck_assert(!stats_should_stop(&rule, &st, 19, 100, &converged));
+    ck_assert(!converged);
+}
+END_TEST
+
+START_TEST(test_stop_converged)
+{
+    bool converged = false;
+    struct sample_stats st = stats_of(10, 0.005);
+    ck_assert(stats_should_stop(&rule, &st, 20, 100, &converged));
+    ck_assert(converged);
+    st.noise_rel = 0.01; /* at the target counts */
+    converged = false;
+    ck_assert(stats_should_stop(&rule, &st, 20, 100, &converged));
+    ck_assert(converged);
+}
+END_TEST
+
+START_TEST(test_stop_noisy_keeps_going)
+{
+    bool converged = true;
+    struct sample_stats st = stats_of(100, 0.02);
+    ck_assert(!stats_should_stop(&rule, &st, 200, 500, &converged));
+    ck_assert(!converged);
+}
+END_TEST
+
+START_TEST(test_stop_budget_unconverged)
+{
+    bool converged = true;
+    struct sample_stats st = stats_of(100, 0.02);
+    ck_assert(stats_should_stop(&rule, &st, 200, 3000, &converged));
+    ck_assert(!converged);
+}
+END_TEST
+
+START_TEST(test_stop_max_samples_unconverged)
+{
+    bool converged = true;
+    struct sample_stats st = stats_of(1000, 0.02);
+    ck_assert(stats_should_stop(&rule, &st, 200, 500, &converged));
+    ck_assert(!converged);
+}
+END_TEST
+
+/* ================================================================= registry */
+
+START_TEST(test_registry_well_formed)
+{
+    ck_assert_msg(registry_check() == ATTN_OK, "%s", attn_error_message());
+    ck_assert_uint_gt(registry_count(), 0);
+    ck_assert_ptr_null(registry_get(registry_count()));
+}
+END_TEST
+
+START_TEST(test_registry_entries_complete)
+{
+    ck_assert_uint_gt(registry_count(), 0);
+    for (size_t i = 0; i < registry_count(); i++) {
+        const struct attn_variant *v = registry_get(i);
+        ck_assert_ptr_nonnull(v);
+        ck_assert_ptr_nonnull(v->name);
+        ck_assert_ptr_nonnull(v->summary);
+        ck_assert_int_gt(strlen(v->summary), 0);
+        ck_assert_ptr_nonnull(v->supports);
+        ck_assert_ptr_nonnull(v->workspace_bytes);
+        ck_assert_ptr_nonnull(v->setup);
+        ck_assert_ptr_nonnull(v->run);
+        ck_assert_ptr_nonnull(v->teardown);
+        for (size_t j = 0; j < i; j++) ck_assert_str_ne(registry_get(j)->name, v->name);
+        ck_assert_ptr_eq(registry_find(v->name), v);
+    }
+}
+END_TEST
+
+START_TEST(test_registry_find)
+{
+    const struct attn_variant *naive = registry_find("naive");
+    const struct attn_variant *inplace = registry_find("inplace");
+    ck_assert_ptr_nonnull(naive);
+    ck_assert_ptr_nonnull(inplace);
+    ck_assert_str_eq(naive->name, "naive");
+    ck_assert_str_eq(inplace->name, "inplace");
+    ck_assert_ptr_null(registry_find("nope"));
+    ck_assert_ptr_null(registry_find(""));
+    ck_assert_ptr_null(registry_find("Naive"));
+}
+END_TEST
+
+START_TEST(test_registry_refuse_without_device)
+{
+    const struct device_info none = {.present = false};
+    const struct attn_problem p = problem(1, 1, 128, 64, true);
+    ck_assert_uint_gt(registry_count(), 0);
+    for (size_t i = 0; i < registry_count(); i++) {
+        const struct attn_variant *v = registry_get(i);
+        const char *why = v->supports(&p, &none);
+        ck_assert_msg(why != NULL, "variant '%s' accepts a problem with no device", v->name);
+        ck_assert_int_gt(strlen(why), 0);
+    }
+}
+END_TEST
+
+START_TEST(test_registry_naive_needs_second_score_buffer)
+{
+    const struct attn_variant *naive = registry_find("naive");
+    const struct attn_variant *inplace = registry_find("inplace");
+    ck_assert_ptr_nonnull(naive);
+    ck_assert_ptr_nonnull(inplace);
+    struct attn_problem p = problem(2, 4, 256, 64, true);
+    size_t n = naive->workspace_bytes(&p), m = inplace->workspace_bytes(&p);
+    ck_assert_uint_gt(n, m);
+    ck_assert_uint_eq(n - m, (size_t)2 * 4 * 256 * 256 * 2);
+    struct attn_problem big = problem(1, 16, 16384, 128, false);
+    ck_assert_uint_eq(naive->workspace_bytes(&big) - inplace->workspace_bytes(&big),
+                      (size_t)16 * 16384 * 16384 * 2);
+}
+END_TEST
+
+/* ================================================================== options */
+
+START_TEST(test_options_defaults)
+{
+    struct options o;
+    int rc = parse_argv(&o, (char *[]){"attnbench", NULL});
+    ck_assert_msg(rc == ATTN_OK, "%s", attn_error_message());
+    ck_assert(!o.list && !o.help && !o.quiet);
+    ck_assert_uint_eq(o.grid.count, 25); /* the default grid */
+    ck_assert_int_eq(o.nvariants, (int)registry_count());
+    for (int i = 0; i < o.nvariants; i++) ck_assert_ptr_eq(o.variants[i], registry_get(i));
+    ck_assert_int_eq(o.nmodes, 1);
+    ck_assert_int_eq(o.modes[0], MODE_COLD);
+    ck_assert_ptr_null(o.out_dir);
+    ck_assert_str_eq(o.grids_dir, "bench/grids");
+    /* the defaults options_usage() promises */
+    ck_assert_double_eq(o.rule.budget_ms, 3000);
+    ck_assert_double_eq(o.rule.target_noise, 0.005);
+    ck_assert_uint_eq(o.rule.min_samples, 10);
+    ck_assert_uint_eq(o.seed, 0);
+    grid_free(&o.grid);
+}
+END_TEST
+
+START_TEST(test_options_list)
+{
+    struct options o;
+    ck_assert_int_eq(parse_argv(&o, (char *[]){"attnbench", "--list", NULL}), ATTN_OK);
+    ck_assert(o.list);
+    grid_free(&o.grid);
+    ck_assert_int_eq(parse_argv(&o, (char *[]){"attnbench", "--help", NULL}), ATTN_OK);
+    ck_assert(o.help);
+    grid_free(&o.grid);
+}
+END_TEST
+
+START_TEST(test_options_variants)
+{
+    struct options o;
+    int rc = parse_argv(&o, (char *[]){"attnbench", "--variants", "naive,inplace", NULL});
+    ck_assert_msg(rc == ATTN_OK, "%s", attn_error_message());
+    ck_assert_int_eq(o.nvariants, 2);
+    ck_assert_str_eq(o.variants[0]->name, "naive");
+    ck_assert_str_eq(o.variants[1]->name, "inplace");
+    grid_free(&o.grid);
+    rc = parse_argv(&o, (char *[]){"attnbench", "--variants", "inplace,inplace", NULL});
+    ck_assert_int_eq(rc, ATTN_OK);
+    ck_assert_int_eq(o.nvariants, 1);
+    ck_assert_str_eq(o.variants[0]->name, "inplace");
+    grid_free(&o.grid);
+}
+END_TEST
+
+START_TEST(test_options_unknown_variant)
+{
+    struct options o;
+    int rc = parse_argv(&o, (char *[]){"attnbench", "--variants", "naive,flash9", NULL});
+    ck_assert_int_eq(rc, ATTN_ERR_INPUT);
+    ck_assert_message_has("flash9");
+    grid_free(&o.grid);
+}
+END_TEST
+
+START_TEST(test_options_modes)
+{
+    struct options o;
+    int rc = parse_argv(&o, (char *[]){"attnbench", "--mode", "cold,hot,graph", NULL});
+    ck_assert_msg(rc == ATTN_OK, "%s", attn_error_message());
+    ck_assert_int_eq(o.nmodes, 3);
+    ck_assert_int_eq(o.modes[0], MODE_COLD);
+    ck_assert_int_eq(o.modes[1], MODE_HOT);
+    ck_assert_int_eq(o.modes[2], MODE_GRAPH);
+    grid_free(&o.grid);
+    rc = parse_argv(&o, (char *[]){"attnbench", "--mode", "graph", NULL});
+    ck_assert_int_eq(rc, ATTN_OK);
+    ck_assert_int_eq(o.nmodes, 1);
+    ck_assert_int_eq(o.modes[0], MODE_GRAPH);
+    grid_free(&o.grid);
+}
+END_TEST
+
+START_TEST(test_options_unknown_mode)
+{
+    struct options o;
+    int rc = parse_argv(&o, (char *[]){"attnbench", "--mode", "cold,warm", NULL});
+    ck_assert_int_eq(rc, ATTN_ERR_INPUT);
+    ck_assert_message_has("warm");
+    grid_free(&o.grid);
+}
+END_TEST
+
+START_TEST(test_options_point)
+{
+    struct options o;
+    int rc = parse_argv(&o, (char *[]){"attnbench", "--point",
+                                       "batch=2 heads=4 seq=128 dim=64 causal=1", NULL});
+    ck_assert_msg(rc == ATTN_OK, "%s", attn_error_message());
+    ck_assert_uint_eq(o.grid.count, 1); /* the default grid is not added */
+    ck_assert_int_eq(o.grid.points[0].batch, 2);
+    ck_assert_int_eq(o.grid.points[0].heads, 4);
+    ck_assert_int_eq(o.grid.points[0].seq_len, 128);
+    ck_assert_int_eq(o.grid.points[0].head_dim, 64);
+    ck_assert(o.grid.points[0].causal);
+    grid_free(&o.grid);
+}
+END_TEST
+
+START_TEST(test_options_grid_and_point)
+{
+    struct options o;
+    int rc = parse_argv(&o, (char *[]){"attnbench", "--grid", "quick", "--point",
+                                       "batch=1 heads=1 seq=64 dim=64", NULL});
+    ck_assert_msg(rc == ATTN_OK, "%s", attn_error_message());
+    ck_assert_uint_eq(o.grid.count, 12 + 1);
+    grid_free(&o.grid);
+}
+END_TEST
+
+START_TEST(test_options_bad_point)
+{
+    struct options o;
+    int rc = parse_argv(&o, (char *[]){"attnbench", "--point", "batch=1 heads=1 seq=64", NULL});
+    ck_assert_int_eq(rc, ATTN_ERR_INPUT);
+    ck_assert_message_has("--point");
+    ck_assert_message_has("dim=");
+    grid_free(&o.grid);
+}
+END_TEST
+
+START_TEST(test_options_unknown_option)
+{
+    struct options o;
+    int rc = parse_argv(&o, (char *[]){"attnbench", "--frobnicate", "3", NULL});
+    ck_assert_int_eq(rc, ATTN_ERR_INPUT);
+    ck_assert_message_has("unknown option '--frobnicate'");
+    grid_free(&o.grid);
+    rc = parse_argv(&o, (char *[]){"attnbench", "stray", NULL});
+    ck_assert_int_eq(rc, ATTN_ERR_INPUT);
+    ck_assert_message_has("stray");
+    grid_free(&o.grid);
+}
+END_TEST
+
+/* A mistyped flag given last (`attnbench --lsit`) must be reported as
+ * unknown, not as a known option lacking its value. */
+START_TEST(test_options_unknown_flag_last)
+{
+    struct options o;
+    int rc = parse_argv(&o, (char *[]){"attnbench", "--lsit", NULL});
+    ck_assert_int_eq(rc, ATTN_ERR_INPUT);
+    ck_assert_message_has("--lsit");
+    ck_assert_message_has("unknown option");
+    grid_free(&o.grid);
+}
+END_TEST
+
+START_TEST(test_options_missing_value)
+{
+    struct options o;
+    int rc = parse_argv(&o, (char *[]){"attnbench", "--list", "--variants", NULL});
+    ck_assert_int_eq(rc, ATTN_ERR_INPUT);
+    ck_assert_message_has("--variants");
+    ck_assert_message_has("needs a value");
+    grid_free(&o.grid);
+}
+END_TEST
+
+START_TEST(test_options_budget)
+{
+    struct options o;
+    ck_assert_int_eq(parse_argv(&o, (char *[]){"attnbench", "--budget-ms", "500", NULL}),
+                     ATTN_OK);
+    ck_assert_double_eq(o.rule.budget_ms, 500);
+    grid_free(&o.grid);
+    ck_assert_int_eq(parse_argv(&o, (char *[]){"attnbench", "--budget-ms", "soon", NULL}),
+                     ATTN_ERR_INPUT);
+    ck_assert_message_has("--budget-ms");
+    ck_assert_message_has("soon");
+    grid_free(&o.grid);
+    ck_assert_int_eq(parse_argv(&o, (char *[]){"attnbench", "--budget-ms", "12ms", NULL}),
+                     ATTN_ERR_INPUT);
+    grid_free(&o.grid);
+    ck_assert_int_eq(parse_argv(&o, (char *[]){"attnbench", "--budget-ms", "0", NULL}),
+                     ATTN_ERR_INPUT);
+    grid_free(&o.grid);
+}
+END_TEST
+
+START_TEST(test_options_missing_grid)
+{
+    struct options o;
+    int rc = parse_argv(&o, (char *[]){"attnbench", "--grid", "nonexistent", NULL});
+    ck_assert_int_eq(rc, ATTN_ERR_INPUT);
+    ck_assert_message_has("nonexistent");
+    grid_free(&o.grid);
+}
+END_TEST
+
+/* ==================================================================== modes */
+
+START_TEST(test_mode_parse)
+{
+    enum attn_mode m = MODE_COUNT;
+    ck_assert_int_eq(attn_mode_parse("cold", &m), ATTN_OK);
+    ck_assert_int_eq(m, MODE_COLD);
+    ck_assert_int_eq(attn_mode_parse("hot", &m), ATTN_OK);
+    ck_assert_int_eq(m, MODE_HOT);
+    ck_assert_int_eq(attn_mode_parse("graph", &m), ATTN_OK);
+    ck_assert_int_eq(m, MODE_GRAPH);
+    m = MODE_HOT;
+    ck_assert_int_eq(attn_mode_parse("warm", &m), ATTN_ERR_INPUT);
+    ck_assert_message_has("warm");
+    ck_assert_int_eq(m, MODE_HOT); /* untouched on failure */
+    ck_assert_int_eq(attn_mode_parse("Cold", &m), ATTN_ERR_INPUT);
+    ck_assert_int_eq(attn_mode_parse("", &m), ATTN_ERR_INPUT);
+}
+END_TEST
+
+START_TEST(test_mode_names_round_trip)
+{
+    for (int i = 0; i < MODE_COUNT; i++) {
+        enum attn_mode m;
+        ck_assert_int_eq(attn_mode_parse(attn_mode_name((enum attn_mode)i), &m), ATTN_OK);
+        ck_assert_int_eq(m, i);
+    }
+    ck_assert_str_eq(attn_mode_name(MODE_COLD), "cold");
+    ck_assert_str_eq(attn_mode_name(MODE_GRAPH), "graph");
+}
+END_TEST
+
+/* =================================================================== suites */
+
+static Suite *numerics_suite(void)
+{
+    Suite *s = suite_create("numerics");
+    TCase *tc = tcase_create("convert");
+    tcase_add_test(tc, test_convert_exact_values);
+    tcase_add_test(tc, test_convert_bf16_round_to_nearest_even);
+    tcase_add_test(tc, test_convert_fp16_round_to_nearest_even);
+    tcase_add_test(tc, test_convert_overflow_to_infinity);
+    tcase_add_test(tc, test_convert_fp16_subnormal);
+    tcase_add_test(tc, test_convert_nan_stays_nan);
+    tcase_add_test(tc, test_convert_all_patterns_round_trip);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("reference");
+    tcase_add_test(tc, test_reference_single_key_returns_v);
+    tcase_add_test(tc, test_reference_single_key_fp16);
+    tcase_add_test(tc, test_reference_two_keys_full);
+    tcase_add_test(tc, test_reference_scale_applied);
+    tcase_add_test(tc, test_reference_two_keys_causal);
+    tcase_add_test(tc, test_reference_three_keys_causal);
+    tcase_add_test(tc, test_reference_uniform_keys_average_v);
+    tcase_add_test(tc, test_reference_large_scores_stable);
+    tcase_add_test(tc, test_reference_heads_independent);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("compare");
+    tcase_add_test(tc, test_compare_identical_ok);
+    tcase_add_test(tc, test_compare_one_element_off);
+    tcase_add_test(tc, test_compare_nan_output);
+    tcase_add_test(tc, test_compare_inf_output_fp16);
+    tcase_add_test(tc, test_compare_first_bad_is_earliest);
+    tcase_add_test(tc, test_compare_rel_err_known_vector);
+    tcase_add_test(tc, test_compare_rel_l2_catches_bias);
+    tcase_add_test(tc, test_compare_fp16_tighter_than_bf16);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+static Suite *problem_suite(void)
+{
+    Suite *s = suite_create("problem");
+    TCase *tc = tcase_create("counts");
+    tcase_add_test(tc, test_flops_concrete);
+    tcase_add_test(tc, test_flops_large_no_overflow);
+    tcase_add_test(tc, test_bytes_and_elems);
+    tcase_add_test(tc, test_dtype_names);
+    tcase_add_test(tc, test_error_messages);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+static Suite *grid_suite(void)
+{
+    Suite *s = suite_create("grid");
+    TCase *tc = tcase_create("specs");
+    tcase_add_test(tc, test_grid_lists_and_defaults);
+    tcase_add_test(tc, test_grid_range_powers_of_two);
+    tcase_add_test(tc, test_grid_tokens_and_hidden);
+    tcase_add_test(tc, test_grid_causal_dtype_whitespace);
+    tcase_add_test(tc, test_grid_duplicates_dropped);
+    tcase_add_test(tc, test_grid_failed_spec_adds_nothing);
+    tcase_add_test(tc, test_grid_many_points_grow);
+    tcase_add_test(tc, test_grid_point_label);
+    tcase_add_loop_test(tc, test_grid_bad_spec, 0,
+                        (int)(sizeof bad_specs / sizeof bad_specs[0]));
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("files");
+    tcase_add_test(tc, test_grid_default_file);
+    tcase_add_test(tc, test_grid_other_files);
+    tcase_add_test(tc, test_grid_missing_files);
+    tcase_add_test(tc, test_grid_file_comments_and_crlf);
+    tcase_add_test(tc, test_grid_file_empty);
+    tcase_add_test(tc, test_grid_file_only_comments);
+    tcase_add_test(tc, test_grid_file_bad_line_named);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+static Suite *csv_suite(void)
+{
+    Suite *s = suite_create("csv");
+    TCase *tc = tcase_create("lines");
+    tcase_add_test(tc, test_csv_quoting);
+    tcase_add_test(tc, test_csv_numbers);
+    tcase_add_test(tc, test_csv_overflow_refused);
+    tcase_add_test(tc, test_csv_split_round_trip);
+    tcase_add_test(tc, test_csv_split_empty_fields);
+    tcase_add_test(tc, test_csv_split_rejects_malformed);
+    tcase_add_test(tc, test_csv_read_line);
+    tcase_add_test(tc, test_csv_read_line_too_long);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("files");
+    tcase_add_test(tc, test_csv_create_and_append);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("results");
+    tcase_add_test(tc, test_results_header);
+    tcase_add_test(tc, test_results_untimed_row);
+    tcase_add_test(tc, test_results_timed_row);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+static Suite *stats_suite(void)
+{
+    Suite *s = suite_create("stats");
+    TCase *tc = tcase_create("summaries");
+    tcase_add_test(tc, test_stats_quantile);
+    tcase_add_test(tc, test_stats_summarize);
+    tcase_add_test(tc, test_stats_single_sample);
+    tcase_add_test(tc, test_stats_summarize_no_samples);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("stop_rule");
+    tcase_add_test(tc, test_stop_not_before_min_samples);
+    tcase_add_test(tc, test_stop_not_before_min_time);
+    tcase_add_test(tc, test_stop_converged);
+    tcase_add_test(tc, test_stop_noisy_keeps_going);
+    tcase_add_test(tc, test_stop_budget_unconverged);
+    tcase_add_test(tc, test_stop_max_samples_unconverged);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+static Suite *registry_suite(void)
+{
+    Suite *s = suite_create("registry");
+    TCase *tc = tcase_create("variants");
+    tcase_add_test(tc, test_registry_well_formed);
+    tcase_add_test(tc, test_registry_entries_complete);
+    tcase_add_test(tc, test_registry_find);
+    tcase_add_test(tc, test_registry_refuse_without_device);
+    tcase_add_test(tc, test_registry_naive_needs_second_score_buffer);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+static Suite *options_suite(void)
+{
+    Suite *s = suite_create("options");
+    TCase *tc = tcase_create("command_line");
+    tcase_add_test(tc, test_options_defaults);
+    tcase_add_test(tc, test_options_list);
+    tcase_add_test(tc, test_options_variants);
+    tcase_add_test(tc, test_options_unknown_variant);
+    tcase_add_test(tc, test_options_modes);
+    tcase_add_test(tc, test_options_unknown_mode);
+    tcase_add_test(tc, test_options_point);
+    tcase_add_test(tc, test_options_grid_and_point);
+    tcase_add_test(tc, test_options_bad_point);
+    tcase_add_test(tc, test_options_unknown_option);
+    tcase_add_test(tc, test_options_unknown_flag_last);
+    tcase_add_test(tc, test_options_missing_value);
+    tcase_add_test(tc, test_options_budget);
+    tcase_add_test(tc, test_options_missing_grid);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("modes");
+    tcase_add_test(tc, test_mode_parse);
+    tcase_add_test(tc, test_mode_names_round_trip);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(numerics_suite());
+    srunner_add_suite(sr, problem_suite());
+    srunner_add_suite(sr, grid_suite());
+    srunner_add_suite(sr, csv_suite());
+    srunner_add_suite(sr, stats_suite());
+    srunner_add_suite(sr, registry_suite());
+    srunner_add_suite(sr, options_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
