@@ -117,88 +117,73 @@ int eager_scale(const struct attn_problem *p, void *scores, attn_stream_t stream
     return ATTN_OK;
 }
 
-/* One block per score row; row r is query i = r % S of its head. Writes -inf
- * to columns i+1..S-1 when causal, nothing otherwise. */
+#define MASK_ROWS_PER_BLOCK 8 /* one warp per score row */
+
+/* Row r of the scores is query i = r % S of its head. Each warp writes -inf
+ * to columns i+1..S-1 of its row: scalar stores up to a 16-byte boundary,
+ * then vectors, then a scalar tail. */
 template <typename T>
-static __global__ void mask_kernel(T *x, int S, int causal, T neg_inf)
+static __global__ void mask_kernel(T *x, size_t rows, int S, int causal, T neg_inf)
 {
-    if (!causal) return;
-    const size_t row = blockIdx.x;
+    const size_t row = (size_t)blockIdx.x * MASK_ROWS_PER_BLOCK + threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    if (!causal || row >= rows) return;
     const int i = (int)(row % (size_t)S);
     T *r = x + row * (size_t)S;
-    int lo = i + 1;
-    /* scalar head up to a 16-byte boundary of the whole tensor, vectors, scalar tail */
-    int head_end = lo;
-    while (head_end < S && ((row * (size_t)S + head_end) % VEC)) head_end++;
-    for (int j = lo + threadIdx.x; j < head_end; j += blockDim.x) r[j] = neg_inf;
-    int nvec = (S - head_end) / VEC;
+    const int lo = i + 1;
+    const int misalign = (int)((row * (size_t)S + lo) % VEC);
+    const int head_end = min(S, lo + (misalign ? VEC - misalign : 0));
+    for (int j = lo + lane; j < head_end; j += 32) r[j] = neg_inf;
+    const int nvec = (S - head_end) / VEC;
     typename vec8<T>::type fill;
 #pragma unroll
     for (int e = 0; e < VEC; e++) fill.e[e] = neg_inf;
     uint4 *rv = reinterpret_cast<uint4 *>(r + head_end);
-    for (int j = threadIdx.x; j < nvec; j += blockDim.x) rv[j] = fill.u;
-    for (int j = head_end + nvec * VEC + threadIdx.x; j < S; j += blockDim.x) r[j] = neg_inf;
+    for (int j = lane; j < nvec; j += 32) rv[j] = fill.u;
+    for (int j = head_end + nvec * VEC + lane; j < S; j += 32) r[j] = neg_inf;
 }
 
 int eager_mask_fill(const struct attn_problem *p, void *scores, attn_stream_t stream)
 {
-    size_t rows = (size_t)p->batch * p->heads * p->seq_len;
-    if (rows > 0x7fffffffu) return ATTN_FAIL(ATTN_ERR, "mask: %zu rows exceed the grid", rows);
+    const size_t rows = (size_t)p->batch * p->heads * p->seq_len;
+    /* An empty (non-causal) mask still gets its launch, one block with nothing to do. */
+    const size_t blocks = p->causal ? (rows + MASK_ROWS_PER_BLOCK - 1) / MASK_ROWS_PER_BLOCK : 1;
+    if (blocks > 0x7fffffffu) return ATTN_FAIL(ATTN_ERR, "mask: %zu rows exceed the grid", rows);
+    const unsigned threads = 32 * MASK_ROWS_PER_BLOCK;
     if (p->dtype == ATTN_FP16)
-        mask_kernel<<<(unsigned)rows, 128, 0, stream>>>((__half *)scores, p->seq_len, p->causal,
-                                                        __ushort_as_half(0xfc00));
+        mask_kernel<<<(unsigned)blocks, threads, 0, stream>>>((__half *)scores, rows, p->seq_len,
+                                                              p->causal, __ushort_as_half(0xfc00));
     else
-        mask_kernel<<<(unsigned)rows, 128, 0, stream>>>((__nv_bfloat16 *)scores, p->seq_len,
-                                                        p->causal, __ushort_as_bfloat16(0xff80));
+        mask_kernel<<<(unsigned)blocks, threads, 0, stream>>>(
+            (__nv_bfloat16 *)scores, rows, p->seq_len, p->causal, __ushort_as_bfloat16(0xff80));
     LAUNCH_TRY("mask_kernel");
     return ATTN_OK;
 }
 
-#define SOFTMAX_THREADS 256
+/* 16-byte vectors a thread keeps in registers: 8, or 4 in 1024-thread
+ * blocks, whose 64-register cap would spill 8. */
+#define SOFTMAX_CACHE(TPR) ((TPR) > 256 ? 4 : 8)
 
-/* Running (max, sum of exp(x - max)) pairs merge associatively. */
-static __device__ void online_add(float &m, float &s, float x)
-{
-    if (x == -INFINITY) return;
-    if (x > m) {
-        s = s * __expf(m - x) + 1.0f;
-        m = x;
-    } else {
-        s += __expf(x - m);
-    }
-}
-
+/* Running (max, sum of exp(x - max)) pairs, merged associatively. */
 static __device__ void online_merge(float &m, float &s, float m2, float s2)
 {
     if (m2 == -INFINITY) return;
     if (m == -INFINITY) { m = m2; s = s2; return; }
-    float mm = fmaxf(m, m2);
+    const float mm = fmaxf(m, m2);
     s = s * __expf(m - mm) + s2 * __expf(m2 - mm);
     m = mm;
 }
 
-/* One block per row: pass 1 finds the row's max and normalizer online, pass 2
- * (reading the row again, mostly from L2) writes exp(x - max) / sum. */
-template <typename T>
-static __global__ void softmax_kernel(T *x, int S)
+/* Combines (m, s) over the TPR threads that share a row: shuffles inside a
+ * warp, shared memory across the warps of a block-wide row (TPR > 32 means
+ * one row per block). */
+template <int TPR>
+static __device__ void row_combine(float &m, float &s)
 {
-    typedef typename vec8<T>::type V;
-    __shared__ float sm_m[SOFTMAX_THREADS / 32], sm_s[SOFTMAX_THREADS / 32];
-    T *r = x + (size_t)blockIdx.x * S;
-    const bool vectorized = (S % VEC) == 0;
-    float m = -INFINITY, s = 0.0f;
-    if (vectorized) {
-        for (int j = threadIdx.x; j < S / VEC; j += blockDim.x) {
-            V v;
-            v.u = reinterpret_cast<const uint4 *>(r)[j];
-#pragma unroll
-            for (int e = 0; e < VEC; e++) online_add(m, s, to_f(v.e[e]));
-        }
-    } else {
-        for (int j = threadIdx.x; j < S; j += blockDim.x) online_add(m, s, to_f(r[j]));
-    }
-    for (int off = 16; off; off >>= 1)
+    for (int off = (TPR < 32 ? TPR : 32) / 2; off; off >>= 1)
         online_merge(m, s, __shfl_xor_sync(0xffffffffu, m, off), __shfl_xor_sync(0xffffffffu, s, off));
+    if (TPR <= 32) return;
+    __shared__ float sm_m[TPR / 32], sm_s[TPR / 32];
     if (threadIdx.x % 32 == 0) {
         sm_m[threadIdx.x / 32] = m;
         sm_s[threadIdx.x / 32] = s;
@@ -206,31 +191,86 @@ static __global__ void softmax_kernel(T *x, int S)
     __syncthreads();
     m = sm_m[0];
     s = sm_s[0];
-    for (int w = 1; w < SOFTMAX_THREADS / 32; w++) online_merge(m, s, sm_m[w], sm_s[w]);
-    const float inv = 1.0f / s;
-    if (vectorized) {
-        for (int j = threadIdx.x; j < S / VEC; j += blockDim.x) {
-            V v;
-            v.u = reinterpret_cast<const uint4 *>(r)[j];
+    for (int w = 1; w < TPR / 32; w++) online_merge(m, s, sm_m[w], sm_s[w]);
+}
+
+/* TPR threads per row, blockDim.x / TPR rows per block. When the row fits in
+ * the threads' register caches (SOFTMAX_CACHE(TPR) vectors each) it is read once;
+ * otherwise, or when S is not a multiple of 8, it is read twice (the second
+ * read mostly from L2). */
+template <typename T, int TPR>
+static __global__ void __launch_bounds__(TPR > 256 ? TPR : 256) softmax_kernel(T *x, size_t rows, int S)
+{
+    typedef typename vec8<T>::type V;
+    const size_t row = (size_t)blockIdx.x * (blockDim.x / TPR) + threadIdx.x / TPR;
+    const int t = threadIdx.x % TPR;
+    const bool live = row < rows; /* dead threads still join the reductions */
+    T *r = x + (live ? row : 0) * (size_t)S;
+    const int nvec = S / VEC;
+    float m = -INFINITY, s = 0.0f;
+
+    constexpr int CACHE = SOFTMAX_CACHE(TPR);
+    if (S % VEC == 0 && nvec <= TPR * CACHE) {
+        V cache[CACHE];
 #pragma unroll
-            for (int e = 0; e < VEC; e++) v.e[e] = from_f<T>(__expf(to_f(v.e[e]) - m) * inv);
-            reinterpret_cast<uint4 *>(r)[j] = v.u;
+        for (int c = 0; c < CACHE; c++) {
+            const int j = t + c * TPR;
+            if (live && j < nvec) {
+                cache[c].u = reinterpret_cast<const uint4 *>(r)[j];
+#pragma unroll
+                for (int e = 0; e < VEC; e++) m = fmaxf(m, to_f(cache[c].e[e]));
+            }
         }
-    } else {
-        for (int j = threadIdx.x; j < S; j += blockDim.x) r[j] = from_f<T>(__expf(to_f(r[j]) - m) * inv);
+        if (m != -INFINITY) /* this thread's share of the normaliser, relative to its max */
+#pragma unroll
+            for (int c = 0; c < CACHE; c++)
+                if (live && t + c * TPR < nvec)
+#pragma unroll
+                    for (int e = 0; e < VEC; e++) s += __expf(to_f(cache[c].e[e]) - m);
+        row_combine<TPR>(m, s); /* (m, s) now describe the whole row */
+        const float inv = 1.0f / s;
+#pragma unroll
+        for (int c = 0; c < CACHE; c++) {
+            const int j = t + c * TPR;
+            if (live && j < nvec) {
+#pragma unroll
+                for (int e = 0; e < VEC; e++) cache[c].e[e] = from_f<T>(__expf(to_f(cache[c].e[e]) - m) * inv);
+                reinterpret_cast<uint4 *>(r)[j] = cache[c].u;
+            }
+        }
+        return;
     }
+    /* large or ragged rows: online (max, sum) in one read, normalise in a second */
+    for (int j = t; live && j < S; j += TPR) online_merge(m, s, to_f(r[j]), 1.0f);
+    row_combine<TPR>(m, s);
+    const float inv = 1.0f / s;
+    for (int j = t; live && j < S; j += TPR) r[j] = from_f<T>(__expf(to_f(r[j]) - m) * inv);
+}
+
+template <typename T>
+static int launch_softmax(T *x, size_t rows, int S, cudaStream_t stream)
+{
+    const int nvec = S / VEC;
+    if (nvec <= 32 * SOFTMAX_CACHE(32)) { /* S <= 2048: a warp per row, 8 rows per block */
+        const size_t blocks = (rows + 7) / 8;
+        if (blocks > 0x7fffffffu) return ATTN_FAIL(ATTN_ERR, "softmax: %zu rows exceed the grid", rows);
+        softmax_kernel<T, 32><<<(unsigned)blocks, 256, 0, stream>>>(x, rows, S);
+    } else if (nvec <= 256 * SOFTMAX_CACHE(256)) { /* S <= 16384: a block of 256 per row */
+        if (rows > 0x7fffffffu) return ATTN_FAIL(ATTN_ERR, "softmax: %zu rows exceed the grid", rows);
+        softmax_kernel<T, 256><<<(unsigned)rows, 256, 0, stream>>>(x, rows, S);
+    } else { /* a block of 1024 per row */
+        if (rows > 0x7fffffffu) return ATTN_FAIL(ATTN_ERR, "softmax: %zu rows exceed the grid", rows);
+        softmax_kernel<T, 1024><<<(unsigned)rows, 1024, 0, stream>>>(x, rows, S);
+    }
+    LAUNCH_TRY("softmax_kernel");
+    return ATTN_OK;
 }
 
 int eager_softmax(const struct attn_problem *p, void *scores, attn_stream_t stream)
 {
-    size_t rows = (size_t)p->batch * p->heads * p->seq_len;
-    if (rows > 0x7fffffffu) return ATTN_FAIL(ATTN_ERR, "softmax: %zu rows exceed the grid", rows);
-    if (p->dtype == ATTN_FP16)
-        softmax_kernel<<<(unsigned)rows, SOFTMAX_THREADS, 0, stream>>>((__half *)scores, p->seq_len);
-    else
-        softmax_kernel<<<(unsigned)rows, SOFTMAX_THREADS, 0, stream>>>((__nv_bfloat16 *)scores, p->seq_len);
-    LAUNCH_TRY("softmax_kernel");
-    return ATTN_OK;
+    const size_t rows = (size_t)p->batch * p->heads * p->seq_len;
+    if (p->dtype == ATTN_FP16) return launch_softmax((__half *)scores, rows, p->seq_len, stream);
+    return launch_softmax((__nv_bfloat16 *)scores, rows, p->seq_len, stream);
 }
 
 /* Score buffers start on 256-byte boundaries: the kernels move 16-byte vectors. */

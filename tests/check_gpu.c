@@ -1,6 +1,7 @@
 /* check_gpu.c — GPU tests: every registered variant against the float64 CPU
  * reference over the odd-shape set (S = 1, 17, 1000; B·H = 1 and 3; head_dim
- * 64 and 128; causal and not), the float32 GPU reference against the CPU one,
+ * 64 and 128; causal and not) and over long rows (against the float32 GPU
+ * reference), the float32 GPU reference against the CPU one,
  * CUDA-graph capture of each variant, and the runner end to end (ok and oom
  * rows). Without a CUDA device nothing runs and the suite reports every test
  * as skipped, never as passed. Run with CK_FORK=no: a forked child cannot use
@@ -57,7 +58,9 @@ struct case_data {
     double *ref;
 };
 
-static void case_open(struct case_data *c, struct shape s, uint64_t seed)
+/* Inputs for shape s and their reference: float64 on the CPU, or for long
+ * rows the float32 GPU kernel (itself checked against the CPU below). */
+static void case_open_ref(struct case_data *c, struct shape s, uint64_t seed, bool gpu_ref)
 {
     memset(c, 0, sizeof *c);
     c->p = problem_of(s);
@@ -80,7 +83,24 @@ static void case_open(struct case_data *c, struct shape s, uint64_t seed)
     ck_assert_int_eq(cudaMemcpy(c->hq, c->q, c->bytes, cudaMemcpyDeviceToHost), cudaSuccess);
     ck_assert_int_eq(cudaMemcpy(c->hk, c->k, c->bytes, cudaMemcpyDeviceToHost), cudaSuccess);
     ck_assert_int_eq(cudaMemcpy(c->hv, c->v, c->bytes, cudaMemcpyDeviceToHost), cudaSuccess);
-    ck_assert_int_eq(attn_reference_f64(&c->p, c->hq, c->hk, c->hv, c->ref), ATTN_OK);
+    if (!gpu_ref) {
+        ck_assert_int_eq(attn_reference_f64(&c->p, c->hq, c->hk, c->hv, c->ref), ATTN_OK);
+        return;
+    }
+    float *dref, *href = malloc(c->n * sizeof *href);
+    ck_assert(href);
+    ck_assert_int_eq(cudaMalloc((void **)&dref, c->n * sizeof *dref), cudaSuccess);
+    ck_assert_int_eq(gpu_reference_f32(&c->p, c->q, c->k, c->v, dref, stream), ATTN_OK);
+    ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(href, dref, c->n * sizeof *dref, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (size_t i = 0; i < c->n; i++) c->ref[i] = href[i];
+    cudaFree(dref);
+    free(href);
+}
+
+static void case_open(struct case_data *c, struct shape s, uint64_t seed)
+{
+    case_open_ref(c, s, seed, false);
 }
 
 static void case_close(struct case_data *c)
@@ -150,6 +170,25 @@ START_TEST(test_variants_match_reference)
 {
     struct case_data c;
     case_open(&c, odd_shape(_i % N_ODD, _i < N_ODD ? ATTN_BF16 : ATTN_FP16), fresh_seed());
+    for (size_t i = 0; i < registry_count(); i++) check_variant_on(registry_get(i), &c, false);
+    case_close(&c);
+}
+END_TEST
+
+/* Rows longer than the odd set's: each softmax and mask code path (a warp, a
+ * block of 256, a block of 1024 per row; ragged and vectorized rows). */
+static const struct shape long_rows[] = {
+    {.batch = 1, .heads = 2, .seq = 2500, .dim = 64, .causal = true},
+    {.batch = 1, .heads = 1, .seq = 4096, .dim = 128, .causal = false},
+    {.batch = 1, .heads = 1, .seq = 20000, .dim = 64, .causal = true},
+    {.batch = 1, .heads = 1, .seq = 33000, .dim = 64, .causal = false},
+};
+#define N_LONG ((int)(sizeof long_rows / sizeof long_rows[0]))
+
+START_TEST(test_variants_long_rows_match_reference)
+{
+    struct case_data c;
+    case_open_ref(&c, long_rows[_i], fresh_seed(), true);
     for (size_t i = 0; i < registry_count(); i++) check_variant_on(registry_get(i), &c, false);
     case_close(&c);
 }
@@ -279,6 +318,7 @@ static Suite *gpu_suite(void)
     tcase_set_timeout(t, 600);
     tcase_add_loop_test(t, test_variants_match_reference, 0, 2 * N_ODD);
     tcase_add_loop_test(t, test_variants_in_graph_match_reference, 0, N_ODD);
+    tcase_add_loop_test(t, test_variants_long_rows_match_reference, 0, N_LONG);
     suite_add_tcase(s, t);
     t = tcase_create("helpers");
     tcase_set_timeout(t, 120);
@@ -295,7 +335,7 @@ static Suite *gpu_suite(void)
 }
 
 /* Tests in gpu_suite(), for the skipped count: keep in step with it. */
-#define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_ODD + 2 + 2)
+#define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_LONG + N_ODD + 2 + 2)
 
 int main(void)
 {
