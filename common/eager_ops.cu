@@ -199,7 +199,7 @@ static __device__ void row_combine(float &m, float &s)
  * otherwise, or when S is not a multiple of 8, it is read twice (the second
  * read mostly from L2). */
 template <typename T, int TPR>
-static __global__ void __launch_bounds__(TPR > 256 ? TPR : 256) softmax_kernel(T *x, size_t rows, int S)
+static __global__ void __launch_bounds__(TPR > 256 ? TPR : 256, TPR > 256 ? 1 : 2) softmax_kernel(T *x, size_t rows, int S)
 {
     typedef typename vec8<T>::type V;
     const size_t row = (size_t)blockIdx.x * (blockDim.x / TPR) + threadIdx.x / TPR;
@@ -247,23 +247,30 @@ static __global__ void __launch_bounds__(TPR > 256 ? TPR : 256) softmax_kernel(T
     for (int j = t; live && j < S; j += TPR) r[j] = from_f<T>(__expf(to_f(r[j]) - m) * inv);
 }
 
+template <typename T, int TPR>
+static int launch_softmax_tpr(T *x, size_t rows, int S, cudaStream_t stream)
+{
+    const unsigned threads = TPR > 256 ? TPR : 256, rows_per_block = threads / TPR;
+    const size_t blocks = (rows + rows_per_block - 1) / rows_per_block;
+    if (blocks > 0x7fffffffu) return ATTN_FAIL(ATTN_ERR, "softmax: %zu rows exceed the grid", rows);
+    softmax_kernel<T, TPR><<<(unsigned)blocks, threads, 0, stream>>>(x, rows, S);
+    LAUNCH_TRY("softmax_kernel");
+    return ATTN_OK;
+}
+
+/* The fewest threads per row (a warp at least) that hold the row in their
+ * register caches: each thread then has a full cache of loads in flight,
+ * which is what keeps the memory system busy. */
 template <typename T>
 static int launch_softmax(T *x, size_t rows, int S, cudaStream_t stream)
 {
-    const int nvec = S / VEC;
-    if (nvec <= 32 * SOFTMAX_CACHE(32)) { /* S <= 2048: a warp per row, 8 rows per block */
-        const size_t blocks = (rows + 7) / 8;
-        if (blocks > 0x7fffffffu) return ATTN_FAIL(ATTN_ERR, "softmax: %zu rows exceed the grid", rows);
-        softmax_kernel<T, 32><<<(unsigned)blocks, 256, 0, stream>>>(x, rows, S);
-    } else if (nvec <= 256 * SOFTMAX_CACHE(256)) { /* S <= 16384: a block of 256 per row */
-        if (rows > 0x7fffffffu) return ATTN_FAIL(ATTN_ERR, "softmax: %zu rows exceed the grid", rows);
-        softmax_kernel<T, 256><<<(unsigned)rows, 256, 0, stream>>>(x, rows, S);
-    } else { /* a block of 1024 per row */
-        if (rows > 0x7fffffffu) return ATTN_FAIL(ATTN_ERR, "softmax: %zu rows exceed the grid", rows);
-        softmax_kernel<T, 1024><<<(unsigned)rows, 1024, 0, stream>>>(x, rows, S);
-    }
-    LAUNCH_TRY("softmax_kernel");
-    return ATTN_OK;
+    const int nvec = (S + VEC - 1) / VEC;
+    if (nvec <= 32 * SOFTMAX_CACHE(32)) return launch_softmax_tpr<T, 32>(x, rows, S, stream);
+    if (nvec <= 64 * SOFTMAX_CACHE(64)) return launch_softmax_tpr<T, 64>(x, rows, S, stream);
+    if (nvec <= 128 * SOFTMAX_CACHE(128)) return launch_softmax_tpr<T, 128>(x, rows, S, stream);
+    if (nvec <= 256 * SOFTMAX_CACHE(256)) return launch_softmax_tpr<T, 256>(x, rows, S, stream);
+    if (nvec <= 512 * SOFTMAX_CACHE(512)) return launch_softmax_tpr<T, 512>(x, rows, S, stream);
+    return launch_softmax_tpr<T, 1024>(x, rows, S, stream);
 }
 
 int eager_softmax(const struct attn_problem *p, void *scores, attn_stream_t stream)
