@@ -175,23 +175,24 @@ static __device__ void online_merge(float &m, float &s, float m2, float s2)
 }
 
 /* Combines (m, s) over the TPR threads that share a row: shuffles inside a
- * warp, shared memory across the warps of a block-wide row (TPR > 32 means
- * one row per block). */
+ * warp, then shared memory across the TPR / 32 warps of the row when a row
+ * spans several (the block may hold several such rows). */
 template <int TPR>
 static __device__ void row_combine(float &m, float &s)
 {
     for (int off = (TPR < 32 ? TPR : 32) / 2; off; off >>= 1)
         online_merge(m, s, __shfl_xor_sync(0xffffffffu, m, off), __shfl_xor_sync(0xffffffffu, s, off));
     if (TPR <= 32) return;
-    __shared__ float sm_m[TPR / 32], sm_s[TPR / 32];
+    __shared__ float sm_m[32], sm_s[32]; /* one pair per warp of the block */
+    const int warp = threadIdx.x / 32, first = (threadIdx.x / TPR) * (TPR / 32);
     if (threadIdx.x % 32 == 0) {
-        sm_m[threadIdx.x / 32] = m;
-        sm_s[threadIdx.x / 32] = s;
+        sm_m[warp] = m;
+        sm_s[warp] = s;
     }
     __syncthreads();
-    m = sm_m[0];
-    s = sm_s[0];
-    for (int w = 1; w < TPR / 32; w++) online_merge(m, s, sm_m[w], sm_s[w]);
+    m = sm_m[first];
+    s = sm_s[first];
+    for (int w = 1; w < TPR / 32; w++) online_merge(m, s, sm_m[first + w], sm_s[first + w]);
 }
 
 /* TPR threads per row, blockDim.x / TPR rows per block. When the row fits in
