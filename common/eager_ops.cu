@@ -213,15 +213,17 @@ static __global__ void __launch_bounds__(TPR > 256 ? TPR : 256, TPR > 256 ? 1 : 
     constexpr int CACHE = SOFTMAX_CACHE(TPR);
     if (S % VEC == 0 && nvec <= TPR * CACHE) {
         V cache[CACHE];
+        /* every load issued before any is used: CACHE loads in flight per thread */
 #pragma unroll
         for (int c = 0; c < CACHE; c++) {
             const int j = t + c * TPR;
-            if (live && j < nvec) {
-                cache[c].u = reinterpret_cast<const uint4 *>(r)[j];
+            cache[c].u = live && j < nvec ? reinterpret_cast<const uint4 *>(r)[j] : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int c = 0; c < CACHE; c++)
+            if (live && t + c * TPR < nvec)
 #pragma unroll
                 for (int e = 0; e < VEC; e++) m = fmaxf(m, to_f(cache[c].e[e]));
-            }
-        }
         if (m != -INFINITY) /* this thread's share of the normaliser, relative to its max */
 #pragma unroll
             for (int c = 0; c < CACHE; c++)
