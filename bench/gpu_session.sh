@@ -35,6 +35,9 @@ if ! pkg-config --exists check 2>/dev/null && ls "$DEBS"/*.deb >/dev/null 2>&1; 
     export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 
+# From clean: a lent machine may keep build/ from an earlier call whose
+# objects are newer than the sources copied in now.
+make clean >/dev/null
 stage build make "${make_args[@]}" all build/test_gpu build/test_cpu
 stage test-gpu env CK_FORK=no ./build/test_gpu
 stage test-cpu ./build/test_cpu
