@@ -25,9 +25,9 @@ endif
 
 CUPTI_INC := $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/include/cupti.h $(CUDA_HOME)/include/cupti.h))
 ifneq ($(CUPTI_INC),)
-$(info ✓ CUPTI: $(CUPTI_INC) (the tracer is not built yet))
+$(info ✓ CUPTI: $(CUPTI_INC) (built-in tracer on))
 else
-$(info ✗ CUPTI not found: tracing will be disabled)
+$(info ✗ CUPTI not found: tracer off, op-count columns left empty, `make trace` unavailable)
 endif
 
 CUDNN_INC := $(firstword $(wildcard /usr/include/x86_64-linux-gnu/cudnn_version.h /usr/include/cudnn_version.h $(CUDA_HOME)/include/cudnn_version.h))
@@ -53,6 +53,10 @@ MK_NVCCFLAGS := -std=c++17 -O3 -g -lineinfo -gencode=arch=compute_$(CUDA_ARCH),c
                 -Xcompiler -Wall,-Wextra -Werror all-warnings
 MK_LDFLAGS   := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64
 MK_LDLIBS    := -lcublas -lcudart -lstdc++ -ldl -lm
+ifneq ($(CUPTI_INC),)
+MK_CFLAGS += -DATTN_HAVE_CUPTI
+MK_LDLIBS += -lcupti
+endif
 ifeq ($(WERROR),1)
 MK_CFLAGS += -Werror
 MK_NVCCFLAGS += -Xcompiler -Werror
@@ -71,15 +75,20 @@ BENCH_LIB := $(BUILD)/bench/options.o
 ATTNBENCH := $(BUILD)/attnbench
 TEST_CPU  := $(BUILD)/test_cpu
 TEST_GPU  := $(BUILD)/test_gpu
+TEST_TRACE := $(BUILD)/test_trace
 
 # ------------------------------------------------------------- user knobs
 GRID     ?= default
 VARIANTS ?=
-MODE     ?= cold
+MODE     ?= cold,graph
 OUT      ?=
-BENCH_ARGS = --grid $(GRID) --mode $(MODE) $(if $(VARIANTS),--variants $(VARIANTS)) $(if $(OUT),--out $(OUT))
+PEAK     ?= 1
+BENCH_ARGS = --grid $(GRID) --mode $(MODE) $(if $(VARIANTS),--variants $(VARIANTS)) $(if $(OUT),--out $(OUT)) $(if $(filter 1,$(PEAK)),--peak)
+TRACE_GRID ?= seed
+GPU_SLUG  = $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | sed 's/^NVIDIA //' | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$$//')
+TRACE_DIR ?= results/$(GPU_SLUG)/traces
 
-.PHONY: all bench test test-cpu test-gpu deps help clean FORCE
+.PHONY: all bench trace test test-cpu test-gpu deps help clean FORCE
 
 all: $(ATTNBENCH) ## build the runner (build/attnbench)
 
@@ -105,6 +114,11 @@ $(ATTNBENCH): $(BUILD)/bench/attnbench.o $(BENCH_LIB) $(LIB_OBJS)
 bench: $(ATTNBENCH) ## run GRID × VARIANTS × MODE on the GPU, write results/<gpu>/RUN_ID.csv
 	@nvidia-smi -L >/dev/null 2>&1 || { echo "make bench: no CUDA device here (nvidia-smi sees none); run it on a GPU box" >&2; exit 2; }
 	$(ATTNBENCH) $(BENCH_ARGS)
+
+trace: $(ATTNBENCH) ## trace one call of each variant at TRACE_GRID's points: Chrome JSON + ops.txt in TRACE_DIR
+	@nvidia-smi -L >/dev/null 2>&1 || { echo "make trace: no CUDA device here (nvidia-smi sees none); run it on a GPU box" >&2; exit 2; }
+	$(ATTNBENCH) --grid $(TRACE_GRID) --mode cold,graph $(if $(VARIANTS),--variants $(VARIANTS)) --trace $(TRACE_DIR) --out $(TRACE_DIR)
+	@cat $(TRACE_DIR)/ops.txt
 
 # --------------------------------------------------------------------- tests
 # Set both on the command line to use a Check outside pkg-config's reach.
@@ -133,11 +147,16 @@ $(TEST_CPU): $(BUILD)/tests/check_cpu.o $(BENCH_LIB) $(LIB_OBJS)
 $(TEST_GPU): $(BUILD)/tests/check_gpu.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(MK_LDLIBS) $(LDLIBS)
 
-test: deps $(ATTNBENCH) $(TEST_CPU) $(TEST_GPU) ## build everything, run GPU tests (skipped without a device), then CPU tests
+$(TEST_TRACE): $(BUILD)/tests/check_trace.o $(BENCH_LIB) $(LIB_OBJS)
+	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(MK_LDLIBS) $(LDLIBS)
+
+test: deps $(ATTNBENCH) $(TEST_CPU) $(TEST_GPU) $(TEST_TRACE) ## build everything, run GPU tests (skipped without a device), then CPU tests
 	CK_FORK=no ./$(TEST_GPU)
+	./$(TEST_TRACE)
 	./$(TEST_CPU)
 
-test-cpu: deps $(TEST_CPU) ## CPU tests only
+test-cpu: deps $(TEST_CPU) $(TEST_TRACE) ## CPU tests only
+	./$(TEST_TRACE)
 	./$(TEST_CPU)
 
 test-gpu: deps $(TEST_GPU) ## GPU tests only (skipped without a device)
@@ -145,11 +164,14 @@ test-gpu: deps $(TEST_GPU) ## GPU tests only (skipped without a device)
 
 help: ## this list
 	@echo "targets:"
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z-]+:.*## ' $(firstword $(MAKEFILE_LIST)) | sed 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-10s %s\n", $$1, $$2}'
 	@echo "variables:"
 	@echo "  GRID=NAME|FILE     grid for bench: bench/grids/NAME.grid or a path (default: default)"
 	@echo "  VARIANTS=a,b       variants for bench (default: all; see build/attnbench --list)"
-	@echo "  MODE=cold,hot,graph  timing modes for bench (default: cold)"
+	@echo "  MODE=cold,hot,graph  timing modes for bench (default: cold,graph)"
+	@echo "  PEAK=0             skip measuring the GEMM and copy ceilings before bench (default: 1)"
+	@echo "  TRACE_GRID=NAME    grid for trace (default: seed)"
+	@echo "  TRACE_DIR=DIR      where trace writes JSON, ops.txt and its CSV (default: results/<gpu>/traces)"
 	@echo "  OUT=DIR            results directory for bench (default: results/<gpu>)"
 	@echo "  CUDA_ARCH=90       compute capability to build for (default: detected, else 90)"
 	@echo "  NVCC=path          the CUDA compiler (default: nvcc on PATH)"

@@ -4,16 +4,19 @@
  * variant cannot run becomes a skipped/oom/error row and the sweep goes on.
  * Usage: attnbench --help. */
 #include "options.h"
+#include "../common/clocks.h"
 #include "../common/csv.h"
 #include "../common/device.h"
 #include "../common/env.h"
 #include "../common/errors.h"
 #include "../common/gpu_util.h"
 #include "../common/nvtx.h"
+#include "../common/peak.h"
 #include "../common/reference.h"
 #include "../common/registry.h"
 #include "../common/results.h"
 #include "../common/timing.h"
+#include "../common/trace.h"
 
 #include <cuda_runtime_api.h>
 #include <errno.h>
@@ -40,6 +43,11 @@ struct runner {
     struct bench_timer *timer;
     attn_stream_t stream;
     size_t rows_done, rows_total, rows_failed;
+    struct peaks peaks;
+    bool have_peaks;
+    unsigned ref_clock_mhz; /* the run's first busy SM clock reading, 0 unknown */
+    bool tracing;           /* a traced call per row */
+    FILE *ops_txt;          /* DIR/ops.txt with --trace */
 };
 
 /* The tensors of one grid point, shared by every variant run on it. */
@@ -103,7 +111,8 @@ static int open_results(struct runner *r, int argc, char **argv)
         char when[32];
         iso_now(when, sizeof when);
         snprintf(env_path, sizeof env_path, "%s/%s.env", dir, r->run_id);
-        return env_write(env_path, &r->dev, r->run_id, when, argc, argv);
+        return env_write(env_path, &r->dev, r->have_peaks ? &r->peaks : NULL, r->run_id, when,
+                         argc, argv);
     }
     return ATTN_FAIL(ATTN_ERR_INPUT, "no free run id in '%s'", dir);
 }
@@ -117,6 +126,13 @@ static int emit(struct runner *r, struct result_row *row)
     row->timestamp = when;
     row->git_rev = env_git_rev();
     row->gpu = r->gpu;
+    row->peaks = r->have_peaks ? &r->peaks : NULL;
+    if (row->clock_start_mhz && !r->ref_clock_mhz) r->ref_clock_mhz = row->clock_start_mhz;
+    if (row->clock_start_mhz && row->clock_end_mhz && r->ref_clock_mhz) {
+        unsigned lowest = row->clock_start_mhz < row->clock_end_mhz ? row->clock_start_mhz
+                                                                    : row->clock_end_mhz;
+        row->clock_low = lowest < 0.9 * r->ref_clock_mhz;
+    }
     struct csv_line line;
     ATTN_TRY(results_format(row, &line));
     ATTN_TRY(csv_append(r->csv_fd, &line));
@@ -129,8 +145,9 @@ static int emit(struct runner *r, struct result_row *row)
             row->mode);
     if (row->timed) {
         double ms = row->stats.median;
-        fprintf(stderr, "  %.4g ms  %.0f TFLOP/s%s\n", ms,
-                attn_flops(&row->problem) / (ms * 1e-3) / 1e12, row->converged ? "" : "  (noisy)");
+        fprintf(stderr, "  %.4g ms  %.0f TFLOP/s%s%s\n", ms,
+                attn_flops(&row->problem) / (ms * 1e-3) / 1e12, row->converged ? "" : "  (noisy)",
+                row->clock_low == 1 ? "  (clock low)" : "");
     } else {
         fprintf(stderr, "  %s: %s\n", row->status, row->reason);
     }
@@ -257,6 +274,46 @@ static int validate(struct runner *r, const struct attn_variant *v, void *ctx,
     return ATTN_OK;
 }
 
+/* The row's traced call: op counts, busy time and launch gap into the row;
+ * with --trace, the first mode's capture also goes to DIR/VARIANT_POINT.json
+ * and its op sequence to DIR/ops.txt. A tracer failure is the row's error. */
+static int trace_row(struct runner *r, enum attn_mode mode, const struct timed_call *call,
+                     bool first_mode, struct result_row *row)
+{
+    struct trace_capture cap = {0};
+    attn_range_push("trace");
+    int rc = trace_call(r->timer, mode, call, &cap);
+    attn_range_pop();
+    if (rc != ATTN_OK) return rc;
+    struct trace_summary sum;
+    trace_summarize(&cap, 1, &sum);
+    row->traced = true;
+    row->kernels_per_call = sum.kernels_per_call;
+    row->memcpy_per_call = sum.memcpy_per_call;
+    row->memset_per_call = sum.memset_per_call;
+    row->gpu_busy_ms = sum.busy_ms_per_call;
+    row->launch_gap_ms = sum.span_ms_per_call - sum.busy_ms_per_call;
+    if (first_mode && r->opt->trace_dir) {
+        char label[96], file[160], path[1200], ops[1024];
+        const struct attn_problem *p = &row->problem;
+        snprintf(file, sizeof file, "%s_B%d_H%d_S%d_D%d_%s_%s_%s.json", row->variant, p->batch,
+                 p->heads, p->seq_len, p->head_dim, p->causal ? "causal" : "full",
+                 attn_dtype_name(p->dtype), row->mode);
+        snprintf(path, sizeof path, "%s/%s", r->opt->trace_dir, file);
+        snprintf(label, sizeof label, "%s ", row->variant);
+        grid_point_label(p, label + strlen(label), sizeof label - strlen(label));
+        rc = trace_write_json(&cap, label, path);
+        trace_ops_line(&cap, 0, ops, sizeof ops);
+        if (rc == ATTN_OK && r->ops_txt) {
+            fprintf(r->ops_txt, "%-8s %-36s %-5s %s\n", row->variant, label + strlen(row->variant) + 1,
+                    row->mode, ops);
+            fflush(r->ops_txt);
+        }
+    }
+    trace_capture_free(&cap);
+    return rc;
+}
+
 /* Everything one variant does at one point; returns only runner-fatal errors
  * (a failed CSV write, an interrupt): the variant's own failures become rows. */
 static int run_variant(struct runner *r, const struct attn_variant *v,
@@ -346,6 +403,13 @@ static int run_variant(struct runner *r, const struct attn_variant *v,
             rc = vrc;
             break;
         }
+        if (vrc == ATTN_OK && r->tracing) {
+            vrc = trace_row(r, mode, &call, m == 0, &row);
+            if (vrc == ATTN_ERR_INTERRUPTED) {
+                rc = vrc;
+                break;
+            }
+        }
         if (vrc != ATTN_OK) {
             row.status = status_of(vrc);
             results_set_reason(&row, "%s", attn_error_message());
@@ -355,6 +419,8 @@ static int run_variant(struct runner *r, const struct attn_variant *v,
             row.stats = tr.stats;
             row.converged = tr.converged;
             row.calls_per_sample = tr.calls_per_sample;
+            row.clock_start_mhz = tr.clock_start_mhz;
+            row.clock_end_mhz = tr.clock_end_mhz;
         }
         rc = emit(r, &row);
     }
@@ -435,12 +501,44 @@ int main(int argc, char **argv)
     device_short_name(r.dev.name, r.gpu, sizeof r.gpu);
     cudaStream_t s;
     if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess ||
-        bench_timer_create(&r.timer, r.dev.l2_bytes) != ATTN_OK || open_results(&r, argc, argv) != ATTN_OK) {
+        bench_timer_create(&r.timer, r.dev.l2_bytes) != ATTN_OK) {
         fprintf(stderr, "attnbench: %s\n", attn_error_message());
         grid_free(&opt.grid);
         return 2;
     }
     r.stream = (attn_stream_t)s;
+    if (clocks_open(r.dev.ordinal) != ATTN_OK)
+        fprintf(stderr, "attnbench: %s; clock columns left empty\n", attn_error_message());
+    if (opt.peak) {
+        if (peak_measure(&r.peaks, r.stream) != ATTN_OK) {
+            fprintf(stderr, "attnbench: measuring peaks: %s\n", attn_error_message());
+            grid_free(&opt.grid);
+            return 2;
+        }
+        struct gpu_clocks c;
+        if (clocks_ready() && clocks_read(&c) == ATTN_OK) r.ref_clock_mhz = c.sm_mhz;
+        r.have_peaks = true;
+        fprintf(stderr, "attnbench: peaks: bf16 GEMM %d^3 %.0f TFLOP/s, D2D copy %.0f GB/s\n",
+                r.peaks.gemm_n, r.peaks.gemm_tflops, r.peaks.copy_gbps);
+    }
+    if (open_results(&r, argc, argv) != ATTN_OK) {
+        fprintf(stderr, "attnbench: %s\n", attn_error_message());
+        grid_free(&opt.grid);
+        return 2;
+    }
+    r.tracing = !opt.no_trace && trace_available();
+    if (!opt.no_trace && !r.tracing)
+        fprintf(stderr, "attnbench: built without CUPTI: tracing disabled, op columns left empty\n");
+    if (opt.trace_dir) {
+        char path[1100];
+        snprintf(path, sizeof path, "%s/ops.txt", opt.trace_dir);
+        if (!r.tracing || mkdir_p(opt.trace_dir) != ATTN_OK || !(r.ops_txt = fopen(path, "w"))) {
+            fprintf(stderr, "attnbench: --trace %s: %s\n", opt.trace_dir,
+                    r.tracing ? "unable to create it" : "tracing is unavailable");
+            grid_free(&opt.grid);
+            return 2;
+        }
+    }
     r.rows_total = opt.grid.count * (size_t)opt.nvariants * (size_t)opt.nmodes;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
@@ -451,6 +549,11 @@ int main(int argc, char **argv)
         rc = run_point(&r, &opt.grid.points[i], seed + 7919u * i);
 
     close(r.csv_fd);
+    if (r.ops_txt) {
+        fclose(r.ops_txt);
+        fprintf(stderr, "attnbench: op sequences in %s/ops.txt, traces beside it\n", opt.trace_dir);
+    }
+    clocks_close();
     bench_timer_destroy(r.timer);
     cudaStreamDestroy(s);
     grid_free(&opt.grid);

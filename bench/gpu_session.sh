@@ -38,10 +38,11 @@ fi
 # From clean: a lent machine may keep build/ from an earlier call whose
 # objects are newer than the sources copied in now.
 make clean >/dev/null
-stage build make "${make_args[@]}" all build/test_gpu build/test_cpu
+stage build make "${make_args[@]}" all build/test_gpu build/test_cpu build/test_trace
 stage test-gpu env CK_FORK=no ./build/test_gpu
-stage test-cpu ./build/test_cpu
-stage bench ./build/attnbench --grid "$GRID" --mode "$MODES" --out "$OUT/results" "$@"
+stage test-cpu bash -c './build/test_trace && ./build/test_cpu'
+
+stage bench ./build/attnbench --peak --grid "$GRID" --mode "$MODES" --out "$OUT/results" "$@"
 # bring the run's CSV and environment back beside the logs
 for f in "$OUT"/results/*.csv "$OUT"/results/*.env; do [ -e "$f" ] && mv "$f" "$OUT/"; done
 rmdir "$OUT/results" 2>/dev/null

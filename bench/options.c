@@ -24,6 +24,11 @@ void options_usage(FILE *f)
         "  --noise X           target relative noise, IQR/median (default: 0.005)\n"
         "  --min-samples N     fewest samples per row (default: 10)\n"
         "  --seed N            seed of the random inputs (default: from the clock)\n"
+        "  --peak              measure the card's ceilings first (bf16 GEMM, D2D copy);\n"
+        "                      rows then show their share of them\n"
+        "  --trace DIR         write DIR/VARIANT_POINT.json (Chrome trace events: CPU ranges,\n"
+        "                      GPU ops) for each variant x point, and DIR/ops.txt\n"
+        "  --no-trace          skip the traced call per row (op columns left empty)\n"
         "  --quiet             no progress lines\n"
         "  --help              this text\n"
         "With neither --grid nor --point, the default grid runs.\n"
@@ -102,11 +107,13 @@ int options_parse(struct options *o, int argc, char **argv)
         if (!strcmp(a, "--list")) { o->list = true; continue; }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { o->help = true; continue; }
         if (!strcmp(a, "--quiet")) { o->quiet = true; continue; }
+        if (!strcmp(a, "--peak")) { o->peak = true; continue; }
+        if (!strcmp(a, "--no-trace")) { o->no_trace = true; continue; }
         if (strncmp(a, "--", 2) != 0)
             return ATTN_FAIL(ATTN_ERR_INPUT, "unexpected argument '%s'", a);
         static const char *const with_value[] = {"--grid", "--point", "--variants", "--mode",
                                                  "--out", "--grids-dir", "--budget-ms", "--noise",
-                                                 "--min-samples", "--seed"};
+                                                 "--min-samples", "--seed", "--trace"};
         bool known = false;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
             known |= strcmp(a, with_value[k]) == 0;
@@ -126,6 +133,8 @@ int options_parse(struct options *o, int argc, char **argv)
             ATTN_TRY(parse_modes(o, val));
         } else if (!strcmp(a, "--out")) {
             o->out_dir = val;
+        } else if (!strcmp(a, "--trace")) {
+            o->trace_dir = val;
         } else if (!strcmp(a, "--grids-dir")) {
             o->grids_dir = val;
         } else if (!strcmp(a, "--budget-ms")) {
@@ -145,6 +154,8 @@ int options_parse(struct options *o, int argc, char **argv)
         }
     }
     if (o->list || o->help) return ATTN_OK;
+    if (o->trace_dir && o->no_trace)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "--trace and --no-trace contradict each other");
     if (ngrids == 0 && npoints == 0) grids[ngrids++] = "default";
     for (int i = 0; i < ngrids; i++) ATTN_TRY(grid_add_named(&o->grid, grids[i], o->grids_dir));
     for (int i = 0; i < npoints; i++) ATTN_TRY(grid_add_spec(&o->grid, points[i], "--point"));

@@ -24,6 +24,9 @@ struct options {
     struct stop_rule rule;
     unsigned long long seed;         /* 0 = fresh from the clock */
     bool quiet;
+    bool peak;                       /* measure the card's ceilings first */
+    bool no_trace;                   /* skip the per-row traced call */
+    const char *trace_dir;           /* Chrome JSON per variant × point and ops.txt; NULL none */
 };
 
 /* Fills *o from argv. ATTN_ERR_INPUT with a one-line message on a usage

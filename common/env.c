@@ -1,5 +1,6 @@
 /* env.c — recording the measuring environment (env.h). */
 #include "env.h"
+#include "clocks.h"
 #include "errors.h"
 
 #include <cublas_api.h>
@@ -20,8 +21,8 @@ static void put_version(FILE *f, const char *key, int v)
     fprintf(f, "%s=%d.%d\n", key, v / 1000, (v % 1000) / 10);
 }
 
-int env_write(const char *path, const struct device_info *d, const char *run_id,
-              const char *timestamp, int argc, char **argv)
+int env_write(const char *path, const struct device_info *d, const struct peaks *pk,
+              const char *run_id, const char *timestamp, int argc, char **argv)
 {
     FILE *f = fopen(path, "w");
     if (!f) return ATTN_FAIL(ATTN_ERR_INPUT, "unable to create '%s': %s", path, strerror(errno));
@@ -49,6 +50,17 @@ int env_write(const char *path, const struct device_info *d, const char *run_id,
     if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, d->ordinal) == cudaSuccess)
         fprintf(f, "mem_clock_max_mhz=%d\n", khz / 1000);
     (void)cudaGetLastError();
+    if (clocks_ready()) {
+        struct gpu_clocks c;
+        fprintf(f, "nvml_driver=%s\n", clocks_driver_version());
+        if (clocks_read(&c) == ATTN_OK) fprintf(f, "sm_clock_at_start_mhz=%u\n", c.sm_mhz);
+    } else {
+        fprintf(f, "nvml=unavailable\n");
+    }
+    if (pk)
+        fprintf(f, "peak_gemm_bf16_tflops=%.1f\npeak_gemm_n=%d\npeak_copy_gbps=%.1f\n"
+                   "peak_copy_bytes=%zu\n",
+                pk->gemm_tflops, pk->gemm_n, pk->copy_gbps, pk->copy_bytes);
     if (fclose(f) != 0) return ATTN_FAIL(ATTN_ERR, "unable to write '%s'", path);
     return ATTN_OK;
 }

@@ -5,6 +5,7 @@
 #define ATTN_ENV_H
 
 #include "attn.h"
+#include "peak.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -12,8 +13,9 @@ extern "C" {
 
 /* The revision the binary was built from, "abc1234" or "abc1234-dirty". */
 const char *env_git_rev(void);
-int env_write(const char *path, const struct device_info *, const char *run_id,
-              const char *timestamp, int argc, char **argv);
+/* peaks may be NULL (not measured). */
+int env_write(const char *path, const struct device_info *, const struct peaks *,
+              const char *run_id, const char *timestamp, int argc, char **argv);
 
 #ifdef __cplusplus
 }

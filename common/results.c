@@ -13,9 +13,10 @@ static const char *const columns[] = {
     "variant", "dtype", "batch", "heads", "seq_len", "head_dim", "causal", "mode",
     "status", "reason",
     "samples", "ms_median", "ms_min", "ms_p10", "ms_p90", "ms_mean", "noise_rel", "converged",
-    "calls_per_sample", "tflops", "gbps", "extra_mem_mib",
+    "calls_per_sample", "tflops", "gbps", "pct_peak_tflops", "pct_peak_gbps", "extra_mem_mib",
     "max_abs_err", "rel_err", "ref",
-    "kernels_per_call", "memcpy_per_call",
+    "kernels_per_call", "memcpy_per_call", "memset_per_call", "gpu_busy_ms", "launch_gap_ms",
+    "sm_clock_start_mhz", "sm_clock_end_mhz", "clock_low",
 };
 #define NCOLUMNS ((int)(sizeof columns / sizeof columns[0]))
 
@@ -27,7 +28,7 @@ void results_row_init(struct result_row *r)
 {
     memset(r, 0, sizeof *r);
     r->extra_mem_mib = r->max_abs_err = r->rel_err = NAN;
-    r->kernels_per_call = r->memcpy_per_call = -1;
+    r->clock_low = -1;
 }
 
 void results_set_reason(struct result_row *r, const char *fmt, ...)
@@ -82,13 +83,23 @@ int results_format(const struct result_row *r, struct csv_line *l)
     csv_add_num(l, r->timed ? s->noise_rel : nan, 4);
     add_opt_int(l, r->timed ? r->converged : -1);
     add_opt_int(l, r->timed ? r->calls_per_sample : -1);
-    csv_add_num(l, r->timed ? attn_flops(p) / (s->median * 1e-3) / 1e12 : nan, 5);
-    csv_add_num(l, r->timed ? attn_bytes(p) / (s->median * 1e-3) / 1e9 : nan, 5);
+    const double tflops = r->timed ? attn_flops(p) / (s->median * 1e-3) / 1e12 : nan;
+    const double gbps = r->timed ? attn_bytes(p) / (s->median * 1e-3) / 1e9 : nan;
+    csv_add_num(l, tflops, 5);
+    csv_add_num(l, gbps, 5);
+    csv_add_num(l, r->peaks ? 100.0 * tflops / r->peaks->gemm_tflops : nan, 4);
+    csv_add_num(l, r->peaks ? 100.0 * gbps / r->peaks->copy_gbps : nan, 4);
     csv_add_num(l, r->extra_mem_mib, 6);
     csv_add_num(l, r->max_abs_err, 4);
     csv_add_num(l, r->rel_err, 4);
     csv_add_str(l, r->ref);
-    add_opt_int(l, r->kernels_per_call);
-    add_opt_int(l, r->memcpy_per_call);
+    csv_add_num(l, r->traced ? r->kernels_per_call : nan, 6);
+    csv_add_num(l, r->traced ? r->memcpy_per_call : nan, 6);
+    csv_add_num(l, r->traced ? r->memset_per_call : nan, 6);
+    csv_add_num(l, r->traced ? r->gpu_busy_ms : nan, 6);
+    csv_add_num(l, r->traced ? r->launch_gap_ms : nan, 4);
+    add_opt_int(l, r->clock_start_mhz ? (long long)r->clock_start_mhz : -1);
+    add_opt_int(l, r->clock_end_mhz ? (long long)r->clock_end_mhz : -1);
+    add_opt_int(l, r->clock_low);
     return csv_line_end(l);
 }

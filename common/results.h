@@ -5,6 +5,7 @@
 
 #include "attn.h"
 #include "csv.h"
+#include "peak.h"
 #include "stats.h"
 
 #ifdef __cplusplus
@@ -27,7 +28,13 @@ struct result_row {
     double extra_mem_mib;          /* NaN when unknown */
     double max_abs_err, rel_err;   /* NaN when not validated */
     const char *ref;               /* which reference validated it, NULL if none */
-    int kernels_per_call, memcpy_per_call; /* -1 until the tracer measures them */
+    bool traced;                   /* the op columns below are meaningful */
+    double kernels_per_call, memcpy_per_call, memset_per_call;
+    double gpu_busy_ms;            /* sum of the traced call's ops' own durations */
+    double launch_gap_ms;          /* first op start to last op end, minus busy */
+    const struct peaks *peaks;     /* the run's measured ceilings, NULL if not measured */
+    unsigned clock_start_mhz, clock_end_mhz; /* 0 when unknown */
+    int clock_low;                 /* 1: a reading under 90% of the run's reference clock; -1 unknown */
 };
 
 /* Blank row: NaN / -1 in every measured field. */

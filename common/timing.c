@@ -1,6 +1,8 @@
 /* timing.c — cold, hot and graph timing of one variant call (timing.h). */
 #include "timing.h"
+#include "clocks.h"
 #include "errors.h"
+#include "nvtx.h"
 
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
@@ -125,6 +127,13 @@ static int capture_graph(const struct timed_call *c, cudaGraphExec_t *exec)
     return ATTN_OK;
 }
 
+/* The current SM clock, 0 when NVML cannot say. */
+static unsigned sm_clock_now(void)
+{
+    struct gpu_clocks c;
+    return clocks_ready() && clocks_read(&c) == ATTN_OK ? c.sm_mhz : 0;
+}
+
 static int run_mode(struct bench_timer *t, enum attn_mode mode, const struct timed_call *c,
                     cudaGraphExec_t graph, const struct stop_rule *rule,
                     struct timing_result *res)
@@ -141,6 +150,7 @@ static int run_mode(struct bench_timer *t, enum attn_mode mode, const struct tim
         warm++;
     }
     res->warmup_ms = wall_ms() - t0;
+    res->clock_start_mhz = sm_clock_now();
 
     int batch = 1;
     if (mode != MODE_COLD && one_ms > 0) {
@@ -159,9 +169,35 @@ static int run_mode(struct bench_timer *t, enum attn_mode mode, const struct tim
         timed += ms;
         ATTN_TRY(stats_summarize(t->samples, n, &res->stats));
         if (n == SAMPLES_CAP ||
-            stats_should_stop(rule, &res->stats, timed, wall_ms() - t1, &res->converged))
+            stats_should_stop(rule, &res->stats, timed, wall_ms() - t1, &res->converged)) {
+            res->clock_end_mhz = sm_clock_now();
             return ATTN_OK;
+        }
     }
+}
+
+int trace_call(struct bench_timer *t, enum attn_mode mode, const struct timed_call *c,
+               struct trace_capture *cap)
+{
+    cudaStream_t s = (cudaStream_t)c->stream;
+    cudaGraphExec_t graph = NULL;
+    if (mode == MODE_GRAPH) ATTN_TRY(capture_graph(c, &graph));
+    int rc = ATTN_OK;
+    /* the flush runs and finishes before the capture starts: it is not the call's */
+    if (mode == MODE_COLD && (cudaMemsetAsync(t->flush, 0, t->flush_bytes, s) != cudaSuccess ||
+                              cudaStreamSynchronize(s) != cudaSuccess))
+        rc = ATTN_FAIL(ATTN_ERR, "flushing L2: %s", cudaGetErrorString(cudaGetLastError()));
+    if (rc == ATTN_OK) rc = trace_begin();
+    if (rc == ATTN_OK) {
+        attn_range_push("traced call");
+        int erc = enqueue(c, graph, 1);
+        attn_range_pop();
+        int trc = trace_end(cap); /* always ends the capture */
+        rc = erc != ATTN_OK ? erc : trc;
+        if (erc != ATTN_OK) trace_capture_free(cap);
+    }
+    if (graph) cudaGraphExecDestroy(graph);
+    return rc;
 }
 
 int time_call(struct bench_timer *t, enum attn_mode mode, const struct timed_call *c,

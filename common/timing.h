@@ -12,6 +12,7 @@
 
 #include "attn.h"
 #include "stats.h"
+#include "trace.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -41,10 +42,19 @@ struct timing_result {
     bool converged;
     double warmup_ms; /* wall time spent warming up */
     int calls_per_sample;
+    unsigned clock_start_mhz, clock_end_mhz; /* SM clock after warm-up and after the
+                                                last sample; 0 without NVML */
 };
 
 int time_call(struct bench_timer *, enum attn_mode, const struct timed_call *,
               const struct stop_rule *, struct timing_result *);
+
+/* One extra call in the mode's own way (after an L2 flush for cold, a graph
+ * replay for graph), outside any timed sample, under the tracer: what it
+ * launched lands in *cap (the caller frees it). ATTN_ERR when tracing is
+ * unavailable or fails. */
+int trace_call(struct bench_timer *, enum attn_mode, const struct timed_call *,
+               struct trace_capture *cap);
 
 #ifdef __cplusplus
 }

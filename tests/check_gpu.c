@@ -3,14 +3,17 @@
  * 64 and 128; causal and not) and over long rows (against the float32 GPU
  * reference), the float32 GPU reference against the CPU one,
  * CUDA-graph capture of each variant, and the runner end to end (ok and oom
- * rows). Without a CUDA device nothing runs and the suite reports every test
+ * rows, an interrupted sweep keeping whole rows). Without a CUDA device nothing runs and the suite reports every test
  * as skipped, never as passed. Run with CK_FORK=no: a forked child cannot use
  * its parent's CUDA context. */
+#include "../common/csv.h"
 #include "../common/device.h"
 #include "../common/errors.h"
 #include "../common/gpu_util.h"
 #include "../common/reference.h"
 #include "../common/registry.h"
+#include "../common/results.h"
+#include "../common/trace.h"
 
 #include <check.h>
 #include <cuda_runtime_api.h>
@@ -18,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 
 static struct device_info dev;
@@ -265,6 +269,64 @@ START_TEST(test_random_inputs_are_fresh_and_nonzero)
 }
 END_TEST
 
+/* One call of the variant under the tracer, at the seed's shape scaled down. */
+static void traced_call(const struct attn_variant *v, struct case_data *c, struct trace_capture *cap)
+{
+    void *ws = NULL, *ctx = NULL;
+    ck_assert_int_eq(cudaMalloc(&ws, v->workspace_bytes(&c->p)), cudaSuccess);
+    ck_assert_int_eq(v->setup(&ctx, &c->p, ws), ATTN_OK);
+    ck_assert_int_eq(v->run(ctx, c->q, c->k, c->v, c->o, stream), ATTN_OK); /* warm: handles, modules */
+    ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
+    ck_assert_msg(trace_begin() == ATTN_OK, "trace_begin: %s", attn_error_message());
+    ck_assert_int_eq(v->run(ctx, c->q, c->k, c->v, c->o, stream), ATTN_OK);
+    ck_assert_msg(trace_end(cap) == ATTN_OK, "trace_end: %s", attn_error_message());
+    v->teardown(ctx);
+    cudaFree(ws);
+}
+
+/* The seed's finding as an assertion: naive launches exactly one more
+ * device-to-device copy per call than inplace, and the same kernels. */
+START_TEST(test_naive_has_one_more_d2d_copy_than_inplace)
+{
+    if (!trace_available()) {
+        fprintf(stderr, "  built without CUPTI: nothing to trace\n");
+        return;
+    }
+    struct shape s = {.batch = 2, .heads = 4, .seq = 512, .dim = 64, .causal = _i == 1};
+    struct case_data c;
+    case_open(&c, s, fresh_seed());
+    struct trace_capture naive = {0}, inplace = {0};
+    traced_call(registry_find("naive"), &c, &naive);
+    traced_call(registry_find("inplace"), &c, &inplace);
+    struct trace_summary sn, si;
+    trace_summarize(&naive, 1, &sn);
+    trace_summarize(&inplace, 1, &si);
+    char ln[512], li[512];
+    trace_ops_line(&naive, 0, ln, sizeof ln);
+    trace_ops_line(&inplace, 0, li, sizeof li);
+    fprintf(stderr, "  naive:   %s\n  inplace: %s\n", ln, li);
+    ck_assert_double_eq(sn.memcpy_per_call, si.memcpy_per_call + 1);
+    size_t d2d_n = 0, d2d_i = 0;
+    for (size_t i = 0; i < naive.nops; i++) d2d_n += naive.ops[i].kind == TRACE_MEMCPY && !strcmp(naive.ops[i].copy_kind, "DtoD");
+    for (size_t i = 0; i < inplace.nops; i++) d2d_i += inplace.ops[i].kind == TRACE_MEMCPY && !strcmp(inplace.ops[i].copy_kind, "DtoD");
+    ck_assert_uint_eq(d2d_n, d2d_i + 1);
+    /* the same kernels, in the same order */
+    ck_assert_double_eq(sn.kernels_per_call, si.kernels_per_call);
+    size_t j = 0;
+    for (size_t i = 0; i < naive.nops; i++) {
+        if (naive.ops[i].kind != TRACE_KERNEL) continue;
+        while (j < inplace.nops && inplace.ops[j].kind != TRACE_KERNEL) j++;
+        ck_assert_uint_lt(j, inplace.nops);
+        char a[64], b[64];
+        ck_assert_str_eq(trace_op_label(&naive.ops[i], a, sizeof a), trace_op_label(&inplace.ops[j], b, sizeof b));
+        j++;
+    }
+    trace_capture_free(&naive);
+    trace_capture_free(&inplace);
+    case_close(&c);
+}
+END_TEST
+
 /* Counts the data rows of a results CSV whose status column equals status. */
 static int count_rows(const char *dir, const char *status)
 {
@@ -280,6 +342,31 @@ static int count_rows(const char *dir, const char *status)
     return n;
 }
 
+/* Every line of the run's CSV is whole: it ends in a newline and splits into
+ * the header's number of fields. Returns the number of data rows. */
+static int whole_rows(const char *dir)
+{
+    char cmd[512], path[512];
+    snprintf(cmd, sizeof cmd, "ls %s/*.csv", dir);
+    FILE *p = popen(cmd, "r");
+    ck_assert(p);
+    ck_assert_ptr_nonnull(fgets(path, sizeof path, p));
+    pclose(p);
+    path[strcspn(path, "\n")] = '\0';
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[CSV_LINE_MAX];
+    char *fields[64];
+    int rows = -1, rc;
+    while ((rc = csv_read_line(f, line, sizeof line)) == 1) {
+        ck_assert_int_eq(csv_split(line, fields, 64), results_column_count());
+        rows++;
+    }
+    fclose(f);
+    ck_assert_msg(rc == 0, "%s: torn or overlong line after %d rows", path, rows);
+    return rows;
+}
+
 START_TEST(test_runner_writes_ok_rows)
 {
     char dir[] = "/tmp/attnbench-gpu-XXXXXX", cmd[512];
@@ -289,6 +376,7 @@ START_TEST(test_runner_writes_ok_rows)
              "--mode cold,hot,graph --budget-ms 200 --out %s", dir);
     ck_assert_int_eq(system(cmd), 0);
     ck_assert_int_eq(count_rows(dir, "ok"), 4 * (int)registry_count() * 3);
+    ck_assert_int_eq(whole_rows(dir), 4 * (int)registry_count() * 3);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     ck_assert_int_eq(system(cmd), 0);
 }
@@ -311,6 +399,26 @@ START_TEST(test_runner_reports_oom_and_goes_on)
 }
 END_TEST
 
+START_TEST(test_runner_interrupted_keeps_whole_rows)
+{
+    char dir[] = "/tmp/attnbench-gpu-XXXXXX", cmd[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    /* SIGINT a few seconds into a sweep that would take far longer */
+    snprintf(cmd, sizeof cmd,
+             "timeout --preserve-status -s INT 4 ./build/attnbench --quiet --grid quick "
+             "--mode cold,hot,graph --budget-ms 1000 --out %s", dir);
+    int st = system(cmd);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 130);
+    int rows = whole_rows(dir);
+    ck_assert_int_gt(rows, 0);
+    ck_assert_int_lt(rows, 72);
+    ck_assert_int_eq(count_rows(dir, "ok"), rows);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 static Suite *gpu_suite(void)
 {
     Suite *s = suite_create("gpu");
@@ -325,17 +433,19 @@ static Suite *gpu_suite(void)
     tcase_add_loop_test(t, test_gpu_reference_matches_cpu, 0, N_ODD);
     tcase_add_test(t, test_poison_is_nan);
     tcase_add_test(t, test_random_inputs_are_fresh_and_nonzero);
+    tcase_add_loop_test(t, test_naive_has_one_more_d2d_copy_than_inplace, 0, 2);
     suite_add_tcase(s, t);
     t = tcase_create("runner");
     tcase_set_timeout(t, 300);
     tcase_add_test(t, test_runner_writes_ok_rows);
     tcase_add_test(t, test_runner_reports_oom_and_goes_on);
+    tcase_add_test(t, test_runner_interrupted_keeps_whole_rows);
     suite_add_tcase(s, t);
     return s;
 }
 
 /* Tests in gpu_suite(), for the skipped count: keep in step with it. */
-#define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_LONG + N_ODD + 2 + 2)
+#define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_LONG + N_ODD + 2 + 2 + 3)
 
 int main(void)
 {

@@ -1,0 +1,31 @@
+/* clocks.h — the GPU's SM clock, power and temperature read through NVML,
+ * which is loaded at run time (dlopen) so that attnbench still starts where
+ * the driver is missing. Without NVML every read fails with a reason and the
+ * runner leaves the clock columns empty. */
+#ifndef ATTN_CLOCKS_H
+#define ATTN_CLOCKS_H
+
+#include "attn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct gpu_clocks {
+    unsigned sm_mhz;         /* current SM clock */
+    unsigned temperature_c;  /* 0 when unknown */
+    double power_w;          /* NaN when unknown */
+};
+
+/* Opens NVML for the CUDA device `ordinal`; ATTN_ERR with why not. */
+int clocks_open(int ordinal);
+bool clocks_ready(void);
+int clocks_read(struct gpu_clocks *);
+/* The driver version NVML reports, "" when NVML is not open. */
+const char *clocks_driver_version(void);
+void clocks_close(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
