@@ -51,6 +51,26 @@ extern "C" int gpu_poison(void *dst, size_t bytes, attn_stream_t s)
     return ATTN_OK;
 }
 
+static __device__ uint64_t globaltimer_ns(void)
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+static __global__ void block_kernel(volatile int *release, uint64_t timeout_ns)
+{
+    const uint64_t t0 = globaltimer_ns();
+    while (!*release && globaltimer_ns() - t0 < timeout_ns) __nanosleep(1000);
+}
+
+extern "C" int gpu_block_stream(volatile int *release, double timeout_ms, attn_stream_t s)
+{
+    block_kernel<<<1, 1, 0, s>>>(release, (uint64_t)(timeout_ms * 1e6));
+    LAUNCH_TRY("block_kernel");
+    return ATTN_OK;
+}
+
 #define REF_THREADS 128
 
 static __device__ float block_reduce(float x, bool is_max, float *scratch)

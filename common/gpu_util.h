@@ -19,6 +19,12 @@ int gpu_poison(void *dst, size_t bytes, attn_stream_t);
 int gpu_reference_f32(const struct attn_problem *, const void *q, const void *k,
                       const void *v, float *o, attn_stream_t);
 
+/* Holds the stream until *release becomes non-zero (host-mapped memory) or
+ * `timeout_ms` passes: enqueued before a timed region, it lets the host queue
+ * the whole region before the GPU starts on it, so launch latency stays out
+ * of the measurement. */
+int gpu_block_stream(volatile int *release, double timeout_ms, attn_stream_t);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,6 +2,7 @@
 #include "timing.h"
 #include "clocks.h"
 #include "errors.h"
+#include "gpu_util.h"
 #include "nvtx.h"
 
 #include <cuda_runtime_api.h>
@@ -13,11 +14,13 @@
 #define WARMUP_MIN_MS 25.0
 #define WARMUP_MAX_CALLS 200
 #define BATCH_TARGET_MS 2.0 /* hot and graph: device time of one batch */
-#define BATCH_MAX_CALLS 1000
+#define BATCH_MAX_CALLS 200  /* keeps a batch's launches within the launch queue */
+#define BLOCK_TIMEOUT_MS 50.0
 #define SAMPLES_CAP 100000
 
 struct bench_timer {
     cudaEvent_t start, stop;
+    volatile int *release; /* host-mapped: lets the stream go once a batch is queued */
     void *flush;
     size_t flush_bytes;
     double *samples;
@@ -54,6 +57,8 @@ int bench_timer_create(struct bench_timer **out, size_t l2_bytes)
     if (!t->samples) rc = ATTN_FAIL(ATTN_ERR, "out of host memory");
     else if (cudaEventCreate(&t->start) != cudaSuccess || cudaEventCreate(&t->stop) != cudaSuccess)
         rc = ATTN_FAIL(ATTN_ERR, "cudaEventCreate failed");
+    else if (cudaHostAlloc((void **)&t->release, sizeof *t->release, cudaHostAllocMapped) != cudaSuccess)
+        rc = ATTN_FAIL(ATTN_ERR, "cudaHostAlloc of the release flag failed");
     else if (cudaMalloc(&t->flush, t->flush_bytes) != cudaSuccess)
         rc = ATTN_FAIL(ATTN_ERR_OOM, "no device memory for the %zu-byte L2 flush buffer",
                        t->flush_bytes);
@@ -72,6 +77,7 @@ void bench_timer_destroy(struct bench_timer *t)
     if (t->start) cudaEventDestroy(t->start);
     if (t->stop) cudaEventDestroy(t->stop);
     if (t->flush) cudaFree(t->flush);
+    if (t->release) cudaFreeHost((void *)t->release);
     free(t->samples);
     free(t);
 }
@@ -93,15 +99,24 @@ static int enqueue(const struct timed_call *c, cudaGraphExec_t graph, int calls)
     return ATTN_OK;
 }
 
-/* Device milliseconds of `calls` enqueued calls, the L2 flushed first if asked. */
+/* Device milliseconds of `calls` enqueued calls, the L2 flushed first if
+ * asked. The stream is held by a blocking kernel until the whole batch and
+ * its stop event are queued, so the first launch's latency is not timed. */
 static int timed_batch(struct bench_timer *t, const struct timed_call *c, cudaGraphExec_t graph,
                        int calls, bool flush, double *ms)
 {
     cudaStream_t s = (cudaStream_t)c->stream;
     if (flush) CUDA_TRY(cudaMemsetAsync(t->flush, (int)(wall_ms()) & 0xff, t->flush_bytes, s));
-    CUDA_TRY(cudaEventRecord(t->start, s));
-    ATTN_TRY(enqueue(c, graph, calls));
-    CUDA_TRY(cudaEventRecord(t->stop, s));
+    *t->release = 0;
+    ATTN_TRY(gpu_block_stream(t->release, BLOCK_TIMEOUT_MS, c->stream));
+    int rc = ATTN_OK;
+    if (cudaEventRecord(t->start, s) != cudaSuccess)
+        rc = ATTN_FAIL(ATTN_ERR, "cudaEventRecord: %s", cudaGetErrorString(cudaGetLastError()));
+    if (rc == ATTN_OK) rc = enqueue(c, graph, calls);
+    if (rc == ATTN_OK && cudaEventRecord(t->stop, s) != cudaSuccess)
+        rc = ATTN_FAIL(ATTN_ERR, "cudaEventRecord: %s", cudaGetErrorString(cudaGetLastError()));
+    *t->release = 1; /* after the stop event is queued; on failure too: never hold the stream */
+    ATTN_TRY(rc);
     CUDA_TRY(cudaEventSynchronize(t->stop));
     float f = 0;
     CUDA_TRY(cudaEventElapsedTime(&f, t->start, t->stop));
