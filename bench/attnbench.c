@@ -275,10 +275,10 @@ static int validate(struct runner *r, const struct attn_variant *v, void *ctx,
 }
 
 /* The row's traced call: op counts, busy time and launch gap into the row;
- * with --trace, the first mode's capture also goes to DIR/VARIANT_POINT.json
- * and its op sequence to DIR/ops.txt. A tracer failure is the row's error. */
+ * with --trace, the capture also goes to DIR/VARIANT_POINT_MODE.json and its
+ * op sequence to DIR/ops.txt. A tracer failure is the row's error. */
 static int trace_row(struct runner *r, enum attn_mode mode, const struct timed_call *call,
-                     bool first_mode, struct result_row *row)
+                     struct result_row *row)
 {
     struct trace_capture cap = {0};
     attn_range_push("trace");
@@ -293,7 +293,7 @@ static int trace_row(struct runner *r, enum attn_mode mode, const struct timed_c
     row->memset_per_call = sum.memset_per_call;
     row->gpu_busy_ms = sum.busy_ms_per_call;
     row->launch_gap_ms = sum.span_ms_per_call - sum.busy_ms_per_call;
-    if (first_mode && r->opt->trace_dir) {
+    if (r->opt->trace_dir) {
         char label[96], file[160], path[1200], ops[1024];
         const struct attn_problem *p = &row->problem;
         snprintf(file, sizeof file, "%s_B%d_H%d_S%d_D%d_%s_%s_%s.json", row->variant, p->batch,
@@ -404,7 +404,7 @@ static int run_variant(struct runner *r, const struct attn_variant *v,
             break;
         }
         if (vrc == ATTN_OK && r->tracing) {
-            vrc = trace_row(r, mode, &call, m == 0, &row);
+            vrc = trace_row(r, mode, &call, &row);
             if (vrc == ATTN_ERR_INTERRUPTED) {
                 rc = vrc;
                 break;

@@ -54,6 +54,9 @@ extern volatile int attn_interrupted;
 struct attn_variant {
     const char *name;    /* short, unique, [a-z0-9_] */
     const char *summary; /* one line for --list */
+    /* A fused kernel: at most 2 kernels per call, no copies, no S×S
+     * intermediate (the GPU tests hold it to that through the tracer). */
+    bool fused;
     /* NULL when the variant can run this problem on this device, else why not. */
     const char *(*supports)(const struct attn_problem *, const struct device_info *);
     /* Device memory the variant needs beyond Q, K, V, O; the runner allocates it. */

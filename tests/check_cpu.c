@@ -1123,7 +1123,52 @@ START_TEST(test_results_timed_row)
     ck_assert_double_eq_tol(strtod(f[column_index("gbps")], NULL), gbps, gbps * 1e-4);
     ck_assert_double_eq_tol(strtod(f[column_index("extra_mem_mib")], NULL), 512, 1e-9);
     ck_assert_double_eq_tol(strtod(f[column_index("max_abs_err")], NULL), 0.001, 1e-12);
-    ck_assert_str_eq(f[column_index("kernels_per_call")], ""); /* still unmeasured */
+    ck_assert_str_eq(f[column_index("kernels_per_call")], ""); /* not traced */
+    ck_assert_str_eq(f[column_index("pct_peak_tflops")], "");   /* no peaks measured */
+    ck_assert_str_eq(f[column_index("sm_clock_start_mhz")], ""); /* no NVML reading */
+    ck_assert_str_eq(f[column_index("clock_low")], "");
+}
+END_TEST
+
+START_TEST(test_results_peaks_clocks_and_trace)
+{
+    struct result_row r;
+    results_row_init(&r);
+    r.variant = "naive";
+    r.problem = problem(2, 16, 1024, 64, true);
+    r.mode = "graph";
+    r.status = "ok";
+    r.timed = true;
+    const double samples[3] = {0.5, 0.5, 0.5};
+    ck_assert_int_eq(stats_summarize(samples, 3, &r.stats), ATTN_OK);
+    const struct peaks pk = {.gemm_tflops = 800, .gemm_n = 8192, .copy_gbps = 4000};
+    r.peaks = &pk;
+    r.clock_start_mhz = 1980;
+    r.clock_end_mhz = 1755;
+    r.clock_low = 1;
+    r.traced = true;
+    r.kernels_per_call = 5;
+    r.memcpy_per_call = 1;
+    r.memset_per_call = 1;
+    r.gpu_busy_ms = 0.48;
+    r.launch_gap_ms = 0.02;
+
+    struct csv_line l;
+    ck_assert_int_eq(results_format(&r, &l), ATTN_OK);
+    char *f[64];
+    ck_assert_int_eq(split_line(&l, f, 64), results_column_count());
+    const double tflops = attn_flops(&r.problem) / 0.5e-3 / 1e12;
+    const double gbps = attn_bytes(&r.problem) / 0.5e-3 / 1e9;
+    ck_assert_double_eq_tol(strtod(f[column_index("pct_peak_tflops")], NULL), 100 * tflops / 800, 1e-3);
+    ck_assert_double_eq_tol(strtod(f[column_index("pct_peak_gbps")], NULL), 100 * gbps / 4000, 1e-3);
+    ck_assert_str_eq(f[column_index("sm_clock_start_mhz")], "1980");
+    ck_assert_str_eq(f[column_index("sm_clock_end_mhz")], "1755");
+    ck_assert_str_eq(f[column_index("clock_low")], "1");
+    ck_assert_str_eq(f[column_index("kernels_per_call")], "5");
+    ck_assert_str_eq(f[column_index("memcpy_per_call")], "1");
+    ck_assert_str_eq(f[column_index("memset_per_call")], "1");
+    ck_assert_double_eq_tol(strtod(f[column_index("gpu_busy_ms")], NULL), 0.48, 1e-9);
+    ck_assert_double_eq_tol(strtod(f[column_index("launch_gap_ms")], NULL), 0.02, 1e-9);
 }
 END_TEST
 
@@ -1659,6 +1704,7 @@ static Suite *csv_suite(void)
     tcase_add_test(tc, test_results_header);
     tcase_add_test(tc, test_results_untimed_row);
     tcase_add_test(tc, test_results_timed_row);
+    tcase_add_test(tc, test_results_peaks_clocks_and_trace);
     suite_add_tcase(s, tc);
     return s;
 }

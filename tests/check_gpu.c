@@ -327,6 +327,32 @@ START_TEST(test_naive_has_one_more_d2d_copy_than_inplace)
 }
 END_TEST
 
+/* Fused variants keep their promise: at most 2 kernels per call, no copies. */
+START_TEST(test_fused_variants_launch_at_most_two_kernels)
+{
+    if (!trace_available()) return;
+    struct shape s = {.batch = 2, .heads = 4, .seq = 1000, .dim = 128, .causal = true};
+    struct case_data c;
+    case_open(&c, s, fresh_seed());
+    int fused = 0;
+    for (size_t i = 0; i < registry_count(); i++) {
+        const struct attn_variant *v = registry_get(i);
+        if (!v->fused || v->supports(&c.p, &dev)) continue;
+        struct trace_capture cap = {0};
+        traced_call(v, &c, &cap);
+        struct trace_summary sum;
+        trace_summarize(&cap, 1, &sum);
+        ck_assert_msg(sum.kernels_per_call <= 2 && sum.memcpy_per_call == 0,
+                      "%s: %g kernels, %g copies per call", v->name, sum.kernels_per_call,
+                      sum.memcpy_per_call);
+        trace_capture_free(&cap);
+        fused++;
+    }
+    fprintf(stderr, "  %d fused variant(s) traced\n", fused);
+    case_close(&c);
+}
+END_TEST
+
 /* Counts the data rows of a results CSV whose status column equals status. */
 static int count_rows(const char *dir, const char *status)
 {
@@ -434,6 +460,7 @@ static Suite *gpu_suite(void)
     tcase_add_test(t, test_poison_is_nan);
     tcase_add_test(t, test_random_inputs_are_fresh_and_nonzero);
     tcase_add_loop_test(t, test_naive_has_one_more_d2d_copy_than_inplace, 0, 2);
+    tcase_add_test(t, test_fused_variants_launch_at_most_two_kernels);
     suite_add_tcase(s, t);
     t = tcase_create("runner");
     tcase_set_timeout(t, 300);
@@ -445,7 +472,7 @@ static Suite *gpu_suite(void)
 }
 
 /* Tests in gpu_suite(), for the skipped count: keep in step with it. */
-#define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_LONG + N_ODD + 2 + 2 + 3)
+#define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_LONG + N_ODD + 2 + 2 + 1 + 3)
 
 int main(void)
 {

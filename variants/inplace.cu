@@ -31,6 +31,7 @@ static int inplace_run(void *ctx, const void *q, const void *k, const void *v, v
 extern "C" const struct attn_variant attn_variant_inplace = {
     .name = "inplace",
     .summary = "eager steps with masked_fill_ in place: no copy, one S*S buffer",
+    .fused = false,
     .supports = eager_supports,
     .workspace_bytes = inplace_workspace_bytes,
     .setup = inplace_setup,

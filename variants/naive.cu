@@ -36,6 +36,7 @@ static int naive_run(void *ctx, const void *q, const void *k, const void *v, voi
 extern "C" const struct attn_variant attn_variant_naive = {
     .name = "naive",
     .summary = "eager steps as PyTorch runs them; out-of-place masked_fill (D2D copy)",
+    .fused = false,
     .supports = eager_supports,
     .workspace_bytes = naive_workspace_bytes,
     .setup = naive_setup,
