@@ -393,55 +393,61 @@ static int whole_rows(const char *dir)
     return rows;
 }
 
-START_TEST(test_runner_writes_ok_rows)
+/* Runs build/attnbench with `args` and --out a fresh temporary directory
+ * (written into dir, at least 32 bytes); returns system()'s wait status. */
+static int run_attnbench(const char *prefix, const char *args, char *dir)
 {
-    char dir[] = "/tmp/attnbench-gpu-XXXXXX", cmd[512];
+    strcpy(dir, "/tmp/attnbench-gpu-XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(cmd, sizeof cmd,
-             "./build/attnbench --quiet --point 'batch=2 heads=3 seq=100,256 dim=64 causal=0,1' "
-             "--mode cold,hot,graph --budget-ms 200 --out %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
-    ck_assert_int_eq(count_rows(dir, "ok"), 4 * (int)registry_count() * 3);
-    ck_assert_int_eq(whole_rows(dir), 4 * (int)registry_count() * 3);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s./build/attnbench --quiet %s --out %s", prefix, args, dir);
+    return system(cmd);
+}
+
+static void remove_dir(const char *dir)
+{
+    char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(test_runner_writes_ok_rows)
+{
+    char dir[32];
+    ck_assert_int_eq(run_attnbench("", "--point 'batch=2 heads=3 seq=100,256 dim=64 causal=0,1' "
+                                       "--mode cold,hot,graph --budget-ms 200", dir), 0);
+    ck_assert_int_eq(count_rows(dir, "ok"), 4 * (int)registry_count() * 3);
+    ck_assert_int_eq(whole_rows(dir), 4 * (int)registry_count() * 3);
+    remove_dir(dir);
 }
 END_TEST
 
 START_TEST(test_runner_reports_oom_and_goes_on)
 {
-    char dir[] = "/tmp/attnbench-gpu-XXXXXX", cmd[512];
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char dir[32];
     /* naive's two S² buffers at S=65536, B·H=32: 2 × 275 GB — far beyond the card. */
-    snprintf(cmd, sizeof cmd,
-             "./build/attnbench --quiet --point 'batch=1 heads=32 seq=65536 dim=64' "
-             "--point 'batch=1 heads=2 seq=64 dim=64' --variants naive --budget-ms 100 --out %s",
-             dir);
-    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(run_attnbench("", "--point 'batch=1 heads=32 seq=65536 dim=64' "
+                                       "--point 'batch=1 heads=2 seq=64 dim=64' --variants naive "
+                                       "--budget-ms 100", dir), 0);
     ck_assert_int_eq(count_rows(dir, "oom"), 1);
     ck_assert_int_eq(count_rows(dir, "ok"), 1);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    remove_dir(dir);
 }
 END_TEST
 
 START_TEST(test_runner_interrupted_keeps_whole_rows)
 {
-    char dir[] = "/tmp/attnbench-gpu-XXXXXX", cmd[512];
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char dir[32];
     /* SIGINT a few seconds into a sweep that would take far longer */
-    snprintf(cmd, sizeof cmd,
-             "timeout --preserve-status -s INT 4 ./build/attnbench --quiet --grid quick "
-             "--mode cold,hot,graph --budget-ms 1000 --out %s", dir);
-    int st = system(cmd);
+    int st = run_attnbench("timeout --preserve-status -s INT 4 ",
+                           "--grid quick --mode cold,hot,graph --budget-ms 1000", dir);
     ck_assert(WIFEXITED(st));
     ck_assert_int_eq(WEXITSTATUS(st), 130);
     int rows = whole_rows(dir);
     ck_assert_int_gt(rows, 0);
     ck_assert_int_lt(rows, 72);
     ck_assert_int_eq(count_rows(dir, "ok"), rows);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    remove_dir(dir);
 }
 END_TEST
 
