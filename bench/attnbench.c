@@ -386,6 +386,10 @@ static int run_variant(struct runner *r, const struct attn_variant *v,
 
     struct timed_call call = {.variant = v, .ctx = ctx, .q = d->q, .k = d->k, .v = d->v,
                               .o = d->o, .stream = r->stream};
+    if (timing_slowdown_fraction(v->name) > 0 && timing_calibrate_slowdown(r->timer, &call) != ATTN_OK) {
+        rc = emit_untimed(r, v, p, "error", attn_error_message(), &base);
+        goto out_teardown;
+    }
     for (int m = 0; m < r->opt->nmodes && rc == ATTN_OK; m++) {
         enum attn_mode mode = r->opt->modes[m];
         struct result_row row = base;
@@ -526,6 +530,10 @@ int main(int argc, char **argv)
         grid_free(&opt.grid);
         return 2;
     }
+    for (int i = 0; i < opt.nvariants; i++)
+        if (timing_slowdown_fraction(opt.variants[i]->name) > 0)
+            fprintf(stderr, "attnbench: this build injects a %.0f%% slowdown into %s (SLOWDOWN=)\n",
+                    100 * timing_slowdown_fraction(opt.variants[i]->name), opt.variants[i]->name);
     r.tracing = !opt.no_trace && trace_available();
     if (!opt.no_trace && !r.tracing)
         fprintf(stderr, "attnbench: built without CUPTI: tracing disabled, op columns left empty\n");

@@ -57,6 +57,9 @@ int env_write(const char *path, const struct device_info *d, const struct peaks 
     } else {
         fprintf(f, "nvml=unavailable\n");
     }
+#ifdef ATTN_SLOWDOWN
+    fprintf(f, "injected_slowdown=%s\n", ATTN_SLOWDOWN);
+#endif
     if (pk)
         fprintf(f, "peak_gemm_bf16_tflops=%.1f\npeak_gemm_n=%d\npeak_copy_gbps=%.1f\n"
                    "peak_copy_bytes=%zu\n",

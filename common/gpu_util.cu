@@ -71,6 +71,20 @@ extern "C" int gpu_block_stream(volatile int *release, double timeout_ms, attn_s
     return ATTN_OK;
 }
 
+static __global__ void spin_kernel(uint64_t ns)
+{
+    const uint64_t t0 = globaltimer_ns();
+    while (globaltimer_ns() - t0 < ns) {
+    }
+}
+
+extern "C" int gpu_spin(double ms, attn_stream_t s)
+{
+    spin_kernel<<<1, 1, 0, s>>>((uint64_t)(ms * 1e6));
+    LAUNCH_TRY("spin_kernel");
+    return ATTN_OK;
+}
+
 #define REF_THREADS 128
 
 static __device__ float block_reduce(float x, bool is_max, float *scratch)

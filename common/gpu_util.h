@@ -25,6 +25,9 @@ int gpu_reference_f32(const struct attn_problem *, const void *q, const void *k,
  * of the measurement. */
 int gpu_block_stream(volatile int *release, double timeout_ms, attn_stream_t);
 
+/* Keeps one thread busy for `ms` on the stream (the gate's injected slowdown). */
+int gpu_spin(double ms, attn_stream_t);
+
 #ifdef __cplusplus
 }
 #endif

@@ -86,7 +86,21 @@ size_t bench_timer_device_bytes(const struct bench_timer *t) { return t->flush_b
 
 static int call_once(const struct timed_call *c)
 {
-    return c->variant->run(c->ctx, c->q, c->k, c->v, c->o, c->stream);
+    ATTN_TRY(c->variant->run(c->ctx, c->q, c->k, c->v, c->o, c->stream));
+    if (c->extra_ms > 0) ATTN_TRY(gpu_spin(c->extra_ms, c->stream));
+    return ATTN_OK;
+}
+
+double timing_slowdown_fraction(const char *variant)
+{
+#ifdef ATTN_SLOWDOWN
+    const char *spec = ATTN_SLOWDOWN, *colon = strchr(spec, ':');
+    if (colon && (size_t)(colon - spec) == strlen(variant) && !strncmp(spec, variant, strlen(variant)))
+        return atof(colon + 1) / 100.0;
+#else
+    (void)variant;
+#endif
+    return 0;
 }
 
 /* Enqueues `calls` calls (or graph replays) of the variant. */
@@ -189,6 +203,19 @@ static int run_mode(struct bench_timer *t, enum attn_mode mode, const struct tim
             return ATTN_OK;
         }
     }
+}
+
+int timing_calibrate_slowdown(struct bench_timer *t, struct timed_call *c)
+{
+    c->extra_ms = 0;
+    const double frac = timing_slowdown_fraction(c->variant->name);
+    if (frac <= 0) return ATTN_OK;
+    double ms[5];
+    for (int i = 0; i < 5; i++) ATTN_TRY(timed_batch(t, c, NULL, 1, false, &ms[i]));
+    struct sample_stats st;
+    ATTN_TRY(stats_summarize(ms, 5, &st));
+    c->extra_ms = frac * st.median;
+    return ATTN_OK;
 }
 
 int trace_call(struct bench_timer *t, enum attn_mode mode, const struct timed_call *c,

@@ -28,9 +28,17 @@ struct timed_call {
     const void *q, *k, *v;
     void *o;
     attn_stream_t stream;
+    double extra_ms; /* injected slowdown after each call (timing_slowdown); 0 normally */
 };
 
+
 struct bench_timer; /* events and the L2 flush buffer */
+
+/* With a build made with SLOWDOWN=VARIANT:PCT (ATTN_SLOWDOWN), the fraction
+ * of extra work that variant does per timed call (0.05 for 5), else 0. */
+double timing_slowdown_fraction(const char *variant);
+/* Sets c->extra_ms to the injected fraction of a plain call's median time. */
+int timing_calibrate_slowdown(struct bench_timer *, struct timed_call *c);
 
 int bench_timer_create(struct bench_timer **, size_t l2_bytes);
 void bench_timer_destroy(struct bench_timer *);

@@ -1,0 +1,99 @@
+/* gate.h — the regression gate: thresholds (bench/thresholds.conf), the
+ * comparison of a results CSV with a baseline, and its report.
+ *
+ * A row regresses when its slowdown (current/baseline − 1) exceeds all of:
+ *   - its allowed slowdown (thresholds: default, overridden by matching lines),
+ *   - what the two rows' recorded noise explains: noise_k · √(nb² + nc²),
+ *     nb and nc the rows' noise_rel (IQR/median of their samples),
+ *   - and the difference is at least min_ms milliseconds.
+ * Requiring all three keeps noisy or tiny rows from failing the gate on
+ * spread alone, while a real slowdown past the limit on a quiet row fails.
+ * Also failures: a row that was ok and is no longer (mismatch, error, oom,
+ * skipped), an ok row with a NaN or missing time, rel_err over the dtype's
+ * tolerance, a baseline row missing from the results (unless allowed).
+ * Warnings: new rows; improvements beyond the limit (bless a new baseline). */
+#ifndef ATTN_GATE_H
+#define ATTN_GATE_H
+
+#include "../common/results_read.h"
+
+#include <stdio.h>
+
+#define GATE_MAX_RULES 64
+
+/* Settings a thresholds line may set; NaN = not set by that line. */
+struct gate_settings {
+    double slowdown; /* allowed fraction, 0.05 = 5% */
+    double min_ms;   /* smallest difference that counts */
+    double noise_k;  /* multiplier on the combined noise */
+};
+
+enum gate_op { OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE };
+
+struct gate_cond {
+    int field;  /* index into the key fields, see gate.c */
+    enum gate_op op;
+    char text[64]; /* for variant, dtype, mode */
+    long number;   /* for batch, heads, seq_len, head_dim, causal */
+};
+
+struct gate_rule {
+    struct gate_cond conds[8];
+    int nconds;
+    struct gate_settings set;
+    int line;
+};
+
+struct gate_thresholds {
+    struct gate_settings defaults;
+    struct gate_rule rules[GATE_MAX_RULES];
+    int nrules;
+};
+
+/* Built-in defaults (used when no file is given): 5%, 0.002 ms, k = 2. */
+void gate_thresholds_default(struct gate_thresholds *);
+/* Parses a thresholds file (syntax in bench/thresholds.conf). ATTN_ERR_INPUT
+ * with "path:line: why" on a bad line. */
+int gate_thresholds_read(const char *path, struct gate_thresholds *);
+/* The settings that apply to a key: defaults, then every matching rule in
+ * file order (later lines win). */
+struct gate_settings gate_settings_for(const struct gate_thresholds *, const struct result_key *);
+
+struct gate_options {
+    bool allow_missing;      /* baseline rows absent from the results only warn */
+    bool allow_gpu_mismatch; /* compare runs from different GPUs */
+};
+
+enum gate_verdict { V_PASS, V_SLOWER, V_FAIL_STATUS, V_FAIL_NAN, V_FAIL_ERROR, V_MISSING,
+                    V_NEW, V_FASTER };
+
+struct gate_line {
+    struct result_key key;
+    double base_ms, cur_ms, ratio, noise; /* noise: √(nb² + nc²) */
+    double limit;                         /* the allowed slowdown used */
+    enum gate_verdict verdict;
+    char why[160];
+};
+
+struct gate_report {
+    struct gate_line *lines;
+    size_t count;
+    size_t compared, regressed, failed, missing, added, improved;
+};
+
+/* Compares; ATTN_ERR_INPUT (exit 2) for refusals such as different GPUs.
+ * The report is filled either way; gate_exit_code says 0 or 1. */
+int gate_compare(const struct result_set *baseline, const struct result_set *current,
+                 const struct gate_thresholds *, const struct gate_options *,
+                 struct gate_report *);
+int gate_exit_code(const struct gate_report *);
+void gate_report_free(struct gate_report *);
+
+const char *gate_verdict_name(enum gate_verdict);
+/* The table, worst first, and a summary line; markdown for CI summaries. */
+void gate_print(const struct gate_report *, const char *baseline_path, const char *current_path,
+                FILE *);
+void gate_print_markdown(const struct gate_report *, const char *baseline_path,
+                         const char *current_path, FILE *);
+
+#endif

@@ -1,0 +1,56 @@
+/* results_read.h — reading a results CSV back: columns found by name (any
+ * order, extra columns ignored), leading '#' lines skipped, CRLF and quoted
+ * fields accepted. Every rejection names file:line and the problem. */
+#ifndef ATTN_RESULTS_READ_H
+#define ATTN_RESULTS_READ_H
+
+#include "attn.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The row key of design.md: variant, dtype, batch, heads, seq_len, head_dim,
+ * causal, mode. */
+struct result_key {
+    char variant[64];
+    char dtype[8];
+    int batch, heads, seq_len, head_dim, causal;
+    char mode[8];
+};
+
+struct result_rec {
+    struct result_key key;
+    int line;            /* where it stands in its file */
+    char gpu[64];
+    char status[16];     /* ok, skipped, oom, mismatch, error */
+    double ms_median;    /* NaN when empty */
+    double noise_rel;    /* NaN when empty */
+    double rel_err;      /* NaN when empty */
+    long samples;        /* -1 when empty */
+};
+
+struct result_set {
+    char path[512];
+    struct result_rec *rows;
+    size_t count;
+};
+
+/* Reads path. ATTN_ERR_INPUT with "path:line: why" for: a file that cannot be
+ * opened, no header, a header without a required column, a row whose field
+ * count differs from the header's, a non-numeric number, an unknown mode or
+ * status, a duplicate key, a torn (unterminated) last line, no data rows. */
+int results_read(const char *path, struct result_set *out);
+void results_free(struct result_set *);
+
+/* "naive bf16 B=2 H=16 S=1024 D=64 causal cold" */
+const char *result_key_label(const struct result_key *, char *buf, size_t len);
+bool result_key_equal(const struct result_key *, const struct result_key *);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
