@@ -70,12 +70,14 @@ COMMON_C  := $(wildcard common/*.c)
 COMMON_CU := $(wildcard common/*.cu)
 VARIANT_SRCS := $(wildcard variants/*.cu)
 LIB_OBJS  := $(COMMON_C:%.c=$(BUILD)/%.o) $(COMMON_CU:%.cu=$(BUILD)/%.o) $(VARIANT_SRCS:%.cu=$(BUILD)/%.o)
-BENCH_LIB := $(BUILD)/bench/options.o
+BENCH_LIB := $(BUILD)/bench/options.o $(BUILD)/bench/gate.o
 
 ATTNBENCH := $(BUILD)/attnbench
 TEST_CPU  := $(BUILD)/test_cpu
 TEST_GPU  := $(BUILD)/test_gpu
 TEST_TRACE := $(BUILD)/test_trace
+TEST_REGRESS := $(BUILD)/test_regress
+REGRESS   := $(BUILD)/regress
 
 # ------------------------------------------------------------- user knobs
 GRID     ?= default
@@ -88,17 +90,22 @@ TRACE_GRID ?= seed
 GPU_SLUG  = $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | sed 's/^NVIDIA //' | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$$//')
 TRACE_DIR ?= results/$(GPU_SLUG)/traces
 
-.PHONY: all bench trace test test-cpu test-gpu deps help clean FORCE
+.PHONY: all bench trace regress baseline test test-cpu test-gpu deps help clean FORCE
 
-all: $(ATTNBENCH) ## build the runner (build/attnbench)
+all: $(ATTNBENCH) $(REGRESS) ## build the runner (build/attnbench) and the gate (build/regress)
 
-$(BUILD)/git_rev.h: FORCE
+# What the binary was built from: the git revision, and an injected slowdown
+# when SLOWDOWN=VARIANT:PERCENT is set (for proving the gate). Rewritten only
+# when it changes, so that only its users rebuild.
+$(BUILD)/build_info.h: FORCE
 	@mkdir -p $(@D)
-	@echo '#define ATTN_GIT_REV "$(GIT_REV)"' > $@.tmp
+	@{ echo '#define ATTN_GIT_REV "$(GIT_REV)"'; \
+	   $(if $(SLOWDOWN),echo '#define ATTN_SLOWDOWN "$(SLOWDOWN)"';) } > $@.tmp
 	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 
-$(BUILD)/common/env.o: $(BUILD)/git_rev.h
-$(BUILD)/common/env.o: MK_CFLAGS += -include $(BUILD)/git_rev.h
+BUILD_INFO_USERS := $(BUILD)/common/env.o $(BUILD)/common/timing.o
+$(BUILD_INFO_USERS): $(BUILD)/build_info.h
+$(BUILD_INFO_USERS): MK_CFLAGS += -include $(BUILD)/build_info.h
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
@@ -110,6 +117,18 @@ $(BUILD)/%.o: %.cu
 
 $(ATTNBENCH): $(BUILD)/bench/attnbench.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
+
+$(REGRESS): $(BUILD)/bench/regress.o $(BENCH_LIB) $(LIB_OBJS)
+	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
+
+REGRESS_ARGS = $(if $(RESULTS),--results $(RESULTS)) $(if $(BASELINE),--baseline $(BASELINE)) \
+               $(if $(THRESHOLDS),--thresholds $(THRESHOLDS)) $(if $(GPU),--gpu $(GPU)) $(if $(MARKDOWN),--markdown $(MARKDOWN))
+
+regress: $(REGRESS) ## compare RESULTS (default: newest run) with BASELINE (default: results/<gpu>/baseline.csv)
+	$(REGRESS) $(REGRESS_ARGS)
+
+baseline: $(REGRESS) ## bless the newest run as results/<gpu>/baseline.csv (the previous one kept in baselines/)
+	$(REGRESS) --bless $(if $(GPU),--gpu $(GPU))
 
 bench: $(ATTNBENCH) ## run GRID × VARIANTS × MODE on the GPU, write results/<gpu>/RUN_ID.csv
 	@nvidia-smi -L >/dev/null 2>&1 || { echo "make bench: no CUDA device here (nvidia-smi sees none); run it on a GPU box" >&2; exit 2; }
@@ -150,13 +169,22 @@ $(TEST_GPU): $(BUILD)/tests/check_gpu.o $(BENCH_LIB) $(LIB_OBJS)
 $(TEST_TRACE): $(BUILD)/tests/check_trace.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(MK_LDLIBS) $(LDLIBS)
 
-test: deps $(ATTNBENCH) $(TEST_CPU) $(TEST_GPU) $(TEST_TRACE) ## build everything, run GPU tests (skipped without a device), then CPU tests
+$(TEST_REGRESS): $(BUILD)/tests/check_regress.o $(BENCH_LIB) $(LIB_OBJS) | $(REGRESS)
+	$(CC) $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(MK_LDLIBS) $(LDLIBS)
+
+test: deps $(ATTNBENCH) $(REGRESS) $(TEST_CPU) $(TEST_GPU) $(TEST_TRACE) $(TEST_REGRESS) ## build everything; GPU tests (skipped without a device), the gate over the committed results, CPU tests
 	CK_FORK=no ./$(TEST_GPU)
 	./$(TEST_TRACE)
+	./$(TEST_REGRESS)
+	@echo "== the gate over the committed results (results/*/baseline.csv vs the newest run)"
+	@for b in results/*/baseline.csv; do [ -e "$$b" ] || continue; g=$$(basename $$(dirname $$b)); \
+	  ./$(REGRESS) --gpu $$g > $(BUILD)/regress-$$g.txt || { cat $(BUILD)/regress-$$g.txt; exit 1; }; \
+	  tail -n 1 $(BUILD)/regress-$$g.txt; done
 	./$(TEST_CPU)
 
-test-cpu: deps $(TEST_CPU) $(TEST_TRACE) ## CPU tests only
+test-cpu: deps $(TEST_CPU) $(TEST_TRACE) $(TEST_REGRESS) ## CPU tests only
 	./$(TEST_TRACE)
+	./$(TEST_REGRESS)
 	./$(TEST_CPU)
 
 test-gpu: deps $(TEST_GPU) ## GPU tests only (skipped without a device)
@@ -173,6 +201,8 @@ help: ## this list
 	@echo "  TRACE_GRID=NAME    grid for trace (default: seed)"
 	@echo "  TRACE_DIR=DIR      where trace writes JSON, ops.txt and its CSV (default: results/<gpu>/traces)"
 	@echo "  OUT=DIR            results directory for bench (default: results/<gpu>)"
+	@echo "  RESULTS=FILE BASELINE=FILE THRESHOLDS=FILE GPU=NAME MARKDOWN=FILE  for regress / baseline"
+	@echo "  SLOWDOWN=VARIANT:PCT  build attnbench with VARIANT doing PCT% extra work per timed call (gate proofs)"
 	@echo "  CUDA_ARCH=90       compute capability to build for (default: detected, else 90)"
 	@echo "  NVCC=path          the CUDA compiler (default: nvcc on PATH)"
 	@echo "  WERROR=1           treat compiler warnings as errors (CI sets it)"

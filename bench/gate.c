@@ -275,11 +275,18 @@ int gate_compare(const struct result_set *base, const struct result_set *cur,
                  struct gate_report *r)
 {
     memset(r, 0, sizeof *r);
-    if (!o->allow_gpu_mismatch && base->count && cur->count && base->rows[0].gpu[0] &&
-        cur->rows[0].gpu[0] && strcmp(base->rows[0].gpu, cur->rows[0].gpu) != 0)
-        return ATTN_FAIL(ATTN_ERR_INPUT,
-                         "%s is from GPU '%s' and %s from '%s' (--allow-gpu-mismatch to compare anyway)",
-                         base->path, base->rows[0].gpu, cur->path, cur->rows[0].gpu);
+    /* every row of both files must come from the baseline's first row's GPU */
+    const char *gpu = base->count ? base->rows[0].gpu : "";
+    const struct result_set *sets[2] = {base, cur};
+    for (int k = 0; k < 2 && !o->allow_gpu_mismatch && gpu[0]; k++)
+        for (size_t i = 0; i < sets[k]->count; i++) {
+            const struct result_rec *row = &sets[k]->rows[i];
+            if (row->gpu[0] && strcmp(row->gpu, gpu) != 0)
+                return ATTN_FAIL(ATTN_ERR_INPUT,
+                                 "%s:%d: GPU '%s', but the baseline %s is from '%s' "
+                                 "(--allow-gpu-mismatch to compare anyway)",
+                                 sets[k]->path, row->line, row->gpu, base->path, gpu);
+        }
     for (size_t i = 0; i < base->count; i++) {
         const struct result_rec *b = &base->rows[i];
         struct gate_line *l = add_line(r, &b->key);
@@ -351,7 +358,7 @@ static int worst_first(const void *pa, const void *pb)
     return (rb > ra) - (rb < ra);
 }
 
-static void sort_lines(const struct gate_report *r)
+static void sort_lines(struct gate_report *r)
 {
     qsort(r->lines, r->count, sizeof *r->lines, worst_first);
 }
@@ -370,7 +377,7 @@ static void fmt_ms(char *buf, size_t len, double v)
     else snprintf(buf, len, "%.4g", v);
 }
 
-void gate_print(const struct gate_report *r, const char *bpath, const char *cpath, FILE *f)
+void gate_print(struct gate_report *r, const char *bpath, const char *cpath, FILE *f)
 {
     sort_lines(r);
     fprintf(f, "baseline %s\nresults  %s\n", bpath, cpath);
@@ -390,7 +397,7 @@ void gate_print(const struct gate_report *r, const char *bpath, const char *cpat
     fprintf(f, "regress: %s\n", s);
 }
 
-void gate_print_markdown(const struct gate_report *r, const char *bpath, const char *cpath, FILE *f)
+void gate_print_markdown(struct gate_report *r, const char *bpath, const char *cpath, FILE *f)
 {
     sort_lines(r);
     char s[256];

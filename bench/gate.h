@@ -90,10 +90,11 @@ int gate_exit_code(const struct gate_report *);
 void gate_report_free(struct gate_report *);
 
 const char *gate_verdict_name(enum gate_verdict);
-/* The table, worst first, and a summary line; markdown for CI summaries. */
-void gate_print(const struct gate_report *, const char *baseline_path, const char *current_path,
+/* The table, worst first (the report's lines are sorted so), and a summary
+ * line; markdown for CI summaries. */
+void gate_print(struct gate_report *, const char *baseline_path, const char *current_path,
                 FILE *);
-void gate_print_markdown(const struct gate_report *, const char *baseline_path,
+void gate_print_markdown(struct gate_report *, const char *baseline_path,
                          const char *current_path, FILE *);
 
 #endif

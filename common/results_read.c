@@ -118,7 +118,8 @@ static int read_rows(FILE *f, const char *path, struct result_set *out)
     size_t cap = 0;
     while ((rc = csv_read_line(f, line, sizeof line)) == 1) {
         lineno++;
-        if (nheader < 0 && (line[0] == '#' || line[0] == '\0')) continue; /* environment lines */
+        if (line[strspn(line, " \t")] == '\0') continue;           /* blank lines */
+        if (nheader < 0 && line[0] == '#') continue;                /* environment lines */
         int n = csv_split(line, fields, MAX_FIELDS);
         if (n < 0)
             return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: malformed CSV line (quotes or more than %d fields)",
@@ -154,7 +155,7 @@ static int read_rows(FILE *f, const char *path, struct result_set *out)
     }
     if (rc == -2) return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: torn last line (no line end)", path, lineno + 1);
     if (rc == -1) return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: line too long", path, lineno + 1);
-    if (nheader < 0) return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: empty file (no header)", path, lineno);
+    if (nheader < 0) return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: empty file (no header)", path, lineno + 1);
     if (out->count == 0) return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: no data rows after the header", path, lineno);
     return ATTN_OK;
 }

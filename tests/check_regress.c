@@ -1,0 +1,1428 @@
+/* check_regress.c — the tests of the regression gate (Check): reading a
+ * results CSV back (results_read: columns by name, quoting, CRLF, '#' lines,
+ * every rejection named file:line), the thresholds file (defaults, match
+ * lines, later lines winning), the comparison of a run with a baseline
+ * (slowdown limit, recorded noise, min_ms, status / NaN / error failures,
+ * missing and new rows, improvements, GPU mismatch), the report (text and
+ * markdown), and the build/regress binary's exit codes (0 pass, 1
+ * regression, 2 bad input) and one-line messages. Nothing here touches a GPU.
+ * Fixtures are written into one mkdtemp directory under /tmp per test case
+ * and removed after it. Run from the repository root (the binary tests run
+ * build/regress; one test reads the committed results/h200 runs). */
+#include "../bench/gate.h"
+#include "../common/attn.h"
+#include "../common/csv.h"
+#include "../common/errors.h"
+#include "../common/results.h"
+#include "../common/results_read.h"
+
+#include <check.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ helpers */
+
+#define REGRESS "build/regress"
+#define QUIET 0.002 /* noise_rel of a quiet row */
+#define NELEMS(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The last error message must contain `needle`. */
+#define ck_assert_message_has(needle)                                             \
+    ck_assert_msg(strstr(attn_error_message(), (needle)) != NULL,                 \
+                  "error message \"%s\" does not mention \"%s\"",                 \
+                  attn_error_message(), (needle))
+
+/* The test case's fixture directory: made before its tests, removed after. */
+static char tmpdir[64];
+
+static void tmpdir_setup(void)
+{
+    strcpy(tmpdir, "/tmp/check_regress_XXXXXX");
+    if (!mkdtemp(tmpdir)) {
+        perror("check_regress: mkdtemp");
+        abort();
+    }
+}
+
+/* The fixtures are plain files in one flat directory. */
+static void tmpdir_teardown(void)
+{
+    DIR *d = opendir(tmpdir);
+    if (d) {
+        struct dirent *e;
+        char path[512];
+        while ((e = readdir(d))) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+            snprintf(path, sizeof path, "%s/%s", tmpdir, e->d_name);
+            unlink(path);
+        }
+        closedir(d);
+    }
+    rmdir(tmpdir);
+}
+
+typedef struct {
+    char s[256];
+} path_t;
+
+static path_t tmp_path(const char *name)
+{
+    path_t p;
+    snprintf(p.s, sizeof p.s, "%s/%s", tmpdir, name);
+    return p;
+}
+
+/* Writes text, byte for byte, to the fixture `name`; returns its path. */
+static path_t write_text(const char *name, const char *text)
+{
+    path_t p = tmp_path(name);
+    FILE *f = fopen(p.s, "wb");
+    ck_assert_msg(f != NULL, "cannot create %s", p.s);
+    ck_assert_uint_eq(fwrite(text, 1, strlen(text), f), strlen(text));
+    ck_assert_int_eq(fclose(f), 0);
+    return p;
+}
+
+/* Reads a whole file into a malloc'd string ("" when it cannot be read). */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return strdup("");
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    ck_assert_ptr_nonnull(buf);
+    size_t n;
+    while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += n;
+        if (cap - len - 1 == 0) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            ck_assert_ptr_nonnull(buf);
+        }
+    }
+    buf[len] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* One row of a results file, as the runner would write it (results_format).
+ * Zero / NULL members take the defaults in the comments. The key is always
+ * B=2 H=16 D=64 causal, dtype bf16 unless given. */
+struct rspec {
+    const char *variant;
+    int seq;
+    const char *mode;   /* NULL: cold */
+    double ms;          /* ms_median */
+    double noise;       /* noise_rel; 0: QUIET */
+    const char *status; /* NULL: ok (timed); anything else: untimed, with a reason */
+    double rel_err;     /* 0: 0.002 */
+    const char *gpu;    /* NULL: h200 */
+    const char *dtype;  /* NULL: bf16 */
+    const char *set_column, *set_value; /* a column's text replaced after formatting */
+};
+
+/* Replaces the text of one column of a formatted line (the line is rebuilt). */
+static void line_set(struct csv_line *l, const char *column, const char *value)
+{
+    char *fields[64];
+    ck_assert_int_gt(l->len, 0);
+    l->text[l->len - 1] = '\0'; /* drop the '\n' */
+    int n = csv_split(l->text, fields, 64);
+    ck_assert_int_eq(n, results_column_count());
+    char copy[64][256];
+    for (int i = 0; i < n; i++) {
+        const char *name = results_column_name(i);
+        snprintf(copy[i], sizeof copy[i], "%s", strcmp(name, column) == 0 ? value : fields[i]);
+    }
+    bool found = false;
+    for (int i = 0; i < n; i++) found |= strcmp(results_column_name(i), column) == 0;
+    ck_assert_msg(found, "no column %s", column);
+    csv_line_init(l);
+    for (int i = 0; i < n; i++) csv_add_str(l, copy[i]);
+    ck_assert_int_eq(csv_line_end(l), ATTN_OK);
+}
+
+static void format_row(const struct rspec *s, struct csv_line *l)
+{
+    struct result_row r;
+    results_row_init(&r);
+    r.run_id = "20261130T000000Z";
+    r.timestamp = "2026-11-30T00:00:00Z";
+    r.git_rev = "0123456789ab";
+    r.gpu = s->gpu ? s->gpu : "h200";
+    r.variant = s->variant;
+    enum attn_dtype dt = ATTN_BF16;
+    ck_assert_int_eq(attn_dtype_parse(s->dtype ? s->dtype : "bf16", &dt), ATTN_OK);
+    r.problem = (struct attn_problem){.batch = 2, .heads = 16, .seq_len = s->seq, .head_dim = 64,
+                                      .causal = true, .dtype = dt, .scale = 0.125f};
+    r.mode = s->mode ? s->mode : "cold";
+    r.status = s->status ? s->status : "ok";
+    if (strcmp(r.status, "ok") == 0) {
+        r.timed = true;
+        r.stats = (struct sample_stats){.n = 20, .median = s->ms, .min = s->ms * 0.99,
+                                        .max = s->ms * 1.02, .p10 = s->ms * 0.995,
+                                        .p25 = s->ms, .p75 = s->ms, .p90 = s->ms * 1.005,
+                                        .mean = s->ms, .noise_rel = s->noise ? s->noise : QUIET};
+        r.converged = true;
+        r.calls_per_sample = 1;
+        r.extra_mem_mib = 16;
+        r.rel_err = s->rel_err ? s->rel_err : 0.002;
+        r.max_abs_err = r.rel_err;
+        r.ref = "cpu_f64";
+    } else {
+        results_set_reason(&r, "%s: made up for the gate's tests, with a comma", r.status);
+    }
+    ck_assert_int_eq(results_format(&r, l), ATTN_OK);
+    if (s->set_column) line_set(l, s->set_column, s->set_value);
+}
+
+/* Writes the header and the rows to the fixture `name`. */
+static path_t write_rows(const char *name, const struct rspec *rows, size_t n)
+{
+    path_t p = tmp_path(name);
+    FILE *f = fopen(p.s, "wb");
+    ck_assert_msg(f != NULL, "cannot create %s", p.s);
+    static struct csv_line l;
+    results_header(&l);
+    fputs(l.text, f);
+    for (size_t i = 0; i < n; i++) {
+        format_row(&rows[i], &l);
+        fputs(l.text, f);
+    }
+    ck_assert_int_eq(fclose(f), 0);
+    return p;
+}
+
+static void read_ok(const char *path, struct result_set *set)
+{
+    int rc = results_read(path, set);
+    ck_assert_msg(rc == ATTN_OK, "results_read(%s) = %d: %s", path, rc, attn_error_message());
+}
+
+/* Reads both files and compares them (th NULL: the built-in defaults). */
+static int compare(path_t base, path_t cur, const struct gate_thresholds *th,
+                   const struct gate_options *opt, struct gate_report *rep)
+{
+    struct result_set b, c;
+    read_ok(base.s, &b);
+    read_ok(cur.s, &c);
+    struct gate_thresholds def;
+    gate_thresholds_default(&def);
+    struct gate_options none = {0};
+    memset(rep, 0, sizeof *rep);
+    int rc = gate_compare(&b, &c, th ? th : &def, opt ? opt : &none, rep);
+    results_free(&b);
+    results_free(&c);
+    return rc;
+}
+
+/* The report's line for a key (B=2 H=16 D=64 causal), NULL when absent. */
+static const struct gate_line *find_line(const struct gate_report *rep, const char *variant,
+                                         int seq, const char *mode)
+{
+    for (size_t i = 0; i < rep->count; i++) {
+        const struct result_key *k = &rep->lines[i].key;
+        if (strcmp(k->variant, variant) == 0 && k->seq_len == seq && strcmp(k->mode, mode) == 0)
+            return &rep->lines[i];
+    }
+    return NULL;
+}
+
+#define ck_assert_verdict(rep, variant, seq, mode, want)                                     \
+    do {                                                                                     \
+        const struct gate_line *gl_ = find_line((rep), (variant), (seq), (mode));            \
+        ck_assert_msg(gl_ != NULL, "no report line for %s S=%d %s", (variant), (seq), (mode)); \
+        ck_assert_msg(gl_->verdict == (want), "%s S=%d %s: verdict %s (%s), expected %s",     \
+                      (variant), (seq), (mode), gate_verdict_name(gl_->verdict), gl_->why,   \
+                      gate_verdict_name(want));                                              \
+    } while (0)
+
+/* A finished run of build/regress: exit status, stdout and stderr. */
+struct run {
+    int status; /* exit code; -1 when it did not exit normally */
+    char *out, *err;
+};
+
+static void run_free(struct run *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+/* Runs build/regress with the NULL-terminated arguments (each quoted). */
+static struct run run_regress(const char *arg, ...)
+{
+    ck_assert_msg(access(REGRESS, X_OK) == 0,
+                  REGRESS " is not built (make " REGRESS "; run from the repository root)");
+    char cmd[4096];
+    size_t n = (size_t)snprintf(cmd, sizeof cmd, "%s", REGRESS);
+    va_list ap;
+    va_start(ap, arg);
+    for (const char *a = arg; a; a = va_arg(ap, const char *)) {
+        ck_assert_ptr_null(strchr(a, '\''));
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " '%s'", a);
+        ck_assert_uint_lt(n, sizeof cmd);
+    }
+    va_end(ap);
+    path_t out = tmp_path("regress.stdout"), err = tmp_path("regress.stderr");
+    n += (size_t)snprintf(cmd + n, sizeof cmd - n, " >'%s' 2>'%s' </dev/null", out.s, err.s);
+    ck_assert_uint_lt(n, sizeof cmd);
+    int st = system(cmd);
+    struct run r = {.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+                    .out = slurp(out.s), .err = slurp(err.s)};
+    unlink(out.s);
+    unlink(err.s);
+    return r;
+}
+
+#define ck_assert_exit(run, code)                                                         \
+    ck_assert_msg((run).status == (code), "build/regress exited %d, expected %d; stderr: %s", \
+                  (run).status, (code), (run).err)
+
+/* msg names "path:line:"; line < 0: any line number. */
+static bool names_place(const char *msg, const char *path, int line)
+{
+    char needle[320];
+    if (line >= 0) {
+        snprintf(needle, sizeof needle, "%s:%d:", path, line);
+        return strstr(msg, needle) != NULL;
+    }
+    snprintf(needle, sizeof needle, "%s:", path);
+    for (const char *p = strstr(msg, needle); p; p = strstr(p + 1, needle)) {
+        const char *q = p + strlen(needle);
+        if (!isdigit((unsigned char)*q)) continue;
+        while (isdigit((unsigned char)*q)) q++;
+        if (*q == ':') return true;
+    }
+    return false;
+}
+
+/* Exit 2 with exactly one line on stderr, "regress: ...", naming path:line. */
+static void assert_bad_input(const struct run *r, const char *path, int line)
+{
+    ck_assert_exit(*r, 2);
+    const char *nl = strchr(r->err, '\n');
+    ck_assert_msg(nl != NULL && nl[1] == '\0', "stderr is not one line: \"%s\"", r->err);
+    ck_assert_msg(strncmp(r->err, "regress: ", 9) == 0, "stderr does not start with "
+                  "\"regress: \": \"%s\"", r->err);
+    if (line >= 0)
+        ck_assert_msg(names_place(r->err, path, line), "stderr \"%s\" does not name %s:%d:",
+                      r->err, path, line);
+    else
+        ck_assert_msg(names_place(r->err, path, -1), "stderr \"%s\" does not name %s:LINE:",
+                      r->err, path);
+}
+
+static struct result_key key(const char *variant, const char *dtype, int batch, int heads,
+                             int seq, int dim, int causal, const char *mode)
+{
+    struct result_key k;
+    memset(&k, 0, sizeof k);
+    snprintf(k.variant, sizeof k.variant, "%s", variant);
+    snprintf(k.dtype, sizeof k.dtype, "%s", dtype);
+    k.batch = batch;
+    k.heads = heads;
+    k.seq_len = seq;
+    k.head_dim = dim;
+    k.causal = causal;
+    snprintf(k.mode, sizeof k.mode, "%s", mode);
+    return k;
+}
+
+static void read_thresholds_ok(const char *path, struct gate_thresholds *th)
+{
+    int rc = gate_thresholds_read(path, th);
+    ck_assert_msg(rc == ATTN_OK, "gate_thresholds_read(%s) = %d: %s", path, rc,
+                  attn_error_message());
+}
+
+#define ck_assert_settings(th, k, slow, minms, k_)                                          \
+    do {                                                                                    \
+        struct result_key key_ = (k);                                                       \
+        struct gate_settings s_ = gate_settings_for((th), &key_);                           \
+        char lab_[160];                                                                     \
+        result_key_label(&key_, lab_, sizeof lab_);                                         \
+        ck_assert_msg(fabs(s_.slowdown - (slow)) < 1e-12 && fabs(s_.min_ms - (minms)) < 1e-12 \
+                          && fabs(s_.noise_k - (k_)) < 1e-12,                               \
+                      "%s: slowdown=%g min_ms=%g noise_k=%g, expected %g %g %g", lab_,     \
+                      s_.slowdown, s_.min_ms, s_.noise_k, (double)(slow), (double)(minms),  \
+                      (double)(k_));                                                        \
+    } while (0)
+
+/* The four rows of a small quiet run: naive and inplace, cold and graph. */
+static const struct rspec base4[] = {
+    {.variant = "naive", .seq = 1024, .mode = "cold", .ms = 1.0},
+    {.variant = "naive", .seq = 1024, .mode = "graph", .ms = 1.2},
+    {.variant = "inplace", .seq = 1024, .mode = "cold", .ms = 0.8},
+    {.variant = "inplace", .seq = 1024, .mode = "graph", .ms = 0.9},
+};
+
+/* ============================================================== comparison */
+
+START_TEST(test_identical_files_pass)
+{
+    path_t base = write_rows("base.csv", base4, NELEMS(base4));
+    path_t cur = write_rows("cur.csv", base4, NELEMS(base4));
+    struct gate_report rep;
+    ck_assert_int_eq(compare(base, cur, NULL, NULL, &rep), ATTN_OK);
+    ck_assert_uint_eq(rep.compared, NELEMS(base4));
+    ck_assert_uint_eq(rep.regressed, 0);
+    ck_assert_uint_eq(rep.failed, 0);
+    ck_assert_uint_eq(rep.missing, 0);
+    ck_assert_uint_eq(rep.added, 0);
+    ck_assert_uint_eq(rep.improved, 0);
+    ck_assert_uint_eq(rep.count, NELEMS(base4));
+    for (size_t i = 0; i < NELEMS(base4); i++) {
+        ck_assert_verdict(&rep, base4[i].variant, base4[i].seq, base4[i].mode, V_PASS);
+        const struct gate_line *l = find_line(&rep, base4[i].variant, base4[i].seq, base4[i].mode);
+        ck_assert_double_eq_tol(l->base_ms, base4[i].ms, 1e-9);
+        ck_assert_double_eq_tol(l->cur_ms, base4[i].ms, 1e-9);
+        ck_assert_double_eq_tol(l->ratio, 1.0, 1e-9);
+    }
+    ck_assert_int_eq(gate_exit_code(&rep), 0);
+    gate_report_free(&rep);
+
+    struct run r = run_regress("--results", cur.s, "--baseline", base.s, NULL);
+    ck_assert_exit(r, 0);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_slowdown_past_limit_fails)
+{
+    struct rspec cur4[NELEMS(base4)];
+    memcpy(cur4, base4, sizeof cur4);
+    cur4[2].ms = 0.88;  /* inplace cold: +10% */
+    cur4[1].ms = 1.248; /* naive graph: +4%, under the 5% limit */
+    path_t base = write_rows("base.csv", base4, NELEMS(base4));
+    path_t cur = write_rows("cur.csv", cur4, NELEMS(cur4));
+    struct gate_report rep;
+    ck_assert_int_eq(compare(base, cur, NULL, NULL, &rep), ATTN_OK);
+    ck_assert_verdict(&rep, "inplace", 1024, "cold", V_SLOWER);
+    ck_assert_verdict(&rep, "naive", 1024, "graph", V_PASS);
+    ck_assert_verdict(&rep, "naive", 1024, "cold", V_PASS);
+    ck_assert_verdict(&rep, "inplace", 1024, "graph", V_PASS);
+    const struct gate_line *l = find_line(&rep, "inplace", 1024, "cold");
+    ck_assert_double_eq_tol(l->base_ms, 0.8, 1e-9);
+    ck_assert_double_eq_tol(l->cur_ms, 0.88, 1e-9);
+    ck_assert_double_eq_tol(l->ratio, 1.10, 1e-9);
+    ck_assert_double_eq_tol(l->limit, 0.05, 1e-12);
+    ck_assert_double_eq_tol(l->noise, sqrt(2.0) * QUIET, 1e-6);
+    ck_assert_uint_eq(rep.compared, 4);
+    ck_assert_uint_eq(rep.regressed, 1);
+    ck_assert_int_eq(gate_exit_code(&rep), 1);
+    gate_report_free(&rep);
+
+    struct run r = run_regress("--results", cur.s, "--baseline", base.s, NULL);
+    ck_assert_exit(r, 1);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_slowdown_inside_noise_passes)
+{
+    const struct rspec noisy_base[] = {{.variant = "naive", .seq = 2048, .ms = 1.0, .noise = 0.05},
+                                       {.variant = "inplace", .seq = 2048, .ms = 0.8, .noise = 0.05}};
+    const struct rspec noisy_cur[] = {{.variant = "naive", .seq = 2048, .ms = 1.06, .noise = 0.05},
+                                      {.variant = "inplace", .seq = 2048, .ms = 0.8, .noise = 0.05}};
+    path_t base = write_rows("noisy_base.csv", noisy_base, 2);
+    path_t cur = write_rows("noisy_cur.csv", noisy_cur, 2);
+    struct gate_report rep;
+    ck_assert_int_eq(compare(base, cur, NULL, NULL, &rep), ATTN_OK);
+    /* +6% < 2·√(0.05² + 0.05²) = 14% */
+    ck_assert_verdict(&rep, "naive", 2048, "cold", V_PASS);
+    const struct gate_line *l = find_line(&rep, "naive", 2048, "cold");
+    ck_assert_double_eq_tol(l->noise, sqrt(0.05 * 0.05 * 2), 1e-6);
+    ck_assert_uint_eq(rep.regressed, 0);
+    ck_assert_int_eq(gate_exit_code(&rep), 0);
+    gate_report_free(&rep);
+    struct run r = run_regress("--results", cur.s, "--baseline", base.s, NULL);
+    ck_assert_exit(r, 0);
+    run_free(&r);
+
+    /* The same +6% on quiet rows is a regression. */
+    const struct rspec quiet_base[] = {{.variant = "naive", .seq = 2048, .ms = 1.0},
+                                       {.variant = "inplace", .seq = 2048, .ms = 0.8}};
+    const struct rspec quiet_cur[] = {{.variant = "naive", .seq = 2048, .ms = 1.06},
+                                      {.variant = "inplace", .seq = 2048, .ms = 0.8}};
+    base = write_rows("quiet_base.csv", quiet_base, 2);
+    cur = write_rows("quiet_cur.csv", quiet_cur, 2);
+    ck_assert_int_eq(compare(base, cur, NULL, NULL, &rep), ATTN_OK);
+    ck_assert_verdict(&rep, "naive", 2048, "cold", V_SLOWER);
+    ck_assert_verdict(&rep, "inplace", 2048, "cold", V_PASS);
+    ck_assert_uint_eq(rep.regressed, 1);
+    ck_assert_int_eq(gate_exit_code(&rep), 1);
+    gate_report_free(&rep);
+    r = run_regress("--results", cur.s, "--baseline", base.s, NULL);
+    ck_assert_exit(r, 1);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_tiny_difference_under_min_ms_passes)
+{
+    /* +10% of 0.01 ms is 0.001 ms, under min_ms = 0.002. */
+    const struct rspec b[] = {{.variant = "naive", .seq = 128, .ms = 0.01},
+                              {.variant = "inplace", .seq = 128, .ms = 0.01}};
+    const struct rspec c[] = {{.variant = "naive", .seq = 128, .ms = 0.011},
+                              {.variant = "inplace", .seq = 128, .ms = 0.01}};
+    path_t base = write_rows("base.csv", b, 2);
+    path_t cur = write_rows("cur.csv", c, 2);
+    struct gate_report rep;
+    ck_assert_int_eq(compare(base, cur, NULL, NULL, &rep), ATTN_OK);
+    ck_assert_verdict(&rep, "naive", 128, "cold", V_PASS);
+    ck_assert_int_eq(gate_exit_code(&rep), 0);
+    gate_report_free(&rep);
+    struct run r = run_regress("--results", cur.s, "--baseline", base.s, NULL);
+    ck_assert_exit(r, 0);
+    run_free(&r);
+
+    /* With a smaller min_ms the same change counts. */
+    struct gate_thresholds th;
+    gate_thresholds_default(&th);
+    th.defaults.min_ms = 0.0005;
+    ck_assert_int_eq(compare(base, cur, &th, NULL, &rep), ATTN_OK);
+    ck_assert_verdict(&rep, "naive", 128, "cold", V_SLOWER);
+    ck_assert_int_eq(gate_exit_code(&rep), 1);
+    gate_report_free(&rep);
+    path_t conf = write_text("min.conf", "default slowdown=5% min_ms=0.0005 noise_k=2\n");
+    r = run_regress("--results", cur.s, "--baseline", base.s, "--thresholds", conf.s, NULL);
+    ck_assert_exit(r, 1);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_improvement_is_faster_and_passes)
+{
+    struct rspec cur4[NELEMS(base4)];
+    memcpy(cur4, base4, sizeof cur4);
+    cur4[0].ms = 0.8; /* naive cold: 20% faster */
+    path_t base = write_rows("base.csv", base4, NELEMS(base4));
+    path_t cur = write_rows("cur.csv", cur4, NELEMS(cur4));
+    struct gate_report rep;
+    ck_assert_int_eq(compare(base, cur, NULL, NULL, &rep), ATTN_OK);
+    ck_assert_verdict(&rep, "naive", 1024, "cold", V_FASTER);
+    ck_assert_uint_eq(rep.improved, 1);
+    ck_assert_uint_eq(rep.regressed, 0);
+    ck_assert_int_eq(gate_exit_code(&rep), 0);
+    gate_report_free(&rep);
+    struct run r = run_regress("--results", cur.s, "--baseline", base.s, NULL);
+    ck_assert_exit(r, 0);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_committed_repeat_agrees)
+{
+    /* The committed repeat run agrees with its run within 0.30% on every row. */
+    path_t base = {"results/h200/20261129T230002Z.csv"};
+    path_t cur = {"results/h200/repeats/20261129T230032Z.csv"};
+    struct result_set set;
+    read_ok(base.s, &set);
+    ck_assert_uint_eq(set.count, 100);
+    ck_assert_str_eq(set.rows[0].gpu, "h200");
+    ck_assert_int_eq(set.rows[0].line, 2);
+    ck_assert_int_eq(set.rows[99].line, 101);
+    results_free(&set);
+    read_ok("results/h200/20261129T224013Z.csv", &set); /* the older, shorter schema */
+    ck_assert_uint_eq(set.count, 100);
+    results_free(&set);
+
+    struct gate_report rep;
+    ck_assert_int_eq(compare(base, cur, NULL, NULL, &rep), ATTN_OK);
+    ck_assert_uint_eq(rep.compared, 100);
+    ck_assert_uint_eq(rep.regressed + rep.failed + rep.missing + rep.added, 0);
+    ck_assert_int_eq(gate_exit_code(&rep), 0);
+    gate_report_free(&rep);
+    struct run r = run_regress("--results", cur.s, "--baseline", base.s, NULL);
+    ck_assert_exit(r, 0);
+    run_free(&r);
+}
+END_TEST
+
+/* ================================================================= failures */
+
+START_TEST(test_status_failures)
+{
+    static const char *const bad[] = {"mismatch", "error", "oom", "skipped"};
+    struct rspec b[NELEMS(bad) + 1], c[NELEMS(bad) + 1];
+    for (size_t i = 0; i < NELEMS(bad) + 1; i++) {
+        b[i] = (struct rspec){.variant = "naive", .seq = 256 << i, .ms = 1.0};
+        c[i] = b[i];
+        if (i < NELEMS(bad)) c[i].status = bad[i];
+    }
+    path_t base = write_rows("base.csv", b, NELEMS(b));
+    path_t cur = write_rows("cur.csv", c, NELEMS(c));
+    struct gate_report rep;
+    ck_assert_int_eq(compare(base, cur, NULL, NULL, &rep), ATTN_OK);
+    for (size_t i = 0; i < NELEMS(bad); i++)
+        ck_assert_verdict(&rep, "naive", 256 << i, "cold", V_FAIL_STATUS);
+    ck_assert_verdict(&rep, "naive", 256 << NELEMS(bad), "cold", V_PASS);
+    ck_assert_uint_eq(rep.failed, NELEMS(bad));
+    ck_assert_int_eq(gate_exit_code(&rep), 1);
+    gate_report_free(&rep);
+
+    /* One failing row alone is enough, through the binary too. */
+    for (size_t i = 0; i < NELEMS(bad); i++) {
+        struct rspec one[2] = {b[NELEMS(bad)], b[i]};
+        one[1].status = bad[i];
+        char name[32];
+        snprintf(name, sizeof name, "cur_%s.csv", bad[i]);
+        cur = write_rows(name, one, 2);
+        struct rspec bb[2] = {b[NELEMS(bad)], b[i]};
+        path_t base1 = write_rows("base1.csv", bb, 2);
+        struct run r = run_regress("--results", cur.s, "--baseline", base1.s, NULL);
+        ck_assert_msg(r.status == 1, "ok -> %s: exit %d, expected 1 (stderr: %s)", bad[i],
+                      r.status, r.err);
+        run_free(&r);
+    }
+}
+END_TEST
+
+START_TEST(test_status_unchanged_or_recovered_passes)
+{
+    /* skipped in both runs, and mismatch in the baseline but ok now. */
+    const struct rspec b[] = {{.variant = "naive", .seq = 1024, .ms = 1.0},
+                              {.variant = "naive", .seq = 65536, .status = "skipped"},
+                              {.variant = "inplace", .seq = 1024, .status = "mismatch"}};
+    const struct rspec c[] = {{.variant = "naive", .seq = 1024, .ms = 1.0},
+                              {.variant = "naive", .seq = 65536, .status = "skipped"},
+                              {.variant = "inplace", .seq = 1024, .ms = 0.8}};
+    path_t base = write_rows("base.csv", b, 3);
+    path_t cur = write_rows("cur.csv", c, 3);
+    struct gate_report rep;
+    ck_assert_int_eq(compare(base, cur, NULL, NULL, &rep), ATTN_OK);
+    ck_assert_uint_eq(rep.failed, 0);
+    ck_assert_uint_eq(rep.regressed, 0);
+    ck_assert_int_eq(gate_exit_code(&rep), 0);
+    gate_report_free(&rep);
+    struct run r = run_regress("--results", cur.s, "--baseline", base.s, NULL);
+    ck_assert_exit(r, 0);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_nan_time_fails)
+{
+    const struct rspec b[] = {{.variant = "naive", .seq = 1024, .ms = 1.0},
+                              {.variant = "naive", .seq = 2048, .ms = 2.0},
+                              {.variant = "naive", .seq = 4096, .ms = 4.0}};
+    const struct rspec c[] = {
+        {.variant = "naive", .seq = 1024, .ms = 1.0, .set_column = "ms_median", .set_value = ""},
+        {.variant = "naive", .seq = 2048, .ms = 2.0, .set_column = "ms_median", .set_value = "nan"},
+        {.variant = "naive", .seq = 4096, .ms = 4.0}};
+    path_t base = write_rows("base.csv", b, 3);
+    path_t cur = write_rows("cur.csv", c, 3);
+    struct result_set set;
+    read_ok(cur.s, &set);
+    ck_assert(isnan(set.rows[0].ms_median));
+    ck_assert(isnan(set.rows[1].ms_median));
+    results_free(&set);
+    struct gate_report rep;
+    ck_assert_int_eq(compare(base, cur, NULL, NULL, &rep), ATTN_OK);
+    ck_assert_verdict(&rep, "naive", 1024, "cold", V_FAIL_NAN);
+    ck_assert_verdict(&rep, "naive", 2048, "cold", V_FAIL_NAN);
+    ck_assert_verdict(&rep, "naive", 4096, "cold", V_PASS);
+    ck_assert_uint_eq(rep.failed, 2);
+    ck_assert_int_eq(gate_exit_code(&rep), 1);
+    gate_report_free(&rep);
+    struct run r = run_regress("--results", cur.s, "--baseline", base.s, NULL);
+    ck_assert_exit(r, 1);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_rel_err_over_tolerance_fails)
+{
+    const struct rspec b[] = {{.variant = "naive", .seq = 1024, .ms = 1.0},
+                              {.variant = "naive", .seq = 2048, .ms = 2.0},
+                              {.variant = "naive", .seq = 1024, .ms = 1.0, .dtype = "fp16"}};
+    const struct rspec c[] = {{.variant = "naive", .seq = 1024, .ms = 1.0, .rel_err = 0.02},
+                              {.variant = "naive", .seq = 2048, .ms = 2.0, .rel_err = 0.005},
+                              {.variant = "naive", .seq = 1024, .ms = 1.0, .dtype = "fp16",
+                               .rel_err = 0.02}};
+    path_t base = write_rows("base.csv", b, 3);
+    path_t cur = write_rows("cur.csv", c, 3);
+    struct gate_report rep;
+    ck_assert_int_eq(compare(base, cur, NULL, NULL, &rep), ATTN_OK);
+    int bf16_1024 = -1, fp16_1024 = -1;
+    for (size_t i = 0; i < rep.count; i++)
+        if (rep.lines[i].key.seq_len == 1024)
+            *(strcmp(rep.lines[i].key.dtype, "fp16") == 0 ? &fp16_1024 : &bf16_1024) = (int)i;
+    ck_assert_int_ge(bf16_1024, 0);
+    ck_assert_int_ge(fp16_1024, 0);
+    ck_assert_msg(rep.lines[bf16_1024].verdict == V_FAIL_ERROR, "bf16 rel_err 0.02: %s",
+                  gate_verdict_name(rep.lines[bf16_1024].verdict));
+    ck_assert_msg(rep.lines[fp16_1024].verdict == V_FAIL_ERROR, "fp16 rel_err 0.02: %s",
+                  gate_verdict_name(rep.lines[fp16_1024].verdict));
+    ck_assert_verdict(&rep, "naive", 2048, "cold", V_PASS); /* 0.005 is within bf16's 0.01 */
+    ck_assert_uint_eq(rep.failed, 2);
+    ck_assert_int_eq(gate_exit_code(&rep), 1);
+    gate_report_free(&rep);
+    struct run r = run_regress("--results", cur.s, "--baseline", base.s, NULL);
+    ck_assert_exit(r, 1);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_missing_row_fails_unless_allowed)
+{
+    path_t base = write_rows("base.csv", base4, NELEMS(base4));
+    path_t cur = write_rows("cur.csv", base4, NELEMS(base4) - 1); /* inplace graph gone */
+    struct gate_report rep;
+    ck_assert_int_eq(compare(base, cur, NULL, NULL, &rep), ATTN_OK);
+    ck_assert_verdict(&rep, "inplace", 1024, "graph", V_MISSING);
+    ck_assert_uint_eq(rep.missing, 1);
+    ck_assert_int_eq(gate_exit_code(&rep), 1);
+    gate_report_free(&rep);
+    struct run r = run_regress("--results", cur.s, "--baseline", base.s, NULL);
+    ck_assert_exit(r, 1);
+    run_free(&r);
+
+    const struct gate_options allow = {.allow_missing = true};
+    ck_assert_int_eq(compare(base, cur, NULL, &allow, &rep), ATTN_OK);
+    ck_assert_verdict(&rep, "inplace", 1024, "graph", V_MISSING); /* still listed, as a warning */
+    ck_assert_int_eq(gate_exit_code(&rep), 0);
+    gate_report_free(&rep);
+    r = run_regress("--results", cur.s, "--baseline", base.s, "--allow-missing", NULL);
+    ck_assert_exit(r, 0);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_new_row_only_warns)
+{
+    path_t base = write_rows("base.csv", base4, NELEMS(base4) - 1);
+    path_t cur = write_rows("cur.csv", base4, NELEMS(base4)); /* inplace graph is new */
+    struct gate_report rep;
+    ck_assert_int_eq(compare(base, cur, NULL, NULL, &rep), ATTN_OK);
+    ck_assert_verdict(&rep, "inplace", 1024, "graph", V_NEW);
+    ck_assert_uint_eq(rep.added, 1);
+    ck_assert_uint_eq(rep.compared, NELEMS(base4) - 1);
+    ck_assert_int_eq(gate_exit_code(&rep), 0);
+    gate_report_free(&rep);
+    struct run r = run_regress("--results", cur.s, "--baseline", base.s, NULL);
+    ck_assert_exit(r, 0);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_gpu_mismatch_refused_unless_allowed)
+{
+    struct rspec cur4[NELEMS(base4)];
+    memcpy(cur4, base4, sizeof cur4);
+    for (size_t i = 0; i < NELEMS(cur4); i++) cur4[i].gpu = "h100";
+    path_t base = write_rows("base.csv", base4, NELEMS(base4));
+    path_t cur = write_rows("cur.csv", cur4, NELEMS(cur4));
+    struct gate_report rep;
+    ck_assert_int_eq(compare(base, cur, NULL, NULL, &rep), ATTN_ERR_INPUT);
+    ck_assert_message_has("h100");
+    ck_assert_message_has("h200");
+    gate_report_free(&rep);
+    struct run r = run_regress("--results", cur.s, "--baseline", base.s, NULL);
+    ck_assert_exit(r, 2);
+    ck_assert_msg(strstr(r.err, "h100") && strstr(r.err, "h200"),
+                  "stderr does not name both GPUs: %s", r.err);
+    ck_assert_msg(strncmp(r.err, "regress: ", 9) == 0, "stderr: %s", r.err);
+    run_free(&r);
+
+    const struct gate_options allow = {.allow_gpu_mismatch = true};
+    ck_assert_int_eq(compare(base, cur, NULL, &allow, &rep), ATTN_OK);
+    ck_assert_uint_eq(rep.compared, NELEMS(base4));
+    ck_assert_int_eq(gate_exit_code(&rep), 0);
+    gate_report_free(&rep);
+    r = run_regress("--results", cur.s, "--baseline", base.s, "--allow-gpu-mismatch", NULL);
+    ck_assert_exit(r, 0);
+    run_free(&r);
+}
+END_TEST
+
+/* One row of the results from another GPU is enough to refuse the pair. */
+START_TEST(test_gpu_mismatch_in_one_row_refused)
+{
+    struct rspec cur4[NELEMS(base4)];
+    memcpy(cur4, base4, sizeof cur4);
+    cur4[2].gpu = "h100";
+    path_t base = write_rows("base.csv", base4, NELEMS(base4));
+    path_t cur = write_rows("cur.csv", cur4, NELEMS(cur4));
+    struct gate_report rep;
+    ck_assert_int_eq(compare(base, cur, NULL, NULL, &rep), ATTN_ERR_INPUT);
+    ck_assert_message_has("h100");
+    gate_report_free(&rep);
+}
+END_TEST
+
+/* A blank line at the end (an editor's habit) is not a malformed row. */
+START_TEST(test_read_trailing_blank_line)
+{
+    path_t base = write_rows("base.csv", base4, NELEMS(base4));
+    char *text = slurp(base.s);
+    size_t n = strlen(text);
+    char *more = malloc(n + 2);
+    ck_assert_ptr_nonnull(more);
+    memcpy(more, text, n);
+    strcpy(more + n, "\n");
+    path_t blank = write_text("blank.csv", more);
+    struct result_set set;
+    read_ok(blank.s, &set);
+    ck_assert_uint_eq(set.count, NELEMS(base4));
+    results_free(&set);
+    free(more);
+    free(text);
+}
+END_TEST
+
+START_TEST(test_verdict_names)
+{
+    const enum gate_verdict all[] = {V_PASS, V_SLOWER, V_FAIL_STATUS, V_FAIL_NAN,
+                                     V_FAIL_ERROR, V_MISSING, V_NEW, V_FASTER};
+    for (size_t i = 0; i < NELEMS(all); i++) {
+        const char *n = gate_verdict_name(all[i]);
+        ck_assert_ptr_nonnull(n);
+        ck_assert_int_gt(strlen(n), 0);
+        for (size_t j = 0; j < i; j++) ck_assert_str_ne(n, gate_verdict_name(all[j]));
+    }
+}
+END_TEST
+
+/* =============================================================== thresholds */
+
+START_TEST(test_thresholds_defaults)
+{
+    struct gate_thresholds th;
+    gate_thresholds_default(&th);
+    ck_assert_double_eq_tol(th.defaults.slowdown, 0.05, 1e-12);
+    ck_assert_double_eq_tol(th.defaults.min_ms, 0.002, 1e-12);
+    ck_assert_double_eq_tol(th.defaults.noise_k, 2, 1e-12);
+    ck_assert_int_eq(th.nrules, 0);
+    ck_assert_settings(&th, key("naive", "bf16", 8, 16, 1024, 64, 1, "cold"), 0.05, 0.002, 2);
+    ck_assert_settings(&th, key("x", "fp16", 1, 1, 16384, 128, 0, "graph"), 0.05, 0.002, 2);
+}
+END_TEST
+
+START_TEST(test_thresholds_match_lines)
+{
+    path_t conf = write_text("t.conf",
+                             "# the gate's thresholds\n"
+                             "\n"
+                             "default slowdown=5% min_ms=0.002 noise_k=2   # built-ins\n"
+                             "match variant=naive slowdown=10%\n"
+                             "match variant=naive seq_len<=1024 slowdown=20% min_ms=0.01\n"
+                             "match mode!=graph noise_k=3\n"
+                             "match head_dim=128 causal=1 slowdown=0.07\n"
+                             "match seq_len>4096 min_ms=0.5\n"
+                             "match seq_len<256 slowdown=50%\n"
+                             "match batch>=16 dtype=fp16 noise_k=4\n");
+    struct gate_thresholds th;
+    read_thresholds_ok(conf.s, &th);
+    ck_assert_int_eq(th.nrules, 7);
+    ck_assert_double_eq_tol(th.defaults.slowdown, 0.05, 1e-12);
+    ck_assert_int_eq(th.rules[0].line, 4);
+    ck_assert_int_eq(th.rules[6].line, 10);
+
+    /* no rule */
+    ck_assert_settings(&th, key("inplace", "bf16", 2, 16, 1024, 64, 1, "graph"), 0.05, 0.002, 2);
+    /* variant=naive; mode!=graph */
+    ck_assert_settings(&th, key("naive", "bf16", 2, 16, 2048, 64, 1, "cold"), 0.10, 0.002, 3);
+    /* the later naive line wins for slowdown and sets min_ms */
+    ck_assert_settings(&th, key("naive", "bf16", 2, 16, 1024, 64, 1, "graph"), 0.20, 0.01, 2);
+    ck_assert_settings(&th, key("naive", "bf16", 2, 16, 512, 64, 0, "hot"), 0.20, 0.01, 3);
+    /* head_dim=128 causal=1 comes later still: 7% over naive's 20%, min_ms stays */
+    ck_assert_settings(&th, key("naive", "bf16", 2, 16, 512, 128, 1, "cold"), 0.07, 0.01, 3);
+    ck_assert_settings(&th, key("inplace", "bf16", 2, 16, 2048, 128, 1, "graph"), 0.07, 0.002, 2);
+    ck_assert_settings(&th, key("inplace", "bf16", 2, 16, 2048, 128, 0, "graph"), 0.05, 0.002, 2);
+    /* seq_len>4096: 4096 is not, 8192 is */
+    ck_assert_settings(&th, key("inplace", "bf16", 2, 16, 4096, 64, 1, "graph"), 0.05, 0.002, 2);
+    ck_assert_settings(&th, key("inplace", "bf16", 2, 16, 8192, 64, 1, "graph"), 0.05, 0.5, 2);
+    /* seq_len<256: 128 is, 256 is not */
+    ck_assert_settings(&th, key("inplace", "bf16", 2, 16, 128, 64, 0, "graph"), 0.50, 0.002, 2);
+    ck_assert_settings(&th, key("inplace", "bf16", 2, 16, 256, 64, 0, "graph"), 0.05, 0.002, 2);
+    /* batch>=16 and dtype=fp16, both needed */
+    ck_assert_settings(&th, key("inplace", "fp16", 16, 16, 2048, 64, 0, "graph"), 0.05, 0.002, 4);
+    ck_assert_settings(&th, key("inplace", "fp16", 15, 16, 2048, 64, 0, "graph"), 0.05, 0.002, 2);
+    ck_assert_settings(&th, key("inplace", "bf16", 16, 16, 2048, 64, 0, "graph"), 0.05, 0.002, 2);
+}
+END_TEST
+
+START_TEST(test_thresholds_percent_and_fraction)
+{
+    const char *const forms[] = {"default slowdown=5%\n", "default slowdown=0.05\n"};
+    for (size_t i = 0; i < NELEMS(forms); i++) {
+        char name[32];
+        snprintf(name, sizeof name, "form%zu.conf", i);
+        path_t conf = write_text(name, forms[i]);
+        struct gate_thresholds th;
+        read_thresholds_ok(conf.s, &th);
+        ck_assert_msg(fabs(th.defaults.slowdown - 0.05) < 1e-12, "%s gives %g", forms[i],
+                      th.defaults.slowdown);
+    }
+    path_t conf = write_text("match.conf", "match variant=naive slowdown=12.5%\n"
+                                           "match variant=inplace slowdown=0.125\n");
+    struct gate_thresholds th;
+    read_thresholds_ok(conf.s, &th);
+    ck_assert_settings(&th, key("naive", "bf16", 2, 16, 1024, 64, 1, "cold"), 0.125, 0.002, 2);
+    ck_assert_settings(&th, key("inplace", "bf16", 2, 16, 1024, 64, 1, "cold"), 0.125, 0.002, 2);
+}
+END_TEST
+
+START_TEST(test_thresholds_partial_default_keeps_builtins)
+{
+    path_t conf = write_text("partial.conf", "default slowdown=8%\r\nmatch mode=graph min_ms=0.01\r\n");
+    struct gate_thresholds th;
+    read_thresholds_ok(conf.s, &th);
+    ck_assert_settings(&th, key("naive", "bf16", 2, 16, 1024, 64, 1, "cold"), 0.08, 0.002, 2);
+    ck_assert_settings(&th, key("naive", "bf16", 2, 16, 1024, 64, 1, "graph"), 0.08, 0.01, 2);
+}
+END_TEST
+
+START_TEST(test_thresholds_committed_file)
+{
+    struct gate_thresholds th;
+    read_thresholds_ok("bench/thresholds.conf", &th);
+    struct result_key k = key("naive", "bf16", 2, 16, 1024, 64, 1, "cold");
+    struct gate_settings s = gate_settings_for(&th, &k);
+    ck_assert(s.slowdown > 0 && s.slowdown < 1);
+    ck_assert(s.min_ms >= 0);
+    ck_assert(s.noise_k >= 0);
+}
+END_TEST
+
+START_TEST(test_thresholds_applied_by_compare)
+{
+    /* +8% on both: naive's 10% limit lets it pass, inplace's 5% does not. */
+    const struct rspec b[] = {{.variant = "naive", .seq = 1024, .ms = 1.0},
+                              {.variant = "inplace", .seq = 1024, .ms = 1.0}};
+    const struct rspec c[] = {{.variant = "naive", .seq = 1024, .ms = 1.08},
+                              {.variant = "inplace", .seq = 1024, .ms = 1.08}};
+    path_t base = write_rows("base.csv", b, 2);
+    path_t cur = write_rows("cur.csv", c, 2);
+    path_t conf = write_text("t.conf", "default slowdown=5% min_ms=0.002 noise_k=2\n"
+                                       "match variant=naive slowdown=10%\n");
+    struct gate_thresholds th;
+    read_thresholds_ok(conf.s, &th);
+    struct gate_report rep;
+    ck_assert_int_eq(compare(base, cur, &th, NULL, &rep), ATTN_OK);
+    ck_assert_verdict(&rep, "naive", 1024, "cold", V_PASS);
+    ck_assert_verdict(&rep, "inplace", 1024, "cold", V_SLOWER);
+    ck_assert_double_eq_tol(find_line(&rep, "naive", 1024, "cold")->limit, 0.10, 1e-12);
+    ck_assert_double_eq_tol(find_line(&rep, "inplace", 1024, "cold")->limit, 0.05, 1e-12);
+    ck_assert_int_eq(gate_exit_code(&rep), 1);
+    gate_report_free(&rep);
+    struct run r = run_regress("--results", cur.s, "--baseline", base.s, "--thresholds",
+                               conf.s, NULL);
+    ck_assert_exit(r, 1);
+    run_free(&r);
+
+    /* Raising everything to 10% passes both. */
+    conf = write_text("t10.conf", "default slowdown=10%\n");
+    r = run_regress("--results", cur.s, "--baseline", base.s, "--thresholds", conf.s, NULL);
+    ck_assert_exit(r, 0);
+    run_free(&r);
+}
+END_TEST
+
+/* ======================================================== reading, awkward */
+
+/* A hand-written header with the required columns and a few more. */
+#define HDR "gpu,variant,dtype,batch,heads,seq_len,head_dim,causal,mode,status,reason,samples," \
+            "ms_median,noise_rel,rel_err\n"
+#define ROW(variant, seq, mode, ms) \
+    "h200," variant ",bf16,2,16," seq ",64,1," mode ",ok,,20," ms ",0.002,0.002\n"
+
+START_TEST(test_read_values)
+{
+    path_t p = write_rows("rows.csv", base4, NELEMS(base4));
+    struct result_set set;
+    read_ok(p.s, &set);
+    ck_assert_uint_eq(set.count, 4);
+    ck_assert_str_eq(set.path, p.s);
+    const struct result_rec *r = &set.rows[2];
+    ck_assert_str_eq(r->key.variant, "inplace");
+    ck_assert_str_eq(r->key.dtype, "bf16");
+    ck_assert_int_eq(r->key.batch, 2);
+    ck_assert_int_eq(r->key.heads, 16);
+    ck_assert_int_eq(r->key.seq_len, 1024);
+    ck_assert_int_eq(r->key.head_dim, 64);
+    ck_assert_int_eq(r->key.causal, 1);
+    ck_assert_str_eq(r->key.mode, "cold");
+    ck_assert_str_eq(r->gpu, "h200");
+    ck_assert_str_eq(r->status, "ok");
+    ck_assert_int_eq(r->line, 4);
+    ck_assert_double_eq_tol(r->ms_median, 0.8, 1e-12);
+    ck_assert_double_eq_tol(r->noise_rel, QUIET, 1e-12);
+    ck_assert_double_eq_tol(r->rel_err, 0.002, 1e-12);
+    ck_assert_int_eq(r->samples, 20);
+    ck_assert(result_key_equal(&set.rows[0].key, &set.rows[0].key));
+    ck_assert(!result_key_equal(&set.rows[0].key, &set.rows[1].key)); /* mode differs */
+    ck_assert(!result_key_equal(&set.rows[0].key, &set.rows[2].key)); /* variant differs */
+    results_free(&set);
+
+    struct result_key k = key("naive", "bf16", 2, 16, 1024, 64, 1, "cold");
+    char buf[128];
+    ck_assert_str_eq(result_key_label(&k, buf, sizeof buf),
+                     "naive bf16 B=2 H=16 S=1024 D=64 causal cold");
+}
+END_TEST
+
+START_TEST(test_read_quoted_fields)
+{
+    path_t p = write_text("quoted.csv",
+                          HDR
+                          "h200,\"naive\",bf16,2,16,65536,64,1,cold,skipped,"
+                          "\"needs 8 GiB, has 4; said \"\"no\"\", twice\",,,,\n"
+                          "h200,inplace,bf16,2,16,1024,64,1,cold,mismatch,"
+                          "\"max err 0.5 at (1, 2, 3)\",,,,0.3\n" ROW("inplace", "2048", "cold", "0.75"));
+    struct result_set set;
+    read_ok(p.s, &set);
+    ck_assert_uint_eq(set.count, 3);
+    const struct result_rec *r = &set.rows[0];
+    ck_assert_str_eq(r->key.variant, "naive");
+    ck_assert_int_eq(r->key.seq_len, 65536);
+    ck_assert_str_eq(r->key.mode, "cold");
+    ck_assert_str_eq(r->status, "skipped");
+    ck_assert(isnan(r->ms_median));
+    ck_assert(isnan(r->noise_rel));
+    ck_assert(isnan(r->rel_err));
+    ck_assert_int_eq(r->samples, -1);
+    r = &set.rows[1];
+    ck_assert_str_eq(r->status, "mismatch");
+    ck_assert_double_eq_tol(r->rel_err, 0.3, 1e-12);
+    r = &set.rows[2];
+    ck_assert_int_eq(r->key.seq_len, 2048);
+    ck_assert_double_eq_tol(r->ms_median, 0.75, 1e-12);
+    ck_assert_int_eq(r->line, 4);
+    results_free(&set);
+}
+END_TEST
+
+START_TEST(test_read_crlf)
+{
+    /* mode last, so a kept '\r' would show in a string, not vanish in strtod */
+    path_t p = write_text("crlf.csv",
+                          "variant,dtype,batch,heads,seq_len,head_dim,causal,status,ms_median,"
+                          "noise_rel,mode\r\n"
+                          "naive,bf16,2,16,1024,64,1,ok,1.25,0.003,cold\r\n"
+                          "naive,bf16,2,16,1024,64,1,ok,1.5,0.004,graph\r\n");
+    struct result_set set;
+    read_ok(p.s, &set);
+    ck_assert_uint_eq(set.count, 2);
+    ck_assert_str_eq(set.rows[0].key.mode, "cold");
+    ck_assert_str_eq(set.rows[1].key.mode, "graph");
+    ck_assert_double_eq_tol(set.rows[0].ms_median, 1.25, 1e-12);
+    ck_assert_double_eq_tol(set.rows[1].noise_rel, 0.004, 1e-12);
+    ck_assert_int_eq(set.rows[1].line, 3);
+    results_free(&set);
+}
+END_TEST
+
+START_TEST(test_read_comment_lines_before_header)
+{
+    path_t p = write_text("comments.csv",
+                          "# attnbench run 20261130T000000Z\n"
+                          "# gpu: NVIDIA H200, driver 560.35.03, cuda 12.6\n"
+                          HDR ROW("naive", "1024", "cold", "1.0") ROW("naive", "1024", "graph", "1.1"));
+    struct result_set set;
+    read_ok(p.s, &set);
+    ck_assert_uint_eq(set.count, 2);
+    ck_assert_int_eq(set.rows[0].line, 4);
+    ck_assert_int_eq(set.rows[1].line, 5);
+    ck_assert_str_eq(set.rows[1].key.mode, "graph");
+    ck_assert_double_eq_tol(set.rows[1].ms_median, 1.1, 1e-12);
+    results_free(&set);
+}
+END_TEST
+
+START_TEST(test_read_column_order_and_extra_columns)
+{
+    path_t p = write_text("order.csv",
+                          "mode,foo,noise_rel,ms_median,status,causal,head_dim,seq_len,bar,heads,"
+                          "batch,dtype,variant,gpu,rel_err,samples,zzz\n"
+                          "graph,x,0.004,2.5,ok,0,128,4096,\"y, z\",32,4,fp16,inplace,h200,0.0007,17,\n"
+                          "cold,,0.001,0.125,ok,1,64,512,,8,1,bf16,naive,h200,,33,9\n");
+    struct result_set set;
+    read_ok(p.s, &set);
+    ck_assert_uint_eq(set.count, 2);
+    const struct result_rec *r = &set.rows[0];
+    ck_assert_str_eq(r->key.variant, "inplace");
+    ck_assert_str_eq(r->key.dtype, "fp16");
+    ck_assert_int_eq(r->key.batch, 4);
+    ck_assert_int_eq(r->key.heads, 32);
+    ck_assert_int_eq(r->key.seq_len, 4096);
+    ck_assert_int_eq(r->key.head_dim, 128);
+    ck_assert_int_eq(r->key.causal, 0);
+    ck_assert_str_eq(r->key.mode, "graph");
+    ck_assert_str_eq(r->gpu, "h200");
+    ck_assert_str_eq(r->status, "ok");
+    ck_assert_double_eq_tol(r->ms_median, 2.5, 1e-12);
+    ck_assert_double_eq_tol(r->noise_rel, 0.004, 1e-12);
+    ck_assert_double_eq_tol(r->rel_err, 0.0007, 1e-12);
+    ck_assert_int_eq(r->samples, 17);
+    r = &set.rows[1];
+    ck_assert_str_eq(r->key.variant, "naive");
+    ck_assert_int_eq(r->key.batch, 1);
+    ck_assert_int_eq(r->key.heads, 8);
+    ck_assert_int_eq(r->key.seq_len, 512);
+    ck_assert_int_eq(r->key.causal, 1);
+    ck_assert(isnan(r->rel_err));
+    ck_assert_int_eq(r->samples, 33);
+    results_free(&set);
+}
+END_TEST
+
+START_TEST(test_read_missing_file)
+{
+    path_t p = tmp_path("no_such_file.csv");
+    struct result_set set;
+    ck_assert_int_eq(results_read(p.s, &set), ATTN_ERR_INPUT);
+    ck_assert_message_has(p.s);
+    path_t ok = write_rows("ok.csv", base4, NELEMS(base4));
+    struct run r = run_regress("--results", p.s, "--baseline", ok.s, NULL);
+    ck_assert_exit(r, 2);
+    ck_assert_msg(strstr(r.err, p.s) != NULL, "stderr does not name %s: %s", p.s, r.err);
+    run_free(&r);
+    struct gate_thresholds th;
+    ck_assert_int_eq(gate_thresholds_read(p.s, &th), ATTN_ERR_INPUT);
+    ck_assert_message_has(p.s);
+}
+END_TEST
+
+START_TEST(test_usage_errors)
+{
+    path_t ok = write_rows("ok.csv", base4, NELEMS(base4));
+    struct run r = run_regress("--results", ok.s, "--baseline", NULL); /* no value */
+    ck_assert_exit(r, 2);
+    ck_assert_msg(strstr(r.err, "--baseline") != NULL, "stderr: %s", r.err);
+    run_free(&r);
+    r = run_regress("--results", ok.s, "--baseline", ok.s, "--frobnicate", NULL);
+    ck_assert_exit(r, 2);
+    ck_assert_msg(strstr(r.err, "--frobnicate") != NULL, "stderr: %s", r.err);
+    run_free(&r);
+}
+END_TEST
+
+/* ========================================================== malformed input */
+
+/* One malformed input: a results file (given as --results on even cases, as
+ * --baseline on odd ones) or a thresholds file, and the line its message must
+ * name (-1: any line number). */
+static const struct {
+    const char *what;
+    const char *results;    /* NULL: a valid file */
+    const char *thresholds; /* NULL: none */
+    int line;
+} malformed[] = {
+    {"empty file", "", NULL, -1},
+    {"header only", HDR, NULL, -1},
+    {"no ms_median column",
+     "gpu,variant,dtype,batch,heads,seq_len,head_dim,causal,mode,status,noise_rel\n"
+     "h200,naive,bf16,2,16,1024,64,1,cold,ok,0.002\n", NULL, 1},
+    {"batch=abc", HDR ROW("naive", "1024", "cold", "1.0")
+     "h200,naive,bf16,abc,16,1024,64,1,graph,ok,,20,1.0,0.002,0.002\n", NULL, 3},
+    {"a field too many", HDR "h200,naive,bf16,2,16,1024,64,1,cold,ok,,20,1.0,0.002,0.002,7\n",
+     NULL, 2},
+    {"a field too few", HDR ROW("naive", "1024", "cold", "1.0")
+     "h200,naive,bf16,2,16,1024,64,1,graph,ok,,20,1.0,0.002\n", NULL, 3},
+    {"duplicate key", HDR ROW("naive", "1024", "cold", "1.0") ROW("naive", "1024", "graph", "1.1")
+     ROW("naive", "1024", "cold", "1.2"), NULL, 4},
+    {"torn last line", HDR ROW("naive", "1024", "cold", "1.0") ROW("naive", "1024", "graph", "1.1")
+     "h200,naive,bf16,2,16,2048,64,1,cold,ok,,20,2.0,0.002,0.002", NULL, 4},
+    {"mode warm", HDR ROW("naive", "1024", "cold", "1.0") ROW("naive", "1024", "warm", "1.1"),
+     NULL, 3},
+    {"status great after '#' lines", "# run 1\n# gpu h200\n" HDR ROW("naive", "1024", "cold", "1.0")
+     "h200,naive,bf16,2,16,1024,64,1,graph,great,,20,1.0,0.002,0.002\n", NULL, 5},
+    {"ms_median=fast", HDR "h200,naive,bf16,2,16,1024,64,1,cold,ok,,20,fast,0.002,0.002\n", NULL, 2},
+    {"unterminated quote", HDR ROW("naive", "1024", "cold", "1.0")
+     "h200,naive,bf16,2,16,1024,64,1,graph,ok,\"oops,20,1.0,0.002,0.002\n", NULL, 3},
+    {"seq_len=1024x", HDR "h200,naive,bf16,2,16,1024x,64,1,cold,ok,,20,1.0,0.002,0.002\n", NULL, 2},
+    {"thresholds: unknown key", NULL, "# thresholds\ndefault slowdown=5% speed=3\n", 2},
+    {"thresholds: unknown field", NULL, "default slowdown=5%\n\nmatch color=red slowdown=10%\n", 3},
+    {"thresholds: slowdown=abc%", NULL, "default slowdown=abc%\n", 1},
+    {"thresholds: unknown operator", NULL, "default slowdown=5%\nmatch seq_len~1024 slowdown=10%\n", 2},
+    {"thresholds: unknown verb", NULL, "defaults slowdown=5%\n", 1},
+    {"thresholds: text for a number", NULL, "# x\n# y\nmatch seq_len<=long slowdown=10%\n", 3},
+    {"thresholds: empty value", NULL, "default min_ms=\n", 1},
+    {"thresholds: min_ms=2ms", NULL, "default slowdown=5%\ndefault min_ms=2ms\n", 2},
+};
+
+START_TEST(test_malformed_input)
+{
+    const int i = _i;
+    const char *what = malformed[i].what;
+    path_t good = write_rows("good.csv", base4, NELEMS(base4));
+    char name[32];
+    if (malformed[i].results) {
+        snprintf(name, sizeof name, "bad_%d.csv", i);
+        path_t bad = write_text(name, malformed[i].results);
+        struct result_set set;
+        attn_error_clear();
+        int rc = results_read(bad.s, &set);
+        if (rc == ATTN_OK) results_free(&set);
+        ck_assert_msg(rc == ATTN_ERR_INPUT, "%s: results_read = %d, expected ATTN_ERR_INPUT",
+                      what, rc);
+        ck_assert_msg(names_place(attn_error_message(), bad.s, malformed[i].line),
+                      "%s: message \"%s\" does not name %s:%d:", what, attn_error_message(),
+                      bad.s, malformed[i].line);
+        struct run r = i % 2 == 0 ? run_regress("--results", bad.s, "--baseline", good.s, NULL)
+                                  : run_regress("--results", good.s, "--baseline", bad.s, NULL);
+        ck_assert_msg(r.status == 2, "%s: build/regress exited %d, expected 2; stderr: %s",
+                      what, r.status, r.err);
+        assert_bad_input(&r, bad.s, malformed[i].line);
+        run_free(&r);
+    } else {
+        snprintf(name, sizeof name, "bad_%d.conf", i);
+        path_t bad = write_text(name, malformed[i].thresholds);
+        struct gate_thresholds th;
+        attn_error_clear();
+        int rc = gate_thresholds_read(bad.s, &th);
+        ck_assert_msg(rc == ATTN_ERR_INPUT,
+                      "%s: gate_thresholds_read = %d, expected ATTN_ERR_INPUT", what, rc);
+        ck_assert_msg(names_place(attn_error_message(), bad.s, malformed[i].line),
+                      "%s: message \"%s\" does not name %s:%d:", what, attn_error_message(),
+                      bad.s, malformed[i].line);
+        struct run r = run_regress("--results", good.s, "--baseline", good.s, "--thresholds",
+                                   bad.s, NULL);
+        ck_assert_msg(r.status == 2, "%s: build/regress exited %d, expected 2; stderr: %s",
+                      what, r.status, r.err);
+        assert_bad_input(&r, bad.s, malformed[i].line);
+        run_free(&r);
+    }
+}
+END_TEST
+
+/* =================================================================== report */
+
+/* A report with two regressions of different size and two passing rows, the
+ * worst one last in the files. */
+static void worst_last_report(struct gate_report *rep, path_t *base, path_t *cur)
+{
+    const struct rspec b[] = {{.variant = "calm_v", .seq = 1024, .ms = 1.0},
+                              {.variant = "mild_v", .seq = 1024, .ms = 1.0},
+                              {.variant = "quiet_v", .seq = 1024, .ms = 1.0},
+                              {.variant = "worst_v", .seq = 1024, .ms = 1.0}};
+    const struct rspec c[] = {{.variant = "calm_v", .seq = 1024, .ms = 1.0},
+                              {.variant = "mild_v", .seq = 1024, .ms = 1.10},
+                              {.variant = "quiet_v", .seq = 1024, .ms = 1.01},
+                              {.variant = "worst_v", .seq = 1024, .ms = 1.40}};
+    *base = write_rows("base.csv", b, 4);
+    *cur = write_rows("cur.csv", c, 4);
+    ck_assert_int_eq(compare(*base, *cur, NULL, NULL, rep), ATTN_OK);
+    ck_assert_verdict(rep, "worst_v", 1024, "cold", V_SLOWER);
+    ck_assert_verdict(rep, "mild_v", 1024, "cold", V_SLOWER);
+    ck_assert_uint_eq(rep->regressed, 2);
+}
+
+/* gate_print / gate_print_markdown into a string. */
+static char *print_to_string(struct gate_report *rep, path_t base, path_t cur,
+                             bool markdown)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ck_assert_ptr_nonnull(f);
+    if (markdown) gate_print_markdown(rep, base.s, cur.s, f);
+    else gate_print(rep, base.s, cur.s, f);
+    ck_assert_int_eq(fclose(f), 0);
+    ck_assert_ptr_nonnull(text);
+    return text;
+}
+
+/* The offset of needle in text; -1 when absent. */
+static long offset_of(const char *text, const char *needle)
+{
+    const char *p = strstr(text, needle);
+    return p ? (long)(p - text) : -1;
+}
+
+/* worst_v, then mild_v; any passing row listed comes after both. */
+static void assert_worst_first(const char *text)
+{
+    long worst = offset_of(text, "worst_v"), mild = offset_of(text, "mild_v");
+    ck_assert_msg(worst >= 0, "worst_v is not listed:\n%s", text);
+    ck_assert_msg(mild >= 0, "mild_v is not listed:\n%s", text);
+    ck_assert_msg(worst < mild, "mild_v listed before worst_v:\n%s", text);
+    const char *passing[] = {"calm_v", "quiet_v"};
+    for (size_t i = 0; i < 2; i++) {
+        long at = offset_of(text, passing[i]);
+        ck_assert_msg(at < 0 || at > mild, "%s listed before a regression:\n%s", passing[i], text);
+    }
+}
+
+/* A summary line: one line with "N compared" and "M slower" (or "M regressed"). */
+static bool has_summary_line(const char *text, size_t compared, size_t regressed)
+{
+    char c[32], r[32], r2[32];
+    snprintf(c, sizeof c, "%zu compared", compared);
+    snprintf(r, sizeof r, "%zu slower", regressed);
+    snprintf(r2, sizeof r2, "%zu regress", regressed);
+    const char *line = text;
+    while (*line) {
+        const char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line) : strlen(line);
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%.*s", (int)(n < sizeof buf ? n : sizeof buf - 1), line);
+        for (char *p = buf; *p; p++) *p = (char)tolower((unsigned char)*p);
+        if (strstr(buf, c) && (strstr(buf, r) || strstr(buf, r2)))
+            return true;
+        if (!end) break;
+        line = end + 1;
+    }
+    return false;
+}
+
+START_TEST(test_print_worst_first)
+{
+    struct gate_report rep;
+    path_t base, cur;
+    worst_last_report(&rep, &base, &cur);
+    char *text = print_to_string(&rep, base, cur, false);
+    assert_worst_first(text);
+    ck_assert_msg(has_summary_line(text, rep.compared, rep.regressed),
+                  "no summary line with the counts (compared 4, regressed 2):\n%s", text);
+    free(text);
+    gate_report_free(&rep);
+
+    struct run r = run_regress("--results", cur.s, "--baseline", base.s, NULL);
+    ck_assert_exit(r, 1);
+    assert_worst_first(r.out);
+    run_free(&r);
+}
+END_TEST
+
+/* A markdown table: a line starting with '|' and a "|---" separator under it. */
+static void assert_markdown_table(const char *text)
+{
+    bool row = false, sep = false;
+    for (const char *line = text; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line) : strlen(line);
+        if (n > 0 && line[0] == '|') {
+            bool only = true;
+            for (size_t i = 0; i < n; i++)
+                only &= strchr("|-: ", line[i]) != NULL;
+            if (only && memmem(line, n, "---", 3) && row) sep = true;
+            else if (!only) row = true;
+        }
+        if (!end) break;
+        line = end + 1;
+    }
+    ck_assert_msg(row && sep, "no markdown table (a '|' line and a '|---' separator):\n%s", text);
+}
+
+START_TEST(test_print_markdown)
+{
+    struct gate_report rep;
+    path_t base, cur;
+    worst_last_report(&rep, &base, &cur);
+    char *text = print_to_string(&rep, base, cur, true);
+    assert_markdown_table(text);
+    assert_worst_first(text);
+    free(text);
+    gate_report_free(&rep);
+
+    path_t md = tmp_path("summary.md");
+    struct run r = run_regress("--results", cur.s, "--baseline", base.s, "--markdown", md.s, NULL);
+    ck_assert_exit(r, 1);
+    run_free(&r);
+    text = slurp(md.s);
+    assert_markdown_table(text);
+    assert_worst_first(text);
+    free(text);
+}
+END_TEST
+
+/* =================================================================== suites */
+
+static Suite *compare_suite(void)
+{
+    Suite *s = suite_create("compare");
+    TCase *tc = tcase_create("timing");
+    tcase_add_unchecked_fixture(tc, tmpdir_setup, tmpdir_teardown);
+    tcase_add_test(tc, test_identical_files_pass);
+    tcase_add_test(tc, test_slowdown_past_limit_fails);
+    tcase_add_test(tc, test_slowdown_inside_noise_passes);
+    tcase_add_test(tc, test_tiny_difference_under_min_ms_passes);
+    tcase_add_test(tc, test_improvement_is_faster_and_passes);
+    tcase_add_test(tc, test_committed_repeat_agrees);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("failures");
+    tcase_add_unchecked_fixture(tc, tmpdir_setup, tmpdir_teardown);
+    tcase_add_test(tc, test_status_failures);
+    tcase_add_test(tc, test_status_unchanged_or_recovered_passes);
+    tcase_add_test(tc, test_nan_time_fails);
+    tcase_add_test(tc, test_rel_err_over_tolerance_fails);
+    tcase_add_test(tc, test_missing_row_fails_unless_allowed);
+    tcase_add_test(tc, test_new_row_only_warns);
+    tcase_add_test(tc, test_gpu_mismatch_refused_unless_allowed);
+    tcase_add_test(tc, test_gpu_mismatch_in_one_row_refused);
+    tcase_add_test(tc, test_verdict_names);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+static Suite *thresholds_suite(void)
+{
+    Suite *s = suite_create("thresholds");
+    TCase *tc = tcase_create("rules");
+    tcase_add_unchecked_fixture(tc, tmpdir_setup, tmpdir_teardown);
+    tcase_add_test(tc, test_thresholds_defaults);
+    tcase_add_test(tc, test_thresholds_match_lines);
+    tcase_add_test(tc, test_thresholds_percent_and_fraction);
+    tcase_add_test(tc, test_thresholds_partial_default_keeps_builtins);
+    tcase_add_test(tc, test_thresholds_committed_file);
+    tcase_add_test(tc, test_thresholds_applied_by_compare);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+static Suite *read_suite(void)
+{
+    Suite *s = suite_create("read");
+    TCase *tc = tcase_create("awkward");
+    tcase_add_unchecked_fixture(tc, tmpdir_setup, tmpdir_teardown);
+    tcase_add_test(tc, test_read_values);
+    tcase_add_test(tc, test_read_quoted_fields);
+    tcase_add_test(tc, test_read_crlf);
+    tcase_add_test(tc, test_read_trailing_blank_line);
+    tcase_add_test(tc, test_read_comment_lines_before_header);
+    tcase_add_test(tc, test_read_column_order_and_extra_columns);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("malformed");
+    tcase_add_unchecked_fixture(tc, tmpdir_setup, tmpdir_teardown);
+    tcase_add_test(tc, test_read_missing_file);
+    tcase_add_test(tc, test_usage_errors);
+    tcase_add_loop_test(tc, test_malformed_input, 0, (int)NELEMS(malformed));
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+static Suite *report_suite(void)
+{
+    Suite *s = suite_create("report");
+    TCase *tc = tcase_create("print");
+    tcase_add_unchecked_fixture(tc, tmpdir_setup, tmpdir_teardown);
+    tcase_add_test(tc, test_print_worst_first);
+    tcase_add_test(tc, test_print_markdown);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(compare_suite());
+    srunner_add_suite(sr, thresholds_suite());
+    srunner_add_suite(sr, read_suite());
+    srunner_add_suite(sr, report_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
