@@ -77,7 +77,9 @@ TEST_CPU  := $(BUILD)/test_cpu
 TEST_GPU  := $(BUILD)/test_gpu
 TEST_TRACE := $(BUILD)/test_trace
 TEST_REGRESS := $(BUILD)/test_regress
+TEST_PLOTS := $(BUILD)/test_plots
 REGRESS   := $(BUILD)/regress
+REPORT    := $(BUILD)/report
 
 # ------------------------------------------------------------- user knobs
 GRID     ?= default
@@ -90,9 +92,9 @@ TRACE_GRID ?= seed
 GPU_SLUG  = $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | sed 's/^NVIDIA //' | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$$//')
 TRACE_DIR ?= results/$(GPU_SLUG)/traces
 
-.PHONY: all bench trace regress baseline test test-cpu test-gpu deps help clean FORCE
+.PHONY: all bench trace regress baseline plots report plot-deps test test-cpu test-gpu deps help clean FORCE
 
-all: $(ATTNBENCH) $(REGRESS) ## build the runner (build/attnbench) and the gate (build/regress)
+all: $(ATTNBENCH) $(REGRESS) $(REPORT) ## build the runner (build/attnbench) and the gate (build/regress)
 
 # What the binary was built from: the git revision, and an injected slowdown
 # when SLOWDOWN=VARIANT:PERCENT is set (for proving the gate). Rewritten only
@@ -124,6 +126,9 @@ $(REGRESS): $(BUILD)/bench/regress.o $(BENCH_LIB) $(LIB_OBJS)
 REGRESS_ARGS = $(if $(RESULTS),--results $(RESULTS)) $(if $(BASELINE),--baseline $(BASELINE)) \
                $(if $(THRESHOLDS),--thresholds $(THRESHOLDS)) $(if $(GPU),--gpu $(GPU)) $(if $(MARKDOWN),--markdown $(MARKDOWN))
 
+$(REPORT): $(BUILD)/bench/report.o $(BENCH_LIB) $(LIB_OBJS)
+	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
+
 regress: $(REGRESS) ## compare RESULTS (default: newest run) with BASELINE (default: results/<gpu>/baseline.csv)
 	$(REGRESS) $(REGRESS_ARGS)
 
@@ -139,22 +144,49 @@ trace: $(ATTNBENCH) ## trace one call of each variant at TRACE_GRID's points: Ch
 	$(ATTNBENCH) --grid $(TRACE_GRID) --mode cold,graph $(if $(VARIANTS),--variants $(VARIANTS)) --trace $(TRACE_DIR) --out $(TRACE_DIR)
 	@cat $(TRACE_DIR)/ops.txt
 
+# -------------------------------------------------------------- plots, report
+# From RESULTS (default: the newest run under results/) into plots/<gpu>/;
+# with BASELINE (default: none) the current/baseline figure too.
+PLOT_RESULTS = $(or $(RESULTS),$(lastword $(sort $(wildcard results/*/2*Z*.csv))))
+PLOT_DIR    ?= plots/$(notdir $(patsubst %/,%,$(dir $(PLOT_RESULTS))))
+PLOT_SCRIPTS := latency throughput speedup memory ratio
+
+plots: $(REPORT) plot-deps ## render plots/*.gp from RESULTS (default: newest run) into plots/<gpu>/ as PNG and SVG
+	@[ -n "$(PLOT_RESULTS)" ] || { echo "make plots: no results CSV under results/ (make bench, or RESULTS=FILE)" >&2; exit 2; }
+	@mkdir -p $(PLOT_DIR)/data
+	$(REPORT) data $(PLOT_RESULTS) $(PLOT_DIR)/data $(if $(BASELINE),--baseline $(BASELINE) --thresholds $(or $(THRESHOLDS),bench/thresholds.conf))
+	@rm -f $(PLOT_DIR)/*.png $(PLOT_DIR)/*.svg
+	@for s in $(PLOT_SCRIPTS); do for f in png svg; do \
+	  gnuplot -c plots/$$s.gp $(PLOT_DIR)/data $(PLOT_DIR)/$$s.$$f $$f || exit 1; done; done; \
+	for f in png svg; do gnuplot -c plots/speedup.gp $(PLOT_DIR)/data $(PLOT_DIR)/speedup_cudnn.$$f $$f cudnn_sdpa || exit 1; done
+	@ls $(PLOT_DIR)/*.png $(PLOT_DIR)/*.svg
+
+report: plots ## the HTML page plots/<gpu>/report.html: every figure, the environment, the summary table
+	$(REPORT) html $(PLOT_RESULTS) $(PLOT_DIR)
+
 # --------------------------------------------------------------------- tests
 # Set both on the command line to use a Check outside pkg-config's reach.
 CHECK_CFLAGS ?= $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   ?= $(shell pkg-config --libs check 2>/dev/null)
 
-deps: ## install the test dependencies (check, pkg-config) with apt-get when root
+# apt_install WHAT PACKAGES: install Debian packages when root, else say what is missing.
+apt_install = if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "make: installing $(2) with apt-get"; \
+	  (apt-get install -y -qq $(2) >/dev/null 2>&1 || \
+	   { apt-get update -qq >/dev/null && apt-get install -y -qq $(2) >/dev/null; }) || \
+	  { echo "make: apt-get could not install $(2)" >&2; exit 1; }; \
+	else \
+	  echo "make: missing $(1): install it (Debian: apt-get install $(2))" >&2; exit 1; \
+	fi
+
+deps: plot-deps ## install what the tests need (check, pkg-config, gnuplot-nox, libxml2-utils) with apt-get when root
 	@if [ "$(origin CHECK_LIBS)" = "command line" ]; then exit 0; fi; \
 	if pkg-config --exists check 2>/dev/null; then exit 0; fi; \
-	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	  echo "make deps: installing check and pkg-config with apt-get"; \
-	  (apt-get install -y -qq check pkg-config >/dev/null 2>&1 || \
-	   { apt-get update -qq >/dev/null && apt-get install -y -qq check pkg-config >/dev/null; }) || \
-	  { echo "make deps: apt-get could not install check and pkg-config" >&2; exit 1; }; \
-	else \
-	  echo "make deps: missing the Check unit-test library: install 'check' and 'pkg-config' (Debian: apt-get install check pkg-config)" >&2; exit 1; \
-	fi
+	$(call apt_install,the Check unit-test library,check pkg-config)
+
+plot-deps: ## install gnuplot-nox (and xmllint for the plot tests) with apt-get when root
+	@if command -v gnuplot >/dev/null && command -v xmllint >/dev/null; then exit 0; fi; \
+	$(call apt_install,gnuplot and xmllint,gnuplot-nox libxml2-utils)
 
 $(BUILD)/tests/%.o: tests/%.c | deps
 	@mkdir -p $(@D)
@@ -169,22 +201,27 @@ $(TEST_GPU): $(BUILD)/tests/check_gpu.o $(BENCH_LIB) $(LIB_OBJS)
 $(TEST_TRACE): $(BUILD)/tests/check_trace.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(MK_LDLIBS) $(LDLIBS)
 
+$(TEST_PLOTS): $(BUILD)/tests/check_plots.o | $(REPORT)
+	$(CC) $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
+
 $(TEST_REGRESS): $(BUILD)/tests/check_regress.o $(BENCH_LIB) $(LIB_OBJS) | $(REGRESS)
 	$(CC) $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(MK_LDLIBS) $(LDLIBS)
 
-test: deps $(ATTNBENCH) $(REGRESS) $(TEST_CPU) $(TEST_GPU) $(TEST_TRACE) $(TEST_REGRESS) ## build everything; GPU tests (skipped without a device), the gate over the committed results, CPU tests
+test: deps $(ATTNBENCH) $(REGRESS) $(REPORT) $(TEST_CPU) $(TEST_GPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_PLOTS) ## build everything; GPU tests (skipped without a device), the gate over the committed results, CPU tests
 	CK_FORK=no ./$(TEST_GPU)
 	./$(TEST_TRACE)
 	./$(TEST_REGRESS)
+	./$(TEST_PLOTS)
 	@echo "== the gate over the committed results (results/*/baseline.csv vs the newest run)"
 	@for b in results/*/baseline.csv; do [ -e "$$b" ] || continue; g=$$(basename $$(dirname $$b)); \
 	  ./$(REGRESS) --gpu $$g > $(BUILD)/regress-$$g.txt || { cat $(BUILD)/regress-$$g.txt; exit 1; }; \
 	  tail -n 1 $(BUILD)/regress-$$g.txt; done
 	./$(TEST_CPU)
 
-test-cpu: deps $(TEST_CPU) $(TEST_TRACE) $(TEST_REGRESS) ## CPU tests only
+test-cpu: deps $(REPORT) $(TEST_CPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_PLOTS) ## CPU tests only
 	./$(TEST_TRACE)
 	./$(TEST_REGRESS)
+	./$(TEST_PLOTS)
 	./$(TEST_CPU)
 
 test-gpu: deps $(TEST_GPU) ## GPU tests only (skipped without a device)

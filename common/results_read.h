@@ -31,6 +31,7 @@ struct result_rec {
     double noise_rel;    /* NaN when empty */
     double rel_err;      /* NaN when empty */
     long samples;        /* -1 when empty */
+    double tflops, extra_mem_mib; /* NaN when empty or the column is absent */
 };
 
 struct result_set {

@@ -1,0 +1,15 @@
+# memory.gp — device memory each variant needs beyond Q, K, V and O, vs
+# sequence length, log-log: the eager variants' S² scores show as slope 2.
+#   gnuplot -c plots/memory.gp DATADIR OUTFILE [png|svg]
+load ARG1."/meta.gp"
+rows = int(ceil(npanels / 2.0)); cols = npanels > 1 ? 2 : 1
+call "plots/style.gp" (ARG3 eq "" ? "png" : ARG3) ARG2 sprintf("%d", cols * 700 + 150) sprintf("%d", rows * 480 + 60)
+set logscale y 10
+set format y "%g"
+set ylabel "extra device memory (MiB)"
+set multiplot layout rows, cols title sprintf("Extra device memory — %s, bf16 (%s)", gpu, run) noenhanced
+do for [p = 1:npanels] {
+    set title panel_title[p]
+    plot for [i = 0:nvariants - 1] panel_file[p] index i using 1:4 with linespoints lt i + 1 title columnheader(1)
+}
+unset multiplot
