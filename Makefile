@@ -47,7 +47,9 @@ endif
 
 # ------------------------------------------------------------------- flags
 BUILD    := build
-GIT_REV  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+ifeq ($(origin GIT_REV),undefined)
+GIT_REV  := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+endif
 MK_CFLAGS    := -std=c11 -O2 -g -D_GNU_SOURCE -Wall -Wextra -I$(CUDA_HOME)/include
 MK_NVCCFLAGS := -std=c++17 -O3 -g -lineinfo -gencode=arch=compute_$(CUDA_ARCH),code=sm_$(CUDA_ARCH) \
                 -Xcompiler -Wall,-Wextra -Werror all-warnings

@@ -62,6 +62,20 @@ struct case_data {
     double *ref;
 };
 
+/* The float32 GPU reference of c's inputs, widened into out (c->n doubles). */
+static void gpu_reference_host(const struct case_data *c, double *out)
+{
+    float *dref, *href = malloc(c->n * sizeof *href);
+    ck_assert(href);
+    ck_assert_int_eq(cudaMalloc((void **)&dref, c->n * sizeof *dref), cudaSuccess);
+    ck_assert_int_eq(gpu_reference_f32(&c->p, c->q, c->k, c->v, dref, stream), ATTN_OK);
+    ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(href, dref, c->n * sizeof *dref, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (size_t i = 0; i < c->n; i++) out[i] = href[i];
+    cudaFree(dref);
+    free(href);
+}
+
 /* Inputs for shape s and their reference: float64 on the CPU, or for long
  * rows the float32 GPU kernel (itself checked against the CPU below). */
 static void case_open_ref(struct case_data *c, struct shape s, uint64_t seed, bool gpu_ref)
@@ -87,19 +101,8 @@ static void case_open_ref(struct case_data *c, struct shape s, uint64_t seed, bo
     ck_assert_int_eq(cudaMemcpy(c->hq, c->q, c->bytes, cudaMemcpyDeviceToHost), cudaSuccess);
     ck_assert_int_eq(cudaMemcpy(c->hk, c->k, c->bytes, cudaMemcpyDeviceToHost), cudaSuccess);
     ck_assert_int_eq(cudaMemcpy(c->hv, c->v, c->bytes, cudaMemcpyDeviceToHost), cudaSuccess);
-    if (!gpu_ref) {
-        ck_assert_int_eq(attn_reference_f64(&c->p, c->hq, c->hk, c->hv, c->ref), ATTN_OK);
-        return;
-    }
-    float *dref, *href = malloc(c->n * sizeof *href);
-    ck_assert(href);
-    ck_assert_int_eq(cudaMalloc((void **)&dref, c->n * sizeof *dref), cudaSuccess);
-    ck_assert_int_eq(gpu_reference_f32(&c->p, c->q, c->k, c->v, dref, stream), ATTN_OK);
-    ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
-    ck_assert_int_eq(cudaMemcpy(href, dref, c->n * sizeof *dref, cudaMemcpyDeviceToHost), cudaSuccess);
-    for (size_t i = 0; i < c->n; i++) c->ref[i] = href[i];
-    cudaFree(dref);
-    free(href);
+    if (gpu_ref) gpu_reference_host(c, c->ref);
+    else ck_assert_int_eq(attn_reference_f64(&c->p, c->hq, c->hk, c->hv, c->ref), ATTN_OK);
 }
 
 static void case_open(struct case_data *c, struct shape s, uint64_t seed)
@@ -211,18 +214,14 @@ START_TEST(test_gpu_reference_matches_cpu)
 {
     struct case_data c;
     case_open(&c, odd_shape(_i, ATTN_BF16), fresh_seed());
-    float *dref, *href = malloc(c.n * sizeof *href);
-    ck_assert(href);
-    ck_assert_int_eq(cudaMalloc((void **)&dref, c.n * sizeof *dref), cudaSuccess);
-    ck_assert_int_eq(gpu_reference_f32(&c.p, c.q, c.k, c.v, dref, stream), ATTN_OK);
-    ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
-    ck_assert_int_eq(cudaMemcpy(href, dref, c.n * sizeof *dref, cudaMemcpyDeviceToHost), cudaSuccess);
+    double *gpu = malloc(c.n * sizeof *gpu);
+    ck_assert(gpu);
+    gpu_reference_host(&c, gpu);
     double worst = 0;
-    for (size_t i = 0; i < c.n; i++) worst = fmax(worst, fabs(href[i] - c.ref[i]));
+    for (size_t i = 0; i < c.n; i++) worst = fmax(worst, fabs(gpu[i] - c.ref[i]));
     ck_assert_msg(worst < 1e-4, "S=%d D=%d: float32 reference off by %g", c.p.seq_len,
                   c.p.head_dim, worst);
-    cudaFree(dref);
-    free(href);
+    free(gpu);
     case_close(&c);
 }
 END_TEST
@@ -284,6 +283,14 @@ static void traced_call(const struct attn_variant *v, struct case_data *c, struc
     cudaFree(ws);
 }
 
+static size_t d2d_copies(const struct trace_capture *cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < cap->nops; i++)
+        n += cap->ops[i].kind == TRACE_MEMCPY && !strcmp(cap->ops[i].copy_kind, "DtoD");
+    return n;
+}
+
 /* The seed's finding as an assertion: naive launches exactly one more
  * device-to-device copy per call than inplace, and the same kernels. */
 START_TEST(test_naive_has_one_more_d2d_copy_than_inplace)
@@ -306,10 +313,7 @@ START_TEST(test_naive_has_one_more_d2d_copy_than_inplace)
     trace_ops_line(&inplace, 0, li, sizeof li);
     fprintf(stderr, "  naive:   %s\n  inplace: %s\n", ln, li);
     ck_assert_double_eq(sn.memcpy_per_call, si.memcpy_per_call + 1);
-    size_t d2d_n = 0, d2d_i = 0;
-    for (size_t i = 0; i < naive.nops; i++) d2d_n += naive.ops[i].kind == TRACE_MEMCPY && !strcmp(naive.ops[i].copy_kind, "DtoD");
-    for (size_t i = 0; i < inplace.nops; i++) d2d_i += inplace.ops[i].kind == TRACE_MEMCPY && !strcmp(inplace.ops[i].copy_kind, "DtoD");
-    ck_assert_uint_eq(d2d_n, d2d_i + 1);
+    ck_assert_uint_eq(d2d_copies(&naive), d2d_copies(&inplace) + 1);
     /* the same kernels, in the same order */
     ck_assert_double_eq(sn.kernels_per_call, si.kernels_per_call);
     size_t j = 0;
