@@ -1,20 +1,21 @@
 /* registry.c — every attention variant attnbench knows, in the order --list
  * prints them. Adding a variant: one file in variants/ exporting a
- * `const struct attn_variant attn_variant_NAME`, and one line in each list
- * below. Variants that need an optional library are guarded by the macro the
- * Makefile defines when it finds that library. */
+ * `const struct attn_variant attn_variant_NAME`, and one X(NAME) line in
+ * VARIANT_LIST below. Variants that need an optional library go inside the
+ * #if of the macro the Makefile defines when it finds that library. */
 #include "registry.h"
 #include "errors.h"
 
 #include <string.h>
 
-extern const struct attn_variant attn_variant_naive;
-extern const struct attn_variant attn_variant_inplace;
+#define VARIANT_LIST(X) \
+    X(naive)            \
+    X(inplace)
 
-static const struct attn_variant *const variants[] = {
-    &attn_variant_naive,
-    &attn_variant_inplace,
-};
+#define DECLARE(name) extern const struct attn_variant attn_variant_##name;
+#define ENTRY(name) &attn_variant_##name,
+VARIANT_LIST(DECLARE)
+static const struct attn_variant *const variants[] = {VARIANT_LIST(ENTRY)};
 
 size_t registry_count(void) { return sizeof variants / sizeof variants[0]; }
 
