@@ -82,8 +82,6 @@ void bench_timer_destroy(struct bench_timer *t)
     free(t);
 }
 
-size_t bench_timer_device_bytes(const struct bench_timer *t) { return t->flush_bytes; }
-
 static int call_once(const struct timed_call *c)
 {
     ATTN_TRY(c->variant->run(c->ctx, c->q, c->k, c->v, c->o, c->stream));

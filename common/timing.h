@@ -42,8 +42,6 @@ int timing_calibrate_slowdown(struct bench_timer *, struct timed_call *c);
 
 int bench_timer_create(struct bench_timer **, size_t l2_bytes);
 void bench_timer_destroy(struct bench_timer *);
-/* Device memory the timer holds (the flush buffer). */
-size_t bench_timer_device_bytes(const struct bench_timer *);
 
 struct timing_result {
     struct sample_stats stats;
