@@ -31,11 +31,23 @@ $(info ✗ CUPTI not found: tracer off, op-count columns left empty, `make trace
 endif
 
 CUDNN_INC := $(firstword $(wildcard /usr/include/x86_64-linux-gnu/cudnn_version.h /usr/include/cudnn_version.h $(CUDA_HOME)/include/cudnn_version.h))
+# cudnn_sdpa (variants/cudnn_sdpa.c) needs cuDNN >= 9 (cudnn_graph.h) and libcudnn.so.
+CUDNN_LIB := $(firstword $(wildcard $(CUDA_HOME)/lib64/libcudnn.so /usr/lib/x86_64-linux-gnu/libcudnn.so /usr/lib64/libcudnn.so /usr/lib/libcudnn.so))
+HAVE_CUDNN :=
 ifneq ($(CUDNN_INC),)
 CUDNN_VERSION := $(shell grep -E 'define CUDNN_(MAJOR|MINOR|PATCHLEVEL) ' $(CUDNN_INC) | awk '{print $$3}' | paste -sd.)
-$(info ✓ cuDNN: $(CUDNN_INC) ($(CUDNN_VERSION)))
+ifeq ($(filter-out 0 1 2 3 4 5 6 7 8,$(firstword $(subst ., ,$(CUDNN_VERSION)))),)
+$(info ✗ cuDNN $(CUDNN_VERSION) at $(CUDNN_INC): cudnn_sdpa needs 9.0 or newer, left out)
+else ifeq ($(wildcard $(dir $(CUDNN_INC))cudnn_graph.h),)
+$(info ✗ cuDNN $(CUDNN_VERSION): no cudnn_graph.h beside $(CUDNN_INC): cudnn_sdpa left out)
+else ifeq ($(CUDNN_LIB),)
+$(info ✗ cuDNN $(CUDNN_VERSION) headers but no libcudnn.so: cudnn_sdpa left out)
 else
-$(info ✗ cuDNN not found: cudnn_sdpa would be left out)
+HAVE_CUDNN := yes
+$(info ✓ cuDNN: $(CUDNN_INC) ($(CUDNN_VERSION)), $(CUDNN_LIB): cudnn_sdpa built)
+endif
+else
+$(info ✗ cuDNN not found: cudnn_sdpa left out)
 endif
 
 HAVE_CHECK := $(shell pkg-config --exists check 2>/dev/null && echo yes)
@@ -59,6 +71,14 @@ ifneq ($(CUPTI_INC),)
 MK_CFLAGS += -DATTN_HAVE_CUPTI
 MK_LDLIBS += -lcupti
 endif
+ifeq ($(HAVE_CUDNN),yes)
+CUDNN_LIBDIR := $(patsubst %/,%,$(dir $(CUDNN_LIB)))
+MK_CFLAGS += -DATTN_HAVE_CUDNN $(patsubst %,-I%,$(filter-out $(CUDA_HOME)/include,$(patsubst %/,%,$(dir $(CUDNN_INC)))))
+MK_LDLIBS += -lcudnn
+ifeq ($(filter $(CUDNN_LIBDIR),$(CUDA_HOME)/lib64 /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib),)
+MK_LDFLAGS += -L$(CUDNN_LIBDIR) -Wl,-rpath,$(CUDNN_LIBDIR)
+endif
+endif
 ifeq ($(WERROR),1)
 MK_CFLAGS += -Werror
 MK_NVCCFLAGS += -Xcompiler -Werror
@@ -71,7 +91,9 @@ ALL_LDFLAGS   = $(MK_LDFLAGS) $(LDFLAGS)
 COMMON_C  := $(wildcard common/*.c)
 COMMON_CU := $(wildcard common/*.cu)
 VARIANT_SRCS := $(wildcard variants/*.cu)
-LIB_OBJS  := $(COMMON_C:%.c=$(BUILD)/%.o) $(COMMON_CU:%.cu=$(BUILD)/%.o) $(VARIANT_SRCS:%.cu=$(BUILD)/%.o)
+VARIANT_C := $(filter-out $(if $(HAVE_CUDNN),,variants/cudnn_sdpa.c),$(wildcard variants/*.c))
+LIB_OBJS  := $(COMMON_C:%.c=$(BUILD)/%.o) $(COMMON_CU:%.cu=$(BUILD)/%.o) $(VARIANT_SRCS:%.cu=$(BUILD)/%.o) \
+             $(VARIANT_C:%.c=$(BUILD)/%.o)
 BENCH_LIB := $(BUILD)/bench/options.o $(BUILD)/bench/gate.o
 
 ATTNBENCH := $(BUILD)/attnbench
@@ -94,9 +116,9 @@ TRACE_GRID ?= seed
 GPU_SLUG  = $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | sed 's/^NVIDIA //' | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$$//')
 TRACE_DIR ?= results/$(GPU_SLUG)/traces
 
-.PHONY: all bench trace regress baseline plots report plot-deps test test-cpu test-gpu deps help clean FORCE
+.PHONY: all bench trace regress baseline plots report plot-deps check-deps test test-cpu test-gpu deps help clean FORCE
 
-all: $(ATTNBENCH) $(REGRESS) $(REPORT) ## build the runner (build/attnbench) and the gate (build/regress)
+all: $(ATTNBENCH) $(REGRESS) $(REPORT) $(BUILD)/mma_peak ## build the runner (build/attnbench), the gate (build/regress), the report and tools
 
 # What the binary was built from: the git revision, and an injected slowdown
 # when SLOWDOWN=VARIANT:PERCENT is set (for proving the gate). Rewritten only
@@ -111,6 +133,25 @@ BUILD_INFO_USERS := $(BUILD)/common/env.o $(BUILD)/common/timing.o
 $(BUILD_INFO_USERS): $(BUILD)/build_info.h
 $(BUILD_INFO_USERS): MK_CFLAGS += -include $(BUILD)/build_info.h
 
+# EXPERIMENTAL=1 registers the kernels still being brought up (ATTN_EXPERIMENTAL
+# in common/registry.c); the stamp rebuilds registry.o whenever the knob changes.
+$(BUILD)/experimental.stamp: FORCE
+	@mkdir -p $(@D)
+	@echo '$(EXPERIMENTAL)' > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+$(BUILD)/common/registry.o: $(BUILD)/experimental.stamp
+ifeq ($(EXPERIMENTAL),1)
+$(info ✓ EXPERIMENTAL=1: kernels under bring-up registered (flash_hopper))
+$(BUILD)/common/registry.o: MK_CFLAGS += -DATTN_EXPERIMENTAL
+endif
+
+# flash_hopper needs sm_90a (wgmma, TMA, setmaxnreg); other targets compile a
+# stub that traps. A plain sm_90 cubin beside the sm_90a one is dropped, so
+# that the driver cannot pick the stub on an H100/H200.
+HOPPER_PLAIN_SM90 := -gencode=arch=compute_90,code=sm_90
+$(BUILD)/variants/flash_hopper.o: ALL_NVCCFLAGS = $(filter-out $(HOPPER_PLAIN_SM90),$(MK_NVCCFLAGS)) \
+                                                  -gencode=arch=compute_90a,code=sm_90a $(NVCCFLAGS)
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
@@ -118,6 +159,11 @@ $(BUILD)/%.o: %.c
 $(BUILD)/%.o: %.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(ALL_NVCCFLAGS) -MMD -MP -c $< -o $@
+
+# tools/mma_peak.cu: the mma.sync ceiling flash_mma is measured against (variants/NOTES.md).
+$(BUILD)/mma_peak: tools/mma_peak.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(ALL_NVCCFLAGS) $< -o $@
 
 $(ATTNBENCH): $(BUILD)/bench/attnbench.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
@@ -181,7 +227,11 @@ apt_install = if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  echo "make: missing $(1): install it (Debian: apt-get install $(2))" >&2; exit 1; \
 	fi
 
-deps: plot-deps ## install what the tests need (check, pkg-config, gnuplot-nox, libxml2-utils) with apt-get when root
+deps: check-deps plot-deps ## install what the tests need (check, pkg-config, gnuplot-nox, libxml2-utils) with apt-get when root
+
+# The test programs need only Check to build (a GPU box without gnuplot
+# still builds and runs the GPU tests); running the plot tests needs gnuplot.
+check-deps:
 	@if [ "$(origin CHECK_LIBS)" = "command line" ]; then exit 0; fi; \
 	if pkg-config --exists check 2>/dev/null; then exit 0; fi; \
 	$(call apt_install,the Check unit-test library,check pkg-config)
@@ -190,7 +240,7 @@ plot-deps: ## install gnuplot-nox (and xmllint for the plot tests) with apt-get 
 	@if command -v gnuplot >/dev/null && command -v xmllint >/dev/null; then exit 0; fi; \
 	$(call apt_install,gnuplot and xmllint,gnuplot-nox libxml2-utils)
 
-$(BUILD)/tests/%.o: tests/%.c | deps
+$(BUILD)/tests/%.o: tests/%.c | check-deps
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
 
@@ -226,7 +276,7 @@ test-cpu: deps $(REPORT) $(TEST_CPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_PLOTS)
 	./$(TEST_PLOTS)
 	./$(TEST_CPU)
 
-test-gpu: deps $(TEST_GPU) ## GPU tests only (skipped without a device)
+test-gpu: check-deps $(TEST_GPU) ## GPU tests only (skipped without a device)
 	CK_FORK=no ./$(TEST_GPU)
 
 help: ## this list
@@ -245,6 +295,7 @@ help: ## this list
 	@echo "  CUDA_ARCH=90       compute capability to build for (default: detected, else 90)"
 	@echo "  NVCC=path          the CUDA compiler (default: nvcc on PATH)"
 	@echo "  WERROR=1           treat compiler warnings as errors (CI sets it)"
+	@echo "  EXPERIMENTAL=1     also register kernels under bring-up (flash_hopper); never for committed results"
 	@echo "  CFLAGS NVCCFLAGS LDFLAGS LDLIBS  appended to the project's own flags"
 
 clean: ## remove build/
