@@ -345,12 +345,14 @@ static int run_variant(struct runner *r, const struct attn_variant *v,
     int rc = ATTN_OK;
     attn_range_push("setup");
     attn_error_clear();
+    attn_impl_clear();
     int vrc = v->setup(&ctx, p, ws);
     attn_range_pop();
     if (vrc != ATTN_OK) {
         rc = emit_untimed(r, v, p, status_of(vrc), attn_error_message(), NULL);
         goto out_free;
     }
+    snprintf(base.impl, sizeof base.impl, "%s", attn_impl());
 
     struct attn_comparison cmp;
     attn_range_push("reference");
@@ -359,7 +361,7 @@ static int run_variant(struct runner *r, const struct attn_variant *v,
     if (vrc != ATTN_OK) {
         char msg[600];
         snprintf(msg, sizeof msg, "reference: %s", attn_error_message());
-        rc = emit_untimed(r, v, p, status_of(vrc), msg, NULL);
+        rc = emit_untimed(r, v, p, status_of(vrc), msg, &base);
         goto out_teardown;
     }
     attn_range_push("validate");

@@ -68,6 +68,14 @@ struct attn_variant {
     void (*teardown)(void *ctx);
 };
 
+/* What a variant chose to run, when it has a choice (a library's graph and
+ * engine): its setup() may say so with attn_set_impl(); the runner clears it
+ * before setup() and records it in the row's impl column. A side channel
+ * like the error message, so that the ops table above keeps its fields. */
+void attn_set_impl(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *attn_impl(void); /* "" when the last setup() said nothing */
+void attn_impl_clear(void);
+
 const char *attn_dtype_name(enum attn_dtype);
 size_t attn_dtype_bytes(enum attn_dtype);
 /* 0 and *out set when name is a dtype name, else ATTN_ERR_INPUT. */

@@ -5,6 +5,9 @@
 
 #include <cublas_api.h>
 #include <cuda_runtime_api.h>
+#ifdef ATTN_HAVE_CUDNN
+#include <cudnn_graph.h>
+#endif
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,6 +47,14 @@ int env_write(const char *path, const struct device_info *d, const struct peaks 
         cublasGetProperty(MINOR_VERSION, &minor) == CUBLAS_STATUS_SUCCESS &&
         cublasGetProperty(PATCH_LEVEL, &patch) == CUBLAS_STATUS_SUCCESS)
         fprintf(f, "cublas=%d.%d.%d\n", major, minor, patch);
+#ifdef ATTN_HAVE_CUDNN
+    /* the headers built against and the library loaded may differ (9.x is ABI-stable) */
+    size_t dnn = cudnnGetVersion(); /* major·10000 + minor·100 + patch */
+    fprintf(f, "cudnn_compiled=%d.%d.%d\ncudnn_runtime=%zu.%zu.%zu\n", CUDNN_MAJOR, CUDNN_MINOR,
+            CUDNN_PATCHLEVEL, dnn / 10000, dnn % 10000 / 100, dnn % 100);
+#else
+    fprintf(f, "cudnn=not built in\n");
+#endif
     int khz = 0;
     if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, d->ordinal) == cudaSuccess)
         fprintf(f, "sm_clock_max_mhz=%d\n", khz / 1000);

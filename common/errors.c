@@ -1,5 +1,6 @@
-/* errors.c — the last-error message buffer behind errors.h, and the small
- * facts about problems (dtype names, sizes, FLOP and byte counts). */
+/* errors.c — the last-error message buffer behind errors.h, the note of
+ * what a variant's setup chose to run (attn.h), and the small facts about
+ * problems (dtype names, sizes, FLOP and byte counts). */
 #include "errors.h"
 
 #include <stdarg.h>
@@ -30,6 +31,20 @@ int attn_fail(int rc, const char *file, int line, const char *fmt, ...)
 const char *attn_error_message(void) { return last_message; }
 
 void attn_error_clear(void) { last_message[0] = '\0'; }
+
+static char impl_note[256];
+
+void attn_set_impl(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(impl_note, sizeof impl_note, fmt, ap);
+    va_end(ap);
+}
+
+const char *attn_impl(void) { return impl_note; }
+
+void attn_impl_clear(void) { impl_note[0] = '\0'; }
 
 const char *attn_dtype_name(enum attn_dtype t)
 {

@@ -8,9 +8,26 @@
 
 #include <string.h>
 
+/* cudnn_sdpa exists only when the Makefile found cuDNN (ATTN_HAVE_CUDNN). */
+#ifdef ATTN_HAVE_CUDNN
+#define CUDNN_VARIANTS(X) X(cudnn_sdpa)
+#else
+#define CUDNN_VARIANTS(X)
+#endif
+/* Kernels still being brought up, registered only by `make EXPERIMENTAL=1`
+ * (ATTN_EXPERIMENTAL): never in a committed result. */
+#ifdef ATTN_EXPERIMENTAL
+#define EXPERIMENTAL_VARIANTS(X) X(flash_hopper)
+#else
+#define EXPERIMENTAL_VARIANTS(X)
+#endif
+
 #define VARIANT_LIST(X) \
     X(naive)            \
-    X(inplace)
+    X(inplace)          \
+    CUDNN_VARIANTS(X)   \
+    X(flash_mma)        \
+    EXPERIMENTAL_VARIANTS(X)
 
 #define DECLARE(name) extern const struct attn_variant attn_variant_##name;
 #define ENTRY(name) &attn_variant_##name,

@@ -17,6 +17,7 @@ static const char *const columns[] = {
     "max_abs_err", "rel_err", "ref",
     "kernels_per_call", "memcpy_per_call", "memset_per_call", "gpu_busy_ms", "launch_gap_ms",
     "sm_clock_start_mhz", "sm_clock_end_mhz", "clock_low",
+    "impl",
 };
 #define NCOLUMNS ((int)(sizeof columns / sizeof columns[0]))
 
@@ -101,5 +102,6 @@ int results_format(const struct result_row *r, struct csv_line *l)
     add_opt_int(l, r->clock_start_mhz ? (long long)r->clock_start_mhz : -1);
     add_opt_int(l, r->clock_end_mhz ? (long long)r->clock_end_mhz : -1);
     add_opt_int(l, r->clock_low);
+    csv_add_str(l, r->impl);
     return csv_line_end(l);
 }

@@ -35,6 +35,7 @@ struct result_row {
     const struct peaks *peaks;     /* the run's measured ceilings, NULL if not measured */
     unsigned clock_start_mhz, clock_end_mhz; /* 0 when unknown */
     int clock_low;                 /* 1: a reading under 90% of the run's reference clock; -1 unknown */
+    char impl[256];                /* what the variant ran (attn_impl() after setup), "" when unsaid */
 };
 
 /* Blank row: NaN / -1 in every measured field. */

@@ -1172,6 +1172,34 @@ START_TEST(test_results_peaks_clocks_and_trace)
 }
 END_TEST
 
+/* What a variant's setup says it chose lands in the impl column, quoted when
+ * it needs to be; rows of variants that say nothing leave it empty. */
+START_TEST(test_results_impl_column)
+{
+    struct result_row r;
+    results_row_init(&r);
+    r.variant = "cudnn_sdpa";
+    r.problem = problem(1, 2, 64, 64, false);
+    r.mode = "cold";
+    r.status = "ok";
+    struct csv_line l;
+    char *f[64];
+    ck_assert_int_eq(results_format(&r, &l), ATTN_OK);
+    ck_assert_int_eq(split_line(&l, f, 64), results_column_count());
+    ck_assert_str_eq(f[column_index("impl")], "");
+
+    attn_impl_clear();
+    ck_assert_str_eq(attn_impl(), "");
+    attn_set_impl("graph=%s engine=%s", "pattern-inference", "eng2_k24=7, cand=1/4");
+    snprintf(r.impl, sizeof r.impl, "%s", attn_impl());
+    ck_assert_int_eq(results_format(&r, &l), ATTN_OK);
+    ck_assert_int_eq(split_line(&l, f, 64), results_column_count());
+    ck_assert_str_eq(f[column_index("impl")], "graph=pattern-inference engine=eng2_k24=7, cand=1/4");
+    attn_impl_clear();
+    ck_assert_str_eq(attn_impl(), "");
+}
+END_TEST
+
 /* ==================================================================== stats */
 
 START_TEST(test_stats_quantile)
@@ -1338,6 +1366,19 @@ START_TEST(test_registry_find)
     ck_assert_ptr_null(registry_find("nope"));
     ck_assert_ptr_null(registry_find(""));
     ck_assert_ptr_null(registry_find("Naive"));
+}
+END_TEST
+
+/* cudnn_sdpa is registered exactly when the build found cuDNN 9. */
+START_TEST(test_registry_cudnn_when_built)
+{
+#ifdef ATTN_HAVE_CUDNN
+    const struct attn_variant *v = registry_find("cudnn_sdpa");
+    ck_assert_ptr_nonnull(v);
+    ck_assert(v->fused);
+#else
+    ck_assert_ptr_null(registry_find("cudnn_sdpa"));
+#endif
 }
 END_TEST
 
@@ -1705,6 +1746,7 @@ static Suite *csv_suite(void)
     tcase_add_test(tc, test_results_untimed_row);
     tcase_add_test(tc, test_results_timed_row);
     tcase_add_test(tc, test_results_peaks_clocks_and_trace);
+    tcase_add_test(tc, test_results_impl_column);
     suite_add_tcase(s, tc);
     return s;
 }
@@ -1737,6 +1779,7 @@ static Suite *registry_suite(void)
     tcase_add_test(tc, test_registry_well_formed);
     tcase_add_test(tc, test_registry_entries_complete);
     tcase_add_test(tc, test_registry_find);
+    tcase_add_test(tc, test_registry_cudnn_when_built);
     tcase_add_test(tc, test_registry_refuse_without_device);
     tcase_add_test(tc, test_registry_naive_needs_second_score_buffer);
     suite_add_tcase(s, tc);

@@ -2,9 +2,11 @@
  * reference over the odd-shape set (S = 1, 17, 1000; B·H = 1 and 3; head_dim
  * 64 and 128; causal and not) and over long rows (against the float32 GPU
  * reference), the float32 GPU reference against the CPU one,
- * CUDA-graph capture of each variant, and the runner end to end (ok and oom
- * rows, an interrupted sweep keeping whole rows). Without a CUDA device nothing runs and the suite reports every test
- * as skipped, never as passed. Run with CK_FORK=no: a forked child cannot use
+ * CUDA-graph capture of each variant, cudnn_sdpa running plain points (its
+ * cuDNN refusals are skips, so they must not be all it does), and the runner
+ * end to end (ok and oom rows, an interrupted sweep keeping whole rows).
+ * Without a CUDA device nothing runs and the suite reports every test as
+ * skipped, never as passed. Run with CK_FORK=no: a forked child cannot use
  * its parent's CUDA context. */
 #include "../common/csv.h"
 #include "../common/device.h"
@@ -141,7 +143,10 @@ static void check_variant_on(const struct attn_variant *v, struct case_data *c, 
     void *ws = NULL, *ctx = NULL;
     size_t ws_bytes = v->workspace_bytes(&c->p);
     if (ws_bytes) ck_assert_msg(cudaMalloc(&ws, ws_bytes) == cudaSuccess, "%s: workspace", label);
+    attn_impl_clear();
     ck_assert_msg(v->setup(&ctx, &c->p, ws) == ATTN_OK, "%s: setup: %s", label, attn_error_message());
+    char impl[256]; /* what the variant chose, for the failure message */
+    snprintf(impl, sizeof impl, "%s", attn_impl());
     ck_assert_int_eq(gpu_poison(c->o, c->bytes, stream), ATTN_OK);
     if (graph) {
         cudaGraph_t g;
@@ -166,8 +171,9 @@ static void check_variant_on(const struct attn_variant *v, struct case_data *c, 
                                               attn_tolerance_for(c->p.dtype));
     v->teardown(ctx);
     cudaFree(ws);
-    ck_assert_msg(cmp.ok, "%s: %zu bad, %zu non-finite, max_abs_err %g, rel_err %g, first at %zu",
-                  label, cmp.bad, cmp.nonfinite, cmp.max_abs_err, cmp.rel_err, cmp.first_bad);
+    ck_assert_msg(cmp.ok, "%s: %zu bad, %zu non-finite, max_abs_err %g, rel_err %g, first at %zu%s%s",
+                  label, cmp.bad, cmp.nonfinite, cmp.max_abs_err, cmp.rel_err, cmp.first_bad,
+                  impl[0] ? "; ran " : "", impl);
 }
 
 /* ------------------------------------------------------------------ tests */
@@ -357,6 +363,44 @@ START_TEST(test_fused_variants_launch_at_most_two_kernels)
 }
 END_TEST
 
+#ifdef ATTN_HAVE_CUDNN
+/* cudnn_sdpa turns cuDNN's refusals into skips: make sure they are not all it
+ * does. On sm_80+ it must run plain points (both masks, both dtypes, both head
+ * dims) and say which graph and engine it chose. */
+START_TEST(test_cudnn_sdpa_runs_plain_points)
+{
+    const struct attn_variant *v = registry_find("cudnn_sdpa");
+    ck_assert_ptr_nonnull(v);
+    if (dev.cc_major < 8) {
+        fprintf(stderr, "  sm_%d%d: cuDNN's fused attention needs sm_80\n", dev.cc_major, dev.cc_minor);
+        return;
+    }
+    struct shape s = {.batch = 2, .heads = 4, .seq = 1024, .dim = _i % 2 ? 128 : 64,
+                      .causal = _i / 2 % 2, .dtype = _i / 4 ? ATTN_FP16 : ATTN_BF16};
+    struct case_data c;
+    case_open_ref(&c, s, fresh_seed(), true);
+    const char *why = v->supports(&c.p, &dev);
+    ck_assert_msg(why == NULL, "cudnn_sdpa refuses D=%d %s %s: %s", s.dim, s.causal ? "causal" : "full",
+                  attn_dtype_name(s.dtype), why ? why : "");
+    void *ws = NULL, *ctx = NULL;
+    size_t ws_bytes = v->workspace_bytes(&c.p);
+    if (ws_bytes) ck_assert_int_eq(cudaMalloc(&ws, ws_bytes), cudaSuccess);
+    attn_impl_clear();
+    ck_assert_msg(v->setup(&ctx, &c.p, ws) == ATTN_OK, "setup: %s", attn_error_message());
+    fprintf(stderr, "  cudnn_sdpa D=%d %s %s: %s (workspace %zu bytes)\n", s.dim,
+            s.causal ? "causal" : "full", attn_dtype_name(s.dtype), attn_impl(), ws_bytes);
+    ck_assert_msg(strstr(attn_impl(), "engine=") != NULL, "cudnn_sdpa did not say what it ran");
+    v->teardown(ctx);
+    cudaFree(ws);
+    check_variant_on(v, &c, false);
+    case_close(&c);
+}
+END_TEST
+#define N_CUDNN_TESTS 8
+#else
+#define N_CUDNN_TESTS 0
+#endif
+
 /* Counts the data rows of a results CSV whose status column equals status. */
 static int count_rows(const char *dir, const char *status)
 {
@@ -471,6 +515,9 @@ static Suite *gpu_suite(void)
     tcase_add_test(t, test_random_inputs_are_fresh_and_nonzero);
     tcase_add_loop_test(t, test_naive_has_one_more_d2d_copy_than_inplace, 0, 2);
     tcase_add_test(t, test_fused_variants_launch_at_most_two_kernels);
+#ifdef ATTN_HAVE_CUDNN
+    tcase_add_loop_test(t, test_cudnn_sdpa_runs_plain_points, 0, N_CUDNN_TESTS);
+#endif
     suite_add_tcase(s, t);
     t = tcase_create("runner");
     tcase_set_timeout(t, 300);
@@ -482,7 +529,7 @@ static Suite *gpu_suite(void)
 }
 
 /* Tests in gpu_suite(), for the skipped count: keep in step with it. */
-#define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_LONG + N_ODD + 2 + 2 + 1 + 3)
+#define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_LONG + N_ODD + 2 + 2 + 1 + N_CUDNN_TESTS + 3)
 
 int main(void)
 {
