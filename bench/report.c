@@ -230,7 +230,7 @@ static int cmd_data(const struct args *a, const struct result_set *s)
             snprintf(path, sizeof path, "%s/panel_D%d_%s.dat", a->outdir, dims[d], c ? "causal" : "full");
             ATTN_TRY(write_panel(s, mode, dims[d], c, path, variants, nv));
             char t[64];
-            snprintf(t, sizeof t, "head\\\\_dim %d, %s", dims[d], c ? "causal" : "non-causal");
+            snprintf(t, sizeof t, "head_dim %d, %s", dims[d], c ? "causal" : "non-causal");
             snprintf(files + strlen(files), sizeof files - strlen(files), "%s\"%s\"", panels ? ", " : "", path);
             snprintf(titles + strlen(titles), sizeof titles - strlen(titles), "%s\"%s\"", panels ? ", " : "", t);
             panels++;

@@ -2,9 +2,9 @@
 # Loaded by each script after meta.gp:  call 'plots/style.gp' FORMAT OUTFILE W H
 #   FORMAT png or svg; OUTFILE the file to write; W, H pixels.
 if (ARG1 eq "svg") {
-    set terminal svg size ARG3+0, ARG4+0 dynamic enhanced font "Helvetica,13" background rgb "white"
+    set terminal svg size ARG3+0, ARG4+0 dynamic noenhanced font "Helvetica,13" background rgb "white"
 } else {
-    set terminal pngcairo size ARG3+0, ARG4+0 enhanced font "Helvetica,12" background rgb "white"
+    set terminal pngcairo size ARG3+0, ARG4+0 noenhanced font "Helvetica,12" background rgb "white"
 }
 set output ARG2
 set datafile separator whitespace
