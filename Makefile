@@ -133,18 +133,6 @@ BUILD_INFO_USERS := $(BUILD)/common/env.o $(BUILD)/common/timing.o
 $(BUILD_INFO_USERS): $(BUILD)/build_info.h
 $(BUILD_INFO_USERS): MK_CFLAGS += -include $(BUILD)/build_info.h
 
-# EXPERIMENTAL=1 registers the kernels still being brought up (ATTN_EXPERIMENTAL
-# in common/registry.c); the stamp rebuilds registry.o whenever the knob changes.
-$(BUILD)/experimental.stamp: FORCE
-	@mkdir -p $(@D)
-	@echo '$(EXPERIMENTAL)' > $@.tmp
-	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
-$(BUILD)/common/registry.o: $(BUILD)/experimental.stamp
-ifeq ($(EXPERIMENTAL),1)
-$(info ✓ EXPERIMENTAL=1: kernels under bring-up registered (flash_hopper))
-$(BUILD)/common/registry.o: MK_CFLAGS += -DATTN_EXPERIMENTAL
-endif
-
 # flash_hopper needs sm_90a (wgmma, TMA, setmaxnreg); other targets compile a
 # stub that traps. A plain sm_90 cubin beside the sm_90a one is dropped, so
 # that the driver cannot pick the stub on an H100/H200.
@@ -295,7 +283,6 @@ help: ## this list
 	@echo "  CUDA_ARCH=90       compute capability to build for (default: detected, else 90)"
 	@echo "  NVCC=path          the CUDA compiler (default: nvcc on PATH)"
 	@echo "  WERROR=1           treat compiler warnings as errors (CI sets it)"
-	@echo "  EXPERIMENTAL=1     also register kernels under bring-up (flash_hopper); never for committed results"
 	@echo "  CFLAGS NVCCFLAGS LDFLAGS LDLIBS  appended to the project's own flags"
 
 clean: ## remove build/

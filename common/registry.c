@@ -14,20 +14,12 @@
 #else
 #define CUDNN_VARIANTS(X)
 #endif
-/* Kernels still being brought up, registered only by `make EXPERIMENTAL=1`
- * (ATTN_EXPERIMENTAL): never in a committed result. */
-#ifdef ATTN_EXPERIMENTAL
-#define EXPERIMENTAL_VARIANTS(X) X(flash_hopper)
-#else
-#define EXPERIMENTAL_VARIANTS(X)
-#endif
-
 #define VARIANT_LIST(X) \
     X(naive)            \
     X(inplace)          \
     CUDNN_VARIANTS(X)   \
     X(flash_mma)        \
-    EXPERIMENTAL_VARIANTS(X)
+    X(flash_hopper)
 
 #define DECLARE(name) extern const struct attn_variant attn_variant_##name;
 #define ENTRY(name) &attn_variant_##name,

@@ -3,17 +3,16 @@
  * pipeline on mbarriers, wgmma tensor-core MMAs, fp32 online softmax.
  * bf16 and fp16 in, fp32 accumulation; head_dim 64 and 128; any B, H, S.
  *
- * STATUS: issue 7, v1 draft: compiled (SASS holds HGMMA and UTMALDG), NOT yet
- * run on a GPU. Registered only by `make EXPERIMENTAL=1` (ATTN_EXPERIMENTAL in
- * common/registry.c) until the GPU tests pass on the H200. Built with
+ * STATUS: issue 7, v3. Registered. Every configuration in cfgs[] ran correct
+ * on the H200 (S = 1, 17, 1000 with B·H = 3, also with the persistent grid
+ * capped at 3 CTAs so that CTAs run several tiles; the default grid's
+ * S = 2048…16384; fp16). Faster than cuDNN at some points, not yet at all:
+ * variants/NOTES.md has the A/B. Built with
  * -DATTN_HOPPER_DEBUG every mbarrier wait gives up after 2^30 tries or ~4 s,
  * prints which barrier it was stuck on and traps, so a bad run cannot hang.
- * Bring-up on the H200:
- *   make EXPERIMENTAL=1 build/test_gpu && CK_FORK=no ./build/test_gpu
- *   make EXPERIMENTAL=1 && build/attnbench --variants flash_mma,flash_hopper \
- *       --point 'batch=4 heads=16 seq=4096 dim=64,128 causal=0,1'
- *   debug build: rm build/variants/flash_hopper.o && make EXPERIMENTAL=1 \
- *       NVCCFLAGS=-DATTN_HOPPER_DEBUG (make does not track flag changes)
+ * A/B on the H200: ATTN_FLASH_HOPPER_CFG=NAME build/attnbench --variants \
+ *   flash_hopper --grid tune; debug build: rm build/variants/flash_hopper.o
+ *   && make NVCCFLAGS=-DATTN_HOPPER_DEBUG (make does not track flag changes).
  *
  * Device code exists only in the sm_90a pass (__CUDA_ARCH_FEAT_SM90_ALL):
  * any other target compiles a kernel that traps, and supports() refuses
@@ -102,9 +101,68 @@
  * registers were written by ordinary instructions); the "+f" fence operands
  * around commit/wait keep the compiler from touching accumulators in flight.
  *
- * Not yet: intra-warpgroup overlap of softmax with the next QKᵀ, ping-pong
- * scheduling between the consumers, a persistent grid, N = D for P·V,
- * a TMA store of O. */
+ * ------------------------------------------------------------- v2 (configs)
+ * v2 templates the kernel on hop_cfg<NCW, STAGES, PIPE, PP, PVN, EPI>; the
+ * table cfgs[] lists the compiled ones, default_cfg() names the default per
+ * (head_dim, causal), ATTN_FLASH_HOPPER_CFG=NAME picks another (setup records
+ * "cfg NAME" with attn_set_impl). "v1" is the design above.
+ *   NCW    consumer warpgroups (2 or 3; 3 = 192 query rows, 512 threads,
+ *          setmaxnreg 24 / 160). Q is loaded as 64-row boxes (its own tensor
+ *          map), consumer w's Q at s_q + w·(D/64)·8 KiB, chunk stride 8 KiB.
+ *   STAGES K/V ring depth (D=128: 3 fits in 227 KiB; D=64: 4).
+ *   PIPE   intra-warpgroup overlap (FA3): issue S(j) = Q·K(j)ᵀ and
+ *          O += P(j-1)·V(j-1), wait_group 1 (S ready), mask + softmax of j
+ *          while P·V runs, wait_group 0, release stage j-1, rescale O, P(j)
+ *          = packed exp values. One S accumulator suffices: P is packed out
+ *          of it before the next QKᵀ is issued. ptxas hoisted the
+ *          wait_group 0 above the softmax; a dummy st.shared of a value
+ *          that depends on every exp2 keeps it below (checked in the SASS).
+ *   PP     ping-pong: consumer w issues its GEMMs between bar.sync(1+w, 256)
+ *          and bar.arrive(1+(w+1)%NCW, 256); the last consumer opens the
+ *          first round and skips its last arrive (every consumer of a block
+ *          runs the same n_tiles, so syncs and arrives balance).
+ *   PVN    P·V as one m64n128k16 per k-step at D=128: V MN-major 128B
+ *          swizzle, LBO = 16384 (next 64-column atom), SBO = 1024 (CUTLASS
+ *          canonical layout ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO))).
+ *   EPI    O normalised into the consumer's own Q slice (same swizzle,
+ *          bank-conflict free), bar.sync(8+w, 128), then 16-byte coalesced
+ *          loads/stores of rows < S.
+ *
+ * ------------------------------------------------------- v3 (persistent)
+ * hop_cfg's 7th parameter PERS: grid = min(#SMs, tiles) CTAs (setup reads
+ * cudaDevAttrMultiProcessorCount; ATTN_FLASH_HOPPER_CTAS=N overrides it, for
+ * tests that want several tiles per CTA at small shapes). A work tile is
+ * (row block, head); n_mb·B·H of them. Static schedule, no workspace, one
+ * launch: CTA x takes in round k the tile k·G + (k odd ? G-1-x : x) (G CTAs;
+ * a snake, so the CTAs that got the heavier tile of a round get the lighter
+ * one of the next). Tile index → section of sec_heads heads (as many heads as
+ * have K and V in 5/8 of the L2, computed in setup) → row block → head: the
+ * CTAs running at one time share a few heads' K/V in L2; causal row blocks
+ * run last-first in each section (heaviest first, light tiles at the tail).
+ * Barrier protocol across tiles (all phase counters run on over tiles):
+ *   K/V ring: producer and consumers count K/V tiles over all work tiles of
+ *     the CTA (producer gi, consumer kv0 + it): stage = n % STAGES, round =
+ *     n / STAGES, exactly as v1's protocol on one long sequence.
+ *   Q: QB buffers (2 where smem allows: D=64; 1 at D=128 with 3 stages),
+ *     one per consumer warpgroup each: qfull[b][w] (count 1 + tx bytes) and
+ *     qempty[b][w] (count 4, one per warp). Tile k uses buffer b = k % QB,
+ *     use u = k / QB: consumer waits qfull[b][w] parity u&1; after its
+ *     epilogue (O is staged in its own Q slice) every thread does
+ *     fence.proxy.async (generic accesses before the next TMA write),
+ *     __syncwarp, lane 0 arrives on qempty[b][w]. Producer waits qempty[b][w]
+ *     parity (u&1)^1 (round 0 passes at once) before loading Q into it.
+ *     With QB = 1 the producer first issues the tile's first min(n, STAGES)
+ *     K/V tiles (their slots free up while the previous tile finishes), then
+ *     the Q wait + load, then the rest; with QB = 2 Q goes first.
+ *   ping-pong: one chain over all tiles: the last consumer opens it once at
+ *     the start and skips only its very last arrive (final_tile); every
+ *     consumer runs the same tiles with the same n_tiles, so it balances.
+ * Non-persistent configs run the same code with one tile per CTA (QB = 1).
+ * Defaults per (head_dim, causal) in default_cfg() (v2 measurements; the
+ * persistent configs are to be A/B'd: pers_pp, pers_ip, pers_n64,
+ * pers_ip_n64 at D=128; pers_pp3, pers_ip3, pers_pp at D=64).
+ * Not yet: a dynamic (atomic) scheduler, a TMA store of O, BLOCK_N other
+ * than 128, separate K and V barriers. */
 #include "../common/errors.h"
 #include "../common/nvtx.h"
 
@@ -117,16 +175,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#define HOP_BLOCK_M 128   /* query rows per block (2 consumers × 64) */
 #define HOP_BLOCK_N 128   /* keys per tile */
-#define HOP_STAGES 2      /* K/V ring depth */
-#define HOP_THREADS 384   /* producer + 2 consumer warpgroups */
 #define HOP_CHUNK_COLS 64 /* 16-bit elements in one 128-byte swizzled row */
 #define HOP_CHUNK_BYTES (128 * 128) /* one TMA box: 128 rows × 128 bytes */
-#define HOP_CONSUMER_WARPS 8
-#define HOP_PRODUCER_REGS 24
-#define HOP_CONSUMER_REGS 240 /* 24 + 2·240 = 3·168: what 384 threads start with */
 
 #ifndef ATTN_HOPPER_SPIN_LIMIT
 #define ATTN_HOPPER_SPIN_LIMIT (1u << 30)
@@ -137,8 +190,6 @@
 
 /* Bytes of one 128-row tile of Q, K or V. */
 #define HOP_TILE_BYTES(D) ((D) / HOP_CHUNK_COLS * HOP_CHUNK_BYTES)
-/* Q + K and V per stage + barriers, plus slack to align the base to 1024. */
-#define HOP_SMEM_BYTES(D) ((size_t)HOP_TILE_BYTES(D) * (1 + 2 * HOP_STAGES) + 64 + 1024)
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define HOP_DEVICE 1
@@ -330,6 +381,49 @@ static __device__ __forceinline__ void wgmma_rs_n64_tb(float (&d)[32], const uin
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
 }
 
+/* d (64×128, f32) += A·B: A from registers, B N-major in shared memory (trans-b 1),
+ * N = 128 = two 64-column swizzle atoms, LBO bytes apart. */
+template <typename T>
+static __device__ __forceinline__ void wgmma_rs_n128_tb(float *d, const uint32_t (&a)[4], uint64_t db)
+{
+    if constexpr (hop_type<T>::bf16)
+        asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " HOP_REGS64
+                     ", {%64, %65, %66, %67}, %68, 1, 1, 1, 1;\n"
+                     : HOP_ACC64(d)
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+    else
+        asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " HOP_REGS64
+                     ", {%64, %65, %66, %67}, %68, 1, 1, 1, 1;\n"
+                     : HOP_ACC64(d)
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+}
+
+/* d (64×64, f32) += A·B as wgmma_rs_n64_tb, on 32 floats of a flat array. */
+template <typename T>
+static __device__ __forceinline__ void wgmma_rs_n64_tb_p(float *d, const uint32_t (&a)[4], uint64_t db)
+{
+    if constexpr (hop_type<T>::bf16)
+        asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " HOP_REGS32
+                     ", {%32, %33, %34, %35}, %36, 1, 1, 1, 1;\n"
+                     : HOP_ACC32(d)
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+    else
+        asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " HOP_REGS32
+                     ", {%32, %33, %34, %35}, %36, 1, 1, 1, 1;\n"
+                     : HOP_ACC32(d)
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+}
+
+/* Named barriers (id 0 is __syncthreads). */
+static __device__ __forceinline__ void named_sync(uint32_t id, uint32_t threads)
+{
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+static __device__ __forceinline__ void named_arrive(uint32_t id, uint32_t threads)
+{
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 static __device__ __forceinline__ float ex2(float x)
 {
     float y;
@@ -352,114 +446,237 @@ static __device__ __forceinline__ uint32_t pack2(float lo, float hi, __half *)
 
 /* ------------------------------------------------------------- kernel */
 
-template <typename T, int D>
-static __global__ void __launch_bounds__(HOP_THREADS, 1)
+/* One compiled configuration (see the table cfgs[] and the header comment). */
+template <int NCW_, int STAGES_, bool PIPE_, bool PP_, bool PVN_, bool EPI_, bool PERS_ = false> struct hop_cfg {
+    static constexpr int NCW = NCW_;       /* consumer warpgroups, 64 query rows each */
+    static constexpr int STAGES = STAGES_; /* K/V ring depth */
+    static constexpr bool PIPE = PIPE_;    /* issue QK(j+1) before softmax(j) */
+    static constexpr bool PP = PP_;        /* ping-pong the consumers' GEMMs (named barriers) */
+    static constexpr bool PVN = PVN_;      /* P·V as one m64nDk16 per k-step (D = 128) */
+    static constexpr bool EPI = EPI_;      /* O through shared memory, 16-byte stores */
+    static constexpr bool PERS = PERS_;    /* persistent: grid = SMs, each CTA loops over tiles */
+    static constexpr int BM = 64 * NCW;
+    static constexpr int THREADS = 128 * (NCW + 1);
+    static constexpr int PREG = 24;
+    /* 2 consumers: 24 + 2·240 = 3·168; 3 consumers: 24 + 3·160 <= 4·128 */
+    static constexpr int CREG = NCW == 2 ? 240 : 160;
+};
+
+#define HOP_Q_CHUNK (64 * 128)   /* one Q box: 64 rows × 128 bytes */
+#define HOP_SMEM_OPTIN 232448    /* 227 KiB, the sm_90 opt-in limit per block */
+#define HOP_BAR_BYTES 256        /* mbarriers; the last 16 bytes hold the scratch word */
+
+template <int D, typename C> static constexpr __host__ __device__ size_t hop_smem_with(int qbufs)
+{
+    return (size_t)qbufs * C::NCW * (D / HOP_CHUNK_COLS) * HOP_Q_CHUNK +
+           (size_t)2 * C::STAGES * HOP_TILE_BYTES(D) + HOP_BAR_BYTES + 1024;
+}
+/* Q buffers: persistent configs double-buffer Q where it fits (the next
+ * tile's Q loads while this tile's epilogue still uses the current one). */
+template <int D, typename C> static constexpr __host__ __device__ int hop_qbufs(void)
+{
+    return C::PERS && hop_smem_with<D, C>(2) <= HOP_SMEM_OPTIN ? 2 : 1;
+}
+template <int D, typename C> static constexpr __host__ __device__ size_t hop_smem_bytes(void)
+{
+    return hop_smem_with<D, C>(hop_qbufs<D, C>());
+}
+
+template <typename T, int D, typename C>
+static __global__ void __launch_bounds__(C::THREADS, 1)
 flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                     const __grid_constant__ CUtensorMap tm_v, T *__restrict__ o, int S, int causal,
-                    float scale_log2)
+                    float scale_log2, int n_bh, int sec_heads)
 {
 #if HOP_DEVICE
     constexpr int CHUNKS = D / HOP_CHUNK_COLS;
     constexpr uint32_t TILE = HOP_TILE_BYTES(D);
-    constexpr int OC = D / 64; /* 64-column pieces of O, one m64n64 accumulator each */
+    constexpr uint32_t QWG = CHUNKS * HOP_Q_CHUNK; /* one consumer's 64 Q rows */
+    constexpr int NCW = C::NCW, STAGES = C::STAGES;
+    constexpr int QB = hop_qbufs<D, C>();
+    static_assert((2 * STAGES + 2 * QB * NCW) * 8 <= HOP_BAR_BYTES - 16,
+                  "mbarriers must end before the scratch word");
+    static_assert(hop_smem_bytes<D, C>() <= HOP_SMEM_OPTIN, "shared memory above the opt-in limit");
 
     extern __shared__ unsigned char smem_raw[];
     const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
-    const uint32_t s_q = base;
-    const uint32_t s_k = base + TILE;                    /* + stage·TILE */
-    const uint32_t s_v = base + TILE * (1 + HOP_STAGES); /* + stage·TILE */
-    const uint32_t bars = base + TILE * (1 + 2 * HOP_STAGES);
+    const uint32_t s_q = base;                    /* + (buffer·NCW + consumer)·QWG + chunk·HOP_Q_CHUNK */
+    const uint32_t s_k = base + QB * NCW * QWG;   /* + stage·TILE + chunk·HOP_CHUNK_BYTES */
+    const uint32_t s_v = s_k + STAGES * TILE;     /* + stage·TILE + chunk·HOP_CHUNK_BYTES */
+    const uint32_t bars = s_v + STAGES * TILE;
+    const uint32_t scratch = bars + HOP_BAR_BYTES - 16;
 #define FULL_BAR(s) (bars + 8u * (s))
-#define EMPTY_BAR(s) (bars + 8u * (HOP_STAGES + (s)))
-#define Q_BAR (bars + 16u * HOP_STAGES)
+#define EMPTY_BAR(s) (bars + 8u * (STAGES + (s)))
+#define QFULL_BAR(b, w) (bars + 8u * (2 * STAGES + (b) * NCW + (w)))
+#define QEMPTY_BAR(b, w) (bars + 8u * (2 * STAGES + QB * NCW + (b) * NCW + (w)))
 
-    const int m_block = causal ? (int)gridDim.x - 1 - (int)blockIdx.x : (int)blockIdx.x;
-    const int m0 = m_block * HOP_BLOCK_M;
-    const int bh = blockIdx.y;
-    const int n_end = causal ? min(S, m0 + HOP_BLOCK_M) : S;
-    const int n_tiles = (n_end + HOP_BLOCK_N - 1) / HOP_BLOCK_N;
+    /* Work tiles (row block, head). Persistent: n_mb·n_bh tiles; CTA x takes
+     * in round k the tile k·G + (k odd ? G-1-x : x) (G = gridDim.x), a snake
+     * that evens out the heaviest-first order. Tile index → (section of
+     * sec_heads heads, then row block, then head within the section): a
+     * section's K/V fits in L2; causal row blocks run last-first (heaviest
+     * first). Not persistent: one tile, (blockIdx.x, blockIdx.y). */
+    const int n_mb = (S + C::BM - 1) / C::BM;
+    const int n_work = C::PERS ? n_mb * n_bh : 1;
+    auto tile_at = [&](int k) -> int {
+        if constexpr (C::PERS) {
+            const int G = (int)gridDim.x, x = (int)blockIdx.x;
+            return k * G + ((k & 1) ? G - 1 - x : x);
+        } else {
+            return k;
+        }
+    };
+    auto decode = [&](int tile, int &m0, int &bh, int &n_tiles) {
+        int m_block;
+        if constexpr (C::PERS) {
+            const int sec_tiles = sec_heads * n_mb;
+            const int sec = tile / sec_tiles;
+            const int r = tile - sec * sec_tiles;
+            const int h0 = sec * sec_heads;
+            const int nh = min(sec_heads, n_bh - h0);
+            const int mi = r / nh;
+            bh = h0 + (r - mi * nh);
+            m_block = causal ? n_mb - 1 - mi : mi;
+        } else {
+            (void)tile;
+            m_block = causal ? (int)gridDim.x - 1 - (int)blockIdx.x : (int)blockIdx.x;
+            bh = (int)blockIdx.y;
+        }
+        m0 = m_block * C::BM;
+        const int n_end = causal ? min(S, m0 + C::BM) : S;
+        n_tiles = (n_end + HOP_BLOCK_N - 1) / HOP_BLOCK_N;
+    };
     const int wg = threadIdx.x / 128;
 
     if (threadIdx.x == 0) {
 #pragma unroll
-        for (int s = 0; s < HOP_STAGES; s++) {
+        for (int s = 0; s < STAGES; s++) {
             mbar_init(FULL_BAR(s), 1);
-            mbar_init(EMPTY_BAR(s), HOP_CONSUMER_WARPS);
+            mbar_init(EMPTY_BAR(s), 4 * NCW);
         }
-        mbar_init(Q_BAR, 1);
+#pragma unroll
+        for (int b = 0; b < QB; b++)
+#pragma unroll
+            for (int w = 0; w < NCW; w++) {
+                mbar_init(QFULL_BAR(b, w), 1);
+                mbar_init(QEMPTY_BAR(b, w), 4);
+            }
         mbar_init_fence();
     }
     __syncthreads();
 
     if (wg == 0) {
         /* ------------------------------------------------ producer */
-        setmaxnreg_dec<HOP_PRODUCER_REGS>();
+        setmaxnreg_dec<C::PREG>();
         if (threadIdx.x == 0) {
-            mbar_arrive_expect_tx(Q_BAR, TILE);
+            int gi = 0; /* K/V tiles issued so far, over all work tiles: the ring position */
+            for (int k = 0;; k++) {
+                const int tile = tile_at(k);
+                if (tile >= n_work) break;
+                int m0, bh, n_tiles;
+                decode(tile, m0, bh, n_tiles);
+                const int b = k % QB;
+                const uint32_t qpar = ((uint32_t)(k / QB) & 1u) ^ 1u;
+                /* one Q buffer: the first STAGES K/V tiles go ahead of Q, whose
+                 * buffer is free only once the previous tile's epilogue is done */
+                const int q_at = (QB == 2 || k == 0) ? 0 : min(n_tiles, STAGES);
+                for (int it = 0;; it++) {
+                    if (it == q_at) {
 #pragma unroll
-            for (int c = 0; c < CHUNKS; c++)
-                tma_load_3d(s_q + c * HOP_CHUNK_BYTES, &tm_q, Q_BAR, c * HOP_CHUNK_COLS, m0, bh);
-            for (int it = 0; it < n_tiles; it++) {
-                const int s = it % HOP_STAGES;
-                const uint32_t round = (uint32_t)(it / HOP_STAGES);
-                mbar_wait(EMPTY_BAR(s), (round & 1u) ^ 1u, "empty");
-                mbar_arrive_expect_tx(FULL_BAR(s), 2 * TILE);
+                        for (int w = 0; w < NCW; w++) {
+                            mbar_wait(QEMPTY_BAR(b, w), qpar, "qempty");
+                            mbar_arrive_expect_tx(QFULL_BAR(b, w), QWG);
 #pragma unroll
-                for (int c = 0; c < CHUNKS; c++)
-                    tma_load_3d(s_k + s * TILE + c * HOP_CHUNK_BYTES, &tm_k, FULL_BAR(s),
-                                c * HOP_CHUNK_COLS, it * HOP_BLOCK_N, bh);
+                            for (int c = 0; c < CHUNKS; c++)
+                                tma_load_3d(s_q + (b * NCW + w) * QWG + c * HOP_Q_CHUNK, &tm_q, QFULL_BAR(b, w),
+                                            c * HOP_CHUNK_COLS, m0 + 64 * w, bh);
+                        }
+                    }
+                    if (it == n_tiles) break;
+                    const int s = gi % STAGES;
+                    const uint32_t round = (uint32_t)(gi / STAGES);
+                    mbar_wait(EMPTY_BAR(s), (round & 1u) ^ 1u, "empty");
+                    mbar_arrive_expect_tx(FULL_BAR(s), 2 * TILE);
 #pragma unroll
-                for (int c = 0; c < CHUNKS; c++)
-                    tma_load_3d(s_v + s * TILE + c * HOP_CHUNK_BYTES, &tm_v, FULL_BAR(s),
-                                c * HOP_CHUNK_COLS, it * HOP_BLOCK_N, bh);
+                    for (int c = 0; c < CHUNKS; c++)
+                        tma_load_3d(s_k + s * TILE + c * HOP_CHUNK_BYTES, &tm_k, FULL_BAR(s),
+                                    c * HOP_CHUNK_COLS, it * HOP_BLOCK_N, bh);
+#pragma unroll
+                    for (int c = 0; c < CHUNKS; c++)
+                        tma_load_3d(s_v + s * TILE + c * HOP_CHUNK_BYTES, &tm_v, FULL_BAR(s),
+                                    c * HOP_CHUNK_COLS, it * HOP_BLOCK_N, bh);
+                    gi++;
+                }
             }
         }
         return;
     }
 
     /* ---------------------------------------------------- consumers */
-    setmaxnreg_inc<HOP_CONSUMER_REGS>();
-    const int cw = wg - 1; /* consumer 0 or 1: 64-row half of the block */
+    setmaxnreg_inc<C::CREG>();
+    const int cw = wg - 1; /* consumer 0 .. NCW-1: its 64-row slice of the block */
     const int tid = threadIdx.x % 128;
     const int warp = tid / 32, lane = tid % 32;
     const int g = lane / 4, t = lane % 4;
-    const int warp_row0 = m0 + 64 * cw + 16 * warp; /* first row of this warp */
-    const int row0 = warp_row0 + g;                   /* this thread's rows: row0, row0 + 8 */
 
-    float acc_o[OC][32];
-#pragma unroll
-    for (int c = 0; c < OC; c++)
-#pragma unroll
-        for (int i = 0; i < 32; i++) acc_o[c][i] = 0.f;
+    /* per work tile: */
+    int m0 = 0, bh = 0, n_tiles = 0;
+    int warp_row0 = 0, row0 = 0; /* first row of this warp; this thread's rows: row0, row0 + 8 */
+    int kv0 = 0;                 /* ring position of the tile's first K/V tile */
+    bool final_tile = true;      /* no work tile after this one (ping-pong's last arrive) */
+    uint64_t desc_q = 0;
+
+    float acc_o[D / 2]; /* m64nD accumulator; 64-column piece c is acc_o[32c .. 32c+31] */
     float acc_s[64];
 #pragma unroll
     for (int i = 0; i < 64; i++) acc_s[i] = 0.f;
+    uint32_t p[HOP_BLOCK_N / 16][4];
+#pragma unroll
+    for (int kk = 0; kk < HOP_BLOCK_N / 16; kk++)
+#pragma unroll
+        for (int r = 0; r < 4; r++) p[kk][r] = 0u;
     float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
 
-    /* this consumer's 64 Q rows start 64·128 bytes into every Q chunk */
-    const uint64_t desc_q = make_desc(s_q + cw * 64 * 128, 16, 1024);
-
-    mbar_wait(Q_BAR, 0, "qfull");
-
-    for (int it = 0; it < n_tiles; it++) {
-        const int s = it % HOP_STAGES;
-        mbar_wait(FULL_BAR(s), (uint32_t)(it / HOP_STAGES) & 1u, "full");
-        const uint32_t sk = s_k + s * TILE, sv = s_v + s * TILE;
-        const uint64_t desc_k = make_desc(sk, 16, 1024);
-
-        /* S = Q·Kᵀ: k-step kk is chunk kk/4, 32 bytes per 16 columns within it */
+    /* S = Q·Kᵀ of tile it: k-step kk is chunk kk/4, 32 bytes per 16 columns within it */
+    auto issue_qk = [&](int it) {
+        const uint64_t desc_k = make_desc(s_k + ((kv0 + it) % STAGES) * TILE, 16, 1024);
         fence_regs(acc_s);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < D / 16; kk++) {
-            const uint64_t off = (uint64_t)(((kk / 4) * HOP_CHUNK_BYTES + (kk % 4) * 32) >> 4);
-            wgmma_ss_n128<T>(acc_s, desc_q + off, desc_k + off, kk > 0);
+            const uint64_t oq = (uint64_t)(((kk / 4) * HOP_Q_CHUNK + (kk % 4) * 32) >> 4);
+            const uint64_t ok = (uint64_t)(((kk / 4) * HOP_CHUNK_BYTES + (kk % 4) * 32) >> 4);
+            wgmma_ss_n128<T>(acc_s, desc_q + oq, desc_k + ok, kk > 0);
         }
         wgmma_commit();
-        wgmma_wait<0>();
-        fence_regs(acc_s);
-
-        /* mask keys past S, and above the diagonal on tiles that cross it */
+    };
+    auto fence_p = [&]() {
+#pragma unroll
+        for (int kk = 0; kk < HOP_BLOCK_N / 16; kk++) fence_regs(p[kk]);
+    };
+    /* O += P·V of tile it: k-step kk = keys 16kk.., 2048 bytes apart */
+    auto issue_pv = [&](int it) {
+        const uint32_t sv = s_v + ((kv0 + it) % STAGES) * TILE;
+        fence_regs(acc_o);
+        fence_p();
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < HOP_BLOCK_N / 16; kk++) {
+            if constexpr (C::PVN && D == 128) {
+                /* MN-major SW128: LBO = bytes between 64-column atoms, SBO = 8 keys */
+                wgmma_rs_n128_tb<T>(acc_o, p[kk], make_desc(sv + kk * 2048, HOP_CHUNK_BYTES, 1024));
+            } else {
+#pragma unroll
+                for (int c = 0; c < D / 64; c++)
+                    wgmma_rs_n64_tb_p<T>(acc_o + 32 * c, p[kk],
+                                         make_desc(sv + c * HOP_CHUNK_BYTES + kk * 2048, 1024, 1024));
+            }
+        }
+        wgmma_commit();
+    };
+    /* mask tile it, online softmax: acc_s becomes exp2 values in place, rescale
+     * gets the factor for O; rows row0 (e = 0,1) and row0 + 8 (e = 2,3) */
+    auto softmax = [&](int it, float (&rescale)[2]) {
         const int n0 = it * HOP_BLOCK_N;
         if (n0 + HOP_BLOCK_N > S || (causal && n0 + HOP_BLOCK_N - 1 > warp_row0)) {
 #pragma unroll
@@ -471,8 +688,6 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
                     if (key >= S || (causal && key > row)) acc_s[4 * j + e] = -INFINITY;
                 }
         }
-
-        /* online softmax over rows row0 (e = 0,1) and row0 + 8 (e = 2,3) */
         float new_max[2] = {row_max[0], row_max[1]};
 #pragma unroll
         for (int j = 0; j < HOP_BLOCK_N / 8; j++) {
@@ -486,49 +701,128 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
             new_max[h] = fmaxf(new_max[h], __shfl_xor_sync(0xffffffffu, new_max[h], 2));
             /* a row with nothing unmasked yet keeps max -inf: use 0 as its base */
             neg_base[h] = new_max[h] == -INFINITY ? 0.f : -new_max[h] * scale_log2;
-            const float rescale = ex2(fmaf(row_max[h], scale_log2, neg_base[h]));
+            rescale[h] = ex2(fmaf(row_max[h], scale_log2, neg_base[h]));
             row_max[h] = new_max[h];
-            row_sum[h] *= rescale;
-#pragma unroll
-            for (int c = 0; c < OC; c++)
-#pragma unroll
-                for (int j = 0; j < 8; j++) {
-                    acc_o[c][4 * j + 2 * h] *= rescale;
-                    acc_o[c][4 * j + 2 * h + 1] *= rescale;
-                }
+            row_sum[h] *= rescale[h];
         }
-        uint32_t p[HOP_BLOCK_N / 16][4];
 #pragma unroll
-        for (int kk = 0; kk < HOP_BLOCK_N / 16; kk++)
+        for (int j = 0; j < HOP_BLOCK_N / 8; j++)
 #pragma unroll
-            for (int r = 0; r < 4; r++) {
-                const int i = 8 * kk + 2 * r; /* accumulator pair → A register r of k-step kk */
-                const float lo = ex2(fmaf(acc_s[i], scale_log2, neg_base[r & 1]));
-                const float hi = ex2(fmaf(acc_s[i + 1], scale_log2, neg_base[r & 1]));
-                row_sum[r & 1] += lo + hi;
-                p[kk][r] = pack2(lo, hi, (T *)nullptr);
+            for (int e = 0; e < 4; e++) {
+                const float x = ex2(fmaf(acc_s[4 * j + e], scale_log2, neg_base[e >> 1]));
+                acc_s[4 * j + e] = x;
+                row_sum[e >> 1] += x;
             }
-
-        /* O += P·V: k-step kk = keys 16kk.., 2048 bytes apart; piece c = chunk c of V */
+    };
+    auto rescale_o = [&](const float (&rescale)[2]) {
 #pragma unroll
-        for (int c = 0; c < OC; c++) fence_regs(acc_o[c]);
-#pragma unroll
-        for (int kk = 0; kk < HOP_BLOCK_N / 16; kk++) fence_regs(p[kk]);
-        wgmma_fence();
+        for (int j = 0; j < D / 8; j++) {
+            acc_o[4 * j + 0] *= rescale[0];
+            acc_o[4 * j + 1] *= rescale[0];
+            acc_o[4 * j + 2] *= rescale[1];
+            acc_o[4 * j + 3] *= rescale[1];
+        }
+    };
+    /* P's k-step kk = accumulator columns 16kk.. = acc_s[8kk .. 8kk+7] */
+    auto convert_p = [&]() {
 #pragma unroll
         for (int kk = 0; kk < HOP_BLOCK_N / 16; kk++)
 #pragma unroll
-            for (int c = 0; c < OC; c++)
-                wgmma_rs_n64_tb<T>(acc_o[c], p[kk],
-                                   make_desc(sv + c * HOP_CHUNK_BYTES + kk * 2048, 1024, 1024));
-        wgmma_commit();
-        wgmma_wait<0>();
-#pragma unroll
-        for (int c = 0; c < OC; c++) fence_regs(acc_o[c]);
-
-        /* every read of stage s by this warp is complete: hand it back */
+            for (int r = 0; r < 4; r++)
+                p[kk][r] = pack2(acc_s[8 * kk + 2 * r], acc_s[8 * kk + 2 * r + 1], (T *)nullptr);
+    };
+    auto release = [&](int it) {
         __syncwarp();
-        if (lane == 0) mbar_arrive(EMPTY_BAR(s));
+        if (lane == 0) mbar_arrive(EMPTY_BAR((kv0 + it) % STAGES));
+    };
+    /* Ping-pong: consumer w issues its GEMMs between sync(1 + w) and
+     * arrive(1 + next); the last consumer opens the first round and skips its
+     * final arrive, so every barrier gets as many arrives as syncs. */
+    auto pp_sync = [&]() {
+        if constexpr (C::PP) named_sync(1 + cw, 256);
+    };
+    auto pp_arrive = [&](bool last) {
+        if constexpr (C::PP)
+            if (!(last && final_tile && cw == NCW - 1)) named_arrive(1 + (cw + 1) % NCW, 256);
+    };
+    auto full_wait = [&](int it) {
+        mbar_wait(FULL_BAR((kv0 + it) % STAGES), (uint32_t)((kv0 + it) / STAGES) & 1u, "full");
+    };
+
+    if constexpr (C::PP)
+        if (cw == NCW - 1) named_arrive(1, 256);
+
+    for (int k = 0;; k++) {
+    const int tile = tile_at(k);
+    if (tile >= n_work) break;
+    decode(tile, m0, bh, n_tiles);
+    final_tile = tile_at(k + 1) >= n_work;
+    const int qb = k % QB;
+    const uint32_t s_qw = s_q + (qb * NCW + cw) * QWG; /* this consumer's Q, later its O */
+    desc_q = make_desc(s_qw, 16, 1024);
+    warp_row0 = m0 + 64 * cw + 16 * warp;
+    row0 = warp_row0 + g;
+#pragma unroll
+    for (int i = 0; i < D / 2; i++) acc_o[i] = 0.f;
+    row_max[0] = row_max[1] = -INFINITY;
+    row_sum[0] = row_sum[1] = 0.f;
+
+    mbar_wait(QFULL_BAR(qb, cw), (uint32_t)(k / QB) & 1u, "qfull");
+
+    float rescale[2];
+    if constexpr (C::PIPE) {
+        full_wait(0);
+        pp_sync();
+        issue_qk(0);
+        pp_arrive(n_tiles == 1);
+        wgmma_wait<0>();
+        fence_regs(acc_s);
+        softmax(0, rescale); /* O is still 0: nothing to rescale */
+        convert_p();
+        for (int it = 1; it < n_tiles; it++) {
+            full_wait(it);
+            pp_sync();
+            issue_qk(it);
+            issue_pv(it - 1);
+            pp_arrive(it == n_tiles - 1);
+            wgmma_wait<1>(); /* S of tile it is ready, P·V of it-1 may still run */
+            fence_regs(acc_s);
+            softmax(it, rescale);
+            /* ptxas hoists the wait below above the whole softmax (seen in
+             * the SASS), which serialises it with P·V; a shared store of a
+             * value that depends on every exp2 pins it here (the word is an
+             * unused slot after the mbarriers, never read) */
+            asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(scratch), "f"(row_sum[0] + row_sum[1])
+                         : "memory");
+            wgmma_wait<0>();
+            fence_regs(acc_o);
+            fence_p();
+            release(it - 1);
+            rescale_o(rescale);
+            convert_p();
+        }
+        issue_pv(n_tiles - 1);
+        wgmma_wait<0>();
+        fence_regs(acc_o);
+        fence_p();
+        release(n_tiles - 1);
+    } else {
+        for (int it = 0; it < n_tiles; it++) {
+            full_wait(it);
+            pp_sync();
+            issue_qk(it);
+            pp_arrive(it == n_tiles - 1);
+            wgmma_wait<0>();
+            fence_regs(acc_s);
+            softmax(it, rescale);
+            rescale_o(rescale);
+            convert_p();
+            issue_pv(it);
+            wgmma_wait<0>();
+            fence_regs(acc_o);
+            fence_p();
+            release(it);
+        }
     }
 
     /* finish the row sums across the quad, normalise, store rows < S */
@@ -537,38 +831,214 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
         row_sum[h] += __shfl_xor_sync(0xffffffffu, row_sum[h], 1);
         row_sum[h] += __shfl_xor_sync(0xffffffffu, row_sum[h], 2);
     }
+    const float inv[2] = {1.f / row_sum[0], 1.f / row_sum[1]};
     T *oh = o + (size_t)bh * S * D;
+    if constexpr (C::EPI) {
+        /* this consumer's Q slice (all its wgmma reads are complete) takes
+         * its O in the same swizzled layout: piece j of row r at j ^ (r%8),
+         * which spreads a warp's 4-byte stores over all 32 banks */
+        const uint32_t s_o = s_qw;
 #pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const int row = row0 + 8 * h;
-        if (row >= S) continue;
-        const float inv = 1.f / row_sum[h];
+        for (int h = 0; h < 2; h++) {
+            const int r = 16 * warp + g + 8 * h;
 #pragma unroll
-        for (int c = 0; c < OC; c++)
-#pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const uint32_t pair = pack2(acc_o[c][4 * j + 2 * h] * inv,
-                                            acc_o[c][4 * j + 2 * h + 1] * inv, (T *)nullptr);
-                *reinterpret_cast<uint32_t *>(oh + (size_t)row * D + 64 * c + 8 * j + 2 * t) = pair;
+            for (int j = 0; j < D / 8; j++) {
+                const uint32_t pair = pack2(acc_o[4 * j + 2 * h] * inv[h], acc_o[4 * j + 2 * h + 1] * inv[h],
+                                            (T *)nullptr);
+                const uint32_t addr = s_o + (j / 8) * HOP_Q_CHUNK + r * 128 + (((j % 8) ^ (r % 8)) * 16) + 4 * t;
+                asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(pair) : "memory");
             }
+        }
+        named_sync(8 + cw, 128);
+        constexpr int PIECES_PER_ROW = D / 8; /* 16-byte pieces */
+        const int r_base = m0 + 64 * cw;
+#pragma unroll
+        for (int i = 0; i < 64 * PIECES_PER_ROW / 128; i++) {
+            const int piece = 128 * i + tid;
+            const int r = piece / PIECES_PER_ROW, cp = piece % PIECES_PER_ROW;
+            if (r_base + r >= S) continue;
+            const uint32_t addr = s_o + (cp / 8) * HOP_Q_CHUNK + r * 128 + (((cp % 8) ^ (r % 8)) * 16);
+            uint32_t v0, v1, v2, v3;
+            asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                         : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
+                         : "r"(addr)
+                         : "memory");
+            *reinterpret_cast<uint4 *>(oh + (size_t)(r_base + r) * D + 8 * cp) = make_uint4(v0, v1, v2, v3);
+        }
+    } else {
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int row = row0 + 8 * h;
+            if (row >= S) continue;
+#pragma unroll
+            for (int j = 0; j < D / 8; j++) {
+                const uint32_t pair = pack2(acc_o[4 * j + 2 * h] * inv[h], acc_o[4 * j + 2 * h + 1] * inv[h],
+                                            (T *)nullptr);
+                *reinterpret_cast<uint32_t *>(oh + (size_t)row * D + 8 * j + 2 * t) = pair;
+            }
+        }
     }
+    kv0 += n_tiles;
+    /* this consumer's Q buffer (read by its wgmmas, then O's staging) is
+     * free: order the generic-proxy accesses before the next TMA write */
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncwarp();
+    if (lane == 0) mbar_arrive(QEMPTY_BAR(qb, cw));
+    } /* work tiles */
 #undef FULL_BAR
 #undef EMPTY_BAR
-#undef Q_BAR
+#undef QFULL_BAR
+#undef QEMPTY_BAR
 #elif defined(__CUDA_ARCH__)
     /* built for a target without wgmma/TMA: supports() never lets this run */
-    (void)tm_q, (void)tm_k, (void)tm_v, (void)o, (void)S, (void)causal, (void)scale_log2;
+    (void)tm_q, (void)tm_k, (void)tm_v, (void)o, (void)S, (void)causal, (void)scale_log2, (void)n_bh, (void)sec_heads;
     __trap();
 #endif
 }
 
 /* ------------------------------------------------------------ the variant */
 
+template <typename T, int D, typename C> static int prepare_cfg(void)
+{
+    CUDA_TRY(cudaFuncSetAttribute(flash_hopper_kernel<T, D, C>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (int)hop_smem_bytes<D, C>()));
+    return ATTN_OK;
+}
+
+/* Launch geometry: n_sm CTAs at most for persistent configs; sec_heads heads
+ * per L2 section of the persistent schedule. */
+struct hop_launch {
+    int S, causal, n_sm, sec_heads;
+    size_t bh;
+    float scale_log2;
+};
+
+template <typename T, int D, typename C>
+static int launch_cfg(const CUtensorMap *tm, void *o, const struct hop_launch *l, cudaStream_t s)
+{
+    const unsigned n_mb = (unsigned)((l->S + C::BM - 1) / C::BM);
+    dim3 grid(n_mb, (unsigned)l->bh);
+    if (C::PERS) {
+        const size_t work = (size_t)n_mb * l->bh;
+        grid = dim3((unsigned)(work < (size_t)l->n_sm ? work : (size_t)l->n_sm), 1);
+    }
+    flash_hopper_kernel<T, D, C><<<grid, C::THREADS, hop_smem_bytes<D, C>(), s>>>(
+        tm[0], tm[1], tm[2], (T *)o, l->S, l->causal, l->scale_log2, (int)l->bh, l->sec_heads);
+    LAUNCH_TRY("flash_hopper_kernel");
+    return ATTN_OK;
+}
+
+template <typename T, int D, typename C> static const void *kernel_ptr(void)
+{
+    return (const void *)flash_hopper_kernel<T, D, C>;
+}
+
+/* Every compiled configuration; default_cfg() picks the default per
+ * (head_dim, causal), ATTN_FLASH_HOPPER_CFG=NAME another (tuning, A/B). */
+struct hopper_cfg {
+    const char *name;
+    enum attn_dtype dtype;
+    int head_dim;
+    size_t smem;
+    const void *(*kernel)(void);
+    int (*prepare)(void);
+    int (*launch)(const CUtensorMap *, void *, const struct hop_launch *, cudaStream_t);
+};
+
+/*          consumers, stages, pipe, ping-pong, P·V N=D, smem epilogue */
+typedef hop_cfg<2, 2, false, false, false, false> cfg_v1;
+typedef hop_cfg<2, 3, true, true, true, true> cfg_pp;
+typedef hop_cfg<2, 3, true, false, true, true> cfg_ip;
+typedef hop_cfg<2, 2, true, true, true, true> cfg_pp_s2;
+typedef hop_cfg<2, 3, true, true, false, true> cfg_pp_n64;
+typedef hop_cfg<2, 3, true, true, true, false> cfg_pp_gst;
+typedef hop_cfg<2, 4, true, true, false, true> cfg_pp_s4; /* D = 64 */
+typedef hop_cfg<3, 4, true, true, false, true> cfg_pp3;   /* D = 64 */
+typedef hop_cfg<3, 4, true, false, false, true> cfg_ip3;  /* D = 64 */
+typedef hop_cfg<3, 2, true, true, false, true> cfg_pp3_s2;
+/*          v3: persistent (last parameter) */
+typedef hop_cfg<2, 3, true, true, true, true, true> cfg_pers_pp;
+typedef hop_cfg<2, 3, true, false, true, true, true> cfg_pers_ip;
+typedef hop_cfg<2, 3, true, true, false, true, true> cfg_pers_n64;
+typedef hop_cfg<2, 3, true, false, false, true, true> cfg_pers_ip_n64;
+typedef hop_cfg<3, 4, true, true, false, true, true> cfg_pers_pp3; /* D = 64 */
+typedef hop_cfg<3, 4, true, false, false, true, true> cfg_pers_ip3; /* D = 64 */
+typedef hop_cfg<2, 4, true, true, false, true, true> cfg_pers_pp_s4; /* D = 64 */
+
+#define HCFG(NAME, TYPE, DTYPE, D, C)                                                                 \
+    {NAME, DTYPE, D, hop_smem_bytes<D, C>(), kernel_ptr<TYPE, D, C>, prepare_cfg<TYPE, D, C>,        \
+     launch_cfg<TYPE, D, C>}
+#define HCFG_BF16(NAME, D, C) HCFG(NAME, __nv_bfloat16, ATTN_BF16, D, C)
+#define HCFG_FP16(NAME, D, C) HCFG(NAME, __half, ATTN_FP16, D, C)
+
+static const struct hopper_cfg cfgs[] = {
+    HCFG_BF16("pp", 128, cfg_pp),
+    HCFG_BF16("v1", 128, cfg_v1),
+    HCFG_BF16("ip", 128, cfg_ip),
+    HCFG_BF16("pp_s2", 128, cfg_pp_s2),
+    HCFG_BF16("pp_n64", 128, cfg_pp_n64),
+    HCFG_BF16("pp_gst", 128, cfg_pp_gst),
+    HCFG_BF16("pp3", 64, cfg_pp3),
+    HCFG_BF16("v1", 64, cfg_v1),
+    HCFG_BF16("ip3", 64, cfg_ip3),
+    HCFG_BF16("pp", 64, cfg_pp_s4),
+    HCFG_BF16("ip", 64, cfg_ip),
+    HCFG_BF16("pp3_s2", 64, cfg_pp3_s2),
+    HCFG_BF16("pers_pp", 128, cfg_pers_pp),
+    HCFG_BF16("pers_ip", 128, cfg_pers_ip),
+    HCFG_BF16("pers_n64", 128, cfg_pers_n64),
+    HCFG_BF16("pers_ip_n64", 128, cfg_pers_ip_n64),
+    HCFG_BF16("pers_pp3", 64, cfg_pers_pp3),
+    HCFG_BF16("pers_ip3", 64, cfg_pers_ip3),
+    HCFG_BF16("pers_pp", 64, cfg_pers_pp_s4),
+    HCFG_FP16("pp", 128, cfg_pp),
+    HCFG_FP16("v1", 128, cfg_v1),
+    HCFG_FP16("ip", 128, cfg_ip),
+    HCFG_FP16("pp_n64", 128, cfg_pp_n64),
+    HCFG_FP16("pers_ip", 128, cfg_pers_ip),
+    HCFG_FP16("pers_n64", 128, cfg_pers_n64),
+    HCFG_FP16("pp3", 64, cfg_pp3),
+    HCFG_FP16("v1", 64, cfg_v1),
+    HCFG_FP16("ip3", 64, cfg_ip3),
+    HCFG_FP16("pers_pp3", 64, cfg_pers_pp3),
+    HCFG_FP16("pers_ip3", 64, cfg_pers_ip3),
+};
+#define N_CFGS (sizeof cfgs / sizeof cfgs[0])
+
+/* The default per (head_dim, causal), both dtypes: the best mean over
+ * S = 2048…16384 in the v3 A/B on the H200 (variants/NOTES.md, issue 7).
+ * Edit here after an A/B. */
+static const char *default_cfg(int head_dim, bool causal)
+{
+    if (head_dim == 128) return causal ? "pp_n64" : "pp";
+    return causal ? "pp3" : "pers_pp3";
+}
+
+/* ATTN_FLASH_HOPPER_CFG when set (NULL if it names none compiled for p's
+ * dtype and head_dim), else default_cfg(), else the first of p's dtype and
+ * head_dim. */
+static const struct hopper_cfg *pick_cfg(const struct attn_problem *p)
+{
+    const char *want = getenv("ATTN_FLASH_HOPPER_CFG");
+    const bool by_env = want && *want;
+    if (!by_env) want = default_cfg(p->head_dim, p->causal);
+    const struct hopper_cfg *first = NULL;
+    for (size_t i = 0; i < N_CFGS; i++) {
+        const struct hopper_cfg *c = &cfgs[i];
+        if (c->dtype != p->dtype || c->head_dim != p->head_dim) continue;
+        if (strcmp(want, c->name) == 0) return c;
+        if (!first) first = c;
+    }
+    return by_env ? NULL : first;
+}
+
 struct hopper_ctx {
     struct attn_problem p;
+    const struct hopper_cfg *cfg;
     PFN_cuTensorMapEncodeTiled_v12000 encode;
     const void *q, *k, *v; /* the tensors the maps below describe */
-    CUtensorMap tm_q, tm_k, tm_v;
+    CUtensorMap tm[3];     /* Q (boxes of 64 rows), K, V (boxes of 128 rows) */
+    struct hop_launch launch;
 };
 
 /* cuTensorMapEncodeTiled through the runtime's driver entry point, so that
@@ -589,8 +1059,8 @@ static int get_encode(PFN_cuTensorMapEncodeTiled_v12000 *out)
     return ATTN_OK;
 }
 
-/* The tensor [B·H, S, D] as TMA sees it: (D, S, B·H), boxes of 64 × 128 × 1. */
-static int encode_map(const struct hopper_ctx *c, CUtensorMap *map, const void *ptr)
+/* The tensor [B·H, S, D] as TMA sees it: (D, S, B·H), boxes of 64 × rows × 1. */
+static int encode_map(const struct hopper_ctx *c, CUtensorMap *map, const void *ptr, unsigned rows)
 {
     const struct attn_problem *p = &c->p;
     if ((uintptr_t)ptr % 16) return ATTN_FAIL(ATTN_ERR, "flash_hopper: tensor not 16-byte aligned");
@@ -599,7 +1069,7 @@ static int encode_map(const struct hopper_ctx *c, CUtensorMap *map, const void *
                                 (cuuint64_t)p->batch * (cuuint64_t)p->heads};
     const cuuint64_t strides[2] = {(cuuint64_t)p->head_dim * elem,
                                    (cuuint64_t)p->seq_len * (cuuint64_t)p->head_dim * elem};
-    const cuuint32_t box[3] = {HOP_CHUNK_COLS, HOP_BLOCK_N, 1};
+    const cuuint32_t box[3] = {HOP_CHUNK_COLS, rows, 1};
     const cuuint32_t estr[3] = {1, 1, 1};
     CUresult r = c->encode(map,
                            p->dtype == ATTN_FP16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
@@ -612,16 +1082,6 @@ static int encode_map(const struct hopper_ctx *c, CUtensorMap *map, const void *
     return ATTN_OK;
 }
 
-/* The kernel of a problem's dtype and head_dim, as a function pointer. */
-static const void *kernel_for(const struct attn_problem *p)
-{
-    if (p->dtype == ATTN_FP16)
-        return p->head_dim == 64 ? (const void *)flash_hopper_kernel<__half, 64>
-                                 : (const void *)flash_hopper_kernel<__half, 128>;
-    return p->head_dim == 64 ? (const void *)flash_hopper_kernel<__nv_bfloat16, 64>
-                             : (const void *)flash_hopper_kernel<__nv_bfloat16, 128>;
-}
-
 static const char *hopper_supports(const struct attn_problem *p, const struct device_info *dev)
 {
     if (!dev->present) return "no CUDA device";
@@ -629,10 +1089,12 @@ static const char *hopper_supports(const struct attn_problem *p, const struct de
         return "needs compute capability 9.0 (sm_90a: wgmma, TMA, setmaxnreg)";
     if (p->head_dim != 64 && p->head_dim != 128) return "head_dim 64 and 128 only";
     if (p->seq_len < 1) return "seq_len must be at least 1";
-    if (HOP_SMEM_BYTES(p->head_dim) > dev->smem_optin_bytes) return "not enough shared memory per block";
+    const struct hopper_cfg *c = pick_cfg(p);
+    if (!c) return "ATTN_FLASH_HOPPER_CFG names no configuration compiled for this dtype and head_dim";
+    if (c->smem > dev->smem_optin_bytes) return "not enough shared memory per block";
     if ((size_t)p->batch * p->heads > 65535) return "batch*heads above 65535";
     struct cudaFuncAttributes a;
-    if (cudaFuncGetAttributes(&a, kernel_for(p)) != cudaSuccess) {
+    if (cudaFuncGetAttributes(&a, c->kernel()) != cudaSuccess) {
         (void)cudaGetLastError();
         return "no sm_90a code in this build (compile with -gencode=arch=compute_90a,code=sm_90a)";
     }
@@ -648,27 +1110,42 @@ static size_t hopper_workspace_bytes(const struct attn_problem *p)
 static int hopper_setup(void **ctx, const struct attn_problem *p, void *workspace)
 {
     (void)workspace;
+    const struct hopper_cfg *cfg = pick_cfg(p);
+    if (!cfg) return ATTN_FAIL(ATTN_ERR, "flash_hopper: no configuration for this dtype and head_dim");
     PFN_cuTensorMapEncodeTiled_v12000 encode = NULL;
     ATTN_TRY(get_encode(&encode));
-    CUDA_TRY(cudaFuncSetAttribute(kernel_for(p), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  (int)HOP_SMEM_BYTES(p->head_dim)));
+    ATTN_TRY(cfg->prepare());
+    attn_set_impl("cfg %s", cfg->name);
     struct hopper_ctx *c = (struct hopper_ctx *)calloc(1, sizeof *c);
     if (!c) return ATTN_FAIL(ATTN_ERR, "out of host memory");
     c->p = *p;
+    c->cfg = cfg;
     c->encode = encode;
+    /* persistent configs: one CTA per SM; a section of the schedule takes
+     * as many heads as have K and V in about 5/8 of the L2 */
+    int dev = 0, n_sm = 132, l2 = 50 << 20;
+    if (cudaGetDevice(&dev) == cudaSuccess) {
+        if (cudaDeviceGetAttribute(&n_sm, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || n_sm < 1)
+            n_sm = 132;
+        if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev) != cudaSuccess || l2 < (1 << 20))
+            l2 = 50 << 20;
+    }
+    (void)cudaGetLastError();
+    /* testing: fewer CTAs, so that small shapes run several tiles per CTA */
+    const char *ctas = getenv("ATTN_FLASH_HOPPER_CTAS");
+    if (ctas && atoi(ctas) > 0) n_sm = atoi(ctas);
+    const size_t bh = (size_t)p->batch * p->heads;
+    const size_t per_head = (size_t)2 * p->seq_len * p->head_dim * 2; /* K and V, 16-bit */
+    size_t sec = (size_t)l2 / 8 * 5 / per_head;
+    if (sec < 1) sec = 1;
+    if (sec > bh) sec = bh;
+    c->launch.S = p->seq_len;
+    c->launch.causal = p->causal ? 1 : 0;
+    c->launch.n_sm = n_sm;
+    c->launch.sec_heads = (int)sec;
+    c->launch.bh = bh;
+    c->launch.scale_log2 = p->scale * 1.4426950408889634f; /* exp(x·scale) = exp2(x·scale·log2 e) */
     *ctx = c;
-    return ATTN_OK;
-}
-
-template <typename T, int D>
-static int launch(const struct hopper_ctx *c, void *o, cudaStream_t s)
-{
-    const struct attn_problem *p = &c->p;
-    dim3 grid((unsigned)((p->seq_len + HOP_BLOCK_M - 1) / HOP_BLOCK_M), (unsigned)(p->batch * p->heads));
-    const float scale_log2 = p->scale * 1.4426950408889634f; /* exp(x·scale) = exp2(x·scale·log2 e) */
-    flash_hopper_kernel<T, D><<<grid, HOP_THREADS, HOP_SMEM_BYTES(D), s>>>(
-        c->tm_q, c->tm_k, c->tm_v, (T *)o, p->seq_len, p->causal ? 1 : 0, scale_log2);
-    LAUNCH_TRY("flash_hopper_kernel");
     return ATTN_OK;
 }
 
@@ -676,22 +1153,16 @@ static int hopper_run(void *ctx, const void *q, const void *k, const void *v, vo
                       attn_stream_t stream)
 {
     struct hopper_ctx *c = (struct hopper_ctx *)ctx;
-    const struct attn_problem *p = &c->p;
-    cudaStream_t s = (cudaStream_t)stream;
     /* host-side only (no stream work): safe under graph capture */
     if (q != c->q || k != c->k || v != c->v) {
         c->q = c->k = c->v = NULL;
-        ATTN_TRY(encode_map(c, &c->tm_q, q));
-        ATTN_TRY(encode_map(c, &c->tm_k, k));
-        ATTN_TRY(encode_map(c, &c->tm_v, v));
+        ATTN_TRY(encode_map(c, &c->tm[0], q, 64));
+        ATTN_TRY(encode_map(c, &c->tm[1], k, HOP_BLOCK_N));
+        ATTN_TRY(encode_map(c, &c->tm[2], v, HOP_BLOCK_N));
         c->q = q, c->k = k, c->v = v;
     }
     attn_range_push("flash_hopper_fwd");
-    int rc;
-    if (p->dtype == ATTN_FP16)
-        rc = p->head_dim == 64 ? launch<__half, 64>(c, o, s) : launch<__half, 128>(c, o, s);
-    else
-        rc = p->head_dim == 64 ? launch<__nv_bfloat16, 64>(c, o, s) : launch<__nv_bfloat16, 128>(c, o, s);
+    const int rc = c->cfg->launch(c->tm, o, &c->launch, (cudaStream_t)stream);
     attn_range_pop();
     return rc;
 }
@@ -700,8 +1171,8 @@ static void hopper_teardown(void *ctx) { free(ctx); }
 
 extern "C" const struct attn_variant attn_variant_flash_hopper = {
     .name = "flash_hopper",
-    .summary = "fused Hopper kernel (experimental): TMA + mbarrier ring, producer/consumer "
-               "warpgroups, wgmma, online softmax",
+    .summary = "fused Hopper kernel (sm_90a): TMA + mbarrier ring, producer/consumer "
+               "warpgroups, wgmma, softmax overlapped with the GEMMs, ping-pong",
     .fused = true,
     .supports = hopper_supports,
     .workspace_bytes = hopper_workspace_bytes,
