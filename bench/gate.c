@@ -256,7 +256,14 @@ static void judge(struct gate_line *l, const struct result_rec *b, const struct 
     const double slower = l->ratio - 1, faster = 1 / l->ratio - 1;
     const double noise_allow = s->noise_k * l->noise;
     const double diff = fabs(c->ms_median - b->ms_median);
-    if (slower > s->slowdown && slower > noise_allow && diff >= s->min_ms) {
+    const double clock_drop = b->sm_clock_mhz / c->sm_clock_mhz - 1; /* NaN if either unknown */
+    if (slower > s->slowdown && slower > noise_allow && diff >= s->min_ms && clock_drop > s->slowdown) {
+        l->verdict = V_THROTTLED;
+        snprintf(l->why, sizeof l->why,
+                 "%.1f%% slower, but at a %.1f%% lower SM clock (%.0f vs %.0f MHz): re-run unthrottled",
+                 100 * slower, 100 * clock_drop, c->sm_clock_mhz, b->sm_clock_mhz);
+        r->throttled++;
+    } else if (slower > s->slowdown && slower > noise_allow && diff >= s->min_ms) {
         l->verdict = V_SLOWER;
         snprintf(l->why, sizeof l->why, "%.1f%% slower: over the %.1f%% limit and %.1f%% noise",
                  100 * slower, 100 * s->slowdown, 100 * noise_allow);
@@ -330,8 +337,8 @@ void gate_report_free(struct gate_report *r)
 const char *gate_verdict_name(enum gate_verdict v)
 {
     static const char *const names[] = {"pass", "SLOWER", "FAIL status", "FAIL no time",
-                                        "FAIL error", "MISSING", "new", "faster"};
-    return v <= V_FASTER ? names[v] : "?";
+                                        "FAIL error", "MISSING", "new", "faster", "throttled"};
+    return v <= V_THROTTLED ? names[v] : "?";
 }
 
 /* ---------------------------------------------------------------- report */
@@ -342,11 +349,12 @@ static int severity(const struct gate_line *l)
     case V_FAIL_STATUS: case V_FAIL_NAN: case V_FAIL_ERROR: return 0;
     case V_MISSING: return 1;
     case V_SLOWER: return 2;
-    case V_PASS: return 3;
-    case V_FASTER: return 4;
-    case V_NEW: return 5;
+    case V_THROTTLED: return 3;
+    case V_PASS: return 4;
+    case V_FASTER: return 5;
+    case V_NEW: return 6;
     }
-    return 6;
+    return 7;
 }
 
 static int worst_first(const void *pa, const void *pb)
@@ -369,6 +377,11 @@ static void summary(const struct gate_report *r, char *buf, size_t len)
              "%s: %zu compared, %zu slower, %zu failed, %zu missing, %zu new, %zu faster",
              gate_exit_code(r) ? "REGRESSION" : "PASS", r->compared, r->regressed, r->failed,
              r->missing, r->added, r->improved);
+    if (r->throttled) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used, ", %zu throttled (slower at a lower SM clock: not judged)",
+                 r->throttled);
+    }
 }
 
 static void fmt_ms(char *buf, size_t len, double v)

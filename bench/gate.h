@@ -64,8 +64,12 @@ struct gate_options {
     bool allow_gpu_mismatch; /* compare runs from different GPUs */
 };
 
+/* V_THROTTLED: slower past the limits, but the row's SM clock was lower
+ * than the baseline row's by more than the limit too — a throttled machine
+ * (power, heat) explains it, and the row cannot tell code from clock. It is
+ * reported, not failed: re-run on a machine at full clock. */
 enum gate_verdict { V_PASS, V_SLOWER, V_FAIL_STATUS, V_FAIL_NAN, V_FAIL_ERROR, V_MISSING,
-                    V_NEW, V_FASTER };
+                    V_NEW, V_FASTER, V_THROTTLED };
 
 struct gate_line {
     struct result_key key;
@@ -78,7 +82,7 @@ struct gate_line {
 struct gate_report {
     struct gate_line *lines;
     size_t count;
-    size_t compared, regressed, failed, missing, added, improved;
+    size_t compared, regressed, failed, missing, added, improved, throttled;
 };
 
 /* Compares; ATTN_ERR_INPUT (exit 2) for refusals such as different GPUs.

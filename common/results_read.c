@@ -15,10 +15,12 @@
 #define MAX_FIELDS 128
 
 enum col { C_VARIANT, C_DTYPE, C_BATCH, C_HEADS, C_SEQ, C_DIM, C_CAUSAL, C_MODE, C_STATUS,
-           C_MS, C_NOISE, C_GPU, C_REL_ERR, C_SAMPLES, C_TFLOPS, C_EXTRA_MEM, C_COUNT };
+           C_MS, C_NOISE, C_GPU, C_REL_ERR, C_SAMPLES, C_TFLOPS, C_EXTRA_MEM, C_CLOCK_START,
+           C_CLOCK_END, C_COUNT };
 static const char *const col_names[C_COUNT] = {
     "variant", "dtype", "batch", "heads", "seq_len", "head_dim", "causal", "mode", "status",
-    "ms_median", "noise_rel", "gpu", "rel_err", "samples", "tflops", "extra_mem_mib"};
+    "ms_median", "noise_rel", "gpu", "rel_err", "samples", "tflops", "extra_mem_mib",
+    "sm_clock_start_mhz", "sm_clock_end_mhz"};
 #define C_REQUIRED C_GPU /* columns before this one must be present */
 
 static const char *const modes[] = {"cold", "hot", "graph"};
@@ -106,14 +108,17 @@ static int parse_row(const char *path, int line, char **f, const int *idx,
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: samples '%s' is not a count", path, line,
                          f[idx[C_SAMPLES]]);
     if (idx[C_GPU] >= 0) copy_field(r->gpu, sizeof r->gpu, f[idx[C_GPU]]);
-    const int opt[] = {C_TFLOPS, C_EXTRA_MEM};
-    double *optdst[] = {&r->tflops, &r->extra_mem_mib};
-    for (int i = 0; i < 2; i++) {
+    double clock_start, clock_end;
+    const int opt[] = {C_TFLOPS, C_EXTRA_MEM, C_CLOCK_START, C_CLOCK_END};
+    double *optdst[] = {&r->tflops, &r->extra_mem_mib, &clock_start, &clock_end};
+    for (int i = 0; i < 4; i++) {
         *optdst[i] = NAN;
         if (idx[opt[i]] >= 0 && parse_num(f[idx[opt[i]]], optdst[i]))
             return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: %s '%s' is not a number", path, line,
                              col_names[opt[i]], f[idx[opt[i]]]);
     }
+    /* the lower reading; NaN unless both are there and positive */
+    r->sm_clock_mhz = clock_start > 0 && clock_end > 0 ? fmin(clock_start, clock_end) : NAN;
     return ATTN_OK;
 }
 

@@ -32,6 +32,7 @@ struct result_rec {
     double rel_err;      /* NaN when empty */
     long samples;        /* -1 when empty */
     double tflops, extra_mem_mib; /* NaN when empty or the column is absent */
+    double sm_clock_mhz;          /* the lower of the row's two SM clock readings; NaN if unknown */
 };
 
 struct result_set {

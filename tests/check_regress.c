@@ -126,6 +126,7 @@ struct rspec {
     const char *gpu;    /* NULL: h200 */
     const char *dtype;  /* NULL: bf16 */
     const char *set_column, *set_value; /* a column's text replaced after formatting */
+    unsigned clock_mhz; /* both SM clock readings; 0: unknown */
 };
 
 /* Replaces the text of one column of a formatted line (the line is rebuilt). */
@@ -176,6 +177,7 @@ static void format_row(const struct rspec *s, struct csv_line *l)
         r.rel_err = s->rel_err ? s->rel_err : 0.002;
         r.max_abs_err = r.rel_err;
         r.ref = "cpu_f64";
+        r.clock_start_mhz = r.clock_end_mhz = s->clock_mhz;
     } else {
         results_set_reason(&r, "%s: made up for the gate's tests, with a comma", r.status);
     }
@@ -423,6 +425,45 @@ START_TEST(test_slowdown_past_limit_fails)
     struct run r = run_regress("--results", cur.s, "--baseline", base.s, NULL);
     ck_assert_exit(r, 1);
     run_free(&r);
+}
+END_TEST
+
+/* A slowdown past the limits at an SM clock lower than the baseline row's by
+ * more than the limit is "throttled": reported, exit 0; the same slowdown
+ * at (nearly) the same clock, or with a clock unknown, still fails. */
+START_TEST(test_slowdown_at_lower_clock_is_throttled)
+{
+    struct rspec b[NELEMS(base4)], c[NELEMS(base4)];
+    memcpy(b, base4, sizeof b);
+    for (size_t i = 0; i < NELEMS(b); i++) b[i].clock_mhz = 1980;
+    memcpy(c, b, sizeof c);
+    c[2].ms = 0.88, c[2].clock_mhz = 1700; /* inplace cold: +10% at a 16% lower clock */
+    path_t base = write_rows("base.csv", b, NELEMS(b));
+    path_t cur = write_rows("cur.csv", c, NELEMS(c));
+    struct gate_report rep;
+    ck_assert_int_eq(compare(base, cur, NULL, NULL, &rep), ATTN_OK);
+    ck_assert_verdict(&rep, "inplace", 1024, "cold", V_THROTTLED);
+    ck_assert_uint_eq(rep.throttled, 1);
+    ck_assert_uint_eq(rep.regressed, 0);
+    ck_assert_int_eq(gate_exit_code(&rep), 0);
+    gate_report_free(&rep);
+    struct run r = run_regress("--results", cur.s, "--baseline", base.s, NULL);
+    ck_assert_exit(r, 0);
+    ck_assert_msg(strstr(r.out, "1 throttled") != NULL, "summary: %s", r.out);
+    run_free(&r);
+
+    c[2].clock_mhz = 1950; /* 1.5% lower: the clock does not explain 10% */
+    cur = write_rows("cur.csv", c, NELEMS(c));
+    ck_assert_int_eq(compare(base, cur, NULL, NULL, &rep), ATTN_OK);
+    ck_assert_verdict(&rep, "inplace", 1024, "cold", V_SLOWER);
+    ck_assert_int_eq(gate_exit_code(&rep), 1);
+    gate_report_free(&rep);
+
+    c[2].clock_mhz = 0; /* clock unknown */
+    cur = write_rows("cur.csv", c, NELEMS(c));
+    ck_assert_int_eq(compare(base, cur, NULL, NULL, &rep), ATTN_OK);
+    ck_assert_verdict(&rep, "inplace", 1024, "cold", V_SLOWER);
+    gate_report_free(&rep);
 }
 END_TEST
 
@@ -782,7 +823,7 @@ END_TEST
 START_TEST(test_verdict_names)
 {
     const enum gate_verdict all[] = {V_PASS, V_SLOWER, V_FAIL_STATUS, V_FAIL_NAN,
-                                     V_FAIL_ERROR, V_MISSING, V_NEW, V_FASTER};
+                                     V_FAIL_ERROR, V_MISSING, V_NEW, V_FASTER, V_THROTTLED};
     for (size_t i = 0; i < NELEMS(all); i++) {
         const char *n = gate_verdict_name(all[i]);
         ck_assert_ptr_nonnull(n);
@@ -1346,6 +1387,7 @@ static Suite *compare_suite(void)
     tcase_add_unchecked_fixture(tc, tmpdir_setup, tmpdir_teardown);
     tcase_add_test(tc, test_identical_files_pass);
     tcase_add_test(tc, test_slowdown_past_limit_fails);
+    tcase_add_test(tc, test_slowdown_at_lower_clock_is_throttled);
     tcase_add_test(tc, test_slowdown_inside_noise_passes);
     tcase_add_test(tc, test_tiny_difference_under_min_ms_passes);
     tcase_add_test(tc, test_improvement_is_faster_and_passes);
