@@ -3,11 +3,13 @@
  * pipeline on mbarriers, wgmma tensor-core MMAs, fp32 online softmax.
  * bf16 and fp16 in, fp32 accumulation; head_dim 64 and 128; any B, H, S.
  *
- * STATUS: issue 7, v3. Registered. Every configuration in cfgs[] ran correct
- * on the H200 (S = 1, 17, 1000 with B·H = 3, also with the persistent grid
- * capped at 3 CTAs so that CTAs run several tiles; the default grid's
- * S = 2048…16384; fp16). Faster than cuDNN at some points, not yet at all:
- * variants/NOTES.md has the A/B. Built with
+ * STATUS: issue 7, v4. Registered. Every configuration in
+ * cfgs[] ran correct on the H200 (S = 1, 17, 1000 with B·H = 3, also with
+ * the persistent grid capped at 3 CTAs so that CTAs run several tiles; the
+ * default grid's S = 2048…16384; fp16), and so did v4's kv_* / pers_kv_*
+ * (separate K and V rings; same checks, bf16 and fp16). Faster than cuDNN
+ * at some points, not yet at all: variants/NOTES.md has the A/B.
+ * Built with
  * -DATTN_HOPPER_DEBUG every mbarrier wait gives up after 2^30 tries or ~4 s,
  * prints which barrier it was stuck on and traps, so a bad run cannot hang.
  * A/B on the H200: ATTN_FLASH_HOPPER_CFG=NAME build/attnbench --variants \
@@ -161,8 +163,44 @@
  * Defaults per (head_dim, causal) in default_cfg() (v2 measurements; the
  * persistent configs are to be A/B'd: pers_pp, pers_ip, pers_n64,
  * pers_ip_n64 at D=128; pers_pp3, pers_ip3, pers_pp at D=64).
+ *
+ * ------------------------------------------- v4 (separate K and V rings)
+ * hop_cfg's 8th parameter KV > 0 (C::SEPKV): K and V get rings of their
+ * own, K STAGES deep, V KV deep (VSTAGES), each slot with its own full/empty
+ * mbarrier pair (full count 1 + TILE bytes, empty count 4·NCW), so a K load
+ * waits only for a K slot and Q·Kᵀ only for K. NOT YET RUN ON A GPU: A/B
+ * and a correctness pass (ragged S, causal, ATTN_FLASH_HOPPER_CTAS=3,
+ * debug build) are due before any of these becomes a default.
+ * Layout: Q (QB·NCW slices), K[STAGES], V[VSTAGES], then 512 bytes of
+ * mbarriers (full[STAGES] = K full, empty[STAGES] = K empty, vfull[VSTAGES],
+ * vempty[VSTAGES], qfull[QB][NCW], qempty[QB][NCW]; scratch word last).
+ * Ring positions: K/V tile n of the CTA (n = kv0 + it, over all its work
+ * tiles) is K slot n % STAGES round n / STAGES and V slot n % VSTAGES round
+ * n / VSTAGES; parities as in v1 (producer waits empty with (round&1)^1).
+ *   producer, per work tile, step it = 0 .. n_tiles: [Q when it == q_at];
+ *     it < n_tiles: wait kempty(n), expect_tx(kfull, TILE), TMA K(it);
+ *     it > 0: wait vempty(n-1), expect_tx(vfull, TILE), TMA V(it-1).
+ *     V lags K by one tile (FA3's order): consumers need V(j) one step
+ *     after K(j), and K(j+1) is not queued behind a wait for a V slot.
+ *   consumer, step it >= 1 (PIPE only, static_assert): wait kfull(it),
+ *     pp_sync, issue Q·K(it)ᵀ, wait vfull(it-1), issue P·V(it-1), pp_arrive,
+ *     wait_group 1 (Q·Kᵀ done: groups complete in order) → arrive
+ *     kempty(it); softmax; wait_group 0 → arrive vempty(it-1). Prologue:
+ *     Q·K(0)ᵀ, wait_group 0, arrive kempty(0); tail: wait vfull(last), P·V,
+ *     wait_group 0, arrive vempty(last).
+ * No deadlock for any depth >= 1: the producer's K(it) needs only slots the
+ * consumers free at step it - STAGES (K) or it - 1 - VSTAGES (V, via the
+ * V(it-2) issued before it), and a consumer at step it needs only K(it)
+ * and V(it-1), which precede any load that waits on step it.
+ * What it buys: at D=128 2 K + 2 V stages still prefetch (K(j) is issued
+ * as soon as Q·K(j-2)ᵀ is done), which leaves room for two Q buffers in
+ * the persistent kernel: 2·32 + 2·32 + 2·32 KiB = 192 KiB, so the next
+ * tile's Q loads during this tile's epilogue. Configs: D=128 kv_pp (2+2),
+ * kv_pp_s3 (3+3), kv_n64, pers_kv_pp (2 Q, 2+2), pers_kv_pp_k3 (2 Q,
+ * 3 K + 2 V, 225.5 KiB), pers_kv_n64, pers_kv_ip; D=64 kv_pp3 (4+4),
+ * pers_kv_pp3 (2 Q, 4+4), pers_kv_pp3_s5 (2 Q, 5+5), pers_kv_ip3.
  * Not yet: a dynamic (atomic) scheduler, a TMA store of O, BLOCK_N other
- * than 128, separate K and V barriers. */
+ * than 128. */
 #include "../common/errors.h"
 #include "../common/nvtx.h"
 
@@ -447,7 +485,8 @@ static __device__ __forceinline__ uint32_t pack2(float lo, float hi, __half *)
 /* ------------------------------------------------------------- kernel */
 
 /* One compiled configuration (see the table cfgs[] and the header comment). */
-template <int NCW_, int STAGES_, bool PIPE_, bool PP_, bool PVN_, bool EPI_, bool PERS_ = false> struct hop_cfg {
+template <int NCW_, int STAGES_, bool PIPE_, bool PP_, bool PVN_, bool EPI_, bool PERS_ = false, int KV_ = 0>
+struct hop_cfg {
     static constexpr int NCW = NCW_;       /* consumer warpgroups, 64 query rows each */
     static constexpr int STAGES = STAGES_; /* K/V ring depth */
     static constexpr bool PIPE = PIPE_;    /* issue QK(j+1) before softmax(j) */
@@ -455,6 +494,10 @@ template <int NCW_, int STAGES_, bool PIPE_, bool PP_, bool PVN_, bool EPI_, boo
     static constexpr bool PVN = PVN_;      /* P·V as one m64nDk16 per k-step (D = 128) */
     static constexpr bool EPI = EPI_;      /* O through shared memory, 16-byte stores */
     static constexpr bool PERS = PERS_;    /* persistent: grid = SMs, each CTA loops over tiles */
+    /* v4: KV_ > 0: separate K and V rings (own full/empty barriers), K ring
+     * STAGES deep, V ring KV_ deep; 0: K and V of a tile share one stage */
+    static constexpr bool SEPKV = KV_ > 0;
+    static constexpr int VSTAGES = SEPKV ? KV_ : STAGES;
     static constexpr int BM = 64 * NCW;
     static constexpr int THREADS = 128 * (NCW + 1);
     static constexpr int PREG = 24;
@@ -466,10 +509,16 @@ template <int NCW_, int STAGES_, bool PIPE_, bool PP_, bool PVN_, bool EPI_, boo
 #define HOP_SMEM_OPTIN 232448    /* 227 KiB, the sm_90 opt-in limit per block */
 #define HOP_BAR_BYTES 256        /* mbarriers; the last 16 bytes hold the scratch word */
 
+/* Bytes for the mbarriers + scratch word: v4 (separate K/V rings) has twice
+ * as many ring barriers, so it gets 512; older configs keep 256. */
+template <typename C> static constexpr __host__ __device__ uint32_t hop_bar_bytes(void)
+{
+    return C::SEPKV ? 2 * HOP_BAR_BYTES : HOP_BAR_BYTES;
+}
 template <int D, typename C> static constexpr __host__ __device__ size_t hop_smem_with(int qbufs)
 {
     return (size_t)qbufs * C::NCW * (D / HOP_CHUNK_COLS) * HOP_Q_CHUNK +
-           (size_t)2 * C::STAGES * HOP_TILE_BYTES(D) + HOP_BAR_BYTES + 1024;
+           (size_t)(C::STAGES + C::VSTAGES) * HOP_TILE_BYTES(D) + hop_bar_bytes<C>() + 1024;
 }
 /* Q buffers: persistent configs double-buffer Q where it fits (the next
  * tile's Q loads while this tile's epilogue still uses the current one). */
@@ -492,10 +541,12 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
     constexpr int CHUNKS = D / HOP_CHUNK_COLS;
     constexpr uint32_t TILE = HOP_TILE_BYTES(D);
     constexpr uint32_t QWG = CHUNKS * HOP_Q_CHUNK; /* one consumer's 64 Q rows */
-    constexpr int NCW = C::NCW, STAGES = C::STAGES;
+    constexpr int NCW = C::NCW, STAGES = C::STAGES, VSTAGES = C::VSTAGES;
     constexpr int QB = hop_qbufs<D, C>();
-    static_assert((2 * STAGES + 2 * QB * NCW) * 8 <= HOP_BAR_BYTES - 16,
-                  "mbarriers must end before the scratch word");
+    constexpr uint32_t BARB = hop_bar_bytes<C>();
+    constexpr int NRING = C::SEPKV ? 2 * (STAGES + VSTAGES) : 2 * STAGES; /* ring mbarriers */
+    static_assert((NRING + 2 * QB * NCW) * 8 <= (int)BARB - 16, "mbarriers must end before the scratch word");
+    static_assert(!C::SEPKV || C::PIPE, "separate K/V rings are written for the PIPE schedule");
     static_assert(hop_smem_bytes<D, C>() <= HOP_SMEM_OPTIN, "shared memory above the opt-in limit");
 
     extern __shared__ unsigned char smem_raw[];
@@ -503,12 +554,15 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
     const uint32_t s_q = base;                    /* + (buffer·NCW + consumer)·QWG + chunk·HOP_Q_CHUNK */
     const uint32_t s_k = base + QB * NCW * QWG;   /* + stage·TILE + chunk·HOP_CHUNK_BYTES */
     const uint32_t s_v = s_k + STAGES * TILE;     /* + stage·TILE + chunk·HOP_CHUNK_BYTES */
-    const uint32_t bars = s_v + STAGES * TILE;
-    const uint32_t scratch = bars + HOP_BAR_BYTES - 16;
+    const uint32_t bars = s_v + VSTAGES * TILE;
+    const uint32_t scratch = bars + BARB - 16;
+    /* FULL/EMPTY: the shared K+V ring, or (SEPKV) the K ring; VFULL/VEMPTY: the V ring */
 #define FULL_BAR(s) (bars + 8u * (s))
 #define EMPTY_BAR(s) (bars + 8u * (STAGES + (s)))
-#define QFULL_BAR(b, w) (bars + 8u * (2 * STAGES + (b) * NCW + (w)))
-#define QEMPTY_BAR(b, w) (bars + 8u * (2 * STAGES + QB * NCW + (b) * NCW + (w)))
+#define VFULL_BAR(s) (bars + 8u * (2 * STAGES + (s)))
+#define VEMPTY_BAR(s) (bars + 8u * (2 * STAGES + VSTAGES + (s)))
+#define QFULL_BAR(b, w) (bars + 8u * (NRING + (b) * NCW + (w)))
+#define QEMPTY_BAR(b, w) (bars + 8u * (NRING + QB * NCW + (b) * NCW + (w)))
 
     /* Work tiles (row block, head). Persistent: n_mb·n_bh tiles; CTA x takes
      * in round k the tile k·G + (k odd ? G-1-x : x) (G = gridDim.x), a snake
@@ -554,6 +608,13 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
             mbar_init(FULL_BAR(s), 1);
             mbar_init(EMPTY_BAR(s), 4 * NCW);
         }
+        if constexpr (C::SEPKV) {
+#pragma unroll
+            for (int s = 0; s < VSTAGES; s++) {
+                mbar_init(VFULL_BAR(s), 1);
+                mbar_init(VEMPTY_BAR(s), 4 * NCW);
+            }
+        }
 #pragma unroll
         for (int b = 0; b < QB; b++)
 #pragma unroll
@@ -580,32 +641,73 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
                 /* one Q buffer: the first STAGES K/V tiles go ahead of Q, whose
                  * buffer is free only once the previous tile's epilogue is done */
                 const int q_at = (QB == 2 || k == 0) ? 0 : min(n_tiles, STAGES);
-                for (int it = 0;; it++) {
-                    if (it == q_at) {
+                if constexpr (C::SEPKV) {
+                    /* v4: step it loads K(it), then V(it-1) (V lags one tile,
+                     * as the consumers use it one step later); K slot n = gi+it
+                     * of the K ring, V slot n of the V ring, each with its own
+                     * full/empty pair: a K load waits only for a K slot */
+                    for (int it = 0; it <= n_tiles; it++) {
+                        if (it == q_at) {
 #pragma unroll
-                        for (int w = 0; w < NCW; w++) {
-                            mbar_wait(QEMPTY_BAR(b, w), qpar, "qempty");
-                            mbar_arrive_expect_tx(QFULL_BAR(b, w), QWG);
+                            for (int w = 0; w < NCW; w++) {
+                                mbar_wait(QEMPTY_BAR(b, w), qpar, "qempty");
+                                mbar_arrive_expect_tx(QFULL_BAR(b, w), QWG);
+#pragma unroll
+                                for (int c = 0; c < CHUNKS; c++)
+                                    tma_load_3d(s_q + (b * NCW + w) * QWG + c * HOP_Q_CHUNK, &tm_q,
+                                                QFULL_BAR(b, w), c * HOP_CHUNK_COLS, m0 + 64 * w, bh);
+                            }
+                        }
+                        if (it < n_tiles) {
+                            const int n = gi + it;
+                            const int s = n % STAGES;
+                            mbar_wait(EMPTY_BAR(s), ((uint32_t)(n / STAGES) & 1u) ^ 1u, "kempty");
+                            mbar_arrive_expect_tx(FULL_BAR(s), TILE);
 #pragma unroll
                             for (int c = 0; c < CHUNKS; c++)
-                                tma_load_3d(s_q + (b * NCW + w) * QWG + c * HOP_Q_CHUNK, &tm_q, QFULL_BAR(b, w),
-                                            c * HOP_CHUNK_COLS, m0 + 64 * w, bh);
+                                tma_load_3d(s_k + s * TILE + c * HOP_CHUNK_BYTES, &tm_k, FULL_BAR(s),
+                                            c * HOP_CHUNK_COLS, it * HOP_BLOCK_N, bh);
+                        }
+                        if (it > 0) {
+                            const int n = gi + it - 1;
+                            const int s = n % VSTAGES;
+                            mbar_wait(VEMPTY_BAR(s), ((uint32_t)(n / VSTAGES) & 1u) ^ 1u, "vempty");
+                            mbar_arrive_expect_tx(VFULL_BAR(s), TILE);
+#pragma unroll
+                            for (int c = 0; c < CHUNKS; c++)
+                                tma_load_3d(s_v + s * TILE + c * HOP_CHUNK_BYTES, &tm_v, VFULL_BAR(s),
+                                            c * HOP_CHUNK_COLS, (it - 1) * HOP_BLOCK_N, bh);
                         }
                     }
-                    if (it == n_tiles) break;
-                    const int s = gi % STAGES;
-                    const uint32_t round = (uint32_t)(gi / STAGES);
-                    mbar_wait(EMPTY_BAR(s), (round & 1u) ^ 1u, "empty");
-                    mbar_arrive_expect_tx(FULL_BAR(s), 2 * TILE);
+                    gi += n_tiles;
+                } else {
+                    for (int it = 0;; it++) {
+                        if (it == q_at) {
 #pragma unroll
-                    for (int c = 0; c < CHUNKS; c++)
-                        tma_load_3d(s_k + s * TILE + c * HOP_CHUNK_BYTES, &tm_k, FULL_BAR(s),
-                                    c * HOP_CHUNK_COLS, it * HOP_BLOCK_N, bh);
+                            for (int w = 0; w < NCW; w++) {
+                                mbar_wait(QEMPTY_BAR(b, w), qpar, "qempty");
+                                mbar_arrive_expect_tx(QFULL_BAR(b, w), QWG);
 #pragma unroll
-                    for (int c = 0; c < CHUNKS; c++)
-                        tma_load_3d(s_v + s * TILE + c * HOP_CHUNK_BYTES, &tm_v, FULL_BAR(s),
-                                    c * HOP_CHUNK_COLS, it * HOP_BLOCK_N, bh);
-                    gi++;
+                                for (int c = 0; c < CHUNKS; c++)
+                                    tma_load_3d(s_q + (b * NCW + w) * QWG + c * HOP_Q_CHUNK, &tm_q,
+                                                QFULL_BAR(b, w), c * HOP_CHUNK_COLS, m0 + 64 * w, bh);
+                            }
+                        }
+                        if (it == n_tiles) break;
+                        const int s = gi % STAGES;
+                        const uint32_t round = (uint32_t)(gi / STAGES);
+                        mbar_wait(EMPTY_BAR(s), (round & 1u) ^ 1u, "empty");
+                        mbar_arrive_expect_tx(FULL_BAR(s), 2 * TILE);
+#pragma unroll
+                        for (int c = 0; c < CHUNKS; c++)
+                            tma_load_3d(s_k + s * TILE + c * HOP_CHUNK_BYTES, &tm_k, FULL_BAR(s),
+                                        c * HOP_CHUNK_COLS, it * HOP_BLOCK_N, bh);
+#pragma unroll
+                        for (int c = 0; c < CHUNKS; c++)
+                            tma_load_3d(s_v + s * TILE + c * HOP_CHUNK_BYTES, &tm_v, FULL_BAR(s),
+                                        c * HOP_CHUNK_COLS, it * HOP_BLOCK_N, bh);
+                        gi++;
+                    }
                 }
             }
         }
@@ -656,7 +758,7 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
     };
     /* O += P·V of tile it: k-step kk = keys 16kk.., 2048 bytes apart */
     auto issue_pv = [&](int it) {
-        const uint32_t sv = s_v + ((kv0 + it) % STAGES) * TILE;
+        const uint32_t sv = s_v + ((kv0 + it) % VSTAGES) * TILE;
         fence_regs(acc_o);
         fence_p();
         wgmma_fence();
@@ -731,9 +833,20 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
             for (int r = 0; r < 4; r++)
                 p[kk][r] = pack2(acc_s[8 * kk + 2 * r], acc_s[8 * kk + 2 * r + 1], (T *)nullptr);
     };
+    /* shared ring: K and V of tile it; SEPKV: V of tile it (release_k frees K) */
     auto release = [&](int it) {
         __syncwarp();
-        if (lane == 0) mbar_arrive(EMPTY_BAR((kv0 + it) % STAGES));
+        if constexpr (C::SEPKV) {
+            if (lane == 0) mbar_arrive(VEMPTY_BAR((kv0 + it) % VSTAGES));
+        } else {
+            if (lane == 0) mbar_arrive(EMPTY_BAR((kv0 + it) % STAGES));
+        }
+    };
+    auto release_k = [&](int it) {
+        if constexpr (C::SEPKV) {
+            __syncwarp();
+            if (lane == 0) mbar_arrive(EMPTY_BAR((kv0 + it) % STAGES));
+        }
     };
     /* Ping-pong: consumer w issues its GEMMs between sync(1 + w) and
      * arrive(1 + next); the last consumer opens the first round and skips its
@@ -745,8 +858,13 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
         if constexpr (C::PP)
             if (!(last && final_tile && cw == NCW - 1)) named_arrive(1 + (cw + 1) % NCW, 256);
     };
+    /* shared ring: K and V of tile it; SEPKV: K of tile it only */
     auto full_wait = [&](int it) {
         mbar_wait(FULL_BAR((kv0 + it) % STAGES), (uint32_t)((kv0 + it) / STAGES) & 1u, "full");
+    };
+    auto vfull_wait = [&](int it) {
+        if constexpr (C::SEPKV)
+            mbar_wait(VFULL_BAR((kv0 + it) % VSTAGES), (uint32_t)((kv0 + it) / VSTAGES) & 1u, "vfull");
     };
 
     if constexpr (C::PP)
@@ -777,16 +895,19 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
         pp_arrive(n_tiles == 1);
         wgmma_wait<0>();
         fence_regs(acc_s);
+        release_k(0);
         softmax(0, rescale); /* O is still 0: nothing to rescale */
         convert_p();
         for (int it = 1; it < n_tiles; it++) {
             full_wait(it);
             pp_sync();
             issue_qk(it);
+            vfull_wait(it - 1); /* SEPKV: V arrives after K of the next tile */
             issue_pv(it - 1);
             pp_arrive(it == n_tiles - 1);
             wgmma_wait<1>(); /* S of tile it is ready, P·V of it-1 may still run */
             fence_regs(acc_s);
+            release_k(it); /* SEPKV: Q·Kᵀ of tile it has read its K */
             softmax(it, rescale);
             /* ptxas hoists the wait below above the whole softmax (seen in
              * the SASS), which serialises it with P·V; a shared store of a
@@ -801,6 +922,7 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
             rescale_o(rescale);
             convert_p();
         }
+        vfull_wait(n_tiles - 1);
         issue_pv(n_tiles - 1);
         wgmma_wait<0>();
         fence_regs(acc_o);
@@ -887,6 +1009,8 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
     } /* work tiles */
 #undef FULL_BAR
 #undef EMPTY_BAR
+#undef VFULL_BAR
+#undef VEMPTY_BAR
 #undef QFULL_BAR
 #undef QEMPTY_BAR
 #elif defined(__CUDA_ARCH__)
@@ -964,6 +1088,18 @@ typedef hop_cfg<2, 3, true, false, false, true, true> cfg_pers_ip_n64;
 typedef hop_cfg<3, 4, true, true, false, true, true> cfg_pers_pp3; /* D = 64 */
 typedef hop_cfg<3, 4, true, false, false, true, true> cfg_pers_ip3; /* D = 64 */
 typedef hop_cfg<2, 4, true, true, false, true, true> cfg_pers_pp_s4; /* D = 64 */
+/*          v4: separate K and V rings (last parameter: V ring depth; K ring = stages) */
+typedef hop_cfg<2, 2, true, true, true, true, false, 2> cfg_kv_pp;        /* D = 128: 2 K + 2 V */
+typedef hop_cfg<2, 3, true, true, true, true, false, 3> cfg_kv_pp_s3;     /* D = 128: 3 K + 3 V */
+typedef hop_cfg<2, 2, true, true, false, true, false, 2> cfg_kv_n64;      /* D = 128 */
+typedef hop_cfg<2, 2, true, true, true, true, true, 2> cfg_pers_kv_pp;    /* D = 128: 2 Q bufs */
+typedef hop_cfg<2, 3, true, true, true, true, true, 2> cfg_pers_kv_pp_k3; /* D = 128: 2 Q, 3 K, 2 V */
+typedef hop_cfg<2, 2, true, true, false, true, true, 2> cfg_pers_kv_n64;  /* D = 128: 2 Q bufs */
+typedef hop_cfg<2, 2, true, false, true, true, true, 2> cfg_pers_kv_ip;   /* D = 128: 2 Q bufs */
+typedef hop_cfg<3, 4, true, true, false, true, false, 4> cfg_kv_pp3;      /* D = 64: 4 K + 4 V */
+typedef hop_cfg<3, 4, true, true, false, true, true, 4> cfg_pers_kv_pp3;  /* D = 64: 2 Q bufs */
+typedef hop_cfg<3, 5, true, true, false, true, true, 5> cfg_pers_kv_pp3_s5; /* D = 64: 2 Q, 5 K + 5 V */
+typedef hop_cfg<3, 4, true, false, false, true, true, 4> cfg_pers_kv_ip3; /* D = 64: 2 Q bufs */
 
 #define HCFG(NAME, TYPE, DTYPE, D, C)                                                                 \
     {NAME, DTYPE, D, hop_smem_bytes<D, C>(), kernel_ptr<TYPE, D, C>, prepare_cfg<TYPE, D, C>,        \
@@ -991,6 +1127,17 @@ static const struct hopper_cfg cfgs[] = {
     HCFG_BF16("pers_pp3", 64, cfg_pers_pp3),
     HCFG_BF16("pers_ip3", 64, cfg_pers_ip3),
     HCFG_BF16("pers_pp", 64, cfg_pers_pp_s4),
+    HCFG_BF16("kv_pp", 128, cfg_kv_pp),
+    HCFG_BF16("kv_pp_s3", 128, cfg_kv_pp_s3),
+    HCFG_BF16("kv_n64", 128, cfg_kv_n64),
+    HCFG_BF16("pers_kv_pp", 128, cfg_pers_kv_pp),
+    HCFG_BF16("pers_kv_pp_k3", 128, cfg_pers_kv_pp_k3),
+    HCFG_BF16("pers_kv_n64", 128, cfg_pers_kv_n64),
+    HCFG_BF16("pers_kv_ip", 128, cfg_pers_kv_ip),
+    HCFG_BF16("kv_pp3", 64, cfg_kv_pp3),
+    HCFG_BF16("pers_kv_pp3", 64, cfg_pers_kv_pp3),
+    HCFG_BF16("pers_kv_pp3_s5", 64, cfg_pers_kv_pp3_s5),
+    HCFG_BF16("pers_kv_ip3", 64, cfg_pers_kv_ip3),
     HCFG_FP16("pp", 128, cfg_pp),
     HCFG_FP16("v1", 128, cfg_v1),
     HCFG_FP16("ip", 128, cfg_ip),
@@ -1002,16 +1149,28 @@ static const struct hopper_cfg cfgs[] = {
     HCFG_FP16("ip3", 64, cfg_ip3),
     HCFG_FP16("pers_pp3", 64, cfg_pers_pp3),
     HCFG_FP16("pers_ip3", 64, cfg_pers_ip3),
+    HCFG_FP16("kv_pp", 128, cfg_kv_pp),
+    HCFG_FP16("kv_pp_s3", 128, cfg_kv_pp_s3),
+    HCFG_FP16("kv_n64", 128, cfg_kv_n64),
+    HCFG_FP16("pers_kv_pp", 128, cfg_pers_kv_pp),
+    HCFG_FP16("pers_kv_pp_k3", 128, cfg_pers_kv_pp_k3),
+    HCFG_FP16("pers_kv_n64", 128, cfg_pers_kv_n64),
+    HCFG_FP16("pers_kv_ip", 128, cfg_pers_kv_ip),
+    HCFG_FP16("kv_pp3", 64, cfg_kv_pp3),
+    HCFG_FP16("pers_kv_pp3", 64, cfg_pers_kv_pp3),
+    HCFG_FP16("pers_kv_pp3_s5", 64, cfg_pers_kv_pp3_s5),
+    HCFG_FP16("pers_kv_ip3", 64, cfg_pers_kv_ip3),
 };
 #define N_CFGS (sizeof cfgs / sizeof cfgs[0])
 
 /* The default per (head_dim, causal), both dtypes: the best mean over
- * S = 2048…16384 in the v3 A/B on the H200 (variants/NOTES.md, issue 7).
+ * S = 2048…16384 in the v4 A/B on the H200 (variants/NOTES.md, issue 7;
+ * at D=128 non-causal kv_pp_s3 tied with pp, which stays).
  * Edit here after an A/B. */
 static const char *default_cfg(int head_dim, bool causal)
 {
-    if (head_dim == 128) return causal ? "pp_n64" : "pp";
-    return causal ? "pp3" : "pers_pp3";
+    if (head_dim == 128) return causal ? "kv_n64" : "pp";
+    return "kv_pp3";
 }
 
 /* ATTN_FLASH_HOPPER_CFG when set (NULL if it names none compiled for p's
