@@ -87,6 +87,8 @@ size_t attn_tensor_elems(const struct attn_problem *);
 double attn_flops(const struct attn_problem *);
 /* Bytes the math must move: Q, K, V read once, O written once. */
 double attn_bytes(const struct attn_problem *);
+/* workspace_bytes for a variant that needs none. */
+size_t attn_no_workspace(const struct attn_problem *);
 
 #ifdef __cplusplus
 }

@@ -81,3 +81,9 @@ double attn_bytes(const struct attn_problem *p)
 {
     return 4.0 * (double)attn_tensor_elems(p) * (double)attn_dtype_bytes(p->dtype);
 }
+
+size_t attn_no_workspace(const struct attn_problem *p)
+{
+    (void)p;
+    return 0;
+}

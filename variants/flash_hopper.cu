@@ -402,10 +402,10 @@ static __device__ __forceinline__ void wgmma_ss_n128(float (&d)[64], uint64_t da
                      : "l"(da), "l"(db), "r"(accumulate));
 }
 
-/* d (64×64, f32) += A·B: A from registers, B N-major in shared memory (trans-b 1). */
+/* d (64×64, f32) += A·B: A from registers, B N-major in shared memory
+ * (trans-b 1); d is 32 floats of the thread's accumulator. */
 template <typename T>
-static __device__ __forceinline__ void wgmma_rs_n64_tb(float (&d)[32], const uint32_t (&a)[4],
-                                                       uint64_t db)
+static __device__ __forceinline__ void wgmma_rs_n64_tb(float *d, const uint32_t (&a)[4], uint64_t db)
 {
     if constexpr (hop_type<T>::bf16)
         asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " HOP_REGS32
@@ -433,22 +433,6 @@ static __device__ __forceinline__ void wgmma_rs_n128_tb(float *d, const uint32_t
         asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " HOP_REGS64
                      ", {%64, %65, %66, %67}, %68, 1, 1, 1, 1;\n"
                      : HOP_ACC64(d)
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
-}
-
-/* d (64×64, f32) += A·B as wgmma_rs_n64_tb, on 32 floats of a flat array. */
-template <typename T>
-static __device__ __forceinline__ void wgmma_rs_n64_tb_p(float *d, const uint32_t (&a)[4], uint64_t db)
-{
-    if constexpr (hop_type<T>::bf16)
-        asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " HOP_REGS32
-                     ", {%32, %33, %34, %35}, %36, 1, 1, 1, 1;\n"
-                     : HOP_ACC32(d)
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
-    else
-        asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " HOP_REGS32
-                     ", {%32, %33, %34, %35}, %36, 1, 1, 1, 1;\n"
-                     : HOP_ACC32(d)
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
 }
 
@@ -770,7 +754,7 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
             } else {
 #pragma unroll
                 for (int c = 0; c < D / 64; c++)
-                    wgmma_rs_n64_tb_p<T>(acc_o + 32 * c, p[kk],
+                    wgmma_rs_n64_tb<T>(acc_o + 32 * c, p[kk],
                                          make_desc(sv + c * HOP_CHUNK_BYTES + kk * 2048, 1024, 1024));
             }
         }
@@ -1260,12 +1244,6 @@ static const char *hopper_supports(const struct attn_problem *p, const struct de
     return NULL;
 }
 
-static size_t hopper_workspace_bytes(const struct attn_problem *p)
-{
-    (void)p;
-    return 0;
-}
-
 static int hopper_setup(void **ctx, const struct attn_problem *p, void *workspace)
 {
     (void)workspace;
@@ -1334,7 +1312,7 @@ extern "C" const struct attn_variant attn_variant_flash_hopper = {
                "warpgroups, wgmma, softmax overlapped with the GEMMs, ping-pong",
     .fused = true,
     .supports = hopper_supports,
-    .workspace_bytes = hopper_workspace_bytes,
+    .workspace_bytes = attn_no_workspace,
     .setup = hopper_setup,
     .run = hopper_run,
     .teardown = hopper_teardown,

@@ -439,12 +439,6 @@ static const char *flash_supports(const struct attn_problem *p, const struct dev
     return NULL;
 }
 
-static size_t flash_workspace_bytes(const struct attn_problem *p)
-{
-    (void)p;
-    return 0;
-}
-
 static int flash_setup(void **ctx, const struct attn_problem *p, void *workspace)
 {
     (void)workspace;
@@ -477,7 +471,7 @@ extern "C" const struct attn_variant attn_variant_flash_mma = {
     .summary = "fused FlashAttention-2-style kernel: mma.sync, cp.async double buffer, online softmax",
     .fused = true,
     .supports = flash_supports,
-    .workspace_bytes = flash_workspace_bytes,
+    .workspace_bytes = attn_no_workspace,
     .setup = flash_setup,
     .run = flash_run,
     .teardown = flash_teardown,
