@@ -202,6 +202,7 @@
  * Not yet: a dynamic (atomic) scheduler, a TMA store of O, BLOCK_N other
  * than 128. */
 #include "../common/errors.h"
+#include "../common/kernel_util.cuh"
 #include "../common/nvtx.h"
 
 #include <cuda.h> /* CUtensorMap and its enums only: no -lcuda, see get_encode() */
@@ -235,17 +236,9 @@
 #define HOP_DEVICE 0
 #endif
 
-template <typename T> struct hop_type;
-template <> struct hop_type<__nv_bfloat16> { static constexpr bool bf16 = true; };
-template <> struct hop_type<__half> { static constexpr bool bf16 = false; };
 
 #if HOP_DEVICE
 /* ---------------------------------------------------- PTX: sm_90a only */
-
-static __device__ __forceinline__ uint32_t smem_u32(const void *p)
-{
-    return (uint32_t)__cvta_generic_to_shared(p);
-}
 
 static __device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count)
 {
@@ -388,7 +381,7 @@ template <typename T>
 static __device__ __forceinline__ void wgmma_ss_n128(float (&d)[64], uint64_t da, uint64_t db,
                                                      int accumulate)
 {
-    if constexpr (hop_type<T>::bf16)
+    if constexpr (is_bf16<T>::value)
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " HOP_REGS64
                      ", %64, %65, p, 1, 1, 0, 0;\n}\n"
@@ -407,7 +400,7 @@ static __device__ __forceinline__ void wgmma_ss_n128(float (&d)[64], uint64_t da
 template <typename T>
 static __device__ __forceinline__ void wgmma_rs_n64_tb(float *d, const uint32_t (&a)[4], uint64_t db)
 {
-    if constexpr (hop_type<T>::bf16)
+    if constexpr (is_bf16<T>::value)
         asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " HOP_REGS32
                      ", {%32, %33, %34, %35}, %36, 1, 1, 1, 1;\n"
                      : HOP_ACC32(d)
@@ -424,7 +417,7 @@ static __device__ __forceinline__ void wgmma_rs_n64_tb(float *d, const uint32_t 
 template <typename T>
 static __device__ __forceinline__ void wgmma_rs_n128_tb(float *d, const uint32_t (&a)[4], uint64_t db)
 {
-    if constexpr (hop_type<T>::bf16)
+    if constexpr (is_bf16<T>::value)
         asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " HOP_REGS64
                      ", {%64, %65, %66, %67}, %68, 1, 1, 1, 1;\n"
                      : HOP_ACC64(d)
@@ -446,24 +439,6 @@ static __device__ __forceinline__ void named_arrive(uint32_t id, uint32_t thread
     asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-static __device__ __forceinline__ float ex2(float x)
-{
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-    return y;
-}
-
-/* Two floats to one register of 16-bit values, lo in the low half. */
-static __device__ __forceinline__ uint32_t pack2(float lo, float hi, __nv_bfloat16 *)
-{
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t *>(&v);
-}
-static __device__ __forceinline__ uint32_t pack2(float lo, float hi, __half *)
-{
-    __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t *>(&v);
-}
 #endif /* HOP_DEVICE */
 
 /* ------------------------------------------------------------- kernel */

@@ -24,6 +24,7 @@
  * is the default, ATTN_FLASH_MMA_TILE=NAME picks another (tuning only).
  * variants/NOTES.md has the measurements behind the defaults. */
 #include "../common/errors.h"
+#include "../common/kernel_util.cuh"
 #include "../common/nvtx.h"
 
 #include <cuda_bf16.h>
@@ -38,15 +39,10 @@
 
 /* ---------------------------------------------------------------- PTX */
 
-static __device__ __forceinline__ uint32_t smem_addr(const void *p)
-{
-    return (uint32_t)__cvta_generic_to_shared(p);
-}
-
 /* 16 bytes global → shared; src_bytes 0 writes zeros (rows past S). */
 static __device__ __forceinline__ void cp_async_16(void *dst, const void *src, int src_bytes)
 {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src),
                  "r"(src_bytes));
 }
 static __device__ __forceinline__ void cp_async_commit(void) { asm volatile("cp.async.commit_group;\n"); }
@@ -59,25 +55,22 @@ static __device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], const void *p)
 {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(smem_addr(p)));
+                 : "r"(smem_u32(p)));
 }
 static __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t r[4], const void *p)
 {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(smem_addr(p)));
+                 : "r"(smem_u32(p)));
 }
 
-template <typename T> struct mma_type;
-template <> struct mma_type<__nv_bfloat16> { static constexpr bool bf16 = true; };
-template <> struct mma_type<__half> { static constexpr bool bf16 = false; };
 
 /* d += a·b for one m16n8k16 tile, fp32 accumulators. */
 template <typename T>
 static __device__ __forceinline__ void mma_16816(float d[4], const uint32_t a[4], uint32_t b0,
                                                  uint32_t b1)
 {
-    if (mma_type<T>::bf16)
+    if (is_bf16<T>::value)
         asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
                      "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
@@ -89,17 +82,6 @@ static __device__ __forceinline__ void mma_16816(float d[4], const uint32_t a[4]
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-static __device__ __forceinline__ uint32_t pack2(float lo, float hi, __nv_bfloat16 *)
-{
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t *>(&v);
-}
-static __device__ __forceinline__ uint32_t pack2(float lo, float hi, __half *)
-{
-    __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t *>(&v);
-}
-
 /* ------------------------------------------------------------- kernel */
 
 /* One tile shape: WARPS warps per block, each owning MT m16 tiles (16·MT
@@ -109,13 +91,6 @@ template <int WARPS_, int MT_, int BN_, int KU_ = 0> struct tile_cfg {
     static constexpr int WARPS = WARPS_, MT = MT_, BN = BN_, KU = KU_;
     static constexpr int THREADS = WARPS * 32, BM = WARPS * 16 * MT;
 };
-
-static __device__ __forceinline__ float fast_exp2(float x)
-{
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-    return y;
-}
 
 /* Copies `rows` rows of D elements (a tile starting at row0 of a head) into
  * shared memory with padded rows; rows at or past S become zeros. */
@@ -221,7 +196,7 @@ static __device__ __forceinline__ void attend_tile(warp_acc<D, C::MT> &acc, cons
             /* a row with nothing unmasked yet keeps max -inf: use 0 as its base */
             base[h] = new_max[h] == -INFINITY ? 0.f : new_max[h] * scale_log2;
             max_moved |= new_max[h] != acc.row_max[mt][h];
-            rescale[mt][h] = fast_exp2(acc.row_max[mt][h] * scale_log2 - base[h]);
+            rescale[mt][h] = ex2(acc.row_max[mt][h] * scale_log2 - base[h]);
             acc.row_max[mt][h] = new_max[h];
             acc.row_sum[mt][h] *= rescale[mt][h];
         }
@@ -229,7 +204,7 @@ static __device__ __forceinline__ void attend_tile(warp_acc<D, C::MT> &acc, cons
         for (int j = 0; j < BN / 8; j++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                s[mt][j][e] = fast_exp2(fmaf(s[mt][j][e], scale_log2, -base[e >> 1]));
+                s[mt][j][e] = ex2(fmaf(s[mt][j][e], scale_log2, -base[e >> 1]));
                 acc.row_sum[mt][e >> 1] += s[mt][j][e];
             }
     }

@@ -1,0 +1,44 @@
+/* kernel_util.cuh — the small device helpers our fused attention kernels
+ * share (flash_mma, flash_hopper): which 16-bit type a template runs on, the
+ * shared-memory address of a pointer, the MUFU exp2, and packing two floats
+ * into one register of 16-bit values (the layout tensor-core operands use). */
+#ifndef ATTN_KERNEL_UTIL_CUH
+#define ATTN_KERNEL_UTIL_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+/* is_bf16<T>::value: bf16 or fp16 operands (selects the PTX type suffix). */
+template <typename T> struct is_bf16;
+template <> struct is_bf16<__nv_bfloat16> { static constexpr bool value = true; };
+template <> struct is_bf16<__half> { static constexpr bool value = false; };
+
+/* The 32-bit shared-memory address PTX wants for a generic pointer into it. */
+static __device__ __forceinline__ uint32_t smem_u32(const void *p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+/* 2^x on the MUFU unit (approximate, flushes denormals): the softmax's exp
+ * with log2(e)·scale folded into its argument. */
+static __device__ __forceinline__ float ex2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
+/* Two floats to one register of 16-bit values, lo in the low half. */
+static __device__ __forceinline__ uint32_t pack2(float lo, float hi, __nv_bfloat16 *)
+{
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&v);
+}
+static __device__ __forceinline__ uint32_t pack2(float lo, float hi, __half *)
+{
+    __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&v);
+}
+
+#endif
