@@ -3,7 +3,7 @@
  * pipeline on mbarriers, wgmma tensor-core MMAs, fp32 online softmax.
  * bf16 and fp16 in, fp32 accumulation; head_dim 64 and 128; any B, H, S.
  *
- * STATUS: issue 7, v4. Registered. Every configuration in
+ * STATUS: issue 7, v5. Registered. Every configuration in
  * cfgs[] ran correct on the H200 (S = 1, 17, 1000 with B·H = 3, also with
  * the persistent grid capped at 3 CTAs so that CTAs run several tiles; the
  * default grid's S = 2048…16384; fp16), and so did v4's kv_* / pers_kv_*
@@ -137,8 +137,8 @@
  * (row block, head); n_mb·B·H of them. Static schedule, no workspace, one
  * launch: CTA x takes in round k the tile k·G + (k odd ? G-1-x : x) (G CTAs;
  * a snake, so the CTAs that got the heavier tile of a round get the lighter
- * one of the next). Tile index → section of sec_heads heads (as many heads as
- * have K and V in 5/8 of the L2, computed in setup) → row block → head: the
+ * one of the next). Tile index → section of sec_heads heads (v3: as many as
+ * have K and V in 5/8 of the L2; v5: one, see setup) → row block → head: the
  * CTAs running at one time share a few heads' K/V in L2; causal row blocks
  * run last-first in each section (heaviest first, light tiles at the tail).
  * Barrier protocol across tiles (all phase counters run on over tiles):
@@ -199,6 +199,21 @@
  * kv_pp_s3 (3+3), kv_n64, pers_kv_pp (2 Q, 2+2), pers_kv_pp_k3 (2 Q,
  * 3 K + 2 V, 225.5 KiB), pers_kv_n64, pers_kv_ip; D=64 kv_pp3 (4+4),
  * pers_kv_pp3 (2 Q, 4+4), pers_kv_pp3_s5 (2 Q, 5+5), pers_kv_ip3.
+ *
+ * ---------------------------------------------------------------- v5
+ * hop_cfg's 9th parameter PE: of the 16 column groups of a tile, PE take
+ * their exponentials from ex2_poly() (FMA pipe) instead of MUFU.EX2 (A/B:
+ * slower, kept as kv_pp3_e2 / pp_e4 to reproduce it). 10th, XT (persistent
+ * + separate rings + 2 Q buffers): at the end of a work tile the consumer
+ * waits for the next tile's Q and first K, issues that Q·K(0)ᵀ together
+ * with this tile's last P·V (one ping-pong turn), runs the next tile's
+ * first softmax under that P·V, and only then writes this tile's O
+ * (epilogue() with the finished tile's rows, head, Q buffer and row sums)
+ * and zeroes the accumulator; the tensor cores see no drain between work
+ * tiles. The producer is unchanged (its order already loads the next
+ * tile's Q and K(0) before the consumers need them). Ring positions in the
+ * consumer are absolute (kv0 + it) so a tile can start inside the previous
+ * one's last step. Persistent sections are one head (setup).
  * Not yet: a dynamic (atomic) scheduler, a TMA store of O, BLOCK_N other
  * than 128. */
 #include "../common/errors.h"
@@ -439,12 +454,34 @@ static __device__ __forceinline__ void named_arrive(uint32_t id, uint32_t thread
     asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+/* v5: 2^x on the FMA pipe, for x <= 0 (the softmax's exponents), so that
+ * part of a tile's exponentials leave the MUFU unit (16 per clock per SM,
+ * as many as the tensor cores need at D = 64). floor(x) by adding 1.5·2^23
+ * rounding down (its low mantissa bits are then floor(x) in two's
+ * complement), f = x - floor(x) in [0, 1), 2^f by a degree-3 polynomial
+ * (fitted by us for relative error: max 8.6e-5, under bf16's 3.9e-3), and
+ * floor(x) added to the exponent field. x is clamped at -127, where the
+ * result is 0 exactly, as ex2.approx gives for -inf. */
+static __device__ __forceinline__ float ex2_poly(float x)
+{
+    const float magic = 12582912.f; /* 1.5·2^23 */
+    x = fmaxf(x, -127.f);
+    float t;
+    asm("add.rm.f32 %0, %1, %2;\n" : "=f"(t) : "f"(x), "f"(magic));
+    const float f = x - (t - magic);
+    float p = fmaf(f, 0.0770652f, 0.2276470f);
+    p = fmaf(p, f, 0.6951163f);
+    p = fmaf(p, f, 1.f);
+    return __int_as_float(__float_as_int(p) + (__float_as_int(t) << 23));
+}
+
 #endif /* HOP_DEVICE */
 
 /* ------------------------------------------------------------- kernel */
 
 /* One compiled configuration (see the table cfgs[] and the header comment). */
-template <int NCW_, int STAGES_, bool PIPE_, bool PP_, bool PVN_, bool EPI_, bool PERS_ = false, int KV_ = 0>
+template <int NCW_, int STAGES_, bool PIPE_, bool PP_, bool PVN_, bool EPI_, bool PERS_ = false, int KV_ = 0,
+          int PE_ = 0, bool XT_ = false>
 struct hop_cfg {
     static constexpr int NCW = NCW_;       /* consumer warpgroups, 64 query rows each */
     static constexpr int STAGES = STAGES_; /* K/V ring depth */
@@ -457,6 +494,14 @@ struct hop_cfg {
      * STAGES deep, V ring KV_ deep; 0: K and V of a tile share one stage */
     static constexpr bool SEPKV = KV_ > 0;
     static constexpr int VSTAGES = SEPKV ? KV_ : STAGES;
+    /* v5: PE_ of the 16 column groups (8 keys each) of a 128-key tile take
+     * their exponentials from ex2_poly (FMA pipe) instead of MUFU */
+    static constexpr int PE = PE_;
+    /* v5: XT_ (persistent, separate rings, two Q buffers): the next work
+     * tile's first Q·Kᵀ and softmax run while the last P·V of this one is
+     * in flight, and this tile's epilogue follows them; the pipeline does
+     * not drain between work tiles */
+    static constexpr bool XT = XT_;
     static constexpr int BM = 64 * NCW;
     static constexpr int THREADS = 128 * (NCW + 1);
     static constexpr int PREG = 24;
@@ -684,6 +729,7 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
     int m0 = 0, bh = 0, n_tiles = 0;
     int warp_row0 = 0, row0 = 0; /* first row of this warp; this thread's rows: row0, row0 + 8 */
     int kv0 = 0;                 /* ring position of the tile's first K/V tile */
+    int qb = 0;                  /* the tile's Q buffer */
     bool final_tile = true;      /* no work tile after this one (ping-pong's last arrive) */
     uint64_t desc_q = 0;
 
@@ -698,9 +744,11 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
         for (int r = 0; r < 4; r++) p[kk][r] = 0u;
     float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
 
-    /* S = Q·Kᵀ of tile it: k-step kk is chunk kk/4, 32 bytes per 16 columns within it */
-    auto issue_qk = [&](int it) {
-        const uint64_t desc_k = make_desc(s_k + ((kv0 + it) % STAGES) * TILE, 16, 1024);
+    /* Ring positions n below count K/V tiles over all of this CTA's work
+     * tiles (tile it of the current work tile is n = kv0 + it). */
+    /* S = Q·Kᵀ of K tile n: k-step kk is chunk kk/4, 32 bytes per 16 columns within it */
+    auto issue_qk = [&](int n) {
+        const uint64_t desc_k = make_desc(s_k + (n % STAGES) * TILE, 16, 1024);
         fence_regs(acc_s);
         wgmma_fence();
 #pragma unroll
@@ -715,9 +763,9 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
 #pragma unroll
         for (int kk = 0; kk < HOP_BLOCK_N / 16; kk++) fence_regs(p[kk]);
     };
-    /* O += P·V of tile it: k-step kk = keys 16kk.., 2048 bytes apart */
-    auto issue_pv = [&](int it) {
-        const uint32_t sv = s_v + ((kv0 + it) % VSTAGES) * TILE;
+    /* O += P·V of V tile n: k-step kk = keys 16kk.., 2048 bytes apart */
+    auto issue_pv = [&](int n) {
+        const uint32_t sv = s_v + (n % VSTAGES) * TILE;
         fence_regs(acc_o);
         fence_p();
         wgmma_fence();
@@ -735,8 +783,9 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
         }
         wgmma_commit();
     };
-    /* mask tile it, online softmax: acc_s becomes exp2 values in place, rescale
-     * gets the factor for O; rows row0 (e = 0,1) and row0 + 8 (e = 2,3) */
+    /* mask tile it of the current work tile, online softmax: acc_s becomes
+     * exp2 values in place, rescale gets the factor for O; rows row0
+     * (e = 0,1) and row0 + 8 (e = 2,3) */
     auto softmax = [&](int it, float (&rescale)[2]) {
         const int n0 = it * HOP_BLOCK_N;
         if (n0 + HOP_BLOCK_N > S || (causal && n0 + HOP_BLOCK_N - 1 > warp_row0)) {
@@ -770,7 +819,9 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
         for (int j = 0; j < HOP_BLOCK_N / 8; j++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                const float x = ex2(fmaf(acc_s[4 * j + e], scale_log2, neg_base[e >> 1]));
+                const float arg = fmaf(acc_s[4 * j + e], scale_log2, neg_base[e >> 1]);
+                /* v5: PE of the 16 groups, spread evenly, on the FMA pipe */
+                const float x = (j * C::PE) % 16 < C::PE ? ex2_poly(arg) : ex2(arg);
                 acc_s[4 * j + e] = x;
                 row_sum[e >> 1] += x;
             }
@@ -792,19 +843,19 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
             for (int r = 0; r < 4; r++)
                 p[kk][r] = pack2(acc_s[8 * kk + 2 * r], acc_s[8 * kk + 2 * r + 1], (T *)nullptr);
     };
-    /* shared ring: K and V of tile it; SEPKV: V of tile it (release_k frees K) */
-    auto release = [&](int it) {
+    /* shared ring: K and V of ring tile n; SEPKV: V of n (release_k frees K) */
+    auto release = [&](int n) {
         __syncwarp();
         if constexpr (C::SEPKV) {
-            if (lane == 0) mbar_arrive(VEMPTY_BAR((kv0 + it) % VSTAGES));
+            if (lane == 0) mbar_arrive(VEMPTY_BAR(n % VSTAGES));
         } else {
-            if (lane == 0) mbar_arrive(EMPTY_BAR((kv0 + it) % STAGES));
+            if (lane == 0) mbar_arrive(EMPTY_BAR(n % STAGES));
         }
     };
-    auto release_k = [&](int it) {
+    auto release_k = [&](int n) {
         if constexpr (C::SEPKV) {
             __syncwarp();
-            if (lane == 0) mbar_arrive(EMPTY_BAR((kv0 + it) % STAGES));
+            if (lane == 0) mbar_arrive(EMPTY_BAR(n % STAGES));
         }
     };
     /* Ping-pong: consumer w issues its GEMMs between sync(1 + w) and
@@ -817,56 +868,130 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
         if constexpr (C::PP)
             if (!(last && final_tile && cw == NCW - 1)) named_arrive(1 + (cw + 1) % NCW, 256);
     };
-    /* shared ring: K and V of tile it; SEPKV: K of tile it only */
-    auto full_wait = [&](int it) {
-        mbar_wait(FULL_BAR((kv0 + it) % STAGES), (uint32_t)((kv0 + it) / STAGES) & 1u, "full");
+    /* shared ring: K and V of ring tile n; SEPKV: K only */
+    auto full_wait = [&](int n) {
+        mbar_wait(FULL_BAR(n % STAGES), (uint32_t)(n / STAGES) & 1u, "full");
     };
-    auto vfull_wait = [&](int it) {
-        if constexpr (C::SEPKV)
-            mbar_wait(VFULL_BAR((kv0 + it) % VSTAGES), (uint32_t)((kv0 + it) / VSTAGES) & 1u, "vfull");
+    auto vfull_wait = [&](int n) {
+        if constexpr (C::SEPKV) mbar_wait(VFULL_BAR(n % VSTAGES), (uint32_t)(n / VSTAGES) & 1u, "vfull");
+    };
+    /* Work tile k becomes the current one: its rows, Q buffer and length;
+     * waits until its Q has arrived. false: no work tile k. */
+    auto begin_tile = [&](int k) -> bool {
+        const int tile = tile_at(k);
+        if (tile >= n_work) return false;
+        decode(tile, m0, bh, n_tiles);
+        final_tile = tile_at(k + 1) >= n_work;
+        qb = k % QB;
+        desc_q = make_desc(s_q + (qb * NCW + cw) * QWG, 16, 1024);
+        warp_row0 = m0 + 64 * cw + 16 * warp;
+        row0 = warp_row0 + g;
+        row_max[0] = row_max[1] = -INFINITY;
+        row_sum[0] = row_sum[1] = 0.f;
+        mbar_wait(QFULL_BAR(qb, cw), (uint32_t)(k / QB) & 1u, "qfull");
+        return true;
+    };
+    /* O / row sums of a finished work tile (rows e_m0 + 64·cw.., head e_bh)
+     * to global, rows < S only; then its Q buffer e_qb goes back to the
+     * producer */
+    auto epilogue = [&](int e_m0, int e_bh, int e_qb, const float (&sum)[2]) {
+        float inv[2];
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            float s = sum[h];
+            s += __shfl_xor_sync(0xffffffffu, s, 1);
+            s += __shfl_xor_sync(0xffffffffu, s, 2);
+            inv[h] = 1.f / s;
+        }
+        T *oh = o + (size_t)e_bh * S * D;
+        const uint32_t s_qw = s_q + (e_qb * NCW + cw) * QWG; /* the tile's Q, now free for its O */
+        if constexpr (C::EPI) {
+            /* this consumer's Q slice (all its wgmma reads are complete) takes
+             * its O in the same swizzled layout: piece j of row r at j ^ (r%8),
+             * which spreads a warp's 4-byte stores over all 32 banks */
+            const uint32_t s_o = s_qw;
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int r = 16 * warp + g + 8 * h;
+#pragma unroll
+                for (int j = 0; j < D / 8; j++) {
+                    const uint32_t pair = pack2(acc_o[4 * j + 2 * h] * inv[h],
+                                                acc_o[4 * j + 2 * h + 1] * inv[h], (T *)nullptr);
+                    const uint32_t addr =
+                        s_o + (j / 8) * HOP_Q_CHUNK + r * 128 + (((j % 8) ^ (r % 8)) * 16) + 4 * t;
+                    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(pair) : "memory");
+                }
+            }
+            named_sync(8 + cw, 128);
+            constexpr int PIECES_PER_ROW = D / 8; /* 16-byte pieces */
+            const int r_base = e_m0 + 64 * cw;
+#pragma unroll
+            for (int i = 0; i < 64 * PIECES_PER_ROW / 128; i++) {
+                const int piece = 128 * i + tid;
+                const int r = piece / PIECES_PER_ROW, cp = piece % PIECES_PER_ROW;
+                if (r_base + r >= S) continue;
+                const uint32_t addr = s_o + (cp / 8) * HOP_Q_CHUNK + r * 128 + (((cp % 8) ^ (r % 8)) * 16);
+                uint32_t v0, v1, v2, v3;
+                asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                             : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
+                             : "r"(addr)
+                             : "memory");
+                *reinterpret_cast<uint4 *>(oh + (size_t)(r_base + r) * D + 8 * cp) = make_uint4(v0, v1, v2, v3);
+            }
+        } else {
+            const int e_row0 = e_m0 + 64 * cw + 16 * warp + g;
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int row = e_row0 + 8 * h;
+                if (row >= S) continue;
+#pragma unroll
+                for (int j = 0; j < D / 8; j++) {
+                    const uint32_t pair = pack2(acc_o[4 * j + 2 * h] * inv[h],
+                                                acc_o[4 * j + 2 * h + 1] * inv[h], (T *)nullptr);
+                    *reinterpret_cast<uint32_t *>(oh + (size_t)row * D + 8 * j + 2 * t) = pair;
+                }
+            }
+        }
+        /* this consumer's Q buffer (read by its wgmmas, then O's staging) is
+         * free: order the generic-proxy accesses before the next TMA write */
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        __syncwarp();
+        if (lane == 0) mbar_arrive(QEMPTY_BAR(e_qb, cw));
     };
 
     if constexpr (C::PP)
         if (cw == NCW - 1) named_arrive(1, 256);
 
-    for (int k = 0;; k++) {
-    const int tile = tile_at(k);
-    if (tile >= n_work) break;
-    decode(tile, m0, bh, n_tiles);
-    final_tile = tile_at(k + 1) >= n_work;
-    const int qb = k % QB;
-    const uint32_t s_qw = s_q + (qb * NCW + cw) * QWG; /* this consumer's Q, later its O */
-    desc_q = make_desc(s_qw, 16, 1024);
-    warp_row0 = m0 + 64 * cw + 16 * warp;
-    row0 = warp_row0 + g;
-#pragma unroll
-    for (int i = 0; i < D / 2; i++) acc_o[i] = 0.f;
-    row_max[0] = row_max[1] = -INFINITY;
-    row_sum[0] = row_sum[1] = 0.f;
-
-    mbar_wait(QFULL_BAR(qb, cw), (uint32_t)(k / QB) & 1u, "qfull");
-
     float rescale[2];
+    /* XT: the current work tile's first Q·Kᵀ and softmax were done at the
+     * previous tile's end (P holds its first tile, O is zero) */
+    bool carried = false;
+    for (int k = 0; carried || begin_tile(k);) {
     if constexpr (C::PIPE) {
-        full_wait(0);
-        pp_sync();
-        issue_qk(0);
-        pp_arrive(n_tiles == 1);
-        wgmma_wait<0>();
-        fence_regs(acc_s);
-        release_k(0);
-        softmax(0, rescale); /* O is still 0: nothing to rescale */
-        convert_p();
-        for (int it = 1; it < n_tiles; it++) {
-            full_wait(it);
+        if (!carried) {
+#pragma unroll
+            for (int i = 0; i < D / 2; i++) acc_o[i] = 0.f;
+            full_wait(kv0);
             pp_sync();
-            issue_qk(it);
-            vfull_wait(it - 1); /* SEPKV: V arrives after K of the next tile */
-            issue_pv(it - 1);
+            issue_qk(kv0);
+            pp_arrive(n_tiles == 1);
+            wgmma_wait<0>();
+            fence_regs(acc_s);
+            release_k(kv0);
+            softmax(0, rescale); /* O is still 0: nothing to rescale */
+            convert_p();
+        }
+        carried = false;
+        for (int it = 1; it < n_tiles; it++) {
+            full_wait(kv0 + it);
+            pp_sync();
+            issue_qk(kv0 + it);
+            vfull_wait(kv0 + it - 1); /* SEPKV: V arrives after K of the next tile */
+            issue_pv(kv0 + it - 1);
             pp_arrive(it == n_tiles - 1);
             wgmma_wait<1>(); /* S of tile it is ready, P·V of it-1 may still run */
             fence_regs(acc_s);
-            release_k(it); /* SEPKV: Q·Kᵀ of tile it has read its K */
+            release_k(kv0 + it); /* SEPKV: Q·Kᵀ of tile it has read its K */
             softmax(it, rescale);
             /* ptxas hoists the wait below above the whole softmax (seen in
              * the SASS), which serialises it with P·V; a shared store of a
@@ -877,94 +1002,74 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
             wgmma_wait<0>();
             fence_regs(acc_o);
             fence_p();
-            release(it - 1);
+            release(kv0 + it - 1);
             rescale_o(rescale);
             convert_p();
         }
-        vfull_wait(n_tiles - 1);
-        issue_pv(n_tiles - 1);
+        const int last = kv0 + n_tiles - 1;
+        vfull_wait(last);
+        if constexpr (C::XT) {
+            static_assert(C::PERS && C::SEPKV && QB == 2, "XT needs the persistent kernel, K/V rings, 2 Q buffers");
+            if (!final_tile) {
+                /* the next work tile's Q·K(0)ᵀ goes with this tile's last
+                 * P·V; its softmax runs under that P·V; then this tile's
+                 * epilogue, while the other consumers run their GEMMs */
+                const int e_m0 = m0, e_bh = bh, e_qb = qb;
+                const float e_sum[2] = {row_sum[0], row_sum[1]};
+                k++;
+                begin_tile(k);
+                full_wait(last + 1);
+                pp_sync();
+                issue_qk(last + 1);
+                issue_pv(last);
+                pp_arrive(n_tiles == 1);
+                wgmma_wait<1>();
+                fence_regs(acc_s);
+                release_k(last + 1);
+                softmax(0, rescale);
+                asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(scratch), "f"(row_sum[0] + row_sum[1])
+                             : "memory");
+                wgmma_wait<0>();
+                fence_regs(acc_o);
+                fence_p();
+                release(last);
+                epilogue(e_m0, e_bh, e_qb, e_sum);
+#pragma unroll
+                for (int i = 0; i < D / 2; i++) acc_o[i] = 0.f;
+                convert_p();
+                kv0 = last + 1;
+                carried = true;
+                continue;
+            }
+        }
+        issue_pv(last);
         wgmma_wait<0>();
         fence_regs(acc_o);
         fence_p();
-        release(n_tiles - 1);
+        release(last);
     } else {
+#pragma unroll
+        for (int i = 0; i < D / 2; i++) acc_o[i] = 0.f;
         for (int it = 0; it < n_tiles; it++) {
-            full_wait(it);
+            full_wait(kv0 + it);
             pp_sync();
-            issue_qk(it);
+            issue_qk(kv0 + it);
             pp_arrive(it == n_tiles - 1);
             wgmma_wait<0>();
             fence_regs(acc_s);
             softmax(it, rescale);
             rescale_o(rescale);
             convert_p();
-            issue_pv(it);
+            issue_pv(kv0 + it);
             wgmma_wait<0>();
             fence_regs(acc_o);
             fence_p();
-            release(it);
+            release(kv0 + it);
         }
     }
-
-    /* finish the row sums across the quad, normalise, store rows < S */
-#pragma unroll
-    for (int h = 0; h < 2; h++) {
-        row_sum[h] += __shfl_xor_sync(0xffffffffu, row_sum[h], 1);
-        row_sum[h] += __shfl_xor_sync(0xffffffffu, row_sum[h], 2);
-    }
-    const float inv[2] = {1.f / row_sum[0], 1.f / row_sum[1]};
-    T *oh = o + (size_t)bh * S * D;
-    if constexpr (C::EPI) {
-        /* this consumer's Q slice (all its wgmma reads are complete) takes
-         * its O in the same swizzled layout: piece j of row r at j ^ (r%8),
-         * which spreads a warp's 4-byte stores over all 32 banks */
-        const uint32_t s_o = s_qw;
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int r = 16 * warp + g + 8 * h;
-#pragma unroll
-            for (int j = 0; j < D / 8; j++) {
-                const uint32_t pair = pack2(acc_o[4 * j + 2 * h] * inv[h], acc_o[4 * j + 2 * h + 1] * inv[h],
-                                            (T *)nullptr);
-                const uint32_t addr = s_o + (j / 8) * HOP_Q_CHUNK + r * 128 + (((j % 8) ^ (r % 8)) * 16) + 4 * t;
-                asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(pair) : "memory");
-            }
-        }
-        named_sync(8 + cw, 128);
-        constexpr int PIECES_PER_ROW = D / 8; /* 16-byte pieces */
-        const int r_base = m0 + 64 * cw;
-#pragma unroll
-        for (int i = 0; i < 64 * PIECES_PER_ROW / 128; i++) {
-            const int piece = 128 * i + tid;
-            const int r = piece / PIECES_PER_ROW, cp = piece % PIECES_PER_ROW;
-            if (r_base + r >= S) continue;
-            const uint32_t addr = s_o + (cp / 8) * HOP_Q_CHUNK + r * 128 + (((cp % 8) ^ (r % 8)) * 16);
-            uint32_t v0, v1, v2, v3;
-            asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
-                         : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
-                         : "r"(addr)
-                         : "memory");
-            *reinterpret_cast<uint4 *>(oh + (size_t)(r_base + r) * D + 8 * cp) = make_uint4(v0, v1, v2, v3);
-        }
-    } else {
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int row = row0 + 8 * h;
-            if (row >= S) continue;
-#pragma unroll
-            for (int j = 0; j < D / 8; j++) {
-                const uint32_t pair = pack2(acc_o[4 * j + 2 * h] * inv[h], acc_o[4 * j + 2 * h + 1] * inv[h],
-                                            (T *)nullptr);
-                *reinterpret_cast<uint32_t *>(oh + (size_t)row * D + 8 * j + 2 * t) = pair;
-            }
-        }
-    }
+    epilogue(m0, bh, qb, row_sum);
     kv0 += n_tiles;
-    /* this consumer's Q buffer (read by its wgmmas, then O's staging) is
-     * free: order the generic-proxy accesses before the next TMA write */
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    __syncwarp();
-    if (lane == 0) mbar_arrive(QEMPTY_BAR(qb, cw));
+    k++;
     } /* work tiles */
 #undef FULL_BAR
 #undef EMPTY_BAR
@@ -1059,6 +1164,13 @@ typedef hop_cfg<3, 4, true, true, false, true, false, 4> cfg_kv_pp3;      /* D =
 typedef hop_cfg<3, 4, true, true, false, true, true, 4> cfg_pers_kv_pp3;  /* D = 64: 2 Q bufs */
 typedef hop_cfg<3, 5, true, true, false, true, true, 5> cfg_pers_kv_pp3_s5; /* D = 64: 2 Q, 5 K + 5 V */
 typedef hop_cfg<3, 4, true, false, false, true, true, 4> cfg_pers_kv_ip3; /* D = 64: 2 Q bufs */
+/*          v5: exponentials partly on the FMA pipe (9th: groups of 16), no drain
+ *          between persistent work tiles (10th) */
+typedef hop_cfg<3, 4, true, true, false, true, false, 4, 2> cfg_kv_pp3_e2;   /* D = 64 */
+typedef hop_cfg<2, 3, true, true, true, true, false, 0, 4> cfg_pp_e4;        /* D = 128 */
+typedef hop_cfg<2, 2, true, true, true, true, true, 2, 0, true> cfg_pers_kv_pp_xt;   /* D = 128 */
+typedef hop_cfg<2, 2, true, true, false, true, true, 2, 0, true> cfg_pers_kv_n64_xt; /* D = 128 */
+typedef hop_cfg<2, 2, true, false, true, true, true, 2, 0, true> cfg_pers_kv_ip_xt;  /* D = 128 */
 
 #define HCFG(NAME, TYPE, DTYPE, D, C)                                                                 \
     {NAME, DTYPE, D, hop_smem_bytes<D, C>(), kernel_ptr<TYPE, D, C>, prepare_cfg<TYPE, D, C>,        \
@@ -1097,6 +1209,11 @@ static const struct hopper_cfg cfgs[] = {
     HCFG_BF16("pers_kv_pp3", 64, cfg_pers_kv_pp3),
     HCFG_BF16("pers_kv_pp3_s5", 64, cfg_pers_kv_pp3_s5),
     HCFG_BF16("pers_kv_ip3", 64, cfg_pers_kv_ip3),
+    HCFG_BF16("kv_pp3_e2", 64, cfg_kv_pp3_e2),
+    HCFG_BF16("pp_e4", 128, cfg_pp_e4),
+    HCFG_BF16("pers_kv_pp_xt", 128, cfg_pers_kv_pp_xt),
+    HCFG_BF16("pers_kv_n64_xt", 128, cfg_pers_kv_n64_xt),
+    HCFG_BF16("pers_kv_ip_xt", 128, cfg_pers_kv_ip_xt),
     HCFG_FP16("pp", 128, cfg_pp),
     HCFG_FP16("v1", 128, cfg_v1),
     HCFG_FP16("ip", 128, cfg_ip),
@@ -1119,6 +1236,7 @@ static const struct hopper_cfg cfgs[] = {
     HCFG_FP16("pers_kv_pp3", 64, cfg_pers_kv_pp3),
     HCFG_FP16("pers_kv_pp3_s5", 64, cfg_pers_kv_pp3_s5),
     HCFG_FP16("pers_kv_ip3", 64, cfg_pers_kv_ip3),
+    HCFG_FP16("pers_kv_pp_xt", 128, cfg_pers_kv_pp_xt),
 };
 #define N_CFGS (sizeof cfgs / sizeof cfgs[0])
 
@@ -1126,9 +1244,12 @@ static const struct hopper_cfg cfgs[] = {
  * S = 2048…16384 in the v4 A/B on the H200 (variants/NOTES.md, issue 7;
  * at D=128 non-causal kv_pp_s3 tied with pp, which stays).
  * Edit here after an A/B. */
-static const char *default_cfg(int head_dim, bool causal)
+static const char *default_cfg(int head_dim, bool causal, int seq_len)
 {
-    if (head_dim == 128) return causal ? "kv_n64" : "pp";
+    /* v5: at D=128 causal S <= 4096 the persistent kernel that does not
+     * drain between work tiles won (533 / 593 against kv_n64's 507 / 581) */
+    if (head_dim == 128 && causal) return seq_len <= 4096 ? "pers_kv_pp_xt" : "kv_n64";
+    if (head_dim == 128) return "pp";
     return "kv_pp3";
 }
 
@@ -1139,7 +1260,7 @@ static const struct hopper_cfg *pick_cfg(const struct attn_problem *p)
 {
     const char *want = getenv("ATTN_FLASH_HOPPER_CFG");
     const bool by_env = want && *want;
-    if (!by_env) want = default_cfg(p->head_dim, p->causal);
+    if (!by_env) want = default_cfg(p->head_dim, p->causal, p->seq_len);
     const struct hopper_cfg *first = NULL;
     for (size_t i = 0; i < N_CFGS; i++) {
         const struct hopper_cfg *c = &cfgs[i];
@@ -1233,22 +1354,24 @@ static int hopper_setup(void **ctx, const struct attn_problem *p, void *workspac
     c->p = *p;
     c->cfg = cfg;
     c->encode = encode;
-    /* persistent configs: one CTA per SM; a section of the schedule takes
-     * as many heads as have K and V in about 5/8 of the L2 */
-    int dev = 0, n_sm = 132, l2 = 50 << 20;
+    /* persistent configs: one CTA per SM; a section of the schedule is one
+     * head (v5 A/B: sections sized to fill 5/8 of the L2, 31 heads at
+     * S = 2048, ran 531 TFLOP/s at D = 128 against 611 with one head: the
+     * CTAs of a round then share few heads' K/V, as in the plain grid) */
+    int dev = 0, n_sm = 132;
     if (cudaGetDevice(&dev) == cudaSuccess) {
         if (cudaDeviceGetAttribute(&n_sm, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || n_sm < 1)
             n_sm = 132;
-        if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev) != cudaSuccess || l2 < (1 << 20))
-            l2 = 50 << 20;
     }
     (void)cudaGetLastError();
     /* testing: fewer CTAs, so that small shapes run several tiles per CTA */
     const char *ctas = getenv("ATTN_FLASH_HOPPER_CTAS");
     if (ctas && atoi(ctas) > 0) n_sm = atoi(ctas);
     const size_t bh = (size_t)p->batch * p->heads;
-    const size_t per_head = (size_t)2 * p->seq_len * p->head_dim * 2; /* K and V, 16-bit */
-    size_t sec = (size_t)l2 / 8 * 5 / per_head;
+    size_t sec = 1;
+    /* A/B: heads per section of the persistent schedule */
+    const char *sec_env = getenv("ATTN_FLASH_HOPPER_SEC");
+    if (sec_env && atoi(sec_env) > 0) sec = (size_t)atoi(sec_env);
     if (sec < 1) sec = 1;
     if (sec > bh) sec = bh;
     c->launch.S = p->seq_len;
