@@ -1,5 +1,5 @@
-# written by build/report from results/h200/20261130T005406Z.csv
-run = "results/h200/20261130T005406Z.csv"
+# written by build/report from results/h200/20261130T013119Z.csv
+run = "results/h200/20261130T013119Z.csv"
 gpu = "h200"
 mode = "cold"
 npanels = 4
@@ -8,6 +8,6 @@ array panel_title[4] = ["head_dim 64, non-causal", "head_dim 64, causal", "head_
 nvariants = 5
 have_cudnn = 1
 have_ratio = 1
-peak_tflops = 796.6
+peak_tflops = 790.7
 ratio_file = "plots/h200/data/ratio.dat"
-baseline = "results/h200/baselines/baseline-20261130T005612Z.csv"
+baseline = "results/h200/baselines/baseline-20261130T013401Z.csv"
