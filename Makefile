@@ -140,6 +140,19 @@ HOPPER_PLAIN_SM90 := -gencode=arch=compute_90,code=sm_90
 $(BUILD)/variants/flash_hopper.o: ALL_NVCCFLAGS = $(filter-out $(HOPPER_PLAIN_SM90),$(MK_NVCCFLAGS)) \
                                                   -gencode=arch=compute_90a,code=sm_90a $(NVCCFLAGS)
 
+# ptxas's report for it is kept beside the object (flash_hopper.ptxas.log),
+# and the build fails if an instance spills or gets its wgmmas serialised
+# (ptxas C75xx): either costs 30% and more with no other symptom (NOTES, v6).
+$(BUILD)/variants/flash_hopper.o: variants/flash_hopper.cu
+	@mkdir -p $(@D)
+	@log=$(@:.o=.ptxas.log); \
+	echo "$(NVCC) $(ALL_NVCCFLAGS) -Xptxas -v -MMD -MP -c $< -o $@"; \
+	$(NVCC) $(ALL_NVCCFLAGS) -Xptxas -v -MMD -MP -c $< -o $@ 2> $$log; rc=$$?; \
+	grep -v -E '^ptxas info|^ +[0-9]+ bytes stack frame' $$log >&2; [ $$rc = 0 ] || exit $$rc; \
+	if grep -E 'C75[0-9][0-9]|[1-9][0-9]* bytes spill' $$log; then \
+	  echo "flash_hopper: ptxas spilled registers or serialised wgmmas (above; all of it in $$log)" >&2; \
+	  rm -f $@; exit 1; fi
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@

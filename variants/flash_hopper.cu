@@ -3,7 +3,7 @@
  * pipeline on mbarriers, wgmma tensor-core MMAs, fp32 online softmax.
  * bf16 and fp16 in, fp32 accumulation; head_dim 64 and 128; any B, H, S.
  *
- * STATUS: issue 7, v5. Registered. Every configuration in
+ * STATUS: issue 7, v6. Registered. Every configuration in
  * cfgs[] ran correct on the H200 (S = 1, 17, 1000 with B·H = 3, also with
  * the persistent grid capped at 3 CTAs so that CTAs run several tiles; the
  * default grid's S = 2048…16384; fp16), and so did v4's kv_* / pers_kv_*
@@ -214,8 +214,23 @@
  * tile's Q and K(0) before the consumers need them). Ring positions in the
  * consumer are absolute (kv0 + it) so a tile can start inside the previous
  * one's last step. Persistent sections are one head (setup).
- * Not yet: a dynamic (atomic) scheduler, a TMA store of O, BLOCK_N other
- * than 128. */
+ *
+ * ---------------------------------------------------------------- v6
+ * hop_cfg's 11th parameter BN: keys per K/V tile, 128, 192 or 256 (the
+ * "128" of the v1 text above is BN). A K or V box is BN rows × 128 bytes
+ * (the K and V tensor maps use BN-row boxes, cfgs[].bn); Q·Kᵀ is one
+ * m64n128k16 per 128 keys (descriptor moved 128 rows on) plus one m64n64k16
+ * for a remaining 64, into acc_s[BN/2]; P·V takes BN/16 k-steps; masking
+ * and softmax run over BN/8 column groups. D=128 with BN=192 and the
+ * overlap fits in 240 registers with no spill (acc_s 96, P 48, O 64).
+ * A consumer whose 64 rows all lie past S (the third consumer of the last
+ * row block when S is not a multiple of 192) takes a path of its own that
+ * keeps every barrier wait, ping-pong turn and release but issues no
+ * wgmma and no softmax (non-XT configs). The Makefile fails the build if
+ * ptxas reports a spill or serialised wgmmas (C75xx) for any instance: an
+ * early return inside the GEMM helpers did that to all of them, silently
+ * costing 30%.
+ * Not yet: a dynamic (atomic) scheduler, a TMA store of O. */
 #include "../common/errors.h"
 #include "../common/kernel_util.cuh"
 #include "../common/nvtx.h"
@@ -231,9 +246,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HOP_BLOCK_N 128   /* keys per tile */
 #define HOP_CHUNK_COLS 64 /* 16-bit elements in one 128-byte swizzled row */
-#define HOP_CHUNK_BYTES (128 * 128) /* one TMA box: 128 rows × 128 bytes */
 
 #ifndef ATTN_HOPPER_SPIN_LIMIT
 #define ATTN_HOPPER_SPIN_LIMIT (1u << 30)
@@ -242,8 +255,6 @@
 #define ATTN_HOPPER_TIMEOUT_NS 4000000000ull
 #endif
 
-/* Bytes of one 128-row tile of Q, K or V. */
-#define HOP_TILE_BYTES(D) ((D) / HOP_CHUNK_COLS * HOP_CHUNK_BYTES)
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define HOP_DEVICE 1
@@ -393,8 +404,7 @@ static __device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lb
 
 /* d (64×128, f32) = A·B (+ d when accumulate): A and B K-major in shared memory. */
 template <typename T>
-static __device__ __forceinline__ void wgmma_ss_n128(float (&d)[64], uint64_t da, uint64_t db,
-                                                     int accumulate)
+static __device__ __forceinline__ void wgmma_ss_n128(float *d, uint64_t da, uint64_t db, int accumulate)
 {
     if constexpr (is_bf16<T>::value)
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
@@ -407,6 +417,24 @@ static __device__ __forceinline__ void wgmma_ss_n128(float (&d)[64], uint64_t da
                      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " HOP_REGS64
                      ", %64, %65, p, 1, 1, 0, 0;\n}\n"
                      : HOP_ACC64(d)
+                     : "l"(da), "l"(db), "r"(accumulate));
+}
+
+/* d (64×64, f32) = A·B (+ d when accumulate): A and B K-major in shared memory. */
+template <typename T>
+static __device__ __forceinline__ void wgmma_ss_n64(float *d, uint64_t da, uint64_t db, int accumulate)
+{
+    if constexpr (is_bf16<T>::value)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " HOP_REGS32
+                     ", %32, %33, p, 1, 1, 0, 0;\n}\n"
+                     : HOP_ACC32(d)
+                     : "l"(da), "l"(db), "r"(accumulate));
+    else
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " HOP_REGS32
+                     ", %32, %33, p, 1, 1, 0, 0;\n}\n"
+                     : HOP_ACC32(d)
                      : "l"(da), "l"(db), "r"(accumulate));
 }
 
@@ -481,7 +509,7 @@ static __device__ __forceinline__ float ex2_poly(float x)
 
 /* One compiled configuration (see the table cfgs[] and the header comment). */
 template <int NCW_, int STAGES_, bool PIPE_, bool PP_, bool PVN_, bool EPI_, bool PERS_ = false, int KV_ = 0,
-          int PE_ = 0, bool XT_ = false>
+          int PE_ = 0, bool XT_ = false, int BN_ = 128>
 struct hop_cfg {
     static constexpr int NCW = NCW_;       /* consumer warpgroups, 64 query rows each */
     static constexpr int STAGES = STAGES_; /* K/V ring depth */
@@ -502,6 +530,10 @@ struct hop_cfg {
      * in flight, and this tile's epilogue follows them; the pipeline does
      * not drain between work tiles */
     static constexpr bool XT = XT_;
+    /* v6: keys per K/V tile (128, 192 or 256): Q·Kᵀ as one m64n128 wgmma
+     * per 128 keys plus one m64n64 for a remainder of 64 */
+    static constexpr int BN = BN_;
+    static_assert(BN_ % 64 == 0 && BN_ >= 128 && BN_ <= 256, "BN: 128, 192 or 256");
     static constexpr int BM = 64 * NCW;
     static constexpr int THREADS = 128 * (NCW + 1);
     static constexpr int PREG = 24;
@@ -522,7 +554,7 @@ template <typename C> static constexpr __host__ __device__ uint32_t hop_bar_byte
 template <int D, typename C> static constexpr __host__ __device__ size_t hop_smem_with(int qbufs)
 {
     return (size_t)qbufs * C::NCW * (D / HOP_CHUNK_COLS) * HOP_Q_CHUNK +
-           (size_t)(C::STAGES + C::VSTAGES) * HOP_TILE_BYTES(D) + hop_bar_bytes<C>() + 1024;
+           (size_t)(C::STAGES + C::VSTAGES) * (D / HOP_CHUNK_COLS) * C::BN * 128 + hop_bar_bytes<C>() + 1024;
 }
 /* Q buffers: persistent configs double-buffer Q where it fits (the next
  * tile's Q loads while this tile's epilogue still uses the current one). */
@@ -543,7 +575,9 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
 {
 #if HOP_DEVICE
     constexpr int CHUNKS = D / HOP_CHUNK_COLS;
-    constexpr uint32_t TILE = HOP_TILE_BYTES(D);
+    constexpr int BN = C::BN;
+    constexpr uint32_t KCH = BN * 128;          /* one K or V box: BN rows × 128 bytes */
+    constexpr uint32_t TILE = CHUNKS * KCH;      /* one K or V tile */
     constexpr uint32_t QWG = CHUNKS * HOP_Q_CHUNK; /* one consumer's 64 Q rows */
     constexpr int NCW = C::NCW, STAGES = C::STAGES, VSTAGES = C::VSTAGES;
     constexpr int QB = hop_qbufs<D, C>();
@@ -556,8 +590,8 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
     extern __shared__ unsigned char smem_raw[];
     const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
     const uint32_t s_q = base;                    /* + (buffer·NCW + consumer)·QWG + chunk·HOP_Q_CHUNK */
-    const uint32_t s_k = base + QB * NCW * QWG;   /* + stage·TILE + chunk·HOP_CHUNK_BYTES */
-    const uint32_t s_v = s_k + STAGES * TILE;     /* + stage·TILE + chunk·HOP_CHUNK_BYTES */
+    const uint32_t s_k = base + QB * NCW * QWG;   /* + stage·TILE + chunk·KCH */
+    const uint32_t s_v = s_k + STAGES * TILE;     /* + stage·TILE + chunk·KCH */
     const uint32_t bars = s_v + VSTAGES * TILE;
     const uint32_t scratch = bars + BARB - 16;
     /* FULL/EMPTY: the shared K+V ring, or (SEPKV) the K ring; VFULL/VEMPTY: the V ring */
@@ -602,7 +636,7 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
         }
         m0 = m_block * C::BM;
         const int n_end = causal ? min(S, m0 + C::BM) : S;
-        n_tiles = (n_end + HOP_BLOCK_N - 1) / HOP_BLOCK_N;
+        n_tiles = (n_end + BN - 1) / BN;
     };
     const int wg = threadIdx.x / 128;
 
@@ -669,8 +703,8 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
                             mbar_arrive_expect_tx(FULL_BAR(s), TILE);
 #pragma unroll
                             for (int c = 0; c < CHUNKS; c++)
-                                tma_load_3d(s_k + s * TILE + c * HOP_CHUNK_BYTES, &tm_k, FULL_BAR(s),
-                                            c * HOP_CHUNK_COLS, it * HOP_BLOCK_N, bh);
+                                tma_load_3d(s_k + s * TILE + c * KCH, &tm_k, FULL_BAR(s),
+                                            c * HOP_CHUNK_COLS, it * BN, bh);
                         }
                         if (it > 0) {
                             const int n = gi + it - 1;
@@ -679,8 +713,8 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
                             mbar_arrive_expect_tx(VFULL_BAR(s), TILE);
 #pragma unroll
                             for (int c = 0; c < CHUNKS; c++)
-                                tma_load_3d(s_v + s * TILE + c * HOP_CHUNK_BYTES, &tm_v, VFULL_BAR(s),
-                                            c * HOP_CHUNK_COLS, (it - 1) * HOP_BLOCK_N, bh);
+                                tma_load_3d(s_v + s * TILE + c * KCH, &tm_v, VFULL_BAR(s),
+                                            c * HOP_CHUNK_COLS, (it - 1) * BN, bh);
                         }
                     }
                     gi += n_tiles;
@@ -704,12 +738,12 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
                         mbar_arrive_expect_tx(FULL_BAR(s), 2 * TILE);
 #pragma unroll
                         for (int c = 0; c < CHUNKS; c++)
-                            tma_load_3d(s_k + s * TILE + c * HOP_CHUNK_BYTES, &tm_k, FULL_BAR(s),
-                                        c * HOP_CHUNK_COLS, it * HOP_BLOCK_N, bh);
+                            tma_load_3d(s_k + s * TILE + c * KCH, &tm_k, FULL_BAR(s),
+                                        c * HOP_CHUNK_COLS, it * BN, bh);
 #pragma unroll
                         for (int c = 0; c < CHUNKS; c++)
-                            tma_load_3d(s_v + s * TILE + c * HOP_CHUNK_BYTES, &tm_v, FULL_BAR(s),
-                                        c * HOP_CHUNK_COLS, it * HOP_BLOCK_N, bh);
+                            tma_load_3d(s_v + s * TILE + c * KCH, &tm_v, FULL_BAR(s),
+                                        c * HOP_CHUNK_COLS, it * BN, bh);
                         gi++;
                     }
                 }
@@ -730,16 +764,18 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
     int warp_row0 = 0, row0 = 0; /* first row of this warp; this thread's rows: row0, row0 + 8 */
     int kv0 = 0;                 /* ring position of the tile's first K/V tile */
     int qb = 0;                  /* the tile's Q buffer */
+    bool idle = false;           /* v6: all of this consumer's rows are >= S (a ragged last
+                                    row block): it keeps the barrier protocol, skips the math */
     bool final_tile = true;      /* no work tile after this one (ping-pong's last arrive) */
     uint64_t desc_q = 0;
 
     float acc_o[D / 2]; /* m64nD accumulator; 64-column piece c is acc_o[32c .. 32c+31] */
-    float acc_s[64];
+    float acc_s[BN / 2];
 #pragma unroll
-    for (int i = 0; i < 64; i++) acc_s[i] = 0.f;
-    uint32_t p[HOP_BLOCK_N / 16][4];
+    for (int i = 0; i < BN / 2; i++) acc_s[i] = 0.f;
+    uint32_t p[BN / 16][4];
 #pragma unroll
-    for (int kk = 0; kk < HOP_BLOCK_N / 16; kk++)
+    for (int kk = 0; kk < BN / 16; kk++)
 #pragma unroll
         for (int r = 0; r < 4; r++) p[kk][r] = 0u;
     float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
@@ -754,14 +790,20 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
 #pragma unroll
         for (int kk = 0; kk < D / 16; kk++) {
             const uint64_t oq = (uint64_t)(((kk / 4) * HOP_Q_CHUNK + (kk % 4) * 32) >> 4);
-            const uint64_t ok = (uint64_t)(((kk / 4) * HOP_CHUNK_BYTES + (kk % 4) * 32) >> 4);
-            wgmma_ss_n128<T>(acc_s, desc_q + oq, desc_k + ok, kk > 0);
+            const uint64_t ok = (uint64_t)(((kk / 4) * KCH + (kk % 4) * 32) >> 4);
+            /* keys 128·c.. of the tile: 128 rows of 128 bytes further on */
+#pragma unroll
+            for (int c = 0; c < BN / 128; c++)
+                wgmma_ss_n128<T>(acc_s + 64 * c, desc_q + oq, desc_k + ok + (uint64_t)((c * 128 * 128) >> 4), kk > 0);
+            if constexpr (BN % 128 != 0)
+                wgmma_ss_n64<T>(acc_s + 64 * (BN / 128), desc_q + oq,
+                                desc_k + ok + (uint64_t)(((BN / 128) * 128 * 128) >> 4), kk > 0);
         }
         wgmma_commit();
     };
     auto fence_p = [&]() {
 #pragma unroll
-        for (int kk = 0; kk < HOP_BLOCK_N / 16; kk++) fence_regs(p[kk]);
+        for (int kk = 0; kk < BN / 16; kk++) fence_regs(p[kk]);
     };
     /* O += P·V of V tile n: k-step kk = keys 16kk.., 2048 bytes apart */
     auto issue_pv = [&](int n) {
@@ -770,15 +812,15 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
         fence_p();
         wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < HOP_BLOCK_N / 16; kk++) {
+        for (int kk = 0; kk < BN / 16; kk++) {
             if constexpr (C::PVN && D == 128) {
                 /* MN-major SW128: LBO = bytes between 64-column atoms, SBO = 8 keys */
-                wgmma_rs_n128_tb<T>(acc_o, p[kk], make_desc(sv + kk * 2048, HOP_CHUNK_BYTES, 1024));
+                wgmma_rs_n128_tb<T>(acc_o, p[kk], make_desc(sv + kk * 2048, KCH, 1024));
             } else {
 #pragma unroll
                 for (int c = 0; c < D / 64; c++)
                     wgmma_rs_n64_tb<T>(acc_o + 32 * c, p[kk],
-                                         make_desc(sv + c * HOP_CHUNK_BYTES + kk * 2048, 1024, 1024));
+                                         make_desc(sv + c * KCH + kk * 2048, 1024, 1024));
             }
         }
         wgmma_commit();
@@ -787,10 +829,10 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
      * exp2 values in place, rescale gets the factor for O; rows row0
      * (e = 0,1) and row0 + 8 (e = 2,3) */
     auto softmax = [&](int it, float (&rescale)[2]) {
-        const int n0 = it * HOP_BLOCK_N;
-        if (n0 + HOP_BLOCK_N > S || (causal && n0 + HOP_BLOCK_N - 1 > warp_row0)) {
+        const int n0 = it * BN;
+        if (n0 + BN > S || (causal && n0 + BN - 1 > warp_row0)) {
 #pragma unroll
-            for (int j = 0; j < HOP_BLOCK_N / 8; j++)
+            for (int j = 0; j < BN / 8; j++)
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
                     const int key = n0 + 8 * j + 2 * t + (e & 1);
@@ -800,7 +842,7 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
         }
         float new_max[2] = {row_max[0], row_max[1]};
 #pragma unroll
-        for (int j = 0; j < HOP_BLOCK_N / 8; j++) {
+        for (int j = 0; j < BN / 8; j++) {
             new_max[0] = fmaxf(new_max[0], fmaxf(acc_s[4 * j], acc_s[4 * j + 1]));
             new_max[1] = fmaxf(new_max[1], fmaxf(acc_s[4 * j + 2], acc_s[4 * j + 3]));
         }
@@ -816,7 +858,7 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
             row_sum[h] *= rescale[h];
         }
 #pragma unroll
-        for (int j = 0; j < HOP_BLOCK_N / 8; j++)
+        for (int j = 0; j < BN / 8; j++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 const float arg = fmaf(acc_s[4 * j + e], scale_log2, neg_base[e >> 1]);
@@ -838,7 +880,7 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
     /* P's k-step kk = accumulator columns 16kk.. = acc_s[8kk .. 8kk+7] */
     auto convert_p = [&]() {
 #pragma unroll
-        for (int kk = 0; kk < HOP_BLOCK_N / 16; kk++)
+        for (int kk = 0; kk < BN / 16; kk++)
 #pragma unroll
             for (int r = 0; r < 4; r++)
                 p[kk][r] = pack2(acc_s[8 * kk + 2 * r], acc_s[8 * kk + 2 * r + 1], (T *)nullptr);
@@ -886,6 +928,7 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
         desc_q = make_desc(s_q + (qb * NCW + cw) * QWG, 16, 1024);
         warp_row0 = m0 + 64 * cw + 16 * warp;
         row0 = warp_row0 + g;
+        idle = m0 + 64 * cw >= S;
         row_max[0] = row_max[1] = -INFINITY;
         row_sum[0] = row_sum[1] = 0.f;
         mbar_wait(QFULL_BAR(qb, cw), (uint32_t)(k / QB) & 1u, "qfull");
@@ -967,6 +1010,43 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
      * previous tile's end (P holds its first tile, O is zero) */
     bool carried = false;
     for (int k = 0; carried || begin_tile(k);) {
+    if (!C::XT && idle) {
+        /* v6: every row of this consumer is past S (a ragged last row
+         * block): no math, but the same waits, ping-pong turns and
+         * releases as the path below, so that the other consumers and the
+         * producer see the usual barrier counts. A separate path, not
+         * early returns in the GEMM helpers: those made ptxas serialise
+         * the wgmmas of every configuration (C7514). */
+        if constexpr (C::PIPE) {
+            full_wait(kv0);
+            pp_sync();
+            pp_arrive(n_tiles == 1);
+            release_k(kv0);
+            for (int it = 1; it < n_tiles; it++) {
+                full_wait(kv0 + it);
+                pp_sync();
+                vfull_wait(kv0 + it - 1);
+                pp_arrive(it == n_tiles - 1);
+                release_k(kv0 + it);
+                release(kv0 + it - 1);
+            }
+            vfull_wait(kv0 + n_tiles - 1);
+            release(kv0 + n_tiles - 1);
+        } else {
+            for (int it = 0; it < n_tiles; it++) {
+                full_wait(kv0 + it);
+                pp_sync();
+                pp_arrive(it == n_tiles - 1);
+                release(kv0 + it);
+            }
+        }
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        __syncwarp();
+        if (lane == 0) mbar_arrive(QEMPTY_BAR(qb, cw));
+        kv0 += n_tiles;
+        k++;
+        continue;
+    }
     if constexpr (C::PIPE) {
         if (!carried) {
 #pragma unroll
@@ -1127,6 +1207,7 @@ struct hopper_cfg {
     const char *name;
     enum attn_dtype dtype;
     int head_dim;
+    int bn; /* keys per K/V tile: the K and V tensor maps' box rows */
     size_t smem;
     const void *(*kernel)(void);
     int (*prepare)(void);
@@ -1171,9 +1252,13 @@ typedef hop_cfg<2, 3, true, true, true, true, false, 0, 4> cfg_pp_e4;        /* 
 typedef hop_cfg<2, 2, true, true, true, true, true, 2, 0, true> cfg_pers_kv_pp_xt;   /* D = 128 */
 typedef hop_cfg<2, 2, true, true, false, true, true, 2, 0, true> cfg_pers_kv_n64_xt; /* D = 128 */
 typedef hop_cfg<2, 2, true, false, true, true, true, 2, 0, true> cfg_pers_kv_ip_xt;  /* D = 128 */
+/*          v6: keys per tile (11th) */
+typedef hop_cfg<2, 4, true, true, false, true, false, 4, 0, false, 192> cfg_kv2_n192;  /* D = 64: 4 K + 4 V */
+typedef hop_cfg<2, 3, false, true, false, true, false, 0, 0, false, 256> cfg_pp2_n256; /* D = 64: no overlap */
+typedef hop_cfg<2, 2, true, true, true, true, false, 2, 0, false, 192> cfg_kv_pp_n192; /* D = 128 */
 
 #define HCFG(NAME, TYPE, DTYPE, D, C)                                                                 \
-    {NAME, DTYPE, D, hop_smem_bytes<D, C>(), kernel_ptr<TYPE, D, C>, prepare_cfg<TYPE, D, C>,        \
+    {NAME, DTYPE, D, C::BN, hop_smem_bytes<D, C>(), kernel_ptr<TYPE, D, C>, prepare_cfg<TYPE, D, C>, \
      launch_cfg<TYPE, D, C>}
 #define HCFG_BF16(NAME, D, C) HCFG(NAME, __nv_bfloat16, ATTN_BF16, D, C)
 #define HCFG_FP16(NAME, D, C) HCFG(NAME, __half, ATTN_FP16, D, C)
@@ -1214,6 +1299,9 @@ static const struct hopper_cfg cfgs[] = {
     HCFG_BF16("pers_kv_pp_xt", 128, cfg_pers_kv_pp_xt),
     HCFG_BF16("pers_kv_n64_xt", 128, cfg_pers_kv_n64_xt),
     HCFG_BF16("pers_kv_ip_xt", 128, cfg_pers_kv_ip_xt),
+    HCFG_BF16("kv2_n192", 64, cfg_kv2_n192),
+    HCFG_BF16("pp2_n256", 64, cfg_pp2_n256),
+    HCFG_BF16("kv_pp_n192", 128, cfg_kv_pp_n192),
     HCFG_FP16("pp", 128, cfg_pp),
     HCFG_FP16("v1", 128, cfg_v1),
     HCFG_FP16("ip", 128, cfg_ip),
@@ -1237,19 +1325,25 @@ static const struct hopper_cfg cfgs[] = {
     HCFG_FP16("pers_kv_pp3_s5", 64, cfg_pers_kv_pp3_s5),
     HCFG_FP16("pers_kv_ip3", 64, cfg_pers_kv_ip3),
     HCFG_FP16("pers_kv_pp_xt", 128, cfg_pers_kv_pp_xt),
+    HCFG_FP16("kv_pp_n192", 128, cfg_kv_pp_n192),
 };
 #define N_CFGS (sizeof cfgs / sizeof cfgs[0])
 
-/* The default per (head_dim, causal), both dtypes: the best mean over
- * S = 2048…16384 in the v4 A/B on the H200 (variants/NOTES.md, issue 7;
- * at D=128 non-causal kv_pp_s3 tied with pp, which stays).
- * Edit here after an A/B. */
+/* The default per (head_dim, causal, seq_len), both dtypes, from the A/Bs
+ * on the H200 (variants/NOTES.md, issue 7, v4–v6). Edit here after an A/B. */
 static const char *default_cfg(int head_dim, bool causal, int seq_len)
 {
-    /* v5: at D=128 causal S <= 4096 the persistent kernel that does not
-     * drain between work tiles won (533 / 593 against kv_n64's 507 / 581) */
-    if (head_dim == 128 && causal) return seq_len <= 4096 ? "pers_kv_pp_xt" : "kv_n64";
-    if (head_dim == 128) return "pp";
+    if (head_dim == 128 && causal) {
+        /* v5: at S <= 4096 the persistent kernel that does not drain between
+         * work tiles (533 / 593 against kv_n64's 507 / 581); v6: 192-key
+         * tiles pay once the diagonal's extra masked keys are amortised
+         * (S = 16384: 707 against 618 and pp's 688; S = 8192: 579 vs 614) */
+        if (seq_len <= 4096) return "pers_kv_pp_xt";
+        return seq_len <= 8192 ? "kv_n64" : "kv_pp_n192";
+    }
+    /* v6: 192-key tiles, mean of two passes 617 667 694 674 against pp's
+     * 597 622 639 648 at S = 2048…16384 */
+    if (head_dim == 128) return "kv_pp_n192";
     return "kv_pp3";
 }
 
@@ -1392,8 +1486,8 @@ static int hopper_run(void *ctx, const void *q, const void *k, const void *v, vo
     if (q != c->q || k != c->k || v != c->v) {
         c->q = c->k = c->v = NULL;
         ATTN_TRY(encode_map(c, &c->tm[0], q, 64));
-        ATTN_TRY(encode_map(c, &c->tm[1], k, HOP_BLOCK_N));
-        ATTN_TRY(encode_map(c, &c->tm[2], v, HOP_BLOCK_N));
+        ATTN_TRY(encode_map(c, &c->tm[1], k, (unsigned)c->cfg->bn));
+        ATTN_TRY(encode_map(c, &c->tm[2], v, (unsigned)c->cfg->bn));
         c->q = q, c->k = k, c->v = v;
     }
     attn_range_push("flash_hopper_fwd");
