@@ -213,7 +213,8 @@
  * tiles. The producer is unchanged (its order already loads the next
  * tile's Q and K(0) before the consumers need them). Ring positions in the
  * consumer are absolute (kv0 + it) so a tile can start inside the previous
- * one's last step. Persistent sections are one head (setup).
+ * one's last step. Persistent sections are one head (setup;
+ * ATTN_FLASH_HOPPER_SEC=N sets N heads per section, for A/B).
  *
  * ---------------------------------------------------------------- v6
  * hop_cfg's 11th parameter BN: keys per K/V tile, 128, 192 or 256 (the
