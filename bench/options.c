@@ -23,6 +23,8 @@ void options_usage(FILE *f)
         "  --budget-ms MS      time budget of one row's sampling (default: 3000)\n"
         "  --noise X           target relative noise, IQR/median (default: 0.005)\n"
         "  --min-samples N     fewest samples per row (default: 10)\n"
+        "  --warm-ms MS        warm up each row this long before sampling (default: 25 ms or\n"
+        "                      200 calls); ~1000 brings a power-capped board to its steady clock\n"
         "  --seed N            seed of the random inputs (default: from the clock)\n"
         "  --peak              measure the card's ceilings first (bf16 GEMM, D2D copy);\n"
         "                      rows then show their share of them\n"
@@ -113,7 +115,7 @@ int options_parse(struct options *o, int argc, char **argv)
             return ATTN_FAIL(ATTN_ERR_INPUT, "unexpected argument '%s'", a);
         static const char *const with_value[] = {"--grid", "--point", "--variants", "--mode",
                                                  "--out", "--grids-dir", "--budget-ms", "--noise",
-                                                 "--min-samples", "--seed", "--trace"};
+                                                 "--min-samples", "--seed", "--trace", "--warm-ms"};
         bool known = false;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
             known |= strcmp(a, with_value[k]) == 0;
@@ -139,6 +141,8 @@ int options_parse(struct options *o, int argc, char **argv)
             o->grids_dir = val;
         } else if (!strcmp(a, "--budget-ms")) {
             ATTN_TRY(parse_number(a, val, 1, 3.6e6, &o->rule.budget_ms));
+        } else if (!strcmp(a, "--warm-ms")) {
+            ATTN_TRY(parse_number(a, val, 0, 3.6e6, &o->rule.warm_ms));
         } else if (!strcmp(a, "--noise")) {
             ATTN_TRY(parse_number(a, val, 0, 1, &o->rule.target_noise));
         } else if (!strcmp(a, "--min-samples")) {

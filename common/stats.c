@@ -46,6 +46,14 @@ int stats_summarize(const double *samples, size_t n, struct sample_stats *out)
     return ATTN_OK;
 }
 
+bool stats_keep_warming(const struct stop_rule *r, size_t calls, double elapsed_ms)
+{
+    if (calls < STATS_WARMUP_MIN_CALLS) return true;
+    const double warm_for = r->warm_ms > STATS_WARMUP_MIN_MS ? r->warm_ms : STATS_WARMUP_MIN_MS;
+    if (elapsed_ms >= warm_for) return false;
+    return r->warm_ms > 0 || calls < STATS_WARMUP_MAX_CALLS;
+}
+
 bool stats_should_stop(const struct stop_rule *r, const struct sample_stats *st,
                        double timed_ms, double elapsed_ms, bool *converged)
 {

@@ -32,7 +32,17 @@ struct stop_rule {
     double target_noise; /* stop once noise_rel is at or under this */
     double budget_ms;    /* stop regardless once the row has spent this long */
     size_t max_samples;  /* and never keep more than this */
+    double warm_ms;      /* warm up at least this long before the first sample (0: the
+                            built-in 25 ms / 200 calls); long enough, every row starts in
+                            the board's steady power state (variants/NOTES.md, v6) */
 };
+
+/* Warm-up: at least 3 calls, then more while under max(25 ms, warm_ms) of
+ * wall time; the 200-call cap applies only when no warm_ms was asked for. */
+#define STATS_WARMUP_MIN_CALLS 3
+#define STATS_WARMUP_MIN_MS 25.0
+#define STATS_WARMUP_MAX_CALLS 200
+bool stats_keep_warming(const struct stop_rule *, size_t calls, double elapsed_ms);
 
 /* True when sampling may stop; *converged says whether it stopped because
  * the noise target was met (false: budget or sample cap). */

@@ -10,9 +10,6 @@
 #include <string.h>
 #include <time.h>
 
-#define WARMUP_MIN_CALLS 3
-#define WARMUP_MIN_MS 25.0
-#define WARMUP_MAX_CALLS 200
 #define BATCH_TARGET_MS 2.0 /* hot and graph: device time of one batch */
 #define BATCH_MAX_CALLS 200  /* keeps a batch's launches within the launch queue */
 #define BLOCK_TIMEOUT_MS 50.0
@@ -168,9 +165,8 @@ static int run_mode(struct bench_timer *t, enum attn_mode mode, const struct tim
     const bool flush = mode == MODE_COLD;
     const double t0 = wall_ms();
     double one_ms = 0, ms;
-    int warm = 0;
-    while (warm < WARMUP_MIN_CALLS ||
-           (wall_ms() - t0 < WARMUP_MIN_MS && warm < WARMUP_MAX_CALLS)) {
+    size_t warm = 0;
+    while (stats_keep_warming(rule, warm, wall_ms() - t0)) {
         if (attn_interrupted) return ATTN_FAIL(ATTN_ERR_INTERRUPTED, "interrupted");
         ATTN_TRY(timed_batch(t, c, graph, 1, flush, &ms));
         one_ms = ms; /* the last warm-up call estimates a call's time */

@@ -1267,6 +1267,33 @@ static struct sample_stats stats_of(size_t n, double noise)
     return (struct sample_stats){.n = n, .median = 1, .noise_rel = noise};
 }
 
+START_TEST(test_warmup_default)
+{
+    /* no --warm-ms: 3 calls at least, then up to 25 ms or 200 calls */
+    ck_assert(stats_keep_warming(&rule, 0, 1000));
+    ck_assert(stats_keep_warming(&rule, 2, 1000));
+    ck_assert(stats_keep_warming(&rule, 3, 10));
+    ck_assert(!stats_keep_warming(&rule, 3, 25));
+    ck_assert(stats_keep_warming(&rule, 199, 10));
+    ck_assert(!stats_keep_warming(&rule, 200, 10));
+}
+END_TEST
+
+START_TEST(test_warmup_asked)
+{
+    /* --warm-ms: the time, with no call cap (small kernels need thousands) */
+    struct stop_rule r = rule;
+    r.warm_ms = 1000;
+    ck_assert(stats_keep_warming(&r, 5000, 999));
+    ck_assert(!stats_keep_warming(&r, 5000, 1000));
+    ck_assert(stats_keep_warming(&r, 1, 5000));
+    /* under the built-in 25 ms, the 25 ms still apply */
+    r.warm_ms = 10;
+    ck_assert(stats_keep_warming(&r, 10, 20));
+    ck_assert(!stats_keep_warming(&r, 10, 25));
+}
+END_TEST
+
 START_TEST(test_stop_not_before_min_samples)
 {
     bool converged = true;
@@ -1579,6 +1606,24 @@ START_TEST(test_options_missing_value)
 }
 END_TEST
 
+START_TEST(test_options_warm)
+{
+    struct options o;
+    ck_assert_int_eq(parse_argv(&o, (char *[]){"attnbench", NULL}), ATTN_OK);
+    ck_assert_double_eq(o.rule.warm_ms, 0);
+    grid_free(&o.grid);
+    ck_assert_int_eq(parse_argv(&o, (char *[]){"attnbench", "--warm-ms", "1000", NULL}), ATTN_OK);
+    ck_assert_double_eq(o.rule.warm_ms, 1000);
+    grid_free(&o.grid);
+    ck_assert_int_eq(parse_argv(&o, (char *[]){"attnbench", "--warm-ms", "-5", NULL}), ATTN_ERR_INPUT);
+    ck_assert_message_has("--warm-ms");
+    ck_assert_message_has("-5");
+    grid_free(&o.grid);
+    ck_assert_int_eq(parse_argv(&o, (char *[]){"attnbench", "--warm-ms", "1s", NULL}), ATTN_ERR_INPUT);
+    grid_free(&o.grid);
+}
+END_TEST
+
 START_TEST(test_options_budget)
 {
     struct options o;
@@ -1762,6 +1807,8 @@ static Suite *stats_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("stop_rule");
+    tcase_add_test(tc, test_warmup_default);
+    tcase_add_test(tc, test_warmup_asked);
     tcase_add_test(tc, test_stop_not_before_min_samples);
     tcase_add_test(tc, test_stop_not_before_min_time);
     tcase_add_test(tc, test_stop_converged);
@@ -1803,6 +1850,7 @@ static Suite *options_suite(void)
     tcase_add_test(tc, test_options_unknown_flag_last);
     tcase_add_test(tc, test_options_missing_value);
     tcase_add_test(tc, test_options_budget);
+    tcase_add_test(tc, test_options_warm);
     tcase_add_test(tc, test_options_missing_grid);
     suite_add_tcase(s, tc);
 
