@@ -403,22 +403,31 @@ static __device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lb
     "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, "   \
     "%56, %57, %58, %59, %60, %61, %62, %63}"
 
+/* The asm of one wgmma, written once for both 16-bit types (TY "bf16" or
+ * "f16"): N columns, accumulator operands REGS / ACC(d). SS: A and B K-major
+ * in shared memory, operands %QA, %QB the descriptors, %QP the accumulate
+ * flag. RS_TB: A from registers (%A0..%A3), B N-major in shared memory
+ * (trans-b 1, descriptor %QB), always accumulating. */
+#define HOP_WGMMA_SS(TY, N, REGS, ACC, d, da, db, acc, QA, QB, QP)                                \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #QP ", 0;\n"                                \
+                 "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TY "." TY " " REGS              \
+                 ", %" #QA ", %" #QB ", p, 1, 1, 0, 0;\n}\n"                                      \
+                 : ACC(d)                                                                          \
+                 : "l"(da), "l"(db), "r"(acc))
+#define HOP_WGMMA_RS_TB(TY, N, REGS, ACC, d, a, db, A0, A1, A2, A3, QB)                          \
+    asm volatile("wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TY "." TY " " REGS              \
+                 ", {%" #A0 ", %" #A1 ", %" #A2 ", %" #A3 "}, %" #QB ", 1, 1, 1, 1;\n"             \
+                 : ACC(d)                                                                          \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db))
+
 /* d (64×128, f32) = A·B (+ d when accumulate): A and B K-major in shared memory. */
 template <typename T>
 static __device__ __forceinline__ void wgmma_ss_n128(float *d, uint64_t da, uint64_t db, int accumulate)
 {
     if constexpr (is_bf16<T>::value)
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " HOP_REGS64
-                     ", %64, %65, p, 1, 1, 0, 0;\n}\n"
-                     : HOP_ACC64(d)
-                     : "l"(da), "l"(db), "r"(accumulate));
+        HOP_WGMMA_SS("bf16", 128, HOP_REGS64, HOP_ACC64, d, da, db, accumulate, 64, 65, 66);
     else
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " HOP_REGS64
-                     ", %64, %65, p, 1, 1, 0, 0;\n}\n"
-                     : HOP_ACC64(d)
-                     : "l"(da), "l"(db), "r"(accumulate));
+        HOP_WGMMA_SS("f16", 128, HOP_REGS64, HOP_ACC64, d, da, db, accumulate, 64, 65, 66);
 }
 
 /* d (64×64, f32) = A·B (+ d when accumulate): A and B K-major in shared memory. */
@@ -426,17 +435,9 @@ template <typename T>
 static __device__ __forceinline__ void wgmma_ss_n64(float *d, uint64_t da, uint64_t db, int accumulate)
 {
     if constexpr (is_bf16<T>::value)
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " HOP_REGS32
-                     ", %32, %33, p, 1, 1, 0, 0;\n}\n"
-                     : HOP_ACC32(d)
-                     : "l"(da), "l"(db), "r"(accumulate));
+        HOP_WGMMA_SS("bf16", 64, HOP_REGS32, HOP_ACC32, d, da, db, accumulate, 32, 33, 34);
     else
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " HOP_REGS32
-                     ", %32, %33, p, 1, 1, 0, 0;\n}\n"
-                     : HOP_ACC32(d)
-                     : "l"(da), "l"(db), "r"(accumulate));
+        HOP_WGMMA_SS("f16", 64, HOP_REGS32, HOP_ACC32, d, da, db, accumulate, 32, 33, 34);
 }
 
 /* d (64×64, f32) += A·B: A from registers, B N-major in shared memory
@@ -445,15 +446,9 @@ template <typename T>
 static __device__ __forceinline__ void wgmma_rs_n64_tb(float *d, const uint32_t (&a)[4], uint64_t db)
 {
     if constexpr (is_bf16<T>::value)
-        asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " HOP_REGS32
-                     ", {%32, %33, %34, %35}, %36, 1, 1, 1, 1;\n"
-                     : HOP_ACC32(d)
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+        HOP_WGMMA_RS_TB("bf16", 64, HOP_REGS32, HOP_ACC32, d, a, db, 32, 33, 34, 35, 36);
     else
-        asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " HOP_REGS32
-                     ", {%32, %33, %34, %35}, %36, 1, 1, 1, 1;\n"
-                     : HOP_ACC32(d)
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+        HOP_WGMMA_RS_TB("f16", 64, HOP_REGS32, HOP_ACC32, d, a, db, 32, 33, 34, 35, 36);
 }
 
 /* d (64×128, f32) += A·B: A from registers, B N-major in shared memory (trans-b 1),
@@ -462,15 +457,9 @@ template <typename T>
 static __device__ __forceinline__ void wgmma_rs_n128_tb(float *d, const uint32_t (&a)[4], uint64_t db)
 {
     if constexpr (is_bf16<T>::value)
-        asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " HOP_REGS64
-                     ", {%64, %65, %66, %67}, %68, 1, 1, 1, 1;\n"
-                     : HOP_ACC64(d)
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+        HOP_WGMMA_RS_TB("bf16", 128, HOP_REGS64, HOP_ACC64, d, a, db, 64, 65, 66, 67, 68);
     else
-        asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " HOP_REGS64
-                     ", {%64, %65, %66, %67}, %68, 1, 1, 1, 1;\n"
-                     : HOP_ACC64(d)
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+        HOP_WGMMA_RS_TB("f16", 128, HOP_REGS64, HOP_ACC64, d, a, db, 64, 65, 66, 67, 68);
 }
 
 /* Named barriers (id 0 is __syncthreads). */
