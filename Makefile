@@ -109,9 +109,10 @@ REPORT    := $(BUILD)/report
 GRID     ?= default
 VARIANTS ?=
 MODE     ?= cold,graph
+WARM_MS  ?= 500
 OUT      ?=
 PEAK     ?= 1
-BENCH_ARGS = --grid $(GRID) --mode $(MODE) $(if $(VARIANTS),--variants $(VARIANTS)) $(if $(OUT),--out $(OUT)) $(if $(filter 1,$(PEAK)),--peak)
+BENCH_ARGS = --grid $(GRID) --mode $(MODE) --warm-ms $(WARM_MS) $(if $(VARIANTS),--variants $(VARIANTS)) $(if $(OUT),--out $(OUT)) $(if $(filter 1,$(PEAK)),--peak)
 TRACE_GRID ?= seed
 GPU_SLUG  = $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | sed 's/^NVIDIA //' | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$$//')
 TRACE_DIR ?= results/$(GPU_SLUG)/traces
@@ -287,6 +288,7 @@ help: ## this list
 	@echo "  GRID=NAME|FILE     grid for bench: bench/grids/NAME.grid or a path (default: default)"
 	@echo "  VARIANTS=a,b       variants for bench (default: all; see build/attnbench --list)"
 	@echo "  MODE=cold,hot,graph  timing modes for bench (default: cold,graph)"
+	@echo "  WARM_MS=500        warm-up of each row before sampling, ms (default 500: the board's capped steady clock)"
 	@echo "  PEAK=0             skip measuring the GEMM and copy ceilings before bench (default: 1)"
 	@echo "  TRACE_GRID=NAME    grid for trace (default: seed)"
 	@echo "  TRACE_DIR=DIR      where trace writes JSON, ops.txt and its CSV (default: results/<gpu>/traces)"

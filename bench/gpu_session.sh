@@ -42,7 +42,9 @@ stage build make "${make_args[@]}" all build/test_gpu build/test_cpu build/test_
 stage test-gpu env CK_FORK=no ./build/test_gpu
 stage test-cpu bash -c './build/test_trace && ./build/test_cpu'
 
-stage bench ./build/attnbench --peak --grid "$GRID" --mode "$MODES" --out "$OUT/results" "$@"
+# rows warmed as in `make bench` (WARM_MS, default 500); a later --warm-ms in "$@" wins
+stage bench ./build/attnbench --peak --grid "$GRID" --mode "$MODES" --warm-ms "${WARM_MS:-500}" \
+    --out "$OUT/results" "$@"
 # bring the run's CSV and environment back beside the logs
 for f in "$OUT"/results/*.csv "$OUT"/results/*.env; do [ -e "$f" ] && mv "$f" "$OUT/"; done
 rmdir "$OUT/results" 2>/dev/null

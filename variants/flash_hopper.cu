@@ -214,7 +214,8 @@
  * tile's Q and K(0) before the consumers need them). Ring positions in the
  * consumer are absolute (kv0 + it) so a tile can start inside the previous
  * one's last step. Persistent sections are one head (setup;
- * ATTN_FLASH_HOPPER_SEC=N sets N heads per section, for A/B).
+ * ATTN_FLASH_HOPPER_SEC=N sets N heads per section, for A/B; v7: plain
+ * grids too).
  *
  * ---------------------------------------------------------------- v6
  * hop_cfg's 11th parameter BN: keys per K/V tile, 128, 192 or 256 (the
@@ -231,6 +232,14 @@
  * ptxas reports a spill or serialised wgmmas (C75xx) for any instance: an
  * early return inside the GEMM helpers did that to all of them, silently
  * costing 30%.
+ *
+ * ---------------------------------------------------------------- v7
+ * The plain (non-persistent) grid takes the persistent kernel's tile order
+ * over its linear block index: sections of sec_heads heads, row blocks
+ * heaviest first across the section's heads. With one head per section
+ * (the old order) the last CTAs of the grid are every head's light row
+ * blocks interleaved with heavy ones; with 4–16 the light ones come last
+ * and the tail is short. default_sec() sets it per shape from the A/B.
  * Not yet: a dynamic (atomic) scheduler, a TMA store of O. */
 #include "../common/errors.h"
 #include "../common/kernel_util.cuh"
@@ -597,7 +606,8 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
      * that evens out the heaviest-first order. Tile index → (section of
      * sec_heads heads, then row block, then head within the section): a
      * section's K/V fits in L2; causal row blocks run last-first (heaviest
-     * first). Not persistent: one tile, (blockIdx.x, blockIdx.y). */
+     * first). Not persistent: one tile, the same order over the linear
+     * block index. */
     const int n_mb = (S + C::BM - 1) / C::BM;
     const int n_work = C::PERS ? n_mb * n_bh : 1;
     auto tile_at = [&](int k) -> int {
@@ -609,21 +619,18 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
         }
     };
     auto decode = [&](int tile, int &m0, int &bh, int &n_tiles) {
-        int m_block;
-        if constexpr (C::PERS) {
-            const int sec_tiles = sec_heads * n_mb;
-            const int sec = tile / sec_tiles;
-            const int r = tile - sec * sec_tiles;
-            const int h0 = sec * sec_heads;
-            const int nh = min(sec_heads, n_bh - h0);
-            const int mi = r / nh;
-            bh = h0 + (r - mi * nh);
-            m_block = causal ? n_mb - 1 - mi : mi;
-        } else {
-            (void)tile;
-            m_block = causal ? (int)gridDim.x - 1 - (int)blockIdx.x : (int)blockIdx.x;
-            bh = (int)blockIdx.y;
-        }
+        /* not persistent: the CTA's linear index, the order the hardware
+         * dispatches them in; with sections of one head (the default) this is
+         * (row block, head) = (blockIdx.x, blockIdx.y) */
+        const int lin = C::PERS ? tile : (int)(blockIdx.x + blockIdx.y * gridDim.x);
+        const int sec_tiles = sec_heads * n_mb;
+        const int sec = lin / sec_tiles;
+        const int r = lin - sec * sec_tiles;
+        const int h0 = sec * sec_heads;
+        const int nh = min(sec_heads, n_bh - h0);
+        const int mi = r / nh;
+        bh = h0 + (r - mi * nh);
+        const int m_block = causal ? n_mb - 1 - mi : mi;
         m0 = m_block * C::BM;
         const int n_end = causal ? min(S, m0 + C::BM) : S;
         n_tiles = (n_end + BN - 1) / BN;
@@ -1198,6 +1205,7 @@ struct hopper_cfg {
     enum attn_dtype dtype;
     int head_dim;
     int bn; /* keys per K/V tile: the K and V tensor maps' box rows */
+    bool pers; /* persistent grid */
     size_t smem;
     const void *(*kernel)(void);
     int (*prepare)(void);
@@ -1248,7 +1256,7 @@ typedef hop_cfg<2, 3, false, true, false, true, false, 0, 0, false, 256> cfg_pp2
 typedef hop_cfg<2, 2, true, true, true, true, false, 2, 0, false, 192> cfg_kv_pp_n192; /* D = 128 */
 
 #define HCFG(NAME, TYPE, DTYPE, D, C)                                                                 \
-    {NAME, DTYPE, D, C::BN, hop_smem_bytes<D, C>(), kernel_ptr<TYPE, D, C>, prepare_cfg<TYPE, D, C>, \
+    {NAME, DTYPE, D, C::BN, C::PERS, hop_smem_bytes<D, C>(), kernel_ptr<TYPE, D, C>, prepare_cfg<TYPE, D, C>, \
      launch_cfg<TYPE, D, C>}
 #define HCFG_BF16(NAME, D, C) HCFG(NAME, __nv_bfloat16, ATTN_BF16, D, C)
 #define HCFG_FP16(NAME, D, C) HCFG(NAME, __half, ATTN_FP16, D, C)
@@ -1332,9 +1340,25 @@ static const char *default_cfg(int head_dim, bool causal, int seq_len)
         return seq_len <= 8192 ? "kv_n64" : "kv_pp_n192";
     }
     /* v6: 192-key tiles, mean of two passes 617 667 694 674 against pp's
-     * 597 622 639 648 at S = 2048…16384 */
-    if (head_dim == 128) return "kv_pp_n192";
+     * 597 622 639 648 at S = 2048…16384; v7: below 2048 they waste up to
+     * 12.5% of the keys (pp 438 / 516 against 402 / 485 at S = 512 / 1024) */
+    /* v7: at S = 2048 the persistent pp, 584 / 588 against 580 / 574 */
+    if (head_dim == 128) return seq_len < 2048 ? "pp" : seq_len < 4096 ? "pers_kv_pp" : "kv_pp_n192";
     return "kv_pp3";
+}
+
+/* Heads per schedule section (see the kernel's tile order). Persistent
+ * configs: one (v5). Plain causal grids, v7 A/B (two passes each, TFLOP/s):
+ * the heaviest row blocks of several heads first instead of one head at a
+ * time shortens the tail of light blocks — D=64 kv_pp3 with 16 heads
+ * 378 430 478 494 and with 4 heads 371 426 477 503 against 369 422 463 490
+ * at S = 2048…16384; D=128 kv_n64 (S = 8192) 4 heads 595 against 577;
+ * kv_pp_n192 (S = 16384) 627 with 4, 635 with 1. */
+static int default_sec(const struct hopper_cfg *c, const struct attn_problem *p)
+{
+    if (c->pers || !p->causal) return 1;
+    if (p->head_dim == 64) return p->seq_len <= 8192 ? 16 : 4;
+    return c->bn == 128 ? 4 : 1;
 }
 
 /* ATTN_FLASH_HOPPER_CFG when set (NULL if it names none compiled for p's
@@ -1432,7 +1456,6 @@ static int hopper_setup(void **ctx, const struct attn_problem *p, void *workspac
     PFN_cuTensorMapEncodeTiled_v12000 encode = NULL;
     ATTN_TRY(get_encode(&encode));
     ATTN_TRY(cfg->prepare());
-    attn_set_impl("cfg %s", cfg->name);
     struct hopper_ctx *c = (struct hopper_ctx *)calloc(1, sizeof *c);
     if (!c) return ATTN_FAIL(ATTN_ERR, "out of host memory");
     c->p = *p;
@@ -1452,8 +1475,8 @@ static int hopper_setup(void **ctx, const struct attn_problem *p, void *workspac
     const char *ctas = getenv("ATTN_FLASH_HOPPER_CTAS");
     if (ctas && atoi(ctas) > 0) n_sm = atoi(ctas);
     const size_t bh = (size_t)p->batch * p->heads;
-    size_t sec = 1;
-    /* A/B: heads per section of the persistent schedule */
+    size_t sec = (size_t)default_sec(cfg, p);
+    /* A/B: heads per section of the schedule */
     const char *sec_env = getenv("ATTN_FLASH_HOPPER_SEC");
     if (sec_env && atoi(sec_env) > 0) sec = (size_t)atoi(sec_env);
     if (sec < 1) sec = 1;
@@ -1462,6 +1485,10 @@ static int hopper_setup(void **ctx, const struct attn_problem *p, void *workspac
     c->launch.causal = p->causal ? 1 : 0;
     c->launch.n_sm = n_sm;
     c->launch.sec_heads = (int)sec;
+    if (sec > 1)
+        attn_set_impl("cfg %s sec %zu", cfg->name, sec);
+    else
+        attn_set_impl("cfg %s", cfg->name);
     c->launch.bh = bh;
     c->launch.scale_log2 = p->scale * 1.4426950408889634f; /* exp(x·scale) = exp2(x·scale·log2 e) */
     *ctx = c;
