@@ -620,8 +620,8 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
     };
     auto decode = [&](int tile, int &m0, int &bh, int &n_tiles) {
         /* not persistent: the CTA's linear index, the order the hardware
-         * dispatches them in; with sections of one head (the default) this is
-         * (row block, head) = (blockIdx.x, blockIdx.y) */
+         * dispatches them in; with sections of one head this is (row block,
+         * head) = (blockIdx.x, blockIdx.y), the order before v7 */
         const int lin = C::PERS ? tile : (int)(blockIdx.x + blockIdx.y * gridDim.x);
         const int sec_tiles = sec_heads * n_mb;
         const int sec = lin / sec_tiles;
@@ -1341,8 +1341,8 @@ static const char *default_cfg(int head_dim, bool causal, int seq_len)
     }
     /* v6: 192-key tiles, mean of two passes 617 667 694 674 against pp's
      * 597 622 639 648 at S = 2048…16384; v7: below 2048 they waste up to
-     * 12.5% of the keys (pp 438 / 516 against 402 / 485 at S = 512 / 1024) */
-    /* v7: at S = 2048 the persistent pp, 584 / 588 against 580 / 574 */
+     * 12.5% of the keys (pp 438 / 516 against 402 / 485 at S = 512 / 1024),
+     * and at S = 2048 the persistent pp ran 584 / 588 against 580 / 574 */
     if (head_dim == 128) return seq_len < 2048 ? "pp" : seq_len < 4096 ? "pers_kv_pp" : "kv_pp_n192";
     return "kv_pp3";
 }
