@@ -3,7 +3,7 @@
  * pipeline on mbarriers, wgmma tensor-core MMAs, fp32 online softmax.
  * bf16 and fp16 in, fp32 accumulation; head_dim 64 and 128; any B, H, S.
  *
- * STATUS: issue 7, v6. Registered. Every configuration in
+ * STATUS: issue 7, v8. Registered. Every configuration in
  * cfgs[] ran correct on the H200 (S = 1, 17, 1000 with B·H = 3, also with
  * the persistent grid capped at 3 CTAs so that CTAs run several tiles; the
  * default grid's S = 2048…16384; fp16), and so did v4's kv_* / pers_kv_*
@@ -240,6 +240,29 @@
  * (the old order) the last CTAs of the grid are every head's light row
  * blocks interleaved with heavy ones; with 4–16 the light ones come last
  * and the tail is short. default_sec() sets it per shape from the A/B.
+ *
+ * ---------------------------------------------------------------- v8
+ * The warpgroup and warp indices are broadcast from lane 0 (shfl): ptxas
+ * then treats the consumer index, its rows and the idle test as warp-
+ * uniform, keeps ring positions and wgmma descriptors in uniform
+ * registers and needs no convergence code (WARPSYNC, ENDCOLLECTIVE) around
+ * the warpgroup-wide instructions; every kernel ran 2–7% faster.
+ * Run-time options (kernel argument opts, HOP_OPT_*, all on by default;
+ * ATTN_FLASH_HOPPER_OPTS=N for A/B):
+ *   SKIP   causal: a consumer computes only the tiles up to its own last
+ *          row (n_mine); the block's later tiles, masked for all its rows,
+ *          get the idle path's barrier turns and releases. With 192-row
+ *          blocks of 128-key tiles this drops 5.5% of the work at S = 2048.
+ *   SHORT  BN > 128: a last tile with at most 128 useful keys issues only
+ *          the first 128 keys' wgmmas (the mask sets the rest of S to
+ *          -inf; the branch closes after the wait, see the loop).
+ *   RAGGED_LAST  non-causal, S not a multiple of the row block: the short
+ *          last blocks of all heads come after the full ones.
+ * hop_cfg's XT_ == 2 ("XE"): at the switch between work tiles both GEMMs
+ * are waited for, the finished tile's epilogue runs, then the new tile's
+ * first softmax — fewer registers live than XT_ == 1, so the 3-consumer
+ * D=64 kernel fits in 160 without spilling. XT kernels now take the idle
+ * path too: a consumer whose next tile is idle drains as without XT.
  * Not yet: a dynamic (atomic) scheduler, a TMA store of O. */
 #include "../common/errors.h"
 #include "../common/kernel_util.cuh"
@@ -255,6 +278,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <type_traits>
 
 #define HOP_CHUNK_COLS 64 /* 16-bit elements in one 128-byte swizzled row */
 
@@ -508,7 +533,7 @@ static __device__ __forceinline__ float ex2_poly(float x)
 
 /* One compiled configuration (see the table cfgs[] and the header comment). */
 template <int NCW_, int STAGES_, bool PIPE_, bool PP_, bool PVN_, bool EPI_, bool PERS_ = false, int KV_ = 0,
-          int PE_ = 0, bool XT_ = false, int BN_ = 128>
+          int PE_ = 0, int XT_ = 0, int BN_ = 128>
 struct hop_cfg {
     static constexpr int NCW = NCW_;       /* consumer warpgroups, 64 query rows each */
     static constexpr int STAGES = STAGES_; /* K/V ring depth */
@@ -528,7 +553,11 @@ struct hop_cfg {
      * tile's first Q·Kᵀ and softmax run while the last P·V of this one is
      * in flight, and this tile's epilogue follows them; the pipeline does
      * not drain between work tiles */
-    static constexpr bool XT = XT_;
+    static constexpr bool XT = XT_ != 0;
+    /* v8: XT_ == 2: at the switch both GEMMs are waited for, then the
+     * finished tile's epilogue, then the new tile's first softmax (fewer
+     * registers live than XT_ == 1, which runs that softmax under P·V) */
+    static constexpr bool XT_EARLY = XT_ == 2;
     /* v6: keys per K/V tile (128, 192 or 256): Q·Kᵀ as one m64n128 wgmma
      * per 128 keys plus one m64n64 for a remainder of 64 */
     static constexpr int BN = BN_;
@@ -543,6 +572,12 @@ struct hop_cfg {
 #define HOP_Q_CHUNK (64 * 128)   /* one Q box: 64 rows × 128 bytes */
 #define HOP_SMEM_OPTIN 232448    /* 227 KiB, the sm_90 opt-in limit per block */
 #define HOP_BAR_BYTES 256        /* mbarriers; the last 16 bytes hold the scratch word */
+
+/* v8 run-time options (kernel argument opts; ATTN_FLASH_HOPPER_OPTS=N for A/B) */
+#define HOP_OPT_SHORT 1       /* BN > 128: a last tile with <= 128 useful keys issues 128 keys' wgmmas */
+#define HOP_OPT_SKIP 2        /* causal: a consumer skips the math of tiles past its last row */
+#define HOP_OPT_RAGGED_LAST 4 /* non-causal: the short last row blocks run after all full ones */
+#define HOP_OPT_DEFAULT (HOP_OPT_SHORT | HOP_OPT_SKIP | HOP_OPT_RAGGED_LAST)
 
 /* Bytes for the mbarriers + scratch word: v4 (separate K/V rings) has twice
  * as many ring barriers, so it gets 512; older configs keep 256. */
@@ -570,7 +605,7 @@ template <typename T, int D, typename C>
 static __global__ void __launch_bounds__(C::THREADS, 1)
 flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                     const __grid_constant__ CUtensorMap tm_v, T *__restrict__ o, int S, int causal,
-                    float scale_log2, int n_bh, int sec_heads)
+                    float scale_log2, int n_bh, int sec_heads, int opts)
 {
 #if HOP_DEVICE
     constexpr int CHUNKS = D / HOP_CHUNK_COLS;
@@ -623,19 +658,37 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
          * dispatches them in; with sections of one head this is (row block,
          * head) = (blockIdx.x, blockIdx.y), the order before v7 */
         const int lin = C::PERS ? tile : (int)(blockIdx.x + blockIdx.y * gridDim.x);
-        const int sec_tiles = sec_heads * n_mb;
+        /* v8 (HOP_OPT_RAGGED_LAST): non-causal, S not a multiple of the
+         * row block: every head's short last block after all full ones,
+         * so that the grid's tail is made of the short blocks */
+        int mb_sec = n_mb;
+        if (!causal && (opts & HOP_OPT_RAGGED_LAST) && n_mb > 1 && n_mb * C::BM > S) {
+            mb_sec = n_mb - 1;
+            if (lin >= mb_sec * n_bh) {
+                bh = lin - mb_sec * n_bh;
+                m0 = mb_sec * C::BM;
+                n_tiles = (S + BN - 1) / BN;
+                return;
+            }
+        }
+        const int sec_tiles = sec_heads * mb_sec;
         const int sec = lin / sec_tiles;
         const int r = lin - sec * sec_tiles;
         const int h0 = sec * sec_heads;
         const int nh = min(sec_heads, n_bh - h0);
         const int mi = r / nh;
         bh = h0 + (r - mi * nh);
-        const int m_block = causal ? n_mb - 1 - mi : mi;
+        const int m_block = causal ? n_mb - 1 - mi : mi; /* causal: mb_sec == n_mb */
         m0 = m_block * C::BM;
         const int n_end = causal ? min(S, m0 + C::BM) : S;
         n_tiles = (n_end + BN - 1) / BN;
     };
-    const int wg = threadIdx.x / 128;
+    /* warpgroup index broadcast from lane 0: the compiler then knows it is
+     * warp-uniform, and so is everything derived from it (the consumer
+     * index, its rows, the idle test), which keeps ring positions and wgmma
+     * descriptors in uniform registers (v8: without it, a branch on idle
+     * moved them to vector registers, +R2UR in the loop, -5%) */
+    const int wg = __shfl_sync(0xffffffffu, (int)(threadIdx.x / 128), 0);
 
     if (threadIdx.x == 0) {
 #pragma unroll
@@ -753,17 +806,26 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
     setmaxnreg_inc<C::CREG>();
     const int cw = wg - 1; /* consumer 0 .. NCW-1: its 64-row slice of the block */
     const int tid = threadIdx.x % 128;
-    const int warp = tid / 32, lane = tid % 32;
+    /* warp-uniform too (broadcast): the mask test on warp_row0 is a uniform branch */
+    const int warp = __shfl_sync(0xffffffffu, tid / 32, 0), lane = tid % 32;
     const int g = lane / 4, t = lane % 4;
 
     /* per work tile: */
     int m0 = 0, bh = 0, n_tiles = 0;
+    /* v8: tiles this consumer computes (causal, HOP_OPT_SKIP: its last row's
+     * tile; the block's later tiles are masked for all its rows and get
+     * barrier turns only), and whether its last one needs only its first
+     * 128 keys (BN > 128, HOP_OPT_SHORT: the rest lie past S or past its
+     * last row, so their wgmmas are not issued) */
+    int n_mine = 0;
+    bool short_last = false;
     int warp_row0 = 0, row0 = 0; /* first row of this warp; this thread's rows: row0, row0 + 8 */
     int kv0 = 0;                 /* ring position of the tile's first K/V tile */
     int qb = 0;                  /* the tile's Q buffer */
     bool idle = false;           /* v6: all of this consumer's rows are >= S (a ragged last
                                     row block): it keeps the barrier protocol, skips the math */
     bool final_tile = true;      /* no work tile after this one (ping-pong's last arrive) */
+    bool next_idle = false;      /* XT: the next work tile is idle for this consumer */
     uint64_t desc_q = 0;
 
     float acc_o[D / 2]; /* m64nD accumulator; 64-column piece c is acc_o[32c .. 32c+31] */
@@ -780,7 +842,10 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
     /* Ring positions n below count K/V tiles over all of this CTA's work
      * tiles (tile it of the current work tile is n = kv0 + it). */
     /* S = Q·Kᵀ of K tile n: k-step kk is chunk kk/4, 32 bytes per 16 columns within it */
-    auto issue_qk = [&](int n) {
+    auto issue_qk = [&](int n, auto short_c) {
+        /* short_c: std::true_type: only the tile's first 128 keys (the
+         * rest of acc_s keeps stale values that the mask sets to -inf) */
+        constexpr bool SHORT = decltype(short_c)::value;
         const uint64_t desc_k = make_desc(s_k + (n % STAGES) * TILE, 16, 1024);
         fence_regs(acc_s);
         wgmma_fence();
@@ -790,9 +855,9 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
             const uint64_t ok = (uint64_t)(((kk / 4) * KCH + (kk % 4) * 32) >> 4);
             /* keys 128·c.. of the tile: 128 rows of 128 bytes further on */
 #pragma unroll
-            for (int c = 0; c < BN / 128; c++)
+            for (int c = 0; c < (SHORT ? 1 : BN / 128); c++)
                 wgmma_ss_n128<T>(acc_s + 64 * c, desc_q + oq, desc_k + ok + (uint64_t)((c * 128 * 128) >> 4), kk > 0);
-            if constexpr (BN % 128 != 0)
+            if constexpr (BN % 128 != 0 && !SHORT)
                 wgmma_ss_n64<T>(acc_s + 64 * (BN / 128), desc_q + oq,
                                 desc_k + ok + (uint64_t)(((BN / 128) * 128 * 128) >> 4), kk > 0);
         }
@@ -803,13 +868,15 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
         for (int kk = 0; kk < BN / 16; kk++) fence_regs(p[kk]);
     };
     /* O += P·V of V tile n: k-step kk = keys 16kk.., 2048 bytes apart */
-    auto issue_pv = [&](int n) {
+    auto issue_pv = [&](int n, auto short_c) {
+        /* short_c: std::true_type: keys 0..127 only (P is 0 beyond them) */
+        constexpr int KSTEPS = decltype(short_c)::value ? 128 / 16 : BN / 16;
         const uint32_t sv = s_v + (n % VSTAGES) * TILE;
         fence_regs(acc_o);
         fence_p();
         wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < BN / 16; kk++) {
+        for (int kk = 0; kk < KSTEPS; kk++) {
             if constexpr (C::PVN && D == 128) {
                 /* MN-major SW128: LBO = bytes between 64-column atoms, SBO = 8 keys */
                 wgmma_rs_n128_tb<T>(acc_o, p[kk], make_desc(sv + kk * 2048, KCH, 1024));
@@ -821,6 +888,12 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
             }
         }
         wgmma_commit();
+    };
+    auto pv_tile = [&](int n, bool sh) {
+        if (C::BN > 128 && sh)
+            issue_pv(n, std::true_type{});
+        else
+            issue_pv(n, std::false_type{});
     };
     /* mask tile it of the current work tile, online softmax: acc_s becomes
      * exp2 values in place, rescale gets the factor for O; rows row0
@@ -921,11 +994,26 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
         if (tile >= n_work) return false;
         decode(tile, m0, bh, n_tiles);
         final_tile = tile_at(k + 1) >= n_work;
+        if constexpr (C::XT) {
+            /* v8: whether the next tile's rows are all past S for this consumer */
+            next_idle = false;
+            if (!final_tile) {
+                int n_m0, n_bh, n_n;
+                decode(tile_at(k + 1), n_m0, n_bh, n_n);
+                next_idle = n_m0 + 64 * cw >= S;
+            }
+        }
         qb = k % QB;
         desc_q = make_desc(s_q + (qb * NCW + cw) * QWG, 16, 1024);
         warp_row0 = m0 + 64 * cw + 16 * warp;
         row0 = warp_row0 + g;
         idle = m0 + 64 * cw >= S;
+        /* keys this consumer's rows can see: all of S, or (causal) up to
+         * its last row */
+        const int own_end = causal ? min(S, m0 + 64 * cw + 64) : S;
+        n_mine = n_tiles;
+        if (!C::XT && C::PIPE && causal && (opts & HOP_OPT_SKIP)) n_mine = min(n_tiles, (own_end + BN - 1) / BN);
+        short_last = !C::XT && BN > 128 && (opts & HOP_OPT_SHORT) && (n_mine - 1) * BN + 128 >= own_end;
         row_max[0] = row_max[1] = -INFINITY;
         row_sum[0] = row_sum[1] = 0.f;
         mbar_wait(QFULL_BAR(qb, cw), (uint32_t)(k / QB) & 1u, "qfull");
@@ -1007,7 +1095,7 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
      * previous tile's end (P holds its first tile, O is zero) */
     bool carried = false;
     for (int k = 0; carried || begin_tile(k);) {
-    if (!C::XT && idle) {
+    if (idle) {
         /* v6: every row of this consumer is past S (a ragged last row
          * block): no math, but the same waits, ping-pong turns and
          * releases as the path below, so that the other consumers and the
@@ -1050,23 +1138,41 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
             for (int i = 0; i < D / 2; i++) acc_o[i] = 0.f;
             full_wait(kv0);
             pp_sync();
-            issue_qk(kv0);
-            pp_arrive(n_tiles == 1);
-            wgmma_wait<0>();
+            /* a short Q·Kᵀ leaves part of acc_s to the mask: the branch
+             * closes after the wait, or ptxas serialises the wgmmas (C7515) */
+            if (C::BN > 128 && short_last && n_mine == 1) {
+                issue_qk(kv0, std::true_type{});
+                pp_arrive(n_tiles == 1);
+                wgmma_wait<0>();
+            } else {
+                issue_qk(kv0, std::false_type{});
+                pp_arrive(n_tiles == 1);
+                wgmma_wait<0>();
+            }
             fence_regs(acc_s);
             release_k(kv0);
             softmax(0, rescale); /* O is still 0: nothing to rescale */
             convert_p();
         }
         carried = false;
-        for (int it = 1; it < n_tiles; it++) {
+        for (int it = 1; it < n_mine; it++) {
             full_wait(kv0 + it);
             pp_sync();
-            issue_qk(kv0 + it);
-            vfull_wait(kv0 + it - 1); /* SEPKV: V arrives after K of the next tile */
-            issue_pv(kv0 + it - 1);
-            pp_arrive(it == n_tiles - 1);
-            wgmma_wait<1>(); /* S of tile it is ready, P·V of it-1 may still run */
+            /* S of tile it is ready after wait_group 1, P·V of it-1 may
+             * still run; short Q·Kᵀ: the branch closes after that wait */
+            if (C::BN > 128 && short_last && it == n_mine - 1) {
+                issue_qk(kv0 + it, std::true_type{});
+                vfull_wait(kv0 + it - 1); /* SEPKV: V arrives after K of the next tile */
+                issue_pv(kv0 + it - 1, std::false_type{});
+                pp_arrive(it == n_tiles - 1);
+                wgmma_wait<1>();
+            } else {
+                issue_qk(kv0 + it, std::false_type{});
+                vfull_wait(kv0 + it - 1);
+                issue_pv(kv0 + it - 1, std::false_type{});
+                pp_arrive(it == n_tiles - 1);
+                wgmma_wait<1>();
+            }
             fence_regs(acc_s);
             release_k(kv0 + it); /* SEPKV: Q·Kᵀ of tile it has read its K */
             softmax(it, rescale);
@@ -1083,61 +1189,91 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
             rescale_o(rescale);
             convert_p();
         }
-        const int last = kv0 + n_tiles - 1;
+        const int last = kv0 + n_mine - 1; /* XT: n_mine == n_tiles */
         vfull_wait(last);
         if constexpr (C::XT) {
             static_assert(C::PERS && C::SEPKV && QB == 2, "XT needs the persistent kernel, K/V rings, 2 Q buffers");
-            if (!final_tile) {
+            /* v8: a next tile whose rows are all past S for this consumer
+             * takes the idle path, so this one drains as without XT */
+            if (!final_tile && !next_idle) {
                 /* the next work tile's Q·K(0)ᵀ goes with this tile's last
                  * P·V; its softmax runs under that P·V; then this tile's
                  * epilogue, while the other consumers run their GEMMs */
-                const int e_m0 = m0, e_bh = bh, e_qb = qb;
+                [[maybe_unused]] const int e_m0 = m0, e_bh = bh, e_qb = qb;
                 const float e_sum[2] = {row_sum[0], row_sum[1]};
                 k++;
                 begin_tile(k);
                 full_wait(last + 1);
                 pp_sync();
-                issue_qk(last + 1);
-                issue_pv(last);
+                issue_qk(last + 1, std::false_type{});
+                issue_pv(last, std::false_type{});
                 pp_arrive(n_tiles == 1);
-                wgmma_wait<1>();
-                fence_regs(acc_s);
-                release_k(last + 1);
-                softmax(0, rescale);
-                asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(scratch), "f"(row_sum[0] + row_sum[1])
-                             : "memory");
-                wgmma_wait<0>();
-                fence_regs(acc_o);
-                fence_p();
-                release(last);
-                epilogue(e_m0, e_bh, e_qb, e_sum);
+                if constexpr (C::XT_EARLY) {
+                    wgmma_wait<0>();
+                    fence_regs(acc_s);
+                    fence_regs(acc_o);
+                    fence_p();
+                    release_k(last + 1);
+                    release(last);
+                    /* the finished tile's rows and head again from its index
+                     * (fewer registers live across the switch than keeping them) */
+                    int f_m0, f_bh, f_n;
+                    decode(tile_at(k - 1), f_m0, f_bh, f_n);
+                    epilogue(f_m0, f_bh, (k - 1) % QB, e_sum);
 #pragma unroll
-                for (int i = 0; i < D / 2; i++) acc_o[i] = 0.f;
+                    for (int i = 0; i < D / 2; i++) acc_o[i] = 0.f;
+                    softmax(0, rescale);
+                } else {
+                    wgmma_wait<1>();
+                    fence_regs(acc_s);
+                    release_k(last + 1);
+                    softmax(0, rescale);
+                    asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(scratch), "f"(row_sum[0] + row_sum[1])
+                                 : "memory");
+                    wgmma_wait<0>();
+                    fence_regs(acc_o);
+                    fence_p();
+                    release(last);
+                    epilogue(e_m0, e_bh, e_qb, e_sum);
+#pragma unroll
+                    for (int i = 0; i < D / 2; i++) acc_o[i] = 0.f;
+                }
                 convert_p();
                 kv0 = last + 1;
                 carried = true;
                 continue;
             }
         }
-        issue_pv(last);
+        pv_tile(last, short_last);
         wgmma_wait<0>();
         fence_regs(acc_o);
         fence_p();
         release(last);
+        /* v8: tiles past this consumer's last row (causal): every key is
+         * masked for its rows, so only the barrier protocol, as on the idle
+         * path: K's turn and release, then V's */
+        for (int it = n_mine; it < n_tiles; it++) {
+            full_wait(kv0 + it);
+            pp_sync();
+            pp_arrive(it == n_tiles - 1);
+            release_k(kv0 + it);
+            vfull_wait(kv0 + it);
+            release(kv0 + it);
+        }
     } else {
 #pragma unroll
         for (int i = 0; i < D / 2; i++) acc_o[i] = 0.f;
         for (int it = 0; it < n_tiles; it++) {
             full_wait(kv0 + it);
             pp_sync();
-            issue_qk(kv0 + it);
+            issue_qk(kv0 + it, std::false_type{});
             pp_arrive(it == n_tiles - 1);
             wgmma_wait<0>();
             fence_regs(acc_s);
             softmax(it, rescale);
             rescale_o(rescale);
             convert_p();
-            issue_pv(kv0 + it);
+            issue_pv(kv0 + it, std::false_type{});
             wgmma_wait<0>();
             fence_regs(acc_o);
             fence_p();
@@ -1156,7 +1292,7 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
 #undef QEMPTY_BAR
 #elif defined(__CUDA_ARCH__)
     /* built for a target without wgmma/TMA: supports() never lets this run */
-    (void)tm_q, (void)tm_k, (void)tm_v, (void)o, (void)S, (void)causal, (void)scale_log2, (void)n_bh, (void)sec_heads;
+    (void)tm_q, (void)tm_k, (void)tm_v, (void)o, (void)S, (void)causal, (void)scale_log2, (void)n_bh, (void)sec_heads, (void)opts;
     __trap();
 #endif
 }
@@ -1174,6 +1310,7 @@ template <typename T, int D, typename C> static int prepare_cfg(void)
  * per L2 section of the persistent schedule. */
 struct hop_launch {
     int S, causal, n_sm, sec_heads;
+    int opts; /* HOP_OPT_* */
     size_t bh;
     float scale_log2;
 };
@@ -1188,7 +1325,7 @@ static int launch_cfg(const CUtensorMap *tm, void *o, const struct hop_launch *l
         grid = dim3((unsigned)(work < (size_t)l->n_sm ? work : (size_t)l->n_sm), 1);
     }
     flash_hopper_kernel<T, D, C><<<grid, C::THREADS, hop_smem_bytes<D, C>(), s>>>(
-        tm[0], tm[1], tm[2], (T *)o, l->S, l->causal, l->scale_log2, (int)l->bh, l->sec_heads);
+        tm[0], tm[1], tm[2], (T *)o, l->S, l->causal, l->scale_log2, (int)l->bh, l->sec_heads, l->opts);
     LAUNCH_TRY("flash_hopper_kernel");
     return ATTN_OK;
 }
@@ -1254,6 +1391,8 @@ typedef hop_cfg<2, 2, true, false, true, true, true, 2, 0, true> cfg_pers_kv_ip_
 typedef hop_cfg<2, 4, true, true, false, true, false, 4, 0, false, 192> cfg_kv2_n192;  /* D = 64: 4 K + 4 V */
 typedef hop_cfg<2, 3, false, true, false, true, false, 0, 0, false, 256> cfg_pp2_n256; /* D = 64: no overlap */
 typedef hop_cfg<2, 2, true, true, true, true, false, 2, 0, false, 192> cfg_kv_pp_n192; /* D = 128 */
+typedef hop_cfg<3, 4, true, true, false, true, true, 4, 0, 2> cfg_pers_kv_pp3_xe; /* D = 64, v8 */
+typedef hop_cfg<2, 2, true, true, true, true, true, 2, 0, 2> cfg_pers_kv_pp_xe;   /* D = 128, v8 */
 
 #define HCFG(NAME, TYPE, DTYPE, D, C)                                                                 \
     {NAME, DTYPE, D, C::BN, C::PERS, hop_smem_bytes<D, C>(), kernel_ptr<TYPE, D, C>, prepare_cfg<TYPE, D, C>, \
@@ -1300,6 +1439,8 @@ static const struct hopper_cfg cfgs[] = {
     HCFG_BF16("kv2_n192", 64, cfg_kv2_n192),
     HCFG_BF16("pp2_n256", 64, cfg_pp2_n256),
     HCFG_BF16("kv_pp_n192", 128, cfg_kv_pp_n192),
+    HCFG_BF16("pers_kv_pp3_xe", 64, cfg_pers_kv_pp3_xe),
+    HCFG_BF16("pers_kv_pp_xe", 128, cfg_pers_kv_pp_xe),
     HCFG_FP16("pp", 128, cfg_pp),
     HCFG_FP16("v1", 128, cfg_v1),
     HCFG_FP16("ip", 128, cfg_ip),
@@ -1324,6 +1465,7 @@ static const struct hopper_cfg cfgs[] = {
     HCFG_FP16("pers_kv_ip3", 64, cfg_pers_kv_ip3),
     HCFG_FP16("pers_kv_pp_xt", 128, cfg_pers_kv_pp_xt),
     HCFG_FP16("kv_pp_n192", 128, cfg_kv_pp_n192),
+    HCFG_FP16("pers_kv_pp3_xe", 64, cfg_pers_kv_pp3_xe),
 };
 #define N_CFGS (sizeof cfgs / sizeof cfgs[0])
 
@@ -1341,9 +1483,15 @@ static const char *default_cfg(int head_dim, bool causal, int seq_len)
     }
     /* v6: 192-key tiles, mean of two passes 617 667 694 674 against pp's
      * 597 622 639 648 at S = 2048…16384; v7: below 2048 they waste up to
-     * 12.5% of the keys (pp 438 / 516 against 402 / 485 at S = 512 / 1024),
-     * and at S = 2048 the persistent pp ran 584 / 588 against 580 / 574 */
-    if (head_dim == 128) return seq_len < 2048 ? "pp" : seq_len < 4096 ? "pers_kv_pp" : "kv_pp_n192";
+     * 12.5% of the keys (pp 438 / 516 against 402 / 485 at S = 512 / 1024);
+     * v8 (warp-uniform indices): the persistent pp 599 / 602 and 622 / 620
+     * at S = 2048 / 4096 against kv_pp_n192's 569 / 575 and 608 / 608 */
+    if (head_dim == 128) return seq_len < 2048 ? "pp" : seq_len < 8192 ? "pers_kv_pp" : "kv_pp_n192";
+    /* v8: D=64 non-causal up to S = 4096 the persistent kernel that does
+     * not drain between work tiles (XE), 378 427 471 498 against kv_pp3's
+     * 331 405 463 493 at S = 512…4096; beyond, level (514 / 513 against
+     * 513 / 517) and kv_pp3 stays */
+    if (!causal && seq_len <= 4096) return "pers_kv_pp3_xe";
     return "kv_pp3";
 }
 
@@ -1485,10 +1633,16 @@ static int hopper_setup(void **ctx, const struct attn_problem *p, void *workspac
     c->launch.causal = p->causal ? 1 : 0;
     c->launch.n_sm = n_sm;
     c->launch.sec_heads = (int)sec;
+    /* A/B: HOP_OPT_* bits */
+    c->launch.opts = HOP_OPT_DEFAULT;
+    const char *opts_env = getenv("ATTN_FLASH_HOPPER_OPTS");
+    if (opts_env && *opts_env) c->launch.opts = atoi(opts_env) & HOP_OPT_DEFAULT;
+    char opts_note[16] = "";
+    if (c->launch.opts != HOP_OPT_DEFAULT) snprintf(opts_note, sizeof opts_note, " opts %d", c->launch.opts);
     if (sec > 1)
-        attn_set_impl("cfg %s sec %zu", cfg->name, sec);
+        attn_set_impl("cfg %s sec %zu%s", cfg->name, sec, opts_note);
     else
-        attn_set_impl("cfg %s", cfg->name);
+        attn_set_impl("cfg %s%s", cfg->name, opts_note);
     c->launch.bh = bh;
     c->launch.scale_log2 = p->scale * 1.4426950408889634f; /* exp(x·scale) = exp2(x·scale·log2 e) */
     *ctx = c;
