@@ -258,6 +258,12 @@
  *          -inf; the branch closes after the wait, see the loop).
  *   RAGGED_LAST  non-causal, S not a multiple of the row block: the short
  *          last blocks of all heads come after the full ones.
+ *   RAGGED_FIRST causal, S % 64 == 0 but not a multiple of the row block:
+ *          the blocks are laid to end at S, so the block with idle
+ *          consumers starts before row 0 (their Q is not loaded, the
+ *          producer only arrives) and is the lightest block of the head,
+ *          one key tile, instead of the heaviest (at S = 2048, 192-row
+ *          blocks: 2 of 3 consumers busy for 16 key tiles).
  * hop_cfg's XT_ == 2 ("XE"): at the switch between work tiles both GEMMs
  * are waited for, the finished tile's epilogue runs, then the new tile's
  * first softmax — fewer registers live than XT_ == 1, so the 3-consumer
@@ -577,7 +583,8 @@ struct hop_cfg {
 #define HOP_OPT_SHORT 1       /* BN > 128: a last tile with <= 128 useful keys issues 128 keys' wgmmas */
 #define HOP_OPT_SKIP 2        /* causal: a consumer skips the math of tiles past its last row */
 #define HOP_OPT_RAGGED_LAST 4 /* non-causal: the short last row blocks run after all full ones */
-#define HOP_OPT_DEFAULT (HOP_OPT_SHORT | HOP_OPT_SKIP | HOP_OPT_RAGGED_LAST)
+#define HOP_OPT_RAGGED_FIRST 8 /* causal, S % 64 == 0: row blocks end at S, the short one is the first */
+#define HOP_OPT_DEFAULT (HOP_OPT_SHORT | HOP_OPT_SKIP | HOP_OPT_RAGGED_LAST | HOP_OPT_RAGGED_FIRST)
 
 /* Bytes for the mbarriers + scratch word: v4 (separate K/V rings) has twice
  * as many ring barriers, so it gets 512; older configs keep 256. */
@@ -680,6 +687,10 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
         bh = h0 + (r - mi * nh);
         const int m_block = causal ? n_mb - 1 - mi : mi; /* causal: mb_sec == n_mb */
         m0 = m_block * C::BM;
+        /* v8 (HOP_OPT_RAGGED_FIRST): causal blocks aligned to end at S, so
+         * that the block with idle consumers (rows < 0) is the lightest one
+         * (one key tile) instead of the heaviest */
+        if (causal && (opts & HOP_OPT_RAGGED_FIRST) && S % 64 == 0) m0 -= n_mb * C::BM - S;
         const int n_end = causal ? min(S, m0 + C::BM) : S;
         n_tiles = (n_end + BN - 1) / BN;
     };
@@ -739,6 +750,10 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
 #pragma unroll
                             for (int w = 0; w < NCW; w++) {
                                 mbar_wait(QEMPTY_BAR(b, w), qpar, "qempty");
+                                if (m0 + 64 * w < 0) { /* RAGGED_FIRST: rows before 0, an idle consumer */
+                                    mbar_arrive(QFULL_BAR(b, w));
+                                    continue;
+                                }
                                 mbar_arrive_expect_tx(QFULL_BAR(b, w), QWG);
 #pragma unroll
                                 for (int c = 0; c < CHUNKS; c++)
@@ -774,6 +789,10 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
 #pragma unroll
                             for (int w = 0; w < NCW; w++) {
                                 mbar_wait(QEMPTY_BAR(b, w), qpar, "qempty");
+                                if (m0 + 64 * w < 0) { /* RAGGED_FIRST: rows before 0, an idle consumer */
+                                    mbar_arrive(QFULL_BAR(b, w));
+                                    continue;
+                                }
                                 mbar_arrive_expect_tx(QFULL_BAR(b, w), QWG);
 #pragma unroll
                                 for (int c = 0; c < CHUNKS; c++)
@@ -1000,19 +1019,21 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
             if (!final_tile) {
                 int n_m0, n_bh, n_n;
                 decode(tile_at(k + 1), n_m0, n_bh, n_n);
-                next_idle = n_m0 + 64 * cw >= S;
+                next_idle = n_m0 + 64 * cw >= S || n_m0 + 64 * cw < 0;
             }
         }
         qb = k % QB;
         desc_q = make_desc(s_q + (qb * NCW + cw) * QWG, 16, 1024);
         warp_row0 = m0 + 64 * cw + 16 * warp;
         row0 = warp_row0 + g;
-        idle = m0 + 64 * cw >= S;
+        /* rows past S, or (RAGGED_FIRST) before 0: with S % 64 == 0 a slice
+         * is either wholly outside or wholly inside */
+        idle = m0 + 64 * cw >= S || m0 + 64 * cw < 0;
         /* keys this consumer's rows can see: all of S, or (causal) up to
          * its last row */
         const int own_end = causal ? min(S, m0 + 64 * cw + 64) : S;
         n_mine = n_tiles;
-        if (!C::XT && C::PIPE && causal && (opts & HOP_OPT_SKIP)) n_mine = min(n_tiles, (own_end + BN - 1) / BN);
+        if (C::PIPE && causal && (opts & HOP_OPT_SKIP)) n_mine = min(n_tiles, (own_end + BN - 1) / BN);
         short_last = !C::XT && BN > 128 && (opts & HOP_OPT_SHORT) && (n_mine - 1) * BN + 128 >= own_end;
         row_max[0] = row_max[1] = -INFINITY;
         row_sum[0] = row_sum[1] = 0.f;
@@ -1189,13 +1210,14 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
             rescale_o(rescale);
             convert_p();
         }
-        const int last = kv0 + n_mine - 1; /* XT: n_mine == n_tiles */
+        const int last = kv0 + n_mine - 1;
         vfull_wait(last);
         if constexpr (C::XT) {
             static_assert(C::PERS && C::SEPKV && QB == 2, "XT needs the persistent kernel, K/V rings, 2 Q buffers");
             /* v8: a next tile whose rows are all past S for this consumer
-             * takes the idle path, so this one drains as without XT */
-            if (!final_tile && !next_idle) {
+             * takes the idle path, so this one drains as without XT; so
+             * does a consumer that skips this tile's last tiles (causal) */
+            if (!final_tile && !next_idle && n_mine == n_tiles) {
                 /* the next work tile's Q·K(0)ᵀ goes with this tile's last
                  * P·V; its softmax runs under that P·V; then this tile's
                  * epilogue, while the other consumers run their GEMMs */
