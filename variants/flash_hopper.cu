@@ -331,6 +331,13 @@ static __device__ __forceinline__ void mbar_arrive(uint32_t bar)
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
 
+/* count arrivals at once (v9: the producer arriving for the consumers
+ * that do not read a slot) */
+static __device__ __forceinline__ void mbar_arrive_n(uint32_t bar, uint32_t count)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
 static __device__ __forceinline__ uint32_t mbar_try_wait(uint32_t bar, uint32_t parity)
 {
     uint32_t done;
@@ -539,7 +546,7 @@ static __device__ __forceinline__ float ex2_poly(float x)
 
 /* One compiled configuration (see the table cfgs[] and the header comment). */
 template <int NCW_, int STAGES_, bool PIPE_, bool PP_, bool PVN_, bool EPI_, bool PERS_ = false, int KV_ = 0,
-          int PE_ = 0, int XT_ = 0, int BN_ = 128>
+          int PE_ = 0, int XT_ = 0, int BN_ = 128, bool SPAN_ = false>
 struct hop_cfg {
     static constexpr int NCW = NCW_;       /* consumer warpgroups, 64 query rows each */
     static constexpr int STAGES = STAGES_; /* K/V ring depth */
@@ -568,6 +575,14 @@ struct hop_cfg {
      * per 128 keys plus one m64n64 for a remainder of 64 */
     static constexpr int BN = BN_;
     static_assert(BN_ % 64 == 0 && BN_ >= 128 && BN_ <= 256, "BN: 128, 192 or 256");
+    /* v9: SPAN_ (non-causal, persistent, separate rings): a work tile is
+     * NCW consecutive 64-row slices of the sequence of all heads' slices,
+     * so it may span up to NCW heads; each step loads one K (and V) tile
+     * per head of the work tile ("streams"), and every work tile but the
+     * grid's last is full (no block with an idle consumer per head) */
+    static constexpr bool SPAN = SPAN_;
+    static_assert(!SPAN_ || (PERS_ && KV_ >= NCW_ && STAGES_ >= NCW_ && XT_ != 0),
+                  "SPAN: persistent XT kernel, K and V rings at least NCW deep");
     static constexpr int BM = 64 * NCW;
     static constexpr int THREADS = 128 * (NCW + 1);
     static constexpr int PREG = 24;
@@ -651,7 +666,8 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
      * first). Not persistent: one tile, the same order over the linear
      * block index. */
     const int n_mb = (S + C::BM - 1) / C::BM;
-    const int n_work = C::PERS ? n_mb * n_bh : 1;
+    const int n_sl = (S + 63) / 64; /* SPAN: 64-row slices per head */
+    const int n_work = C::SPAN ? (n_sl * n_bh + NCW - 1) / NCW : C::PERS ? n_mb * n_bh : 1;
     auto tile_at = [&](int k) -> int {
         if constexpr (C::PERS) {
             const int G = (int)gridDim.x, x = (int)blockIdx.x;
@@ -660,7 +676,22 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
             return k;
         }
     };
-    auto decode = [&](int tile, int &m0, int &bh, int &n_tiles) {
+    auto decode = [&](int tile, int w, int &m0, int &bh, int &n_tiles) {
+        if constexpr (C::SPAN) {
+            /* v9: consumer w's slice g of the sequence of every head's
+             * slices, as rows m0 + 64·w of head bh (m0 itself may be below
+             * 0); past the last slice: rows from S, an idle consumer */
+            const int g = tile * NCW + w;
+            if (g < n_sl * n_bh) {
+                bh = g / n_sl;
+                m0 = (g - bh * n_sl - w) * 64;
+            } else {
+                bh = n_bh - 1;
+                m0 = S - 64 * w;
+            }
+            n_tiles = (S + BN - 1) / BN;
+            return;
+        }
         /* not persistent: the CTA's linear index, the order the hardware
          * dispatches them in; with sections of one head this is (row block,
          * head) = (blockIdx.x, blockIdx.y), the order before v7 */
@@ -693,6 +724,17 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
         if (causal && (opts & HOP_OPT_RAGGED_FIRST) && S % 64 == 0) m0 -= n_mb * C::BM - S;
         const int n_end = causal ? min(S, m0 + C::BM) : S;
         n_tiles = (n_end + BN - 1) / BN;
+    };
+    /* the first head of a work tile and how many heads its rows span
+     * (SPAN: up to NCW; otherwise the tile's one head) */
+    auto tile_heads = [&](int tile, int bh, int &h0, int &ns) {
+        h0 = bh;
+        ns = 1;
+        if constexpr (C::SPAN) {
+            const int g0 = tile * NCW;
+            h0 = g0 / n_sl;
+            ns = (min(g0 + NCW, n_sl * n_bh) - 1) / n_sl - h0 + 1;
+        }
     };
     /* warpgroup index broadcast from lane 0: the compiler then knows it is
      * warp-uniform, and so is everything derived from it (the consumer
@@ -733,73 +775,82 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
             for (int k = 0;; k++) {
                 const int tile = tile_at(k);
                 if (tile >= n_work) break;
-                int m0, bh, n_tiles;
-                decode(tile, m0, bh, n_tiles);
+                int m0, bh, n_tiles, h0, ns;
+                decode(tile, 0, m0, bh, n_tiles);
+                tile_heads(tile, bh, h0, ns);
                 const int b = k % QB;
                 const uint32_t qpar = ((uint32_t)(k / QB) & 1u) ^ 1u;
                 /* one Q buffer: the first STAGES K/V tiles go ahead of Q, whose
                  * buffer is free only once the previous tile's epilogue is done */
                 const int q_at = (QB == 2 || k == 0) ? 0 : min(n_tiles, STAGES);
+                /* each consumer's 64 Q rows: m0 + 64·w of head bh (SPAN: its own slice) */
+                auto load_q = [&]() {
+#pragma unroll
+                    for (int w = 0; w < NCW; w++) {
+                        int q_m0 = m0, q_bh = bh, q_n;
+                        if constexpr (C::SPAN) decode(tile, w, q_m0, q_bh, q_n);
+                        mbar_wait(QEMPTY_BAR(b, w), qpar, "qempty");
+                        if (q_m0 + 64 * w < 0) { /* RAGGED_FIRST: rows before 0, an idle consumer */
+                            mbar_arrive(QFULL_BAR(b, w));
+                            continue;
+                        }
+                        mbar_arrive_expect_tx(QFULL_BAR(b, w), QWG);
+#pragma unroll
+                        for (int c = 0; c < CHUNKS; c++)
+                            tma_load_3d(s_q + (b * NCW + w) * QWG + c * HOP_Q_CHUNK, &tm_q,
+                                        QFULL_BAR(b, w), c * HOP_CHUNK_COLS, q_m0 + 64 * w, q_bh);
+                    }
+                };
+                /* v9 (SPAN): the arrivals on an empty barrier of stream h's
+                 * slot that the consumers of the other streams do not make
+                 * (idle consumers, past the last slice, keep stream 0's) */
+                auto stand_in = [&](int h) -> uint32_t {
+                    const int g0 = tile * NCW, g_end = min(g0 + NCW, n_sl * n_bh);
+                    int users = min(g_end, (h0 + h + 1) * n_sl) - max(g0, (h0 + h) * n_sl);
+                    if (h == 0) users += g0 + NCW - g_end;
+                    return 4u * (uint32_t)(NCW - users);
+                };
                 if constexpr (C::SEPKV) {
                     /* v4: step it loads K(it), then V(it-1) (V lags one tile,
                      * as the consumers use it one step later); K slot n = gi+it
                      * of the K ring, V slot n of the V ring, each with its own
-                     * full/empty pair: a K load waits only for a K slot */
+                     * full/empty pair: a K load waits only for a K slot.
+                     * v9 (SPAN): a step loads one K (V) tile per head of the
+                     * work tile, head h0 + h into slot gi + ns·it + h, and
+                     * stands in for the consumers of the other heads */
                     for (int it = 0; it <= n_tiles; it++) {
-                        if (it == q_at) {
-#pragma unroll
-                            for (int w = 0; w < NCW; w++) {
-                                mbar_wait(QEMPTY_BAR(b, w), qpar, "qempty");
-                                if (m0 + 64 * w < 0) { /* RAGGED_FIRST: rows before 0, an idle consumer */
-                                    mbar_arrive(QFULL_BAR(b, w));
-                                    continue;
-                                }
-                                mbar_arrive_expect_tx(QFULL_BAR(b, w), QWG);
+                        if (it == q_at) load_q();
+                        if (it < n_tiles) {
+                            for (int h = 0; h < ns; h++) {
+                                const int n = gi + ns * it + h;
+                                const int s = n % STAGES;
+                                mbar_wait(EMPTY_BAR(s), ((uint32_t)(n / STAGES) & 1u) ^ 1u, "kempty");
+                                if (C::SPAN && ns > 1) mbar_arrive_n(EMPTY_BAR(s), stand_in(h));
+                                mbar_arrive_expect_tx(FULL_BAR(s), TILE);
 #pragma unroll
                                 for (int c = 0; c < CHUNKS; c++)
-                                    tma_load_3d(s_q + (b * NCW + w) * QWG + c * HOP_Q_CHUNK, &tm_q,
-                                                QFULL_BAR(b, w), c * HOP_CHUNK_COLS, m0 + 64 * w, bh);
+                                    tma_load_3d(s_k + s * TILE + c * KCH, &tm_k, FULL_BAR(s),
+                                                c * HOP_CHUNK_COLS, it * BN, h0 + h);
                             }
-                        }
-                        if (it < n_tiles) {
-                            const int n = gi + it;
-                            const int s = n % STAGES;
-                            mbar_wait(EMPTY_BAR(s), ((uint32_t)(n / STAGES) & 1u) ^ 1u, "kempty");
-                            mbar_arrive_expect_tx(FULL_BAR(s), TILE);
-#pragma unroll
-                            for (int c = 0; c < CHUNKS; c++)
-                                tma_load_3d(s_k + s * TILE + c * KCH, &tm_k, FULL_BAR(s),
-                                            c * HOP_CHUNK_COLS, it * BN, bh);
                         }
                         if (it > 0) {
-                            const int n = gi + it - 1;
-                            const int s = n % VSTAGES;
-                            mbar_wait(VEMPTY_BAR(s), ((uint32_t)(n / VSTAGES) & 1u) ^ 1u, "vempty");
-                            mbar_arrive_expect_tx(VFULL_BAR(s), TILE);
-#pragma unroll
-                            for (int c = 0; c < CHUNKS; c++)
-                                tma_load_3d(s_v + s * TILE + c * KCH, &tm_v, VFULL_BAR(s),
-                                            c * HOP_CHUNK_COLS, (it - 1) * BN, bh);
-                        }
-                    }
-                    gi += n_tiles;
-                } else {
-                    for (int it = 0;; it++) {
-                        if (it == q_at) {
-#pragma unroll
-                            for (int w = 0; w < NCW; w++) {
-                                mbar_wait(QEMPTY_BAR(b, w), qpar, "qempty");
-                                if (m0 + 64 * w < 0) { /* RAGGED_FIRST: rows before 0, an idle consumer */
-                                    mbar_arrive(QFULL_BAR(b, w));
-                                    continue;
-                                }
-                                mbar_arrive_expect_tx(QFULL_BAR(b, w), QWG);
+                            for (int h = 0; h < ns; h++) {
+                                const int n = gi + ns * (it - 1) + h;
+                                const int s = n % VSTAGES;
+                                mbar_wait(VEMPTY_BAR(s), ((uint32_t)(n / VSTAGES) & 1u) ^ 1u, "vempty");
+                                if (C::SPAN && ns > 1) mbar_arrive_n(VEMPTY_BAR(s), stand_in(h));
+                                mbar_arrive_expect_tx(VFULL_BAR(s), TILE);
 #pragma unroll
                                 for (int c = 0; c < CHUNKS; c++)
-                                    tma_load_3d(s_q + (b * NCW + w) * QWG + c * HOP_Q_CHUNK, &tm_q,
-                                                QFULL_BAR(b, w), c * HOP_CHUNK_COLS, m0 + 64 * w, bh);
+                                    tma_load_3d(s_v + s * TILE + c * KCH, &tm_v, VFULL_BAR(s),
+                                                c * HOP_CHUNK_COLS, (it - 1) * BN, h0 + h);
                             }
                         }
+                    }
+                    gi += ns * n_tiles;
+                } else {
+                    for (int it = 0;; it++) {
+                        if (it == q_at) load_q();
                         if (it == n_tiles) break;
                         const int s = gi % STAGES;
                         const uint32_t round = (uint32_t)(gi / STAGES);
@@ -840,6 +891,8 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
     bool short_last = false;
     int warp_row0 = 0, row0 = 0; /* first row of this warp; this thread's rows: row0, row0 + 8 */
     int kv0 = 0;                 /* ring position of the tile's first K/V tile */
+    int span_ns = 1, span_sig = 0; /* v9 SPAN: the work tile's heads (K/V streams), and this
+                                      consumer's: its head minus the tile's first head */
     int qb = 0;                  /* the tile's Q buffer */
     bool idle = false;           /* v6: all of this consumer's rows are >= S (a ragged last
                                     row block): it keeps the barrier protocol, skips the math */
@@ -1006,20 +1059,32 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
     auto vfull_wait = [&](int n) {
         if constexpr (C::SEPKV) mbar_wait(VFULL_BAR(n % VSTAGES), (uint32_t)(n / VSTAGES) & 1u, "vfull");
     };
+    /* v9: step it of the current work tile has one K/V tile per stream
+     * (head), at ring positions kv0 + ns·it + h; this consumer waits for
+     * and releases only its own stream's, and the producer arrives on a
+     * slot's empty barrier for the consumers of the other streams (without
+     * SPAN ns = 1: kv0 + it) */
+    auto n_streams = [&]() -> int { return C::SPAN ? span_ns : 1; };
+    auto slot = [&](int it) -> int { return kv0 + n_streams() * it + (C::SPAN ? span_sig : 0); };
     /* Work tile k becomes the current one: its rows, Q buffer and length;
      * waits until its Q has arrived. false: no work tile k. */
     auto begin_tile = [&](int k) -> bool {
         const int tile = tile_at(k);
         if (tile >= n_work) return false;
-        decode(tile, m0, bh, n_tiles);
+        decode(tile, cw, m0, bh, n_tiles);
+        if constexpr (C::SPAN) {
+            int h0;
+            tile_heads(tile, bh, h0, span_ns);
+            span_sig = m0 + 64 * cw >= S ? 0 : bh - h0;
+        }
         final_tile = tile_at(k + 1) >= n_work;
         if constexpr (C::XT) {
             /* v8: whether the next tile's rows are all past S for this consumer */
             next_idle = false;
             if (!final_tile) {
-                int n_m0, n_bh, n_n;
-                decode(tile_at(k + 1), n_m0, n_bh, n_n);
-                next_idle = n_m0 + 64 * cw >= S || n_m0 + 64 * cw < 0;
+                int nx_m0, nx_bh, nx_n;
+                decode(tile_at(k + 1), cw, nx_m0, nx_bh, nx_n);
+                next_idle = nx_m0 + 64 * cw >= S || nx_m0 + 64 * cw < 0;
             }
         }
         qb = k % QB;
@@ -1124,32 +1189,32 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
          * early returns in the GEMM helpers: those made ptxas serialise
          * the wgmmas of every configuration (C7514). */
         if constexpr (C::PIPE) {
-            full_wait(kv0);
+            full_wait(slot(0));
             pp_sync();
             pp_arrive(n_tiles == 1);
-            release_k(kv0);
+            release_k(slot(0));
             for (int it = 1; it < n_tiles; it++) {
-                full_wait(kv0 + it);
+                full_wait(slot(it));
                 pp_sync();
-                vfull_wait(kv0 + it - 1);
+                vfull_wait(slot(it - 1));
                 pp_arrive(it == n_tiles - 1);
-                release_k(kv0 + it);
-                release(kv0 + it - 1);
+                release_k(slot(it));
+                release(slot(it - 1));
             }
-            vfull_wait(kv0 + n_tiles - 1);
-            release(kv0 + n_tiles - 1);
+            vfull_wait(slot(n_tiles - 1));
+            release(slot(n_tiles - 1));
         } else {
             for (int it = 0; it < n_tiles; it++) {
-                full_wait(kv0 + it);
+                full_wait(slot(it));
                 pp_sync();
                 pp_arrive(it == n_tiles - 1);
-                release(kv0 + it);
+                release(slot(it));
             }
         }
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         __syncwarp();
         if (lane == 0) mbar_arrive(QEMPTY_BAR(qb, cw));
-        kv0 += n_tiles;
+        kv0 += n_streams() * n_tiles;
         k++;
         continue;
     }
@@ -1157,45 +1222,45 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
         if (!carried) {
 #pragma unroll
             for (int i = 0; i < D / 2; i++) acc_o[i] = 0.f;
-            full_wait(kv0);
+            full_wait(slot(0));
             pp_sync();
             /* a short Q·Kᵀ leaves part of acc_s to the mask: the branch
              * closes after the wait, or ptxas serialises the wgmmas (C7515) */
             if (C::BN > 128 && short_last && n_mine == 1) {
-                issue_qk(kv0, std::true_type{});
+                issue_qk(slot(0), std::true_type{});
                 pp_arrive(n_tiles == 1);
                 wgmma_wait<0>();
             } else {
-                issue_qk(kv0, std::false_type{});
+                issue_qk(slot(0), std::false_type{});
                 pp_arrive(n_tiles == 1);
                 wgmma_wait<0>();
             }
             fence_regs(acc_s);
-            release_k(kv0);
+            release_k(slot(0));
             softmax(0, rescale); /* O is still 0: nothing to rescale */
             convert_p();
         }
         carried = false;
         for (int it = 1; it < n_mine; it++) {
-            full_wait(kv0 + it);
+            full_wait(slot(it));
             pp_sync();
             /* S of tile it is ready after wait_group 1, P·V of it-1 may
              * still run; short Q·Kᵀ: the branch closes after that wait */
             if (C::BN > 128 && short_last && it == n_mine - 1) {
-                issue_qk(kv0 + it, std::true_type{});
-                vfull_wait(kv0 + it - 1); /* SEPKV: V arrives after K of the next tile */
-                issue_pv(kv0 + it - 1, std::false_type{});
+                issue_qk(slot(it), std::true_type{});
+                vfull_wait(slot(it - 1)); /* SEPKV: V arrives after K of the next tile */
+                issue_pv(slot(it - 1), std::false_type{});
                 pp_arrive(it == n_tiles - 1);
                 wgmma_wait<1>();
             } else {
-                issue_qk(kv0 + it, std::false_type{});
-                vfull_wait(kv0 + it - 1);
-                issue_pv(kv0 + it - 1, std::false_type{});
+                issue_qk(slot(it), std::false_type{});
+                vfull_wait(slot(it - 1));
+                issue_pv(slot(it - 1), std::false_type{});
                 pp_arrive(it == n_tiles - 1);
                 wgmma_wait<1>();
             }
             fence_regs(acc_s);
-            release_k(kv0 + it); /* SEPKV: Q·Kᵀ of tile it has read its K */
+            release_k(slot(it)); /* SEPKV: Q·Kᵀ of tile it has read its K */
             softmax(it, rescale);
             /* ptxas hoists the wait below above the whole softmax (seen in
              * the SASS), which serialises it with P·V; a shared store of a
@@ -1206,12 +1271,12 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
             wgmma_wait<0>();
             fence_regs(acc_o);
             fence_p();
-            release(kv0 + it - 1);
+            release(slot(it - 1));
             rescale_o(rescale);
             convert_p();
         }
-        const int last = kv0 + n_mine - 1;
-        vfull_wait(last);
+        const int last = n_mine - 1; /* the step of this consumer's last P·V */
+        vfull_wait(slot(last));
         if constexpr (C::XT) {
             static_assert(C::PERS && C::SEPKV && QB == 2, "XT needs the persistent kernel, K/V rings, 2 Q buffers");
             /* v8: a next tile whose rows are all past S for this consumer
@@ -1223,24 +1288,26 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
                  * epilogue, while the other consumers run their GEMMs */
                 [[maybe_unused]] const int e_m0 = m0, e_bh = bh, e_qb = qb;
                 const float e_sum[2] = {row_sum[0], row_sum[1]};
+                const int last_v = slot(last); /* this tile's last V */
+                kv0 += n_streams() * n_tiles;
                 k++;
                 begin_tile(k);
-                full_wait(last + 1);
+                full_wait(slot(0));
                 pp_sync();
-                issue_qk(last + 1, std::false_type{});
-                issue_pv(last, std::false_type{});
+                issue_qk(slot(0), std::false_type{});
+                issue_pv(last_v, std::false_type{});
                 pp_arrive(n_tiles == 1);
                 if constexpr (C::XT_EARLY) {
                     wgmma_wait<0>();
                     fence_regs(acc_s);
                     fence_regs(acc_o);
                     fence_p();
-                    release_k(last + 1);
-                    release(last);
+                    release_k(slot(0));
+                    release(last_v);
                     /* the finished tile's rows and head again from its index
                      * (fewer registers live across the switch than keeping them) */
                     int f_m0, f_bh, f_n;
-                    decode(tile_at(k - 1), f_m0, f_bh, f_n);
+                    decode(tile_at(k - 1), cw, f_m0, f_bh, f_n);
                     epilogue(f_m0, f_bh, (k - 1) % QB, e_sum);
 #pragma unroll
                     for (int i = 0; i < D / 2; i++) acc_o[i] = 0.f;
@@ -1248,62 +1315,61 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
                 } else {
                     wgmma_wait<1>();
                     fence_regs(acc_s);
-                    release_k(last + 1);
+                    release_k(slot(0));
                     softmax(0, rescale);
                     asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(scratch), "f"(row_sum[0] + row_sum[1])
                                  : "memory");
                     wgmma_wait<0>();
                     fence_regs(acc_o);
                     fence_p();
-                    release(last);
+                    release(last_v);
                     epilogue(e_m0, e_bh, e_qb, e_sum);
 #pragma unroll
                     for (int i = 0; i < D / 2; i++) acc_o[i] = 0.f;
                 }
                 convert_p();
-                kv0 = last + 1;
                 carried = true;
                 continue;
             }
         }
-        pv_tile(last, short_last);
+        pv_tile(slot(last), short_last);
         wgmma_wait<0>();
         fence_regs(acc_o);
         fence_p();
-        release(last);
+        release(slot(last));
         /* v8: tiles past this consumer's last row (causal): every key is
          * masked for its rows, so only the barrier protocol, as on the idle
          * path: K's turn and release, then V's */
         for (int it = n_mine; it < n_tiles; it++) {
-            full_wait(kv0 + it);
+            full_wait(slot(it));
             pp_sync();
             pp_arrive(it == n_tiles - 1);
-            release_k(kv0 + it);
-            vfull_wait(kv0 + it);
-            release(kv0 + it);
+            release_k(slot(it));
+            vfull_wait(slot(it));
+            release(slot(it));
         }
     } else {
 #pragma unroll
         for (int i = 0; i < D / 2; i++) acc_o[i] = 0.f;
         for (int it = 0; it < n_tiles; it++) {
-            full_wait(kv0 + it);
+            full_wait(slot(it));
             pp_sync();
-            issue_qk(kv0 + it, std::false_type{});
+            issue_qk(slot(it), std::false_type{});
             pp_arrive(it == n_tiles - 1);
             wgmma_wait<0>();
             fence_regs(acc_s);
             softmax(it, rescale);
             rescale_o(rescale);
             convert_p();
-            issue_pv(kv0 + it, std::false_type{});
+            issue_pv(slot(it), std::false_type{});
             wgmma_wait<0>();
             fence_regs(acc_o);
             fence_p();
-            release(kv0 + it);
+            release(slot(it));
         }
     }
     epilogue(m0, bh, qb, row_sum);
-    kv0 += n_tiles;
+    kv0 += n_streams() * n_tiles;
     k++;
     } /* work tiles */
 #undef FULL_BAR
@@ -1343,7 +1409,9 @@ static int launch_cfg(const CUtensorMap *tm, void *o, const struct hop_launch *l
     const unsigned n_mb = (unsigned)((l->S + C::BM - 1) / C::BM);
     dim3 grid(n_mb, (unsigned)l->bh);
     if (C::PERS) {
-        const size_t work = (size_t)n_mb * l->bh;
+        /* SPAN: work tiles of NCW 64-row slices over every head's slices */
+        const size_t work = C::SPAN ? ((size_t)((l->S + 63) / 64) * l->bh + C::NCW - 1) / C::NCW
+                                    : (size_t)n_mb * l->bh;
         grid = dim3((unsigned)(work < (size_t)l->n_sm ? work : (size_t)l->n_sm), 1);
     }
     flash_hopper_kernel<T, D, C><<<grid, C::THREADS, hop_smem_bytes<D, C>(), s>>>(
@@ -1365,6 +1433,7 @@ struct hopper_cfg {
     int head_dim;
     int bn; /* keys per K/V tile: the K and V tensor maps' box rows */
     bool pers; /* persistent grid */
+    bool span; /* work tiles span heads: non-causal only */
     size_t smem;
     const void *(*kernel)(void);
     int (*prepare)(void);
@@ -1415,9 +1484,11 @@ typedef hop_cfg<2, 3, false, true, false, true, false, 0, 0, false, 256> cfg_pp2
 typedef hop_cfg<2, 2, true, true, true, true, false, 2, 0, false, 192> cfg_kv_pp_n192; /* D = 128 */
 typedef hop_cfg<3, 4, true, true, false, true, true, 4, 0, 2> cfg_pers_kv_pp3_xe; /* D = 64, v8 */
 typedef hop_cfg<2, 2, true, true, true, true, true, 2, 0, 2> cfg_pers_kv_pp_xe;   /* D = 128, v8 */
+/*          v9: work tiles spanning heads (12th) */
+typedef hop_cfg<3, 4, true, true, false, true, true, 4, 0, 2, 128, true> cfg_pers_kv_pp3_xs; /* D = 64 */
 
 #define HCFG(NAME, TYPE, DTYPE, D, C)                                                                 \
-    {NAME, DTYPE, D, C::BN, C::PERS, hop_smem_bytes<D, C>(), kernel_ptr<TYPE, D, C>, prepare_cfg<TYPE, D, C>, \
+    {NAME, DTYPE, D, C::BN, C::PERS, C::SPAN, hop_smem_bytes<D, C>(), kernel_ptr<TYPE, D, C>, prepare_cfg<TYPE, D, C>, \
      launch_cfg<TYPE, D, C>}
 #define HCFG_BF16(NAME, D, C) HCFG(NAME, __nv_bfloat16, ATTN_BF16, D, C)
 #define HCFG_FP16(NAME, D, C) HCFG(NAME, __half, ATTN_FP16, D, C)
@@ -1463,6 +1534,7 @@ static const struct hopper_cfg cfgs[] = {
     HCFG_BF16("kv_pp_n192", 128, cfg_kv_pp_n192),
     HCFG_BF16("pers_kv_pp3_xe", 64, cfg_pers_kv_pp3_xe),
     HCFG_BF16("pers_kv_pp_xe", 128, cfg_pers_kv_pp_xe),
+    HCFG_BF16("pers_kv_pp3_xs", 64, cfg_pers_kv_pp3_xs),
     HCFG_FP16("pp", 128, cfg_pp),
     HCFG_FP16("v1", 128, cfg_v1),
     HCFG_FP16("ip", 128, cfg_ip),
@@ -1488,6 +1560,7 @@ static const struct hopper_cfg cfgs[] = {
     HCFG_FP16("pers_kv_pp_xt", 128, cfg_pers_kv_pp_xt),
     HCFG_FP16("kv_pp_n192", 128, cfg_kv_pp_n192),
     HCFG_FP16("pers_kv_pp3_xe", 64, cfg_pers_kv_pp3_xe),
+    HCFG_FP16("pers_kv_pp3_xs", 64, cfg_pers_kv_pp3_xs),
 };
 #define N_CFGS (sizeof cfgs / sizeof cfgs[0])
 
@@ -1513,7 +1586,7 @@ static const char *default_cfg(int head_dim, bool causal, int seq_len)
      * not drain between work tiles (XE), 378 427 471 498 against kv_pp3's
      * 331 405 463 493 at S = 512…4096; beyond, level (514 / 513 against
      * 513 / 517) and kv_pp3 stays */
-    if (!causal && seq_len <= 4096) return "pers_kv_pp3_xe";
+    if (!causal && seq_len <= 4096) return "pers_kv_pp3_xs"; /* v9: tiles spanning heads */
     return "kv_pp3";
 }
 
@@ -1608,6 +1681,7 @@ static const char *hopper_supports(const struct attn_problem *p, const struct de
     if (p->seq_len < 1) return "seq_len must be at least 1";
     const struct hopper_cfg *c = pick_cfg(p);
     if (!c) return "ATTN_FLASH_HOPPER_CFG names no configuration compiled for this dtype and head_dim";
+    if (c->span && p->causal) return "ATTN_FLASH_HOPPER_CFG names a non-causal configuration (work tiles span heads)";
     if (c->smem > dev->smem_optin_bytes) return "not enough shared memory per block";
     if ((size_t)p->batch * p->heads > 65535) return "batch*heads above 65535";
     struct cudaFuncAttributes a;
