@@ -3,12 +3,13 @@
  * pipeline on mbarriers, wgmma tensor-core MMAs, fp32 online softmax.
  * bf16 and fp16 in, fp32 accumulation; head_dim 64 and 128; any B, H, S.
  *
- * STATUS: issue 7, v8. Registered. Every configuration in
+ * STATUS: issue 7, v9. Registered. Every configuration in
  * cfgs[] ran correct on the H200 (S = 1, 17, 1000 with B·H = 3, also with
  * the persistent grid capped at 3 CTAs so that CTAs run several tiles; the
  * default grid's S = 2048…16384; fp16), and so did v4's kv_* / pers_kv_*
  * (separate K and V rings; same checks, bf16 and fp16). Faster than cuDNN
- * at some points, not yet at all: variants/NOTES.md has the A/B.
+ * at every S >= 2048 of the default grid in the v9 run; variants/NOTES.md
+ * has the A/Bs.
  * Built with
  * -DATTN_HOPPER_DEBUG every mbarrier wait gives up after 2^30 tries or ~4 s,
  * prints which barrier it was stuck on and traps, so a bad run cannot hang.
@@ -269,6 +270,20 @@
  * first softmax — fewer registers live than XT_ == 1, so the 3-consumer
  * D=64 kernel fits in 160 without spilling. XT kernels now take the idle
  * path too: a consumer whose next tile is idle drains as without XT.
+ *
+ * ---------------------------------------------------------------- v9
+ * hop_cfg's SPAN_ (pers_kv_pp3_xs, D=64 non-causal): the persistent grid's
+ * work is the sequence of every head's 64-row slices, NCW consecutive
+ * slices per work tile, so a tile may span two heads (three when a head is
+ * one slice) and only the grid's last tile can leave a consumer idle.
+ * Step it loads one K and one V tile per head h of the work tile into ring
+ * position kv0 + ns·it + h; a consumer waits for and releases its own
+ * head's slots only, and the producer, after its empty wait, arrives on
+ * that barrier for the consumers of the other heads (mbarrier.arrive with
+ * a count, 4 per warp), so every phase still completes at 4·NCW arrivals.
+ * (A first version had every consumer wait for and release every head's
+ * slots: runtime-length loops around the waits in the GEMM loop, 10%
+ * slower at every S.) Idle consumers keep head 0's protocol.
  * Not yet: a dynamic (atomic) scheduler, a TMA store of O. */
 #include "../common/errors.h"
 #include "../common/kernel_util.cuh"
@@ -1585,8 +1600,10 @@ static const char *default_cfg(int head_dim, bool causal, int seq_len)
     /* v8: D=64 non-causal up to S = 4096 the persistent kernel that does
      * not drain between work tiles (XE), 378 427 471 498 against kv_pp3's
      * 331 405 463 493 at S = 512…4096; beyond, level (514 / 513 against
-     * 513 / 517) and kv_pp3 stays */
-    if (!causal && seq_len <= 4096) return "pers_kv_pp3_xs"; /* v9: tiles spanning heads */
+     * 513 / 517) and kv_pp3 stays; v9: XE with work tiles spanning heads
+     * (xs), 404 457 489 508 against XE's 386 433 476 503 at S = 512…4096,
+     * level at 8192 (518 / 519) */
+    if (!causal && seq_len <= 4096) return "pers_kv_pp3_xs";
     return "kv_pp3";
 }
 

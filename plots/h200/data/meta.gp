@@ -1,5 +1,5 @@
-# written by build/report from results/h200/20261130T042431Z.csv
-run = "results/h200/20261130T042431Z.csv"
+# written by build/report from results/h200/20261130T045458Z.csv
+run = "results/h200/20261130T045458Z.csv"
 gpu = "h200"
 mode = "cold"
 npanels = 4
@@ -8,6 +8,6 @@ array panel_title[4] = ["head_dim 64, non-causal", "head_dim 64, causal", "head_
 nvariants = 5
 have_cudnn = 1
 have_ratio = 1
-peak_tflops = 786.6
+peak_tflops = 798.2
 ratio_file = "plots/h200/data/ratio.dat"
-baseline = "results/h200/baselines/baseline-20261130T043007Z.csv"
+baseline = "results/h200/baselines/baseline-20261130T045924Z.csv"
