@@ -102,7 +102,9 @@ TEST_GPU  := $(BUILD)/test_gpu
 TEST_TRACE := $(BUILD)/test_trace
 TEST_REGRESS := $(BUILD)/test_regress
 TEST_PLOTS := $(BUILD)/test_plots
+TEST_SHIFT := $(BUILD)/test_shift
 REGRESS   := $(BUILD)/regress
+AB        := $(BUILD)/ab
 REPORT    := $(BUILD)/report
 
 # ------------------------------------------------------------- user knobs
@@ -117,9 +119,9 @@ TRACE_GRID ?= seed
 GPU_SLUG  = $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | sed 's/^NVIDIA //' | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$$//')
 TRACE_DIR ?= results/$(GPU_SLUG)/traces
 
-.PHONY: all bench trace regress baseline plots report plot-deps check-deps test test-cpu test-gpu deps help clean FORCE
+.PHONY: all bench trace regress baseline ab plots report plot-deps check-deps test test-cpu test-gpu deps help clean FORCE
 
-all: $(ATTNBENCH) $(REGRESS) $(REPORT) $(BUILD)/mma_peak ## build the runner (build/attnbench), the gate (build/regress), the report and tools
+all: $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(BUILD)/mma_peak ## build the runner (build/attnbench), the gate (build/regress), the A/B driver (build/ab), the report and tools
 
 # What the binary was built from: the git revision, and an injected slowdown
 # when SLOWDOWN=VARIANT:PERCENT is set (for proving the gate). Rewritten only
@@ -169,23 +171,50 @@ $(BUILD)/mma_peak: tools/mma_peak.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(ALL_NVCCFLAGS) $< -o $@
 
-$(ATTNBENCH): $(BUILD)/bench/attnbench.o $(BENCH_LIB) $(LIB_OBJS)
+$(ATTNBENCH): $(BUILD)/bench/attnbench.o $(BUILD)/bench/runner.o $(BUILD)/bench/worker.o $(BENCH_LIB) $(LIB_OBJS)
+	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
+
+$(AB): $(BUILD)/bench/ab.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
 
 $(REGRESS): $(BUILD)/bench/regress.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
 
+GATE_ARGS    = $(if $(THRESHOLDS),--thresholds $(THRESHOLDS)) $(if $(GPU),--gpu $(GPU))
 REGRESS_ARGS = $(if $(RESULTS),--results $(RESULTS)) $(if $(BASELINE),--baseline $(BASELINE)) \
-               $(if $(THRESHOLDS),--thresholds $(THRESHOLDS)) $(if $(GPU),--gpu $(GPU)) $(if $(MARKDOWN),--markdown $(MARKDOWN))
+               $(if $(AB_RUN),--ab $(AB_RUN)) $(if $(filter 1,$(TREND)),--trend) \
+               $(GATE_ARGS) $(if $(MARKDOWN),--markdown $(MARKDOWN))
+# build/regress's own exit code (0 pass, 1 regression, 2 bad input) is named
+# on stderr when it is not 0: make itself exits 2 for any failed recipe.
+regress_exit = rc=$$?; [ $$rc = 0 ] || echo "make $(1): build/regress exited $$rc (1 regression, 2 bad input)" >&2; exit $$rc
 
 $(REPORT): $(BUILD)/bench/report.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
 
-regress: $(REGRESS) ## compare RESULTS (default: newest run) with BASELINE (default: results/<gpu>/baseline.csv)
-	$(REGRESS) $(REGRESS_ARGS)
+regress: $(REGRESS) ## gate the newest A/B pair (results/<gpu>/ab/); or RESULTS= BASELINE=, AB_RUN=DIR, TREND=1
+	@$(REGRESS) $(REGRESS_ARGS); $(call regress_exit,regress)
 
-baseline: $(REGRESS) ## bless the newest run as results/<gpu>/baseline.csv (the previous one kept in baselines/)
-	$(REGRESS) --bless $(if $(GPU),--gpu $(GPU))
+baseline: $(REGRESS) ## bless the newest run (or RESULTS=) as results/<gpu>/baseline.csv if it passes the gate, or with REASON="..."
+	@$(REGRESS) --bless $(if $(RESULTS),--results $(RESULTS)) $(GATE_ARGS) $(if $(REASON),--reason "$(REASON)"); \
+	 $(call regress_exit,baseline)
+
+# make ab: BASE (a git revision) and CAND (a revision, or the working tree when
+# unset) built side by side — a revision is exported into build/ab/src-SHA/
+# and built there by its own Makefile (bench/ab_build.sh) — then measured
+# interleaved in one run on one GPU by build/ab, and gated.
+BLOCK_MS  ?=
+BUDGET_MS ?=
+AB_ARGS = --grid $(GRID) --mode $(MODE) --warm-ms $(WARM_MS) $(if $(VARIANTS),--variants $(VARIANTS)) \
+          $(if $(OUT),--out $(OUT)) $(if $(BLOCK_MS),--block-ms $(BLOCK_MS)) \
+          $(if $(BUDGET_MS),--budget-ms $(BUDGET_MS)) $(if $(THRESHOLDS),--thresholds $(THRESHOLDS))
+ab: ## measure BASE=rev against CAND=rev (default: the working tree) interleaved on one GPU, gate CAND
+	@[ -n "$(BASE)" ] || { echo "make ab: BASE=<git revision> is required (e.g. make ab BASE=main)" >&2; exit 2; }
+	@nvidia-smi -L >/dev/null 2>&1 || { echo "make ab: no CUDA device here (nvidia-smi sees none); run it on a GPU box" >&2; exit 2; }
+	@base=$$(bench/ab_build.sh "$(BASE)" "") || exit 2; \
+	 if [ -n "$(CAND)" ]; then cand=$$(bench/ab_build.sh "$(CAND)" "$(SLOWDOWN)") || exit 2; \
+	 else $(MAKE) --no-print-directory $(ATTNBENCH) $(AB) >/dev/null || exit 2; cand=$(ATTNBENCH); fi; \
+	 $(MAKE) --no-print-directory $(AB) >/dev/null || exit 2; \
+	 $(AB) --base $$base --cand $$cand $(AB_ARGS); $(call regress_exit,ab)
 
 bench: $(ATTNBENCH) ## run GRID × VARIANTS × MODE on the GPU, write results/<gpu>/RUN_ID.csv
 	@nvidia-smi -L >/dev/null 2>&1 || { echo "make bench: no CUDA device here (nvidia-smi sees none); run it on a GPU box" >&2; exit 2; }
@@ -260,22 +289,27 @@ $(TEST_TRACE): $(BUILD)/tests/check_trace.o $(BENCH_LIB) $(LIB_OBJS)
 $(TEST_PLOTS): $(BUILD)/tests/check_plots.o | $(REPORT)
 	$(CC) $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
 
+$(TEST_SHIFT): $(BUILD)/tests/check_shift.o $(BUILD)/common/shift.o $(BUILD)/common/errors.o
+	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) -lm $(LDLIBS)
+
 $(TEST_REGRESS): $(BUILD)/tests/check_regress.o $(BENCH_LIB) $(LIB_OBJS) | $(REGRESS)
 	$(CC) $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(MK_LDLIBS) $(LDLIBS)
 
-test: deps $(ATTNBENCH) $(REGRESS) $(REPORT) $(TEST_CPU) $(TEST_GPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_PLOTS) ## build everything; GPU tests (skipped without a device), the gate over the committed results, CPU tests
+test: deps $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(TEST_CPU) $(TEST_GPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_PLOTS) ## build everything; GPU tests (skipped without a device), the gate over the committed A/B pairs, CPU tests
 	CK_FORK=no ./$(TEST_GPU)
 	./$(TEST_TRACE)
+	./$(TEST_SHIFT)
 	./$(TEST_REGRESS)
 	./$(TEST_PLOTS)
-	@echo "== the gate over the committed results (results/*/baseline.csv vs the newest run)"
-	@for b in results/*/baseline.csv; do [ -e "$$b" ] || continue; g=$$(basename $$(dirname $$b)); \
-	  ./$(REGRESS) --gpu $$g > $(BUILD)/regress-$$g.txt || { cat $(BUILD)/regress-$$g.txt; exit 1; }; \
-	  tail -n 1 $(BUILD)/regress-$$g.txt; done
+	@echo "== the gate over the committed results: the newest A/B pair of each GPU (results/*/ab/)"
+	@for d in results/*/ab; do [ -d "$$d" ] || continue; g=$$(basename $$(dirname $$d)); \
+	  ./$(REGRESS) --gpu $$g > $(BUILD)/regress-$$g.txt 2>&1 || { cat $(BUILD)/regress-$$g.txt; exit 1; }; \
+	  head -n 1 $(BUILD)/regress-$$g.txt; tail -n 1 $(BUILD)/regress-$$g.txt; done
 	./$(TEST_CPU)
 
-test-cpu: deps $(REPORT) $(TEST_CPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_PLOTS) ## CPU tests only
+test-cpu: deps $(REPORT) $(TEST_CPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_PLOTS) ## CPU tests only
 	./$(TEST_TRACE)
+	./$(TEST_SHIFT)
 	./$(TEST_REGRESS)
 	./$(TEST_PLOTS)
 	./$(TEST_CPU)
@@ -307,4 +341,4 @@ clean: ## remove build/
 
 FORCE:
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -path $(BUILD)/ab -prune -o -name '*.d' -print 2>/dev/null)

@@ -3,12 +3,14 @@
 #include "gate.h"
 #include "../common/errors.h"
 #include "../common/reference.h"
+#include "../common/shift.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------ thresholds */
 
@@ -20,15 +22,28 @@ static const char *const field_names[F_COUNT] = {"variant", "dtype", "mode", "ba
 void gate_thresholds_default(struct gate_thresholds *t)
 {
     memset(t, 0, sizeof *t);
-    t->defaults = (struct gate_settings){.slowdown = 0.05, .min_ms = 0.002, .noise_k = 2.0};
+    t->defaults = (struct gate_settings){.slowdown = 0.05, .ab_slowdown = 0.02, .min_ms = 0.002,
+                                         .noise_k = 2.0, .confidence = 0.99};
 }
 
 static struct gate_settings unset(void)
 {
-    return (struct gate_settings){.slowdown = NAN, .min_ms = NAN, .noise_k = NAN};
+    return (struct gate_settings){.slowdown = NAN, .ab_slowdown = NAN, .min_ms = NAN,
+                                  .noise_k = NAN, .confidence = NAN};
 }
 
-/* "5%" or "0.05" → 0.05 for slowdown; plain numbers for the others. */
+/* Each setting that `from` sets overrides `into`'s. */
+static void merge(struct gate_settings *into, const struct gate_settings *from)
+{
+    if (!isnan(from->slowdown)) into->slowdown = from->slowdown;
+    if (!isnan(from->ab_slowdown)) into->ab_slowdown = from->ab_slowdown;
+    if (!isnan(from->min_ms)) into->min_ms = from->min_ms;
+    if (!isnan(from->noise_k)) into->noise_k = from->noise_k;
+    if (!isnan(from->confidence)) into->confidence = from->confidence;
+}
+
+/* "5%" or "0.05" → 0.05 for slowdown, ab_slowdown and confidence; plain
+ * numbers for the others. */
 static int parse_setting(struct gate_settings *s, const char *word, const char *where)
 {
     const char *eq = strchr(word, '=');
@@ -43,17 +58,24 @@ static int parse_setting(struct gate_settings *s, const char *word, const char *
     if (errno || end == val || *end || !(v >= 0))
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s': '%s' is not a non-negative number", where,
                          word, val);
-    if (klen == 8 && !strncmp(word, "slowdown", 8)) {
-        s->slowdown = percent ? v / 100 : v;
-        if (s->slowdown >= 10)
-            return ATTN_FAIL(ATTN_ERR_INPUT, "%s: slowdown %s is implausibly large", where, val);
+    const double fraction = percent ? v / 100 : v;
+    if ((klen == 8 && !strncmp(word, "slowdown", 8)) || (klen == 11 && !strncmp(word, "ab_slowdown", 11))) {
+        if (fraction >= 10)
+            return ATTN_FAIL(ATTN_ERR_INPUT, "%s: %.*s %s is implausibly large", where, (int)klen,
+                             word, val);
+        *(klen == 8 ? &s->slowdown : &s->ab_slowdown) = fraction;
+    } else if (klen == 10 && !strncmp(word, "confidence", 10)) {
+        if (!(fraction > 0.5 && fraction < 1))
+            return ATTN_FAIL(ATTN_ERR_INPUT, "%s: confidence %s is not in (50%%, 100%%)", where, val);
+        s->confidence = fraction;
     } else if (!percent && klen == 6 && !strncmp(word, "min_ms", 6)) {
         s->min_ms = v;
     } else if (!percent && klen == 7 && !strncmp(word, "noise_k", 7)) {
         s->noise_k = v;
     } else {
         return ATTN_FAIL(ATTN_ERR_INPUT,
-                         "%s: unknown setting '%.*s' (slowdown, min_ms, noise_k; %% only on slowdown)",
+                         "%s: unknown setting '%.*s' (slowdown, ab_slowdown, min_ms, noise_k, "
+                         "confidence; %% only on slowdown, ab_slowdown, confidence)",
                          where, (int)klen, word);
     }
     return ATTN_OK;
@@ -61,8 +83,9 @@ static int parse_setting(struct gate_settings *s, const char *word, const char *
 
 static bool is_setting(const char *word)
 {
-    return !strncmp(word, "slowdown=", 9) || !strncmp(word, "min_ms=", 7) ||
-           !strncmp(word, "noise_k=", 8);
+    return !strncmp(word, "slowdown=", 9) || !strncmp(word, "ab_slowdown=", 12) ||
+           !strncmp(word, "min_ms=", 7) || !strncmp(word, "noise_k=", 8) ||
+           !strncmp(word, "confidence=", 11);
 }
 
 static int parse_cond(struct gate_cond *c, const char *word, const char *where)
@@ -120,11 +143,11 @@ static int parse_line(struct gate_thresholds *t, char *line, const char *where, 
             ATTN_TRY(parse_cond(&rule.conds[rule.nconds++], w, where));
         }
     }
-    if (!settings) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: no setting (slowdown=, min_ms=, noise_k=)", where);
+    if (!settings)
+        return ATTN_FAIL(ATTN_ERR_INPUT,
+                         "%s: no setting (slowdown=, ab_slowdown=, min_ms=, noise_k=, confidence=)", where);
     if (is_default) {
-        if (!isnan(rule.set.slowdown)) t->defaults.slowdown = rule.set.slowdown;
-        if (!isnan(rule.set.min_ms)) t->defaults.min_ms = rule.set.min_ms;
-        if (!isnan(rule.set.noise_k)) t->defaults.noise_k = rule.set.noise_k;
+        merge(&t->defaults, &rule.set);
         return ATTN_OK;
     }
     if (rule.nconds == 0) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: match without a condition", where);
@@ -177,10 +200,7 @@ struct gate_settings gate_settings_for(const struct gate_thresholds *t, const st
         const struct gate_rule *r = &t->rules[i];
         bool all = true;
         for (int c = 0; c < r->nconds && all; c++) all = cond_holds(&r->conds[c], k);
-        if (!all) continue;
-        if (!isnan(r->set.slowdown)) s.slowdown = r->set.slowdown;
-        if (!isnan(r->set.min_ms)) s.min_ms = r->set.min_ms;
-        if (!isnan(r->set.noise_k)) s.noise_k = r->set.noise_k;
+        if (all) merge(&s, &r->set);
     }
     return s;
 }
@@ -202,7 +222,7 @@ static struct gate_line *add_line(struct gate_report *r, const struct result_key
     struct gate_line *l = &r->lines[r->count++];
     memset(l, 0, sizeof *l);
     l->key = *k;
-    l->base_ms = l->cur_ms = l->ratio = l->noise = l->limit = NAN;
+    l->base_ms = l->cur_ms = l->ratio = l->lo = l->hi = l->noise = l->limit = NAN;
     return l;
 }
 
@@ -213,8 +233,9 @@ static double tolerance_of(const char *dtype)
     return attn_tolerance_for(t).rel_l2;
 }
 
-static void judge(struct gate_line *l, const struct result_rec *b, const struct result_rec *c,
-                  const struct gate_settings *s, struct gate_report *r)
+/* ATTN_ERR_INPUT only for samples the estimate refuses. */
+static int judge(struct gate_line *l, const struct result_rec *b, const struct result_rec *c,
+                 const struct gate_settings *s, struct gate_report *r)
 {
     l->base_ms = b->ms_median;
     l->cur_ms = c->ms_median;
@@ -222,19 +243,19 @@ static void judge(struct gate_line *l, const struct result_rec *b, const struct 
     if (strcmp(b->status, "ok") != 0) {
         l->verdict = V_PASS;
         snprintf(l->why, sizeof l->why, "baseline %s, now %s: not compared", b->status, c->status);
-        return;
+        return ATTN_OK;
     }
     if (strcmp(c->status, "ok") != 0) {
         l->verdict = V_FAIL_STATUS;
         snprintf(l->why, sizeof l->why, "was ok, now %s (line %d)", c->status, c->line);
         r->failed++;
-        return;
+        return ATTN_OK;
     }
     if (!isfinite(c->ms_median) || c->ms_median <= 0) {
         l->verdict = V_FAIL_NAN;
         snprintf(l->why, sizeof l->why, "ok row without a time (line %d)", c->line);
         r->failed++;
-        return;
+        return ATTN_OK;
     }
     double tol = tolerance_of(c->key.dtype);
     if (!(isnan(c->rel_err) || c->rel_err <= tol)) {
@@ -242,7 +263,7 @@ static void judge(struct gate_line *l, const struct result_rec *b, const struct 
         snprintf(l->why, sizeof l->why, "rel_err %.3g over the %s tolerance %g", c->rel_err,
                  c->key.dtype, tol);
         r->failed++;
-        return;
+        return ATTN_OK;
     }
     r->compared++;
     double nb = isnan(b->noise_rel) ? 0 : b->noise_rel, nc = isnan(c->noise_rel) ? 0 : c->noise_rel;
@@ -250,31 +271,53 @@ static void judge(struct gate_line *l, const struct result_rec *b, const struct 
     if (!isfinite(b->ms_median) || b->ms_median <= 0) {
         l->verdict = V_PASS;
         snprintf(l->why, sizeof l->why, "baseline has no time");
-        return;
+        return ATTN_OK;
     }
-    l->ratio = c->ms_median / b->ms_median;
-    const double slower = l->ratio - 1, faster = 1 / l->ratio - 1;
-    const double noise_allow = s->noise_k * l->noise;
+    l->paired = b->ab_run[0] && !strcmp(b->ab_run, c->ab_run);
+    l->limit = l->paired ? s->ab_slowdown : s->slowdown;
     const double diff = fabs(c->ms_median - b->ms_median);
     const double clock_drop = b->sm_clock_mhz / c->sm_clock_mhz - 1; /* NaN if either unknown */
-    if (slower > s->slowdown && slower > noise_allow && diff >= s->min_ms && clock_drop > s->slowdown) {
+    bool slower, faster;
+    char how[96];
+    if (b->nsample_ms >= SHIFT_MIN_SAMPLES && c->nsample_ms >= SHIFT_MIN_SAMPLES) {
+        struct shift_estimate e;
+        ATTN_TRY(shift_estimate(b->sample_ms, b->nsample_ms, c->sample_ms, c->nsample_ms, s->confidence, &e));
+        l->ratio = e.ratio;
+        l->lo = e.lo;
+        l->hi = e.hi;
+        slower = e.lo - 1 > l->limit && diff >= s->min_ms;
+        faster = 1 / e.hi - 1 > l->limit && diff >= s->min_ms;
+        snprintf(how, sizeof how, "%.1f%% slower at %.0f%% confidence", 100 * (e.lo - 1),
+                 100 * s->confidence);
+    } else {
+        l->ratio = c->ms_median / b->ms_median;
+        const double noise_allow = s->noise_k * l->noise;
+        slower = l->ratio - 1 > l->limit && l->ratio - 1 > noise_allow && diff >= s->min_ms;
+        faster = 1 / l->ratio - 1 > l->limit && 1 / l->ratio - 1 > noise_allow && diff >= s->min_ms;
+        snprintf(how, sizeof how, "%.1f%% slower, over the %.1f%% noise", 100 * (l->ratio - 1),
+                 100 * noise_allow);
+    }
+    /* an interleaved pair shares the board's clock: its readings, taken at
+     * different moments, do not excuse anything */
+    if (slower && !l->paired && clock_drop > l->limit) {
         l->verdict = V_THROTTLED;
         snprintf(l->why, sizeof l->why,
                  "%.1f%% slower, but at a %.1f%% lower SM clock (%.0f vs %.0f MHz): re-run unthrottled",
-                 100 * slower, 100 * clock_drop, c->sm_clock_mhz, b->sm_clock_mhz);
+                 100 * (l->ratio - 1), 100 * clock_drop, c->sm_clock_mhz, b->sm_clock_mhz);
         r->throttled++;
-    } else if (slower > s->slowdown && slower > noise_allow && diff >= s->min_ms) {
+    } else if (slower) {
         l->verdict = V_SLOWER;
-        snprintf(l->why, sizeof l->why, "%.1f%% slower: over the %.1f%% limit and %.1f%% noise",
-                 100 * slower, 100 * s->slowdown, 100 * noise_allow);
+        snprintf(l->why, sizeof l->why, "at least %s: over the %.1f%% limit%s", how,
+                 100 * l->limit, l->paired ? " (interleaved)" : "");
         r->regressed++;
-    } else if (faster > s->slowdown && faster > noise_allow && diff >= s->min_ms) {
+    } else if (faster) {
         l->verdict = V_FASTER;
-        snprintf(l->why, sizeof l->why, "%.1f%% faster: consider `make baseline`", 100 * faster);
+        snprintf(l->why, sizeof l->why, "%.1f%% faster: consider `make baseline`", 100 * (1 / l->ratio - 1));
         r->improved++;
     } else {
         l->verdict = V_PASS;
     }
+    return ATTN_OK;
 }
 
 int gate_compare(const struct result_set *base, const struct result_set *cur,
@@ -308,7 +351,7 @@ int gate_compare(const struct result_set *base, const struct result_set *cur,
             if (!o->allow_missing) r->missing++;
             continue;
         }
-        judge(l, b, c, &s, r);
+        ATTN_TRY(judge(l, b, c, &s, r));
     }
     for (size_t i = 0; i < cur->count; i++) {
         if (find(base, &cur->rows[i].key)) continue;
@@ -390,19 +433,29 @@ static void fmt_ms(char *buf, size_t len, double v)
     else snprintf(buf, len, "%.4g", v);
 }
 
+/* The ratio's uncertainty: its confidence bounds (sample rule) or the rows'
+ * combined noise (summary rule). */
+static void fmt_spread(char *buf, size_t len, const struct gate_line *l)
+{
+    if (!isnan(l->lo)) snprintf(buf, len, "[%.4f, %.4f]", l->lo, l->hi);
+    else if (!isnan(l->noise)) snprintf(buf, len, "noise %.2f%%", 100 * l->noise);
+    else snprintf(buf, len, "-");
+}
+
 void gate_print(struct gate_report *r, const char *bpath, const char *cpath, FILE *f)
 {
     sort_lines(r);
     fprintf(f, "baseline %s\nresults  %s\n", bpath, cpath);
-    fprintf(f, "%-12s %-48s %10s %10s %7s %6s %6s  %s\n", "verdict", "key", "base ms", "cur ms",
-            "ratio", "noise", "limit", "why");
+    fprintf(f, "%-12s %-48s %10s %10s %7s %-18s %6s  %s\n", "verdict", "key", "base ms", "cur ms",
+            "ratio", "bounds / noise", "limit", "why");
     for (size_t i = 0; i < r->count; i++) {
         const struct gate_line *l = &r->lines[i];
-        char key[160], b[24], c[24];
+        char key[160], b[24], c[24], spread[48];
         fmt_ms(b, sizeof b, l->base_ms);
         fmt_ms(c, sizeof c, l->cur_ms);
-        fprintf(f, "%-12s %-48s %10s %10s %7.4f %5.2f%% %5.1f%%  %s\n", gate_verdict_name(l->verdict),
-                result_key_label(&l->key, key, sizeof key), b, c, l->ratio, 100 * l->noise,
+        fmt_spread(spread, sizeof spread, l);
+        fprintf(f, "%-12s %-48s %10s %10s %7.4f %-18s %5.1f%%  %s\n", gate_verdict_name(l->verdict),
+                result_key_label(&l->key, key, sizeof key), b, c, l->ratio, spread,
                 100 * l->limit, l->why);
     }
     char s[256];
@@ -416,15 +469,80 @@ void gate_print_markdown(struct gate_report *r, const char *bpath, const char *c
     char s[256];
     summary(r, s, sizeof s);
     fprintf(f, "### attnbench regression gate: %s\n\nbaseline `%s`, results `%s`\n\n", s, bpath, cpath);
-    fprintf(f, "| verdict | key | baseline ms | current ms | ratio | noise | limit | why |\n");
+    fprintf(f, "| verdict | key | baseline ms | current ms | ratio | bounds / noise | limit | why |\n");
     fprintf(f, "|---|---|---:|---:|---:|---:|---:|---|\n");
     for (size_t i = 0; i < r->count; i++) {
         const struct gate_line *l = &r->lines[i];
-        char key[160], b[24], c[24];
+        char key[160], b[24], c[24], spread[48];
         fmt_ms(b, sizeof b, l->base_ms);
         fmt_ms(c, sizeof c, l->cur_ms);
-        fprintf(f, "| %s | %s | %s | %s | %.4f | %.2f%% | %.1f%% | %s |\n",
+        fmt_spread(spread, sizeof spread, l);
+        fprintf(f, "| %s | %s | %s | %s | %.4f | %s | %.1f%% | %s |\n",
                 gate_verdict_name(l->verdict), result_key_label(&l->key, key, sizeof key), b, c,
-                l->ratio, 100 * l->noise, 100 * l->limit, l->why);
+                l->ratio, spread, 100 * l->limit, l->why);
     }
+}
+
+/* "RUN_ID (rev REV)" of a run: its first row's. */
+static void run_name(const struct result_set *s, char *buf, size_t len)
+{
+    const struct result_rec *r = &s->rows[0];
+    if (r->run_id[0]) snprintf(buf, len, "%s (rev %s)", r->run_id, r->git_rev[0] ? r->git_rev : "?");
+    else snprintf(buf, len, "%s", s->path);
+}
+
+static int print_to(const char *path, struct gate_report *rep, const char *bpath, const char *cpath,
+                    const char *compare, bool markdown)
+{
+    FILE *m = fopen(path, "w");
+    if (!m) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to create: %s", path, strerror(errno));
+    if (markdown) {
+        gate_print_markdown(rep, bpath, cpath, m);
+    } else {
+        fprintf(m, "%s\n", compare);
+        gate_print(rep, bpath, cpath, m);
+    }
+    if (fclose(m) != 0) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to write: %s", path, strerror(errno));
+    return ATTN_OK;
+}
+
+static int compare_sets(const struct gate_files_request *q, const struct result_set *base,
+                        const struct result_set *cur, FILE *out, int *exit_code)
+{
+    struct gate_thresholds t;
+    if (q->thresholds) ATTN_TRY(gate_thresholds_read(q->thresholds, &t));
+    else if (access("bench/thresholds.conf", R_OK) == 0) ATTN_TRY(gate_thresholds_read("bench/thresholds.conf", &t));
+    else gate_thresholds_default(&t);
+    char bname[600], cname[600], compare[1300];
+    run_name(base, bname, sizeof bname);
+    run_name(cur, cname, sizeof cname);
+    snprintf(compare, sizeof compare, "compare: %s vs %s", bname, cname);
+    if (!strcmp(base->rows[0].run_id, cur->rows[0].run_id) && base->rows[0].run_id[0])
+        return ATTN_FAIL(ATTN_ERR_INPUT,
+                         "%s and %s hold the same run (%s): a run compared with itself cannot fail",
+                         base->path, cur->path, base->rows[0].run_id);
+    struct gate_report rep;
+    int rc = gate_compare(base, cur, &t, &q->options, &rep);
+    if (rc == ATTN_OK) {
+        fprintf(out, "%s\n", compare);
+        gate_print(&rep, base->path, cur->path, out);
+        if (q->copy_to) rc = print_to(q->copy_to, &rep, base->path, cur->path, compare, false);
+        if (rc == ATTN_OK && q->markdown) rc = print_to(q->markdown, &rep, base->path, cur->path, compare, true);
+        *exit_code = gate_exit_code(&rep);
+    }
+    gate_report_free(&rep);
+    return rc;
+}
+
+int gate_files(const struct gate_files_request *q, FILE *out, int *exit_code)
+{
+    struct result_set base, cur;
+    ATTN_TRY(results_read(q->baseline, &base));
+    int rc = results_read(q->results, &cur);
+    if (rc == ATTN_OK) {
+        rc = compare_sets(q, &base, &cur, out, exit_code);
+        results_free(&cur);
+    }
+    results_free(&base);
+    return rc;
 }

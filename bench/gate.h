@@ -1,8 +1,24 @@
 /* gate.h — the regression gate: thresholds (bench/thresholds.conf), the
  * comparison of a results CSV with a baseline, and its report.
  *
- * A row regresses when its slowdown (current/baseline − 1) exceeds all of:
- *   - its allowed slowdown (thresholds: default, overridden by matching lines),
+ * The allowed slowdown of a row (thresholds: default, overridden by matching
+ * lines) depends on how its two sides were measured: `ab_slowdown` when both
+ * rows carry the same ab_run (measured interleaved in one A/B run, on one
+ * GPU: drift falls on both), else `slowdown` (measured apart, where the same
+ * code moves by several percent between sessions).
+ *
+ * Where both rows have their samples (RUN_ID.samples.csv), the verdict comes
+ * from the samples: the Hodges–Lehmann estimate of the ratio cur/base and its
+ * Mann–Whitney confidence bounds at level `confidence` (common/shift.h says
+ * why this estimator: distribution-free, robust to preempted samples,
+ * deterministic). A row regresses when the lower bound of the ratio is above
+ * 1 + limit — slower than allowed, with that confidence — and the medians
+ * differ by at least min_ms. It is faster when the upper bound is under
+ * 1 / (1 + limit).
+ *
+ * Where either row has only its summary (older runs), the rule is: the
+ * slowdown (median ratio − 1) exceeds all of
+ *   - its allowed slowdown,
  *   - what the two rows' recorded noise explains: noise_k · √(nb² + nc²),
  *     nb and nc the rows' noise_rel (IQR/median of their samples),
  *   - and the difference is at least min_ms milliseconds.
@@ -23,9 +39,11 @@
 
 /* Settings a thresholds line may set; NaN = not set by that line. */
 struct gate_settings {
-    double slowdown; /* allowed fraction, 0.05 = 5% */
-    double min_ms;   /* smallest difference that counts */
-    double noise_k;  /* multiplier on the combined noise */
+    double slowdown;    /* allowed fraction for rows measured apart, 0.05 = 5% */
+    double ab_slowdown; /* allowed fraction for rows measured interleaved (one ab_run) */
+    double min_ms;      /* smallest difference that counts */
+    double noise_k;     /* multiplier on the combined noise (summary rule) */
+    double confidence;  /* of each one-sided bound of the sample rule, in (0.5, 1) */
 };
 
 enum gate_op { OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE };
@@ -50,7 +68,8 @@ struct gate_thresholds {
     int nrules;
 };
 
-/* Built-in defaults (used when no file is given): 5%, 0.002 ms, k = 2. */
+/* Built-in defaults (used when no file is given): slowdown 5%, ab_slowdown
+ * 2%, 0.002 ms, k = 2, confidence 99%. */
 void gate_thresholds_default(struct gate_thresholds *);
 /* Parses a thresholds file (syntax in bench/thresholds.conf). ATTN_ERR_INPUT
  * with "path:line: why" on a bad line. */
@@ -73,8 +92,11 @@ enum gate_verdict { V_PASS, V_SLOWER, V_FAIL_STATUS, V_FAIL_NAN, V_FAIL_ERROR, V
 
 struct gate_line {
     struct result_key key;
-    double base_ms, cur_ms, ratio, noise; /* noise: √(nb² + nc²) */
-    double limit;                         /* the allowed slowdown used */
+    double base_ms, cur_ms, noise; /* medians; noise: √(nb² + nc²) */
+    double ratio;                  /* cur/base: the HL estimate from samples, else of medians */
+    double lo, hi;                 /* the ratio's confidence bounds; NaN under the summary rule */
+    bool paired;                   /* both rows from one A/B run: ab_slowdown applies */
+    double limit;                  /* the allowed slowdown used */
     enum gate_verdict verdict;
     char why[160];
 };
@@ -100,5 +122,16 @@ void gate_print(struct gate_report *, const char *baseline_path, const char *cur
                 FILE *);
 void gate_print_markdown(struct gate_report *, const char *baseline_path,
                          const char *current_path, FILE *);
+
+/* What regress and ab both do: read two runs and the thresholds (NULL:
+ * bench/thresholds.conf when it exists, else the built-in defaults), refuse a
+ * run compared with itself, compare, print `compare: BASE_RUN vs CUR_RUN`
+ * and the table to out (and to copy_to, markdown to markdown, when set).
+ * *exit_code is 0 pass or 1 regression; refusals return ATTN_ERR_INPUT. */
+struct gate_files_request {
+    const char *baseline, *results, *thresholds, *copy_to, *markdown;
+    struct gate_options options;
+};
+int gate_files(const struct gate_files_request *, FILE *out, int *exit_code);
 
 #endif

@@ -32,6 +32,7 @@ void options_usage(FILE *f)
         "                      GPU ops) for each variant x point, and DIR/ops.txt\n"
         "  --no-trace          skip the traced call per row (op columns left empty)\n"
         "  --quiet             no progress lines\n"
+        "  --worker            serve one side of an A/B run on stdin/stdout (build/ab starts it)\n"
         "  --help              this text\n"
         "With neither --grid nor --point, the default grid runs.\n"
         "Exit: 0 all rows ok or skipped, 1 a row failed (mismatch/error), 2 bad input\n"
@@ -111,6 +112,7 @@ int options_parse(struct options *o, int argc, char **argv)
         if (!strcmp(a, "--quiet")) { o->quiet = true; continue; }
         if (!strcmp(a, "--peak")) { o->peak = true; continue; }
         if (!strcmp(a, "--no-trace")) { o->no_trace = true; continue; }
+        if (!strcmp(a, "--worker")) { o->worker = true; continue; }
         if (strncmp(a, "--", 2) != 0)
             return ATTN_FAIL(ATTN_ERR_INPUT, "unexpected argument '%s'", a);
         static const char *const with_value[] = {"--grid", "--point", "--variants", "--mode",
@@ -157,7 +159,7 @@ int options_parse(struct options *o, int argc, char **argv)
             o->seed = (unsigned long long)x;
         }
     }
-    if (o->list || o->help) return ATTN_OK;
+    if (o->list || o->help || o->worker) return ATTN_OK; /* a worker is sent its points */
     if (o->trace_dir && o->no_trace)
         return ATTN_FAIL(ATTN_ERR_INPUT, "--trace and --no-trace contradict each other");
     if (ngrids == 0 && npoints == 0) grids[ngrids++] = "default";

@@ -27,6 +27,7 @@ struct options {
     bool peak;                       /* measure the card's ceilings first */
     bool no_trace;                   /* skip the per-row traced call */
     const char *trace_dir;           /* Chrome JSON per variant × point and ops.txt; NULL none */
+    bool worker;                     /* serve an A/B run on stdin/stdout (worker.h) */
 };
 
 /* Fills *o from argv. ATTN_ERR_INPUT with a one-line message on a usage

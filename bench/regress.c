@@ -1,17 +1,22 @@
-/* regress.c — the regression gate's command line: compare a results CSV with
- * a baseline (rules in gate.h), or bless the newest run as the baseline.
- *   regress [--results FILE] [--baseline FILE] [--thresholds FILE]
- *           [--gpu NAME] [--results-dir DIR] [--markdown FILE]
- *           [--allow-missing] [--allow-gpu-mismatch]
- *   regress --bless [--gpu NAME] [--results-dir DIR]
- * Defaults: the newest RUN_ID.csv in DIR/<gpu>/ against DIR/<gpu>/baseline.csv,
- * thresholds from bench/thresholds.conf; <gpu> from --gpu, else the one GPU
- * under DIR that has a baseline. Exit 0 pass, 1 regression, 2 bad input. */
+/* regress.c — the regression gate's command line (rules in gate.h).
+ *   regress [--gpu NAME] [--results-dir DIR]            the newest A/B pair
+ *   regress --ab DIR                                     the A/B pair in DIR
+ *   regress --results FILE --baseline FILE               two given runs
+ *   regress --trend [--results FILE]                     a run against the blessed baseline
+ *   regress --bless [--results FILE] [--reason TEXT]     make a run the baseline
+ * Common: [--thresholds FILE] [--markdown FILE] [--allow-missing]
+ *         [--allow-gpu-mismatch].
+ * An A/B pair is DIR/<gpu>/ab/AB_ID/AB_ID-base.csv and AB_ID-cand.csv (make ab);
+ * the newest is the greatest AB_ID. <gpu> comes from --gpu, else the one GPU
+ * under DIR (default: results) that has what the mode needs.
+ * Exit 0 pass, 1 regression (or a refused blessing), 2 bad input. */
 #include "gate.h"
 #include "../common/errors.h"
+#include "../common/results.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,20 +25,27 @@
 #include <unistd.h>
 
 struct regress_args {
-    const char *results, *baseline, *thresholds, *gpu, *dir, *markdown;
-    bool allow_missing, allow_gpu_mismatch, bless;
+    const char *results, *baseline, *thresholds, *gpu, *dir, *markdown, *ab, *reason;
+    bool allow_missing, allow_gpu_mismatch, bless, trend;
 };
 
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: regress [--results FILE] [--baseline FILE] [--thresholds FILE] [--gpu NAME]\n"
-        "               [--results-dir DIR] [--markdown FILE] [--allow-missing]\n"
-        "               [--allow-gpu-mismatch]\n"
-        "       regress --bless [--gpu NAME] [--results-dir DIR]\n"
-        "Compares the newest run in DIR/<gpu>/ (default DIR: results) with\n"
-        "DIR/<gpu>/baseline.csv; --bless makes the newest run the baseline and keeps\n"
-        "the previous one in DIR/<gpu>/baselines/. Exit: 0 pass, 1 regression, 2 bad input.\n");
+        "usage: regress [--gpu NAME] [--results-dir DIR]     gate the newest A/B pair (make ab)\n"
+        "       regress --ab DIR                              gate the A/B pair in DIR\n"
+        "       regress --results FILE --baseline FILE        gate FILE against a baseline FILE\n"
+        "       regress --trend [--results FILE]              a run (default: the newest) against\n"
+        "                                                     DIR/<gpu>/baseline.csv\n"
+        "       regress --bless [--results FILE] [--reason TEXT]  make a run (default: the newest)\n"
+        "                                                     the baseline\n"
+        "options: --thresholds FILE --markdown FILE --allow-missing --allow-gpu-mismatch\n"
+        "An A/B pair is DIR/<gpu>/ab/AB_ID/AB_ID-base.csv and -cand.csv (default DIR: results).\n"
+        "A run is never compared with itself. --bless gates the run against the current\n"
+        "baseline first and refuses a regression unless --reason says why; every blessing\n"
+        "is logged in DIR/<gpu>/baselines/LOG.\n"
+        "Exit: 0 pass, 1 regression (or a refused blessing), 2 bad input. The last line of\n"
+        "a comparison is `regress: PASS ...` or `regress: REGRESSION ...`.\n");
 }
 
 static int parse_args(int argc, char **argv, struct regress_args *a)
@@ -45,17 +57,31 @@ static int parse_args(int argc, char **argv, struct regress_args *a)
         if (!strcmp(o, "--allow-missing")) { a->allow_missing = true; continue; }
         if (!strcmp(o, "--allow-gpu-mismatch")) { a->allow_gpu_mismatch = true; continue; }
         if (!strcmp(o, "--bless")) { a->bless = true; continue; }
+        if (!strcmp(o, "--trend")) { a->trend = true; continue; }
         if (!strcmp(o, "--help") || !strcmp(o, "-h")) { usage(stdout); exit(0); }
         const char **slot = !strcmp(o, "--results") ? &a->results
                           : !strcmp(o, "--baseline") ? &a->baseline
                           : !strcmp(o, "--thresholds") ? &a->thresholds
                           : !strcmp(o, "--gpu") ? &a->gpu
                           : !strcmp(o, "--results-dir") ? &a->dir
-                          : !strcmp(o, "--markdown") ? &a->markdown : NULL;
+                          : !strcmp(o, "--markdown") ? &a->markdown
+                          : !strcmp(o, "--ab") ? &a->ab
+                          : !strcmp(o, "--reason") ? &a->reason : NULL;
         if (!slot) return ATTN_FAIL(ATTN_ERR_INPUT, "unknown option '%s' (see --help)", o);
         if (i + 1 >= argc) return ATTN_FAIL(ATTN_ERR_INPUT, "option '%s' needs a value", o);
         *slot = argv[++i];
     }
+    if (a->reason && !a->reason[strspn(a->reason, " \t")])
+        return ATTN_FAIL(ATTN_ERR_INPUT, "--reason: empty");
+    if (a->reason && strpbrk(a->reason, "\t\n\r"))
+        return ATTN_FAIL(ATTN_ERR_INPUT, "--reason: one line, no tabs");
+    int modes = a->bless + a->trend + (a->ab != NULL) + (a->baseline && !a->trend && !a->bless);
+    if (modes > 1)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "choose one of --bless, --trend, --ab DIR, --baseline FILE");
+    if (a->results && !a->baseline && !a->trend && !a->bless)
+        return ATTN_FAIL(ATTN_ERR_INPUT,
+                         "--results FILE needs --baseline FILE, --trend or --bless (see --help)");
+    if (a->reason && !a->bless) return ATTN_FAIL(ATTN_ERR_INPUT, "--reason goes with --bless");
     return ATTN_OK;
 }
 
@@ -65,8 +91,15 @@ static bool is_file(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* The GPU whose directory under dir holds a baseline, when there is one. */
-static int find_gpu(const char *dir, char *out, size_t len)
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The GPU whose directory under dir passes `has` (what names it in messages). */
+static int find_gpu(const char *dir, bool (*has)(const char *gpu_dir), const char *what, char *out,
+                    size_t len)
 {
     DIR *d = opendir(dir);
     if (!d) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to open: %s", dir, strerror(errno));
@@ -75,139 +108,247 @@ static int find_gpu(const char *dir, char *out, size_t len)
     char path[1024];
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.') continue;
-        snprintf(path, sizeof path, "%s/%s/baseline.csv", dir, e->d_name);
-        if (!is_file(path)) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (!is_dir(path) || !has(path)) continue;
         if (found++ == 0) snprintf(out, len, "%s", e->d_name);
     }
     closedir(d);
-    if (found == 0) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: no <gpu>/baseline.csv under it (make baseline)", dir);
-    if (found > 1) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: several GPUs have baselines: pass --gpu", dir);
+    if (found == 0) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: no <gpu>/ with %s under it", dir, what);
+    if (found > 1) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: several GPUs have %s: pass --gpu (GPU=)", dir, what);
     return ATTN_OK;
 }
 
-/* A run file is named by its start time, YYYYMMDDTHHMMSSZ[-N].csv: the
- * greatest name is the newest run. */
-static bool is_run_name(const char *n)
+/* A run or A/B run is named by its start time, YYYYMMDDTHHMMSSZ[-N]: the
+ * greatest name is the newest. */
+static bool is_stamp(const char *n)
 {
-    size_t len = strlen(n);
-    if (len < 20 || strcmp(n + len - 4, ".csv")) return false;
+    if (strlen(n) < 16) return false;
     for (int i = 0; i < 16; i++) {
         char c = n[i];
         bool ok = i == 8 ? c == 'T' : i == 15 ? c == 'Z' : (c >= '0' && c <= '9');
         if (!ok) return false;
     }
-    return true;
+    return n[16] == '\0' || n[16] == '-' || n[16] == '.';
 }
 
-static int newest_run(const char *gpu_dir, char *out, size_t len)
+static bool is_run_name(const char *n)
 {
-    DIR *d = opendir(gpu_dir);
-    if (!d) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to open: %s", gpu_dir, strerror(errno));
+    size_t len = strlen(n);
+    return is_stamp(n) && len > 4 && !strcmp(n + len - 4, ".csv") && !strstr(n, ".samples.");
+}
+
+/* The greatest entry of dir that `accept` takes, as dir/name. */
+static int newest(const char *dir, bool (*accept)(const char *), const char *what, char *out,
+                  size_t len)
+{
+    DIR *d = opendir(dir);
+    if (!d) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to open: %s", dir, strerror(errno));
     char best[256] = "";
     struct dirent *e;
     while ((e = readdir(d)))
-        if (is_run_name(e->d_name) && strcmp(e->d_name, best) > 0)
-            snprintf(best, sizeof best, "%s", e->d_name);
+        if (accept(e->d_name) && strcmp(e->d_name, best) > 0) snprintf(best, sizeof best, "%s", e->d_name);
     closedir(d);
-    if (!best[0]) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: no run (RUN_ID.csv) in it", gpu_dir);
-    snprintf(out, len, "%s/%s", gpu_dir, best);
+    if (!best[0]) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: no %s in it", dir, what);
+    if ((size_t)snprintf(out, len, "%s/%s", dir, best) >= len)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "path too long under '%s'", dir);
     return ATTN_OK;
 }
 
-static int copy_file(const char *from, const char *to)
+static bool has_ab(const char *gpu_dir)
 {
-    FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
-    if (!in || !out) {
-        if (in) fclose(in);
-        return ATTN_FAIL(ATTN_ERR_INPUT, "unable to copy '%s' to '%s': %s", from, to, strerror(errno));
+    char path[1100];
+    snprintf(path, sizeof path, "%s/ab", gpu_dir);
+    return is_dir(path);
+}
+
+static bool has_baseline(const char *gpu_dir)
+{
+    char path[1100];
+    snprintf(path, sizeof path, "%s/baseline.csv", gpu_dir);
+    return is_file(path);
+}
+
+static bool has_run(const char *gpu_dir)
+{
+    char path[1100];
+    return newest(gpu_dir, is_run_name, "run", path, sizeof path) == ATTN_OK;
+}
+
+/* DIR/AB_ID-base.csv and DIR/AB_ID-cand.csv of an A/B run directory. */
+static int ab_pair(const char *ab_dir, char *base, char *cand, size_t len)
+{
+    const char *slash = strrchr(ab_dir, '/');
+    const char *id = slash && slash[1] ? slash + 1 : ab_dir;
+    if ((size_t)snprintf(base, len, "%s/%s-base.csv", ab_dir, id) >= len ||
+        (size_t)snprintf(cand, len, "%s/%s-cand.csv", ab_dir, id) >= len)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "path too long: '%s'", ab_dir);
+    if (!is_file(base) || !is_file(cand))
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: not an A/B run (no %s-base.csv and %s-cand.csv in it)",
+                         ab_dir, id, id);
+    return ATTN_OK;
+}
+
+/* ---------------------------------------------------------------- bless */
+
+/* Copies from → to through to.tmp, synced and renamed into place, so that to
+ * is either the old file or the whole new one. */
+static int copy_atomic(const char *from, const char *to)
+{
+    char tmp[1300];
+    snprintf(tmp, sizeof tmp, "%s.tmp", to);
+    int in = open(from, O_RDONLY);
+    if (in < 0) return ATTN_FAIL(ATTN_ERR_INPUT, "unable to open '%s': %s", from, strerror(errno));
+    int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out < 0) {
+        close(in);
+        return ATTN_FAIL(ATTN_ERR_INPUT, "unable to create '%s': %s", tmp, strerror(errno));
     }
     char buf[65536];
-    size_t n;
+    ssize_t n = 0;
     int rc = ATTN_OK;
-    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
-        if (fwrite(buf, 1, n, out) != n) rc = ATTN_FAIL(ATTN_ERR, "writing '%s' failed", to);
-    fclose(in);
-    if (fclose(out) != 0 && rc == ATTN_OK) rc = ATTN_FAIL(ATTN_ERR, "writing '%s' failed", to);
+    while (rc == ATTN_OK && (n = read(in, buf, sizeof buf)) > 0)
+        for (ssize_t done = 0; done < n && rc == ATTN_OK;) {
+            ssize_t w = write(out, buf + done, (size_t)(n - done));
+            if (w <= 0) rc = ATTN_FAIL(ATTN_ERR, "writing '%s': %s", tmp, strerror(errno));
+            else done += w;
+        }
+    if (rc == ATTN_OK && n < 0) rc = ATTN_FAIL(ATTN_ERR, "reading '%s': %s", from, strerror(errno));
+    if (rc == ATTN_OK && fsync(out) != 0) rc = ATTN_FAIL(ATTN_ERR, "writing '%s': %s", tmp, strerror(errno));
+    close(in);
+    if (close(out) != 0 && rc == ATTN_OK) rc = ATTN_FAIL(ATTN_ERR, "writing '%s': %s", tmp, strerror(errno));
+    if (rc == ATTN_OK && rename(tmp, to) != 0)
+        rc = ATTN_FAIL(ATTN_ERR, "unable to rename '%s' to '%s': %s", tmp, to, strerror(errno));
+    if (rc != ATTN_OK) unlink(tmp);
     return rc;
 }
 
-/* The newest run becomes baseline.csv; the one it replaces moves to
- * baselines/baseline-<UTC time>.csv. The newest run is read first: a
- * malformed run is never blessed. */
-static int bless(const char *gpu_dir)
+/* A run and its samples file, when it has one, copied to DEST.csv and
+ * DEST.samples.csv (a stale DEST.samples.csv is removed). */
+static int copy_run(const char *from, const char *to)
 {
-    char run[1200], base[1100], keep[1200];
-    ATTN_TRY(newest_run(gpu_dir, run, sizeof run));
-    struct result_set s;
-    ATTN_TRY(results_read(run, &s));
-    results_free(&s);
-    snprintf(base, sizeof base, "%s/baseline.csv", gpu_dir);
-    if (is_file(base)) {
-        char hist[1100], stamp[32];
-        time_t t = time(NULL);
-        struct tm tm;
-        gmtime_r(&t, &tm);
-        strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-        snprintf(hist, sizeof hist, "%s/baselines", gpu_dir);
-        if (mkdir(hist, 0755) != 0 && errno != EEXIST)
-            return ATTN_FAIL(ATTN_ERR_INPUT, "unable to create '%s': %s", hist, strerror(errno));
-        snprintf(keep, sizeof keep, "%s/baseline-%s.csv", hist, stamp);
-        if (rename(base, keep) != 0)
-            return ATTN_FAIL(ATTN_ERR_INPUT, "unable to move '%s': %s", base, strerror(errno));
-        printf("regress: previous baseline kept as %s\n", keep);
+    char from_s[1300], to_s[1300];
+    ATTN_TRY(results_samples_path(from, from_s, sizeof from_s));
+    ATTN_TRY(results_samples_path(to, to_s, sizeof to_s));
+    if (is_file(from_s)) ATTN_TRY(copy_atomic(from_s, to_s));
+    else if (unlink(to_s) != 0 && errno != ENOENT)
+        return ATTN_FAIL(ATTN_ERR, "unable to remove '%s': %s", to_s, strerror(errno));
+    return copy_atomic(from, to);
+}
+
+/* baselines/baseline-RUN_ID[-N].csv: never an existing name. */
+static int keep_name(const char *hist, const char *run_id, char *out, size_t len)
+{
+    for (int n = 1; n < 1000; n++) {
+        if (n == 1) snprintf(out, len, "%s/baseline-%s.csv", hist, run_id);
+        else snprintf(out, len, "%s/baseline-%s-%d.csv", hist, run_id, n);
+        if (access(out, F_OK) != 0) return ATTN_OK;
     }
-    ATTN_TRY(copy_file(run, base));
-    printf("regress: %s is the baseline now (from %s)\n", base, run);
+    return ATTN_FAIL(ATTN_ERR_INPUT, "%s: no free name for the kept baseline", hist);
+}
+
+static int log_blessing(const char *hist, const struct result_set *run, const char *verdict,
+                        const char *reason)
+{
+    char path[1200], when[32];
+    snprintf(path, sizeof path, "%s/LOG", hist);
+    bool fresh = !is_file(path);
+    FILE *f = fopen(path, "a");
+    if (!f) return ATTN_FAIL(ATTN_ERR, "unable to open '%s': %s", path, strerror(errno));
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (fresh) fprintf(f, "# date\trun\trev\tverdict\treason\n");
+    fprintf(f, "%s\t%s\t%s\t%s\t%s\n", when, run->rows[0].run_id[0] ? run->rows[0].run_id : run->path,
+            run->rows[0].git_rev[0] ? run->rows[0].git_rev : "?", verdict, reason ? reason : "-");
+    if (fclose(f) != 0) return ATTN_FAIL(ATTN_ERR, "unable to write '%s': %s", path, strerror(errno));
     return ATTN_OK;
 }
 
-static int run(const struct regress_args *a, int *exit_code)
+/* Gates the run against the current baseline; a regression is refused
+ * without a reason. Then the old baseline is kept, the run copied into
+ * place, and the blessing logged. */
+static int bless(const struct regress_args *a, const char *gpu_dir, const char *run, int *code)
 {
-    char gpu[256] = "", gpu_dir[600] = "", results[1200], baseline[1200];
-    const bool need_dir = a->bless || !a->results || !a->baseline;
-    if (need_dir) {
+    char base[1100], hist[1100], keep[1300];
+    snprintf(base, sizeof base, "%s/baseline.csv", gpu_dir);
+    snprintf(hist, sizeof hist, "%s/baselines", gpu_dir);
+    struct result_set rs;
+    ATTN_TRY(results_read(run, &rs)); /* a malformed run is never blessed */
+    const char *verdict = "first";
+    int rc = ATTN_OK, gate = 0;
+    struct result_set old = {0};
+    if (is_file(base)) {
+        struct gate_files_request q = {.baseline = base, .results = run, .thresholds = a->thresholds,
+                                       .options = {.allow_missing = a->allow_missing,
+                                                   .allow_gpu_mismatch = a->allow_gpu_mismatch}};
+        rc = gate_files(&q, stdout, &gate);
+        if (rc == ATTN_OK) rc = results_read(base, &old);
+        verdict = gate ? "REGRESSION" : "PASS";
+    }
+    if (rc == ATTN_OK && gate && !a->reason) {
+        fprintf(stderr, "regress: %s fails the gate against %s (above): not blessed; "
+                        "REASON=\"why\" (make baseline) or --reason blesses it anyway\n", run, base);
+        *code = 1;
+    } else if (rc == ATTN_OK) {
+        if (mkdir(hist, 0755) != 0 && errno != EEXIST)
+            rc = ATTN_FAIL(ATTN_ERR_INPUT, "unable to create '%s': %s", hist, strerror(errno));
+        if (rc == ATTN_OK && old.count) {
+            rc = keep_name(hist, old.rows[0].run_id[0] ? old.rows[0].run_id : "unknown", keep, sizeof keep);
+            if (rc == ATTN_OK) rc = copy_run(base, keep);
+            if (rc == ATTN_OK) printf("regress: previous baseline kept as %s\n", keep);
+        }
+        if (rc == ATTN_OK) rc = copy_run(run, base);
+        if (rc == ATTN_OK) rc = log_blessing(hist, &rs, verdict, a->reason);
+        if (rc == ATTN_OK) printf("regress: %s is the baseline now (from %s, %s)\n", base, run, verdict);
+    }
+    results_free(&old);
+    results_free(&rs);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ main */
+
+static int run(const struct regress_args *a, int *code)
+{
+    char gpu[256] = "", gpu_dir[600] = "", results[1200], baseline[1200], ab_dir[1200];
+    const bool explicit_pair = a->results && a->baseline && !a->bless;
+    if (!explicit_pair && !a->ab) {
         if (a->gpu) snprintf(gpu, sizeof gpu, "%s", a->gpu);
-        else ATTN_TRY(find_gpu(a->dir, gpu, sizeof gpu));
+        else if (a->bless) ATTN_TRY(find_gpu(a->dir, has_run, "a run", gpu, sizeof gpu));
+        else if (a->trend) ATTN_TRY(find_gpu(a->dir, has_baseline, "baseline.csv", gpu, sizeof gpu));
+        else ATTN_TRY(find_gpu(a->dir, has_ab, "ab/ (A/B runs)", gpu, sizeof gpu));
         snprintf(gpu_dir, sizeof gpu_dir, "%s/%s", a->dir, gpu);
     }
-    if (a->bless) return bless(gpu_dir);
-
-    if (a->results) snprintf(results, sizeof results, "%s", a->results);
-    else ATTN_TRY(newest_run(gpu_dir, results, sizeof results));
-    if (a->baseline) snprintf(baseline, sizeof baseline, "%s", a->baseline);
-    else snprintf(baseline, sizeof baseline, "%s/baseline.csv", gpu_dir);
-
-    struct gate_thresholds t;
-    if (a->thresholds) ATTN_TRY(gate_thresholds_read(a->thresholds, &t));
-    else if (is_file("bench/thresholds.conf")) ATTN_TRY(gate_thresholds_read("bench/thresholds.conf", &t));
-    else gate_thresholds_default(&t);
-
-    struct result_set base, cur;
-    ATTN_TRY(results_read(baseline, &base));
-    int rc = results_read(results, &cur);
-    if (rc != ATTN_OK) {
-        results_free(&base);
-        return rc;
-    }
-    struct gate_options o = {.allow_missing = a->allow_missing, .allow_gpu_mismatch = a->allow_gpu_mismatch};
-    struct gate_report rep;
-    rc = gate_compare(&base, &cur, &t, &o, &rep);
-    if (rc == ATTN_OK) {
-        gate_print(&rep, baseline, results, stdout);
-        if (a->markdown) {
-            FILE *m = fopen(a->markdown, "w");
-            if (!m) rc = ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to create: %s", a->markdown, strerror(errno));
-            else {
-                gate_print_markdown(&rep, baseline, results, m);
-                fclose(m);
-            }
+    if (a->bless || a->trend) {
+        if (a->results) snprintf(results, sizeof results, "%s", a->results);
+        else ATTN_TRY(newest(gpu_dir, is_run_name, "run (RUN_ID.csv)", results, sizeof results));
+        if (a->bless) return bless(a, gpu_dir, results, code);
+        snprintf(baseline, sizeof baseline, "%s/baseline.csv", gpu_dir);
+        if (!is_file(baseline))
+            return ATTN_FAIL(ATTN_ERR_INPUT, "%s: no blessed baseline (make baseline)", baseline);
+    } else if (explicit_pair) {
+        snprintf(results, sizeof results, "%s", a->results);
+        snprintf(baseline, sizeof baseline, "%s", a->baseline);
+    } else {
+        if (a->ab) {
+            snprintf(ab_dir, sizeof ab_dir, "%s", a->ab);
+        } else {
+            char abs[700];
+            snprintf(abs, sizeof abs, "%s/ab", gpu_dir);
+            if (!is_dir(abs))
+                return ATTN_FAIL(ATTN_ERR_INPUT,
+                                 "%s: no A/B run to gate (make ab BASE=main, and commit its "
+                                 "directory); a run is never compared with itself", abs);
+            ATTN_TRY(newest(abs, is_stamp, "A/B run (AB_ID/)", ab_dir, sizeof ab_dir));
         }
-        *exit_code = gate_exit_code(&rep);
+        ATTN_TRY(ab_pair(ab_dir, baseline, results, sizeof results));
     }
-    gate_report_free(&rep);
-    results_free(&base);
-    results_free(&cur);
-    return rc;
+    struct gate_files_request q = {.baseline = baseline, .results = results,
+                                   .thresholds = a->thresholds, .markdown = a->markdown,
+                                   .options = {.allow_missing = a->allow_missing,
+                                               .allow_gpu_mismatch = a->allow_gpu_mismatch}};
+    return gate_files(&q, stdout, code);
 }
 
 int main(int argc, char **argv)
@@ -216,6 +357,7 @@ int main(int argc, char **argv)
     int code = 0;
     if (parse_args(argc, argv, &a) != ATTN_OK || run(&a, &code) != ATTN_OK) {
         fprintf(stderr, "regress: %s\n", attn_error_message());
+        printf("regress: BAD INPUT (exit 2)\n");
         return 2;
     }
     return code;

@@ -71,17 +71,19 @@ int csv_line_end(struct csv_line *l)
     return ATTN_OK;
 }
 
-int csv_append(int fd, const struct csv_line *l)
+int csv_write_all(int fd, const char *buf, size_t len)
 {
     size_t done = 0;
-    while (done < l->len) {
-        ssize_t n = write(fd, l->text + done, l->len - done);
+    while (done < len) {
+        ssize_t n = write(fd, buf + done, len - done);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return ATTN_FAIL(ATTN_ERR, "unable to write results: %s", strerror(errno));
         done += (size_t)n;
     }
     return ATTN_OK;
 }
+
+int csv_append(int fd, const struct csv_line *l) { return csv_write_all(fd, l->text, l->len); }
 
 int csv_create(const char *path, const struct csv_line *header, int *fd_out)
 {

@@ -31,6 +31,9 @@ int csv_line_end(struct csv_line *);
 /* Appends one finished line with a single write(2), so a crash or Ctrl-C
  * leaves either the whole line or none of it. */
 int csv_append(int fd, const struct csv_line *);
+/* Writes len bytes, retrying short writes; a multi-line block (a row's
+ * samples) is passed whole, in one write(2) unless the kernel splits it. */
+int csv_write_all(int fd, const char *buf, size_t len);
 /* Creates path (never overwrites) and writes the header line. Returns fd. */
 int csv_create(const char *path, const struct csv_line *header, int *fd_out);
 

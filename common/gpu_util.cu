@@ -71,17 +71,29 @@ extern "C" int gpu_block_stream(volatile int *release, double timeout_ms, attn_s
     return ATTN_OK;
 }
 
-static __global__ void spin_kernel(uint64_t ns)
+/* Every thread runs a dependent FMA chain until its SM has counted `cycles`
+ * clock cycles: work that, like a compute-bound kernel, takes longer when the
+ * SM clock falls, and loads every SM, unlike a one-thread timer spin. The
+ * result is stored only if impossible, so the chain is not optimised away. */
+static __global__ void busy_kernel(long long cycles, float *sink)
 {
-    const uint64_t t0 = globaltimer_ns();
-    while (globaltimer_ns() - t0 < ns) {
-    }
+    const long long t0 = clock64();
+    float x = threadIdx.x * 1e-3f, y = 1.0f + 1e-7f;
+    while (clock64() - t0 < cycles)
+        for (int i = 0; i < 64; i++) x = fmaf(x, y, 1e-7f);
+    if (x == -1.0f) *sink = x;
 }
 
-extern "C" int gpu_spin(double ms, attn_stream_t s)
+extern "C" int gpu_busy_cycles(long long cycles, attn_stream_t s)
 {
-    spin_kernel<<<1, 1, 0, s>>>((uint64_t)(ms * 1e6));
-    LAUNCH_TRY("spin_kernel");
+    static int sms; /* one device per process */
+    if (!sms) {
+        int dev = 0;
+        CUDA_TRY(cudaGetDevice(&dev));
+        CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    }
+    busy_kernel<<<sms, 128, 0, s>>>(cycles, NULL);
+    LAUNCH_TRY("busy_kernel");
     return ATTN_OK;
 }
 

@@ -25,8 +25,10 @@ int gpu_reference_f32(const struct attn_problem *, const void *q, const void *k,
  * of the measurement. */
 int gpu_block_stream(volatile int *release, double timeout_ms, attn_stream_t);
 
-/* Keeps one thread busy for `ms` on the stream (the gate's injected slowdown). */
-int gpu_spin(double ms, attn_stream_t);
+/* Keeps every SM busy with FMAs for `cycles` SM clock cycles (the gate's
+ * injected slowdown): its time scales with the SM clock as the variant's own
+ * does, so the injected share of a call stays the same when the clock falls. */
+int gpu_busy_cycles(long long cycles, attn_stream_t);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const columns[] = {
@@ -17,7 +18,7 @@ static const char *const columns[] = {
     "max_abs_err", "rel_err", "ref",
     "kernels_per_call", "memcpy_per_call", "memset_per_call", "gpu_busy_ms", "launch_gap_ms",
     "sm_clock_start_mhz", "sm_clock_end_mhz", "clock_low",
-    "impl",
+    "impl", "ab_run",
 };
 #define NCOLUMNS ((int)(sizeof columns / sizeof columns[0]))
 
@@ -55,6 +56,20 @@ static void add_opt_int(struct csv_line *l, long long v)
     else csv_add_int(l, v);
 }
 
+/* The row's key, in the order both files give it. */
+static void add_key(struct csv_line *l, const struct result_row *r)
+{
+    const struct attn_problem *p = &r->problem;
+    csv_add_str(l, r->variant);
+    csv_add_str(l, attn_dtype_name(p->dtype));
+    csv_add_int(l, p->batch);
+    csv_add_int(l, p->heads);
+    csv_add_int(l, p->seq_len);
+    csv_add_int(l, p->head_dim);
+    csv_add_int(l, p->causal);
+    csv_add_str(l, r->mode);
+}
+
 int results_format(const struct result_row *r, struct csv_line *l)
 {
     const struct attn_problem *p = &r->problem;
@@ -65,14 +80,7 @@ int results_format(const struct result_row *r, struct csv_line *l)
     csv_add_str(l, r->timestamp);
     csv_add_str(l, r->git_rev);
     csv_add_str(l, r->gpu);
-    csv_add_str(l, r->variant);
-    csv_add_str(l, attn_dtype_name(p->dtype));
-    csv_add_int(l, p->batch);
-    csv_add_int(l, p->heads);
-    csv_add_int(l, p->seq_len);
-    csv_add_int(l, p->head_dim);
-    csv_add_int(l, p->causal);
-    csv_add_str(l, r->mode);
+    add_key(l, r);
     csv_add_str(l, r->status);
     csv_add_str(l, r->reason);
     add_opt_int(l, r->timed ? (long long)s->n : -1);
@@ -103,5 +111,46 @@ int results_format(const struct result_row *r, struct csv_line *l)
     add_opt_int(l, r->clock_end_mhz ? (long long)r->clock_end_mhz : -1);
     add_opt_int(l, r->clock_low);
     csv_add_str(l, r->impl);
+    csv_add_str(l, r->ab_run);
     return csv_line_end(l);
+}
+
+static const char *const sample_columns[] = {"variant", "dtype", "batch", "heads", "seq_len",
+                                             "head_dim", "causal", "mode", "sample", "ms"};
+
+void results_samples_header(struct csv_line *l)
+{
+    csv_line_init(l);
+    for (size_t i = 0; i < sizeof sample_columns / sizeof sample_columns[0]; i++)
+        csv_add_str(l, sample_columns[i]);
+    csv_line_end(l);
+}
+
+int results_samples_append(int fd, const struct result_row *r)
+{
+    char key[CSV_LINE_MAX];
+    struct csv_line l;
+    csv_line_init(&l);
+    add_key(&l, r);
+    if (l.overflow) return ATTN_FAIL(ATTN_ERR, "samples key longer than %d bytes", CSV_LINE_MAX);
+    snprintf(key, sizeof key, "%s", l.text);
+    const size_t per_line = l.len + 48;
+    char *buf = malloc(r->nsample_ms * per_line + 1);
+    if (!buf) return ATTN_FAIL(ATTN_ERR, "out of host memory for %zu samples", r->nsample_ms);
+    size_t len = 0;
+    for (size_t i = 0; i < r->nsample_ms; i++)
+        len += (size_t)snprintf(buf + len, per_line + 1, "%s,%zu,%.7g\n", key, i, r->sample_ms[i]);
+    int rc = csv_write_all(fd, buf, len);
+    free(buf);
+    return rc;
+}
+
+int results_samples_path(const char *csv_path, char *buf, size_t len)
+{
+    size_t n = strlen(csv_path);
+    if (n < 4 || strcmp(csv_path + n - 4, ".csv") != 0)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "'%s' does not end in .csv", csv_path);
+    if ((size_t)snprintf(buf, len, "%.*s.samples.csv", (int)(n - 4), csv_path) >= len)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "path too long: '%s'", csv_path);
+    return ATTN_OK;
 }

@@ -16,6 +16,7 @@ extern "C" {
 
 struct result_row {
     const char *run_id, *timestamp, *git_rev, *gpu; /* which run, when, which code, where */
+    const char *ab_run; /* the A/B run that measured it interleaved with its other side; NULL/"" plain */
     const char *variant;
     struct attn_problem problem;
     const char *mode;
@@ -36,6 +37,8 @@ struct result_row {
     unsigned clock_start_mhz, clock_end_mhz; /* 0 when unknown */
     int clock_low;                 /* 1: a reading under 90% of the run's reference clock; -1 unknown */
     char impl[256];                /* what the variant ran (attn_impl() after setup), "" when unsaid */
+    const double *sample_ms;       /* the timed samples, ms per call, in order (timed rows) */
+    size_t nsample_ms;
 };
 
 /* Blank row: NaN / -1 in every measured field. */
@@ -45,6 +48,15 @@ void results_set_reason(struct result_row *, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void results_header(struct csv_line *);
 int results_format(const struct result_row *, struct csv_line *);
+
+/* The samples file beside a run's CSV (RUN_ID.samples.csv), long format:
+ * the eight key columns, then `sample` (0, 1, ...) and `ms` (per call). */
+void results_samples_header(struct csv_line *);
+/* Appends a timed row's samples with one write(2): all of them or none. */
+int results_samples_append(int fd, const struct result_row *);
+/* "DIR/RUN_ID.csv" -> "DIR/RUN_ID.samples.csv" into buf; ATTN_ERR_INPUT when
+ * the path does not end in .csv or does not fit. */
+int results_samples_path(const char *csv_path, char *buf, size_t len);
 
 /* Number of columns and the name of column i (for readers and tests). */
 int results_column_count(void);

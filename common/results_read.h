@@ -25,6 +25,8 @@ struct result_key {
 struct result_rec {
     struct result_key key;
     int line;            /* where it stands in its file */
+    char run_id[96], git_rev[64];
+    char ab_run[64];     /* the A/B run that measured it interleaved; "" in a plain run */
     char gpu[64];
     char status[16];     /* ok, skipped, oom, mismatch, error */
     double ms_median;    /* NaN when empty */
@@ -33,6 +35,9 @@ struct result_rec {
     long samples;        /* -1 when empty */
     double tflops, extra_mem_mib; /* NaN when empty or the column is absent */
     double sm_clock_mhz;          /* the lower of the row's two SM clock readings; NaN if unknown */
+    double *sample_ms;            /* per-sample times from RUN_ID.samples.csv beside the file;
+                                     NULL without it */
+    size_t nsample_ms;
 };
 
 struct result_set {
@@ -41,10 +46,14 @@ struct result_set {
     size_t count;
 };
 
-/* Reads path. ATTN_ERR_INPUT with "path:line: why" for: a file that cannot be
- * opened, no header, a header without a required column, a row whose field
- * count differs from the header's, a non-numeric number, an unknown mode or
- * status, a duplicate key, a torn (unterminated) last line, no data rows. */
+/* Reads path, and its samples file (results_samples_path) when there is one.
+ * ATTN_ERR_INPUT with "path:line: why" for: a file that cannot be opened, no
+ * header, a header without a required column, a row whose field count
+ * differs from the header's, a non-numeric number, an unknown mode or status,
+ * a duplicate key, a torn (unterminated) last line, no data rows; in the
+ * samples file also: a sample that is not a positive number, samples out of
+ * order, a timed row whose sample count differs from its `samples` column.
+ * Samples of keys the CSV lacks (a row cut by a crash) are ignored. */
 int results_read(const char *path, struct result_set *out);
 void results_free(struct result_set *);
 

@@ -21,6 +21,13 @@ struct bench_timer {
     void *flush;
     size_t flush_bytes;
     double *samples;
+    /* the mode being timed, between time_start and time_finish */
+    const struct timed_call *call;
+    cudaGraphExec_t graph;
+    bool flush_each; /* cold: flush L2 before every sample */
+    int batch;       /* calls per sample */
+    size_t n;        /* samples taken */
+    long long extra_cycles; /* the injected slowdown after each call (SLOWDOWN=); 0 normally */
 };
 
 static const char *const mode_names[MODE_COUNT] = {"cold", "hot", "graph"};
@@ -71,6 +78,7 @@ int bench_timer_create(struct bench_timer **out, size_t l2_bytes)
 void bench_timer_destroy(struct bench_timer *t)
 {
     if (!t) return;
+    time_abort(t);
     if (t->start) cudaEventDestroy(t->start);
     if (t->stop) cudaEventDestroy(t->stop);
     if (t->flush) cudaFree(t->flush);
@@ -79,10 +87,10 @@ void bench_timer_destroy(struct bench_timer *t)
     free(t);
 }
 
-static int call_once(const struct timed_call *c)
+static int call_once(const struct bench_timer *t, const struct timed_call *c)
 {
     ATTN_TRY(c->variant->run(c->ctx, c->q, c->k, c->v, c->o, c->stream));
-    if (c->extra_ms > 0) ATTN_TRY(gpu_spin(c->extra_ms, c->stream));
+    if (t->extra_cycles > 0) ATTN_TRY(gpu_busy_cycles(t->extra_cycles, c->stream));
     return ATTN_OK;
 }
 
@@ -99,11 +107,12 @@ double timing_slowdown_fraction(const char *variant)
 }
 
 /* Enqueues `calls` calls (or graph replays) of the variant. */
-static int enqueue(const struct timed_call *c, cudaGraphExec_t graph, int calls)
+static int enqueue(const struct bench_timer *t, const struct timed_call *c, cudaGraphExec_t graph,
+                   int calls)
 {
     for (int i = 0; i < calls; i++) {
         if (graph) CUDA_TRY(cudaGraphLaunch(graph, (cudaStream_t)c->stream));
-        else ATTN_TRY(call_once(c));
+        else ATTN_TRY(call_once(t, c));
     }
     return ATTN_OK;
 }
@@ -121,7 +130,7 @@ static int timed_batch(struct bench_timer *t, const struct timed_call *c, cudaGr
     int rc = ATTN_OK;
     if (cudaEventRecord(t->start, s) != cudaSuccess)
         rc = ATTN_FAIL(ATTN_ERR, "cudaEventRecord: %s", cudaGetErrorString(cudaGetLastError()));
-    if (rc == ATTN_OK) rc = enqueue(c, graph, calls);
+    if (rc == ATTN_OK) rc = enqueue(t, c, graph, calls);
     if (rc == ATTN_OK && cudaEventRecord(t->stop, s) != cudaSuccess)
         rc = ATTN_FAIL(ATTN_ERR, "cudaEventRecord: %s", cudaGetErrorString(cudaGetLastError()));
     *t->release = 1; /* after the stop event is queued; on failure too: never hold the stream */
@@ -133,12 +142,13 @@ static int timed_batch(struct bench_timer *t, const struct timed_call *c, cudaGr
     return ATTN_OK;
 }
 
-static int capture_graph(const struct timed_call *c, cudaGraphExec_t *exec)
+static int capture_graph(const struct bench_timer *t, const struct timed_call *c,
+                         cudaGraphExec_t *exec)
 {
     cudaStream_t s = (cudaStream_t)c->stream;
     cudaGraph_t graph = NULL;
     CUDA_TRY(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    int rc = call_once(c);
+    int rc = call_once(t, c);
     cudaError_t e = cudaStreamEndCapture(s, &graph);
     if (rc != ATTN_OK) {
         if (graph) cudaGraphDestroy(graph);
@@ -158,58 +168,123 @@ static unsigned sm_clock_now(void)
     return clocks_ready() && clocks_read(&c) == ATTN_OK ? c.sm_mhz : 0;
 }
 
-static int run_mode(struct bench_timer *t, enum attn_mode mode, const struct timed_call *c,
-                    cudaGraphExec_t graph, const struct stop_rule *rule,
-                    struct timing_result *res)
+/* Median ms of `calls` single calls, each timed alone, as the mode times them. */
+static int median_call_ms(struct bench_timer *t, const struct timed_call *c, int calls, double *ms)
 {
-    const bool flush = mode == MODE_COLD;
+    double v[32];
+    if (calls > 32) calls = 32;
+    for (int i = 0; i < calls; i++) ATTN_TRY(timed_batch(t, c, NULL, 1, t->flush_each, &v[i]));
+    struct sample_stats st;
+    ATTN_TRY(stats_summarize(v, (size_t)calls, &st));
+    *ms = st.median;
+    return ATTN_OK;
+}
+
+/* Sets t->extra_cycles so that a call with the busy kernel takes the injected
+ * fraction longer than one without, measured after the warm-up (the board's
+ * steady clock): a first guess from the busy kernel's cycles per ms, then
+ * corrected by the measured ratio (launch gaps, clock, power). */
+static int calibrate_slowdown(struct bench_timer *t, const struct timed_call *c)
+{
+    const double frac = timing_slowdown_fraction(c->variant->name);
+    const long long probe_cycles = 2000000;
+    double plain_ms, busy_ms[5], with_ms;
+    t->extra_cycles = 0;
+    ATTN_TRY(median_call_ms(t, c, 15, &plain_ms));
+    cudaStream_t s = (cudaStream_t)c->stream;
+    for (int i = 0; i < 5; i++) {
+        CUDA_TRY(cudaEventRecord(t->start, s));
+        ATTN_TRY(gpu_busy_cycles(probe_cycles, c->stream));
+        CUDA_TRY(cudaEventRecord(t->stop, s));
+        CUDA_TRY(cudaEventSynchronize(t->stop));
+        float f = 0;
+        CUDA_TRY(cudaEventElapsedTime(&f, t->start, t->stop));
+        busy_ms[i] = f;
+    }
+    struct sample_stats busy;
+    ATTN_TRY(stats_summarize(busy_ms, 5, &busy));
+    double cycles = frac * plain_ms / busy.median * (double)probe_cycles;
+    for (int round = 0; round < 3; round++) {
+        t->extra_cycles = (long long)cycles;
+        ATTN_TRY(median_call_ms(t, c, 15, &with_ms));
+        const double achieved = with_ms / plain_ms - 1;
+        if (achieved > 0) cycles *= frac / achieved;
+    }
+    t->extra_cycles = cycles > 1 ? (long long)cycles : 1;
+    return ATTN_OK;
+}
+
+int time_start(struct bench_timer *t, enum attn_mode mode, const struct timed_call *c,
+               const struct stop_rule *rule, struct timing_result *res)
+{
+    memset(res, 0, sizeof *res);
+    time_abort(t);
+    const bool inject = timing_slowdown_fraction(c->variant->name) > 0;
+    t->extra_cycles = 0;
+    /* with an injected slowdown the graph is captured after the calibration
+     * that follows the warm-up: it holds the busy kernel */
+    if (mode == MODE_GRAPH && !inject) ATTN_TRY(capture_graph(t, c, &t->graph));
+    t->call = c;
+    t->flush_each = mode == MODE_COLD;
+    t->n = 0;
     const double t0 = wall_ms();
     double one_ms = 0, ms;
     size_t warm = 0;
     while (stats_keep_warming(rule, warm, wall_ms() - t0)) {
         if (attn_interrupted) return ATTN_FAIL(ATTN_ERR_INTERRUPTED, "interrupted");
-        ATTN_TRY(timed_batch(t, c, graph, 1, flush, &ms));
+        ATTN_TRY(timed_batch(t, c, t->graph, 1, t->flush_each, &ms));
         one_ms = ms; /* the last warm-up call estimates a call's time */
         warm++;
     }
+    if (inject) {
+        ATTN_TRY(calibrate_slowdown(t, c));
+        if (mode == MODE_GRAPH) ATTN_TRY(capture_graph(t, c, &t->graph));
+    }
     res->warmup_ms = wall_ms() - t0;
     res->clock_start_mhz = sm_clock_now();
-
-    int batch = 1;
+    t->batch = 1;
     if (mode != MODE_COLD && one_ms > 0) {
         double b = BATCH_TARGET_MS / one_ms;
-        batch = b < 1 ? 1 : b > BATCH_MAX_CALLS ? BATCH_MAX_CALLS : (int)b;
+        t->batch = b < 1 ? 1 : b > BATCH_MAX_CALLS ? BATCH_MAX_CALLS : (int)b;
     }
-    res->calls_per_sample = batch;
-
-    const double t1 = wall_ms();
-    double timed = 0;
-    size_t n = 0;
-    for (;;) {
-        if (attn_interrupted) return ATTN_FAIL(ATTN_ERR_INTERRUPTED, "interrupted");
-        ATTN_TRY(timed_batch(t, c, graph, batch, flush, &ms));
-        t->samples[n++] = ms / batch;
-        timed += ms;
-        ATTN_TRY(stats_summarize(t->samples, n, &res->stats));
-        if (n == SAMPLES_CAP ||
-            stats_should_stop(rule, &res->stats, timed, wall_ms() - t1, &res->converged)) {
-            res->clock_end_mhz = sm_clock_now();
-            return ATTN_OK;
-        }
-    }
+    res->calls_per_sample = t->batch;
+    return ATTN_OK;
 }
 
-int timing_calibrate_slowdown(struct bench_timer *t, struct timed_call *c)
+int time_take(struct bench_timer *t, size_t min_samples, double min_timed_ms, bool rewarm)
 {
-    c->extra_ms = 0;
-    const double frac = timing_slowdown_fraction(c->variant->name);
-    if (frac <= 0) return ATTN_OK;
-    double ms[5];
-    for (int i = 0; i < 5; i++) ATTN_TRY(timed_batch(t, c, NULL, 1, false, &ms[i]));
-    struct sample_stats st;
-    ATTN_TRY(stats_summarize(ms, 5, &st));
-    c->extra_ms = frac * st.median;
+    if (!t->call) return ATTN_FAIL(ATTN_ERR, "time_take outside time_start/time_finish");
+    double ms, timed = 0;
+    if (rewarm) ATTN_TRY(timed_batch(t, t->call, t->graph, t->batch, t->flush_each, &ms));
+    for (size_t taken = 0; taken < min_samples || timed < min_timed_ms; taken++) {
+        if (attn_interrupted) return ATTN_FAIL(ATTN_ERR_INTERRUPTED, "interrupted");
+        if (t->n == SAMPLES_CAP) return ATTN_FAIL(ATTN_ERR, "more than %d samples", SAMPLES_CAP);
+        ATTN_TRY(timed_batch(t, t->call, t->graph, t->batch, t->flush_each, &ms));
+        t->samples[t->n++] = ms / t->batch;
+        timed += ms;
+    }
     return ATTN_OK;
+}
+
+const double *time_samples(const struct bench_timer *t, size_t *n)
+{
+    *n = t->n;
+    return t->samples;
+}
+
+int time_finish(struct bench_timer *t, struct timing_result *res)
+{
+    res->clock_end_mhz = sm_clock_now();
+    int rc = stats_summarize(t->samples, t->n, &res->stats);
+    time_abort(t);
+    return rc;
+}
+
+void time_abort(struct bench_timer *t)
+{
+    if (t->graph) cudaGraphExecDestroy(t->graph);
+    t->graph = NULL;
+    t->call = NULL;
 }
 
 int trace_call(struct bench_timer *t, enum attn_mode mode, const struct timed_call *c,
@@ -217,7 +292,7 @@ int trace_call(struct bench_timer *t, enum attn_mode mode, const struct timed_ca
 {
     cudaStream_t s = (cudaStream_t)c->stream;
     cudaGraphExec_t graph = NULL;
-    if (mode == MODE_GRAPH) ATTN_TRY(capture_graph(c, &graph));
+    if (mode == MODE_GRAPH) ATTN_TRY(capture_graph(t, c, &graph));
     int rc = ATTN_OK;
     /* the flush runs and finishes before the capture starts: it is not the call's */
     if (mode == MODE_COLD && (cudaMemsetAsync(t->flush, 0, t->flush_bytes, s) != cudaSuccess ||
@@ -226,7 +301,7 @@ int trace_call(struct bench_timer *t, enum attn_mode mode, const struct timed_ca
     if (rc == ATTN_OK) rc = trace_begin();
     if (rc == ATTN_OK) {
         attn_range_push("traced call");
-        int erc = enqueue(c, graph, 1);
+        int erc = enqueue(t, c, graph, 1);
         attn_range_pop();
         int trc = trace_end(cap); /* always ends the capture */
         rc = erc != ATTN_OK ? erc : trc;
@@ -239,10 +314,24 @@ int trace_call(struct bench_timer *t, enum attn_mode mode, const struct timed_ca
 int time_call(struct bench_timer *t, enum attn_mode mode, const struct timed_call *c,
               const struct stop_rule *rule, struct timing_result *res)
 {
-    memset(res, 0, sizeof *res);
-    cudaGraphExec_t graph = NULL;
-    if (mode == MODE_GRAPH) ATTN_TRY(capture_graph(c, &graph));
-    int rc = run_mode(t, mode, c, graph, rule, res);
-    if (graph) cudaGraphExecDestroy(graph);
+    int rc = time_start(t, mode, c, rule, res);
+    const double t1 = wall_ms();
+    double timed = 0;
+    bool converged = false;
+    while (rc == ATTN_OK) {
+        if ((rc = time_take(t, 1, 0, false)) != ATTN_OK) break;
+        size_t n;
+        const double *samples = time_samples(t, &n);
+        timed += samples[n - 1] * res->calls_per_sample;
+        if ((rc = stats_summarize(samples, n, &res->stats)) != ATTN_OK) break;
+        if (n == SAMPLES_CAP || stats_should_stop(rule, &res->stats, timed, wall_ms() - t1, &converged))
+            break;
+    }
+    if (rc != ATTN_OK) {
+        time_abort(t);
+        return rc;
+    }
+    rc = time_finish(t, res);
+    res->converged = converged;
     return rc;
 }

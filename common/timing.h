@@ -28,17 +28,17 @@ struct timed_call {
     const void *q, *k, *v;
     void *o;
     attn_stream_t stream;
-    double extra_ms; /* injected slowdown after each call (timing_slowdown); 0 normally */
 };
 
 
 struct bench_timer; /* events and the L2 flush buffer */
 
 /* With a build made with SLOWDOWN=VARIANT:PCT (ATTN_SLOWDOWN), the fraction
- * of extra work that variant does per timed call (0.05 for 5), else 0. */
+ * of extra work that variant does per timed call (0.05 for 5), else 0. The
+ * work (gpu_busy_cycles after each call, in every mode) is calibrated at the
+ * start of each mode, after the warm-up, to that fraction of the call's own
+ * time there; graph mode captures it into the graph. */
 double timing_slowdown_fraction(const char *variant);
-/* Sets c->extra_ms to the injected fraction of a plain call's median time. */
-int timing_calibrate_slowdown(struct bench_timer *, struct timed_call *c);
 
 int bench_timer_create(struct bench_timer **, size_t l2_bytes);
 void bench_timer_destroy(struct bench_timer *);
@@ -52,8 +52,27 @@ struct timing_result {
                                                 last sample; 0 without NVML */
 };
 
+/* Times one mode with the stop rule: time_start, then one sample at a time
+ * until stats_should_stop, then time_finish. */
 int time_call(struct bench_timer *, enum attn_mode, const struct timed_call *,
               const struct stop_rule *, struct timing_result *);
+
+/* The same in steps, for a caller that decides itself when to stop (the A/B
+ * runner interleaves two builds in blocks). One mode at a time per timer.
+ * time_start captures the graph (graph mode), warms up by the rule and sets
+ * res->warmup_ms, calls_per_sample and clock_start_mhz. */
+int time_start(struct bench_timer *, enum attn_mode, const struct timed_call *,
+               const struct stop_rule *, struct timing_result *res);
+/* One block: with `rewarm`, one untimed batch first (the GPU may have run
+ * other work since the last block), then samples until at least min_samples
+ * and min_timed_ms of timed device time. Fails past the sample cap. */
+int time_take(struct bench_timer *, size_t min_samples, double min_timed_ms, bool rewarm);
+/* The samples taken since time_start, ms per call, in order. */
+const double *time_samples(const struct bench_timer *, size_t *n);
+/* Summarizes the samples into res->stats, reads clock_end_mhz and releases
+ * the mode (res->converged is the caller's); time_abort only releases. */
+int time_finish(struct bench_timer *, struct timing_result *res);
+void time_abort(struct bench_timer *);
 
 /* One extra call in the mode's own way (after an L2 flush for cold, a graph
  * replay for graph), outside any timed sample, under the tracer: what it

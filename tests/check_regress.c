@@ -150,11 +150,11 @@ static void line_set(struct csv_line *l, const char *column, const char *value)
     ck_assert_int_eq(csv_line_end(l), ATTN_OK);
 }
 
-static void format_row(const struct rspec *s, struct csv_line *l)
+static void format_row(const struct rspec *s, const char *run_id, struct csv_line *l)
 {
     struct result_row r;
     results_row_init(&r);
-    r.run_id = "20261130T000000Z";
+    r.run_id = run_id;
     r.timestamp = "2026-11-30T00:00:00Z";
     r.git_rev = "0123456789ab";
     r.gpu = s->gpu ? s->gpu : "h200";
@@ -185,17 +185,20 @@ static void format_row(const struct rspec *s, struct csv_line *l)
     if (s->set_column) line_set(l, s->set_column, s->set_value);
 }
 
-/* Writes the header and the rows to the fixture `name`. */
+/* Writes the header and the rows to the fixture `name`; the run id is the
+ * name without ".csv", so that two fixtures are two runs. */
 static path_t write_rows(const char *name, const struct rspec *rows, size_t n)
 {
     path_t p = tmp_path(name);
+    char run_id[64];
+    snprintf(run_id, sizeof run_id, "%.*s", (int)strcspn(name, "."), name);
     FILE *f = fopen(p.s, "wb");
     ck_assert_msg(f != NULL, "cannot create %s", p.s);
     static struct csv_line l;
     results_header(&l);
     fputs(l.text, f);
     for (size_t i = 0; i < n; i++) {
-        format_row(&rows[i], &l);
+        format_row(&rows[i], run_id, &l);
         fputs(l.text, f);
     }
     ck_assert_int_eq(fclose(f), 0);

@@ -1,0 +1,22 @@
+/* ab_proto.h — the A/B driver ↔ worker protocol, one text line each way.
+ * The worker (attnbench --worker) greets with
+ *     hello AB_PROTO_VERSION GPU_SLUG GIT_REV
+ * then answers each command with one line: `ok ...`, `done` (the variant's
+ * rows for this step are written: skipped, oom, error, mismatch), `absent`
+ * (this build has no such variant) or `fatal MESSAGE` (the worker stops).
+ *     open DIR RUN_ID AB_RUN      create DIR/RUN_ID.csv, .samples.csv, .env  → ok
+ *     point SEED SPEC...          the point's tensors from SEED (grid syntax) → ok
+ *     row VARIANT MODE,...        supports, setup, validate                  → ok | done | absent
+ *     mode MODE                   graph capture, warm-up                     → ok CALLS | done
+ *     block MIN_SAMPLES MIN_MS    one untimed batch, then samples           → ok N MS... | done
+ *     finish CONVERGED            statistics, traced call, row written       → ok
+ *     close                       the variant torn down                      → ok
+ *     quit                        files closed, exit 0
+ * A worker of another protocol version is refused by the driver. */
+#ifndef ATTN_AB_PROTO_H
+#define ATTN_AB_PROTO_H
+
+#define AB_PROTO_VERSION 1
+#define AB_LINE_MAX 4096 /* a command line; replies (samples) may be longer */
+
+#endif

@@ -1,0 +1,531 @@
+/* runner.c — measuring rows (runner.h): the run's files, a point's tensors
+ * and reference, and one variant's row in steps. Rows are appended as they
+ * finish, so an interrupted run keeps everything it measured; a point a
+ * variant cannot run becomes a skipped/oom/error row and the sweep goes on. */
+#include "runner.h"
+#include "../common/clocks.h"
+#include "../common/csv.h"
+#include "../common/device.h"
+#include "../common/env.h"
+#include "../common/errors.h"
+#include "../common/gpu_util.h"
+#include "../common/nvtx.h"
+#include "../common/reference.h"
+#include "../common/trace.h"
+
+#include <cuda_runtime_api.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Points whose float64 CPU reference costs at most this many FLOPs are checked
+ * on the CPU; larger ones against the float32 GPU reference. */
+#define CPU_REFERENCE_MAX_FLOPS 3e8
+#define MEMORY_MARGIN ((size_t)256 << 20) /* left free for cuBLAS and the driver */
+#define MIB (1024.0 * 1024.0)
+
+static void iso_now(char *buf, size_t len)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int mkdir_p(const char *path)
+{
+    char buf[1024];
+    if (strlen(path) >= sizeof buf) return ATTN_FAIL(ATTN_ERR_INPUT, "path too long: '%s'", path);
+    strcpy(buf, path);
+    for (char *s = buf + 1;; s++) {
+        if (*s == '/' || *s == '\0') {
+            char c = *s;
+            *s = '\0';
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+                return ATTN_FAIL(ATTN_ERR_INPUT, "unable to create directory '%s': %s", buf,
+                                 strerror(errno));
+            *s = c;
+            if (!c) return ATTN_OK;
+        }
+    }
+}
+
+int runner_init(struct runner *r, const struct options *opt)
+{
+    memset(r, 0, sizeof *r);
+    r->opt = opt;
+    r->csv_fd = r->samples_fd = -1;
+    if (device_query(&r->dev) != ATTN_OK) return ATTN_ERR_INPUT;
+    device_short_name(r->dev.name, r->gpu, sizeof r->gpu);
+    cudaStream_t s;
+    CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    r->stream = (attn_stream_t)s;
+    ATTN_TRY(bench_timer_create(&r->timer, r->dev.l2_bytes));
+    if (clocks_open(r->dev.ordinal) != ATTN_OK && !opt->quiet)
+        fprintf(stderr, "attnbench: %s; clock columns left empty\n", attn_error_message());
+    if (opt->peak) {
+        ATTN_TRY(peak_measure(&r->peaks, r->stream));
+        struct gpu_clocks c;
+        if (clocks_ready() && clocks_read(&c) == ATTN_OK) r->ref_clock_mhz = c.sm_mhz;
+        r->have_peaks = true;
+        fprintf(stderr, "attnbench: peaks: bf16 GEMM %d^3 %.0f TFLOP/s, D2D copy %.0f GB/s\n",
+                r->peaks.gemm_n, r->peaks.gemm_tflops, r->peaks.copy_gbps);
+    }
+    r->tracing = !opt->no_trace && trace_available();
+    if (!opt->no_trace && !r->tracing)
+        fprintf(stderr, "attnbench: built without CUPTI: tracing disabled, op columns left empty\n");
+    if (opt->trace_dir) {
+        char path[1100];
+        snprintf(path, sizeof path, "%s/ops.txt", opt->trace_dir);
+        if (!r->tracing || mkdir_p(opt->trace_dir) != ATTN_OK || !(r->ops_txt = fopen(path, "w")))
+            return ATTN_FAIL(ATTN_ERR_INPUT, "--trace %s: %s", opt->trace_dir,
+                             r->tracing ? "unable to create it" : "tracing is unavailable");
+    }
+    return ATTN_OK;
+}
+
+void runner_close(struct runner *r)
+{
+    if (r->csv_fd >= 0) close(r->csv_fd);
+    if (r->samples_fd >= 0) close(r->samples_fd);
+    r->csv_fd = r->samples_fd = -1;
+    if (r->ops_txt) fclose(r->ops_txt);
+    r->ops_txt = NULL;
+    clocks_close();
+    bench_timer_destroy(r->timer);
+    r->timer = NULL;
+    if (r->stream) cudaStreamDestroy((cudaStream_t)r->stream);
+    r->stream = NULL;
+}
+
+int runner_open_files(struct runner *r, const char *dir_arg, const char *run_id, int argc,
+                      char **argv)
+{
+    char dir[1024], stamp[32], env_path[1200];
+    if (dir_arg) snprintf(dir, sizeof dir, "%s", dir_arg);
+    else if (r->opt->out_dir) snprintf(dir, sizeof dir, "%s", r->opt->out_dir);
+    else snprintf(dir, sizeof dir, "results/%s", r->gpu);
+    ATTN_TRY(mkdir_p(dir));
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+    struct csv_line header, samples_header;
+    results_header(&header);
+    results_samples_header(&samples_header);
+    for (int attempt = 1; attempt < 100; attempt++) {
+        if (run_id) snprintf(r->run_id, sizeof r->run_id, "%s", run_id);
+        else if (attempt == 1) snprintf(r->run_id, sizeof r->run_id, "%s", stamp);
+        else snprintf(r->run_id, sizeof r->run_id, "%s-%d", stamp, attempt);
+        snprintf(r->csv_path, sizeof r->csv_path, "%s/%s.csv", dir, r->run_id);
+        snprintf(r->samples_path, sizeof r->samples_path, "%s/%s.samples.csv", dir, r->run_id);
+        if (access(r->csv_path, F_OK) == 0 || access(r->samples_path, F_OK) == 0) {
+            if (run_id) return ATTN_FAIL(ATTN_ERR_INPUT, "'%s' exists already", r->csv_path);
+            continue;
+        }
+        ATTN_TRY(csv_create(r->csv_path, &header, &r->csv_fd));
+        ATTN_TRY(csv_create(r->samples_path, &samples_header, &r->samples_fd));
+        char when[32];
+        iso_now(when, sizeof when);
+        if ((size_t)snprintf(env_path, sizeof env_path, "%s/%s.env", dir, r->run_id) >= sizeof env_path)
+            return ATTN_FAIL(ATTN_ERR_INPUT, "path too long: '%s'", dir);
+        return env_write(env_path, &r->dev, r->have_peaks ? &r->peaks : NULL, r->run_id, when,
+                         argc, argv);
+    }
+    return ATTN_FAIL(ATTN_ERR_INPUT, "no free run id in '%s'", dir);
+}
+
+/* Writes one row (its samples first, so that a row in the CSV always has its
+ * samples whole) and prints its progress line. */
+static int emit(struct runner *r, struct result_row *row)
+{
+    char when[32], label[96];
+    iso_now(when, sizeof when);
+    row->run_id = r->run_id;
+    row->ab_run = r->ab_run;
+    row->timestamp = when;
+    row->git_rev = env_git_rev();
+    row->gpu = r->gpu;
+    row->peaks = r->have_peaks ? &r->peaks : NULL;
+    if (row->clock_start_mhz && !r->ref_clock_mhz) r->ref_clock_mhz = row->clock_start_mhz;
+    if (row->clock_start_mhz && row->clock_end_mhz && r->ref_clock_mhz) {
+        unsigned lowest = row->clock_start_mhz < row->clock_end_mhz ? row->clock_start_mhz
+                                                                    : row->clock_end_mhz;
+        row->clock_low = lowest < 0.9 * r->ref_clock_mhz;
+    }
+    struct csv_line line;
+    ATTN_TRY(results_format(row, &line));
+    if (row->timed) ATTN_TRY(results_samples_append(r->samples_fd, row));
+    ATTN_TRY(csv_append(r->csv_fd, &line));
+    r->rows_done++;
+    bool failed = !strcmp(row->status, "mismatch") || !strcmp(row->status, "error");
+    r->rows_failed += failed;
+    if (r->opt->quiet) return ATTN_OK;
+    grid_point_label(&row->problem, label, sizeof label);
+    fprintf(stderr, "[%zu/%zu] %s %s %s", r->rows_done, r->rows_total, row->variant, label,
+            row->mode);
+    if (row->timed) {
+        double ms = row->stats.median;
+        fprintf(stderr, "  %.4g ms  %.0f TFLOP/s%s%s\n", ms,
+                attn_flops(&row->problem) / (ms * 1e-3) / 1e12, row->converged ? "" : "  (noisy)",
+                row->clock_low == 1 ? "  (clock low)" : "");
+    } else {
+        fprintf(stderr, "  %s: %s\n", row->status, row->reason);
+    }
+    return ATTN_OK;
+}
+
+/* One row per mode with the same status and reason (nothing was timed). */
+static int emit_untimed(struct runner *r, const struct attn_variant *v,
+                        const struct attn_problem *p, const char *status, const char *reason,
+                        const struct result_row *partial)
+{
+    for (int m = 0; m < r->opt->nmodes; m++) {
+        struct result_row row;
+        if (partial) row = *partial;
+        else results_row_init(&row);
+        row.variant = v->name;
+        row.problem = *p;
+        row.mode = attn_mode_name(r->opt->modes[m]);
+        row.status = status;
+        row.timed = false;
+        results_set_reason(&row, "%s", reason);
+        ATTN_TRY(emit(r, &row));
+    }
+    return ATTN_OK;
+}
+
+static const char *status_of(int rc) { return rc == ATTN_ERR_OOM ? "oom" : "error"; }
+
+void point_free(struct point_data *d)
+{
+    cudaFree(d->q);
+    cudaFree(d->k);
+    cudaFree(d->v);
+    cudaFree(d->o);
+    free(d->ref);
+    free(d->out);
+    memset(d, 0, sizeof *d);
+    (void)cudaGetLastError();
+}
+
+static int prepare(struct runner *r, const struct attn_problem *p, uint64_t seed,
+                   struct point_data *d)
+{
+    const size_t n = attn_tensor_elems(p), bytes = n * attn_dtype_bytes(p->dtype);
+    size_t free_b = 0, total_b = 0;
+    CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
+    if (4 * bytes + MEMORY_MARGIN > free_b)
+        return ATTN_FAIL(ATTN_ERR_OOM, "Q, K, V, O need %.0f MiB, %.0f MiB free",
+                         4 * bytes / MIB, free_b / MIB);
+    CUDA_TRY(cudaMalloc(&d->q, bytes));
+    CUDA_TRY(cudaMalloc(&d->k, bytes));
+    CUDA_TRY(cudaMalloc(&d->v, bytes));
+    CUDA_TRY(cudaMalloc(&d->o, bytes));
+    d->ref = malloc(n * sizeof *d->ref);
+    d->out = malloc(bytes);
+    if (!d->ref || !d->out) return ATTN_FAIL(ATTN_ERR, "out of host memory for %zu outputs", n);
+    ATTN_TRY(gpu_fill_random(d->q, n, p->dtype, seed * 3 + 0, r->stream));
+    ATTN_TRY(gpu_fill_random(d->k, n, p->dtype, seed * 3 + 1, r->stream));
+    ATTN_TRY(gpu_fill_random(d->v, n, p->dtype, seed * 3 + 2, r->stream));
+    return ATTN_OK;
+}
+
+void point_prepare(struct runner *r, const struct attn_problem *p, uint64_t seed,
+                   struct point_data *d)
+{
+    memset(d, 0, sizeof *d);
+    attn_error_clear();
+    d->prepare_rc = prepare(r, p, seed, d);
+    if (d->prepare_rc != ATTN_OK)
+        snprintf(d->prepare_why, sizeof d->prepare_why, "%s", attn_error_message());
+}
+
+static bool use_cpu_reference(const struct attn_problem *p)
+{
+    struct attn_problem full = *p;
+    full.causal = false;
+    return attn_flops(&full) <= CPU_REFERENCE_MAX_FLOPS;
+}
+
+/* The reference output of the point, computed once, when the first variant
+ * that runs needs it: on the CPU in float64 for small points, else on the GPU
+ * in float32. */
+static int ensure_reference(struct runner *r, const struct attn_problem *p, struct point_data *d)
+{
+    if (d->ref_kind) return ATTN_OK;
+    const size_t n = attn_tensor_elems(p), bytes = n * attn_dtype_bytes(p->dtype);
+    if (use_cpu_reference(p)) {
+        uint16_t *hq = malloc(3 * bytes);
+        if (!hq) return ATTN_FAIL(ATTN_ERR, "out of host memory for the inputs");
+        uint16_t *hk = hq + n, *hv = hq + 2 * n;
+        int rc = ATTN_OK;
+        if (cudaMemcpyAsync(hq, d->q, bytes, cudaMemcpyDeviceToHost, (cudaStream_t)r->stream) ||
+            cudaMemcpyAsync(hk, d->k, bytes, cudaMemcpyDeviceToHost, (cudaStream_t)r->stream) ||
+            cudaMemcpyAsync(hv, d->v, bytes, cudaMemcpyDeviceToHost, (cudaStream_t)r->stream) ||
+            cudaStreamSynchronize((cudaStream_t)r->stream))
+            rc = ATTN_FAIL(ATTN_ERR, "copying inputs to the host: %s",
+                           cudaGetErrorString(cudaGetLastError()));
+        if (rc == ATTN_OK) rc = attn_reference_f64(p, hq, hk, hv, d->ref);
+        free(hq);
+        if (rc == ATTN_OK) d->ref_kind = "cpu_f64";
+        return rc;
+    }
+    float *dref = NULL, *href = malloc(n * sizeof *href);
+    if (!href) return ATTN_FAIL(ATTN_ERR, "out of host memory for the reference");
+    int rc = ATTN_OK;
+    if (cudaMalloc((void **)&dref, n * sizeof *dref) != cudaSuccess)
+        rc = ATTN_FAIL(ATTN_ERR_OOM, "no device memory for the float32 reference");
+    if (rc == ATTN_OK) rc = gpu_reference_f32(p, d->q, d->k, d->v, dref, r->stream);
+    if (rc == ATTN_OK &&
+        (cudaMemcpyAsync(href, dref, n * sizeof *dref, cudaMemcpyDeviceToHost,
+                         (cudaStream_t)r->stream) != cudaSuccess ||
+         cudaStreamSynchronize((cudaStream_t)r->stream) != cudaSuccess))
+        rc = ATTN_FAIL(ATTN_ERR, "GPU reference: %s", cudaGetErrorString(cudaGetLastError()));
+    for (size_t i = 0; rc == ATTN_OK && i < n; i++) d->ref[i] = href[i];
+    cudaFree(dref);
+    free(href);
+    if (rc == ATTN_OK) d->ref_kind = "gpu_f32";
+    return rc;
+}
+
+/* Poisons O, runs the variant once and compares with the reference. */
+static int validate(struct runner *r, const struct attn_variant *v, void *ctx,
+                    const struct attn_problem *p, struct point_data *d,
+                    struct attn_comparison *cmp)
+{
+    const size_t n = attn_tensor_elems(p), bytes = n * attn_dtype_bytes(p->dtype);
+    cudaStream_t s = (cudaStream_t)r->stream;
+    ATTN_TRY(gpu_poison(d->o, bytes, r->stream));
+    ATTN_TRY(v->run(ctx, d->q, d->k, d->v, d->o, r->stream));
+    CUDA_TRY(cudaGetLastError());
+    CUDA_TRY(cudaStreamSynchronize(s));
+    CUDA_TRY(cudaMemcpy(d->out, d->o, bytes, cudaMemcpyDeviceToHost));
+    *cmp = attn_compare(d->ref, d->out, n, p->dtype, attn_tolerance_for(p->dtype));
+    return ATTN_OK;
+}
+
+/* The row's traced call: op counts, busy time and launch gap into the row;
+ * with --trace, the capture also goes to DIR/VARIANT_POINT_MODE.json and its
+ * op sequence to DIR/ops.txt. */
+static int trace_row(struct runner *r, enum attn_mode mode, const struct timed_call *call,
+                     struct result_row *row)
+{
+    struct trace_capture cap = {0};
+    attn_range_push("trace");
+    int rc = trace_call(r->timer, mode, call, &cap);
+    attn_range_pop();
+    if (rc != ATTN_OK) return rc;
+    struct trace_summary sum;
+    trace_summarize(&cap, 1, &sum);
+    row->traced = true;
+    row->kernels_per_call = sum.kernels_per_call;
+    row->memcpy_per_call = sum.memcpy_per_call;
+    row->memset_per_call = sum.memset_per_call;
+    row->gpu_busy_ms = sum.busy_ms_per_call;
+    row->launch_gap_ms = sum.span_ms_per_call - sum.busy_ms_per_call;
+    if (r->opt->trace_dir) {
+        char label[96], file[160], path[1200], ops[1024];
+        const struct attn_problem *p = &row->problem;
+        snprintf(file, sizeof file, "%s_B%d_H%d_S%d_D%d_%s_%s_%s.json", row->variant, p->batch,
+                 p->heads, p->seq_len, p->head_dim, p->causal ? "causal" : "full",
+                 attn_dtype_name(p->dtype), row->mode);
+        snprintf(path, sizeof path, "%s/%s", r->opt->trace_dir, file);
+        snprintf(label, sizeof label, "%s ", row->variant);
+        grid_point_label(p, label + strlen(label), sizeof label - strlen(label));
+        rc = trace_write_json(&cap, label, path);
+        trace_ops_line(&cap, 0, ops, sizeof ops);
+        if (rc == ATTN_OK && r->ops_txt) {
+            fprintf(r->ops_txt, "%-8s %-36s %-5s %s\n", row->variant, label + strlen(row->variant) + 1,
+                    row->mode, ops);
+            fflush(r->ops_txt);
+        }
+    }
+    trace_capture_free(&cap);
+    return rc;
+}
+
+int row_open(struct runner *r, const struct attn_variant *v, const struct attn_problem *p,
+             struct point_data *d, struct variant_row *vr, bool *opened)
+{
+    *opened = false;
+    memset(vr, 0, sizeof *vr);
+    vr->v = v;
+    vr->p = *p;
+    vr->d = d;
+    const char *why = v->supports(p, &r->dev);
+    if (why) return emit_untimed(r, v, p, "skipped", why, NULL);
+    if (d->prepare_rc != ATTN_OK)
+        return emit_untimed(r, v, p, status_of(d->prepare_rc), d->prepare_why, NULL);
+
+    struct result_row *base = &vr->base;
+    results_row_init(base);
+    size_t ws_bytes = v->workspace_bytes(p), free_b = 0, total_b = 0;
+    char reason[640];
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess)
+        return emit_untimed(r, v, p, "error", "cudaMemGetInfo failed", NULL);
+    if (ws_bytes + MEMORY_MARGIN > free_b) {
+        snprintf(reason, sizeof reason, "needs %.0f MiB of workspace, %.0f MiB free",
+                 ws_bytes / MIB, free_b / MIB);
+        return emit_untimed(r, v, p, "oom", reason, NULL);
+    }
+    if (ws_bytes && cudaMalloc(&vr->ws, ws_bytes) != cudaSuccess) {
+        (void)cudaGetLastError();
+        snprintf(reason, sizeof reason, "cudaMalloc of %.0f MiB workspace failed", ws_bytes / MIB);
+        return emit_untimed(r, v, p, "oom", reason, NULL);
+    }
+    size_t free_before = 0, free_after = 0;
+    cudaMemGetInfo(&free_before, &total_b);
+
+    attn_range_push("setup");
+    attn_error_clear();
+    attn_impl_clear();
+    int vrc = v->setup(&vr->ctx, p, vr->ws);
+    attn_range_pop();
+    if (vrc != ATTN_OK) {
+        int rc = emit_untimed(r, v, p, status_of(vrc), attn_error_message(), NULL);
+        cudaFree(vr->ws);
+        (void)cudaGetLastError();
+        return rc;
+    }
+    snprintf(base->impl, sizeof base->impl, "%s", attn_impl());
+
+    struct attn_comparison cmp;
+    attn_range_push("reference");
+    vrc = ensure_reference(r, p, d);
+    attn_range_pop();
+    if (vrc != ATTN_OK) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "reference: %s", attn_error_message());
+        int rc = emit_untimed(r, v, p, status_of(vrc), msg, base);
+        row_close(vr);
+        return rc;
+    }
+    attn_range_push("validate");
+    vrc = validate(r, v, vr->ctx, p, d, &cmp);
+    attn_range_pop();
+    cudaMemGetInfo(&free_after, &total_b);
+    base->extra_mem_mib = (ws_bytes + (free_before > free_after ? free_before - free_after : 0)) / MIB;
+    base->ref = d->ref_kind;
+    if (vrc != ATTN_OK) {
+        int rc = emit_untimed(r, v, p, status_of(vrc), attn_error_message(), base);
+        row_close(vr);
+        return rc;
+    }
+    base->max_abs_err = cmp.max_abs_err;
+    base->rel_err = cmp.rel_err;
+    if (!cmp.ok) {
+        struct attn_tolerance tol = attn_tolerance_for(p->dtype);
+        snprintf(reason, sizeof reason,
+                 "%zu elements over atol %g + rtol %g, %zu non-finite, rel_err %.3g (limit %g); "
+                 "first at index %zu", cmp.bad, tol.atol, tol.rtol, cmp.nonfinite, cmp.rel_err,
+                 tol.rel_l2, cmp.first_bad);
+        int rc = emit_untimed(r, v, p, "mismatch", reason, base);
+        row_close(vr);
+        return rc;
+    }
+    vr->call = (struct timed_call){.variant = v, .ctx = vr->ctx, .q = d->q, .k = d->k,
+                                   .v = d->v, .o = d->o, .stream = r->stream};
+    *opened = true;
+    return ATTN_OK;
+}
+
+void row_close(struct variant_row *vr)
+{
+    if (vr->ctx) vr->v->teardown(vr->ctx);
+    vr->ctx = NULL;
+    cudaFree(vr->ws);
+    vr->ws = NULL;
+    (void)cudaGetLastError();
+}
+
+/* The mode's row with the fields every mode shares. */
+static struct result_row mode_row(const struct variant_row *vr)
+{
+    struct result_row row = vr->base;
+    row.variant = vr->v->name;
+    row.problem = vr->p;
+    row.mode = attn_mode_name(vr->mode);
+    return row;
+}
+
+/* The variant failed while being timed: its row says why, the mode ends.
+ * An interrupt is passed up instead: the sweep stops. */
+static int mode_failed(struct runner *r, struct variant_row *vr, int vrc, bool *ended)
+{
+    time_abort(r->timer);
+    if (vrc == ATTN_ERR_INTERRUPTED) return vrc;
+    *ended = true;
+    struct result_row row = mode_row(vr);
+    row.status = status_of(vrc);
+    results_set_reason(&row, "%s", attn_error_message());
+    return emit(r, &row);
+}
+
+int row_mode_start(struct runner *r, struct variant_row *vr, enum attn_mode mode, bool *ended)
+{
+    *ended = false;
+    vr->mode = mode;
+    attn_error_clear();
+    int vrc = time_start(r->timer, mode, &vr->call, &r->opt->rule, &vr->tr);
+    return vrc == ATTN_OK ? ATTN_OK : mode_failed(r, vr, vrc, ended);
+}
+
+int row_mode_take(struct runner *r, struct variant_row *vr, size_t min_samples, double min_ms,
+                  bool rewarm, bool *ended)
+{
+    *ended = false;
+    attn_error_clear();
+    int vrc = time_take(r->timer, min_samples, min_ms, rewarm);
+    return vrc == ATTN_OK ? ATTN_OK : mode_failed(r, vr, vrc, ended);
+}
+
+/* Writes the timed row: statistics, then the traced call (its failure leaves
+ * the timing standing; only the op columns are lost, from here on). */
+static int emit_timed(struct runner *r, struct variant_row *vr)
+{
+    struct result_row row = mode_row(vr);
+    row.status = "ok";
+    row.timed = true;
+    row.stats = vr->tr.stats;
+    row.converged = vr->tr.converged;
+    row.calls_per_sample = vr->tr.calls_per_sample;
+    row.clock_start_mhz = vr->tr.clock_start_mhz;
+    row.clock_end_mhz = vr->tr.clock_end_mhz;
+    row.sample_ms = time_samples(r->timer, &row.nsample_ms);
+    if (r->tracing && trace_row(r, vr->mode, &vr->call, &row) != ATTN_OK) {
+        fprintf(stderr, "attnbench: tracing failed: %s; op columns left empty from here\n",
+                attn_error_message());
+        r->tracing = false;
+        row.traced = false;
+    }
+    return emit(r, &row);
+}
+
+int row_mode_finish(struct runner *r, struct variant_row *vr, bool converged)
+{
+    attn_error_clear();
+    int vrc = time_finish(r->timer, &vr->tr);
+    bool ended;
+    if (vrc != ATTN_OK) return mode_failed(r, vr, vrc, &ended);
+    vr->tr.converged = converged;
+    return emit_timed(r, vr);
+}
+
+int row_mode_time(struct runner *r, struct variant_row *vr, enum attn_mode mode)
+{
+    char range[32];
+    snprintf(range, sizeof range, "time %s", attn_mode_name(mode));
+    vr->mode = mode;
+    attn_range_push(range);
+    attn_error_clear();
+    int vrc = time_call(r->timer, mode, &vr->call, &r->opt->rule, &vr->tr);
+    attn_range_pop();
+    bool ended;
+    return vrc == ATTN_OK ? emit_timed(r, vr) : mode_failed(r, vr, vrc, &ended);
+}

@@ -1,0 +1,88 @@
+/* runner.h — measuring rows: the run's files (RUN_ID.csv, .samples.csv, .env),
+ * a grid point's tensors and reference, and one variant's row at a point in
+ * steps (open → per mode: start, take samples, finish → close). attnbench's
+ * plain sweep and its A/B worker (worker.c) both measure through these, so a
+ * row means the same whichever of them wrote it. */
+#ifndef ATTN_RUNNER_H
+#define ATTN_RUNNER_H
+
+#include "options.h"
+#include "../common/peak.h"
+#include "../common/results.h"
+#include "../common/timing.h"
+
+#include <stdio.h>
+
+struct runner {
+    const struct options *opt;
+    struct device_info dev;
+    char gpu[64], run_id[96], csv_path[1200], samples_path[1200];
+    char ab_run[64]; /* the A/B run this side belongs to; "" in a plain run */
+    int csv_fd, samples_fd;
+    struct bench_timer *timer;
+    attn_stream_t stream;
+    size_t rows_done, rows_total, rows_failed;
+    struct peaks peaks;
+    bool have_peaks;
+    unsigned ref_clock_mhz; /* the run's first busy SM clock reading, 0 unknown */
+    bool tracing;           /* a traced call per row */
+    FILE *ops_txt;          /* DIR/ops.txt with --trace */
+};
+
+/* Device, stream, timer, NVML, peaks (with --peak), tracing; ATTN_ERR_INPUT
+ * for what the user must fix (no GPU, --trace DIR unusable). */
+int runner_init(struct runner *, const struct options *);
+void runner_close(struct runner *);
+
+/* Creates DIR/RUN_ID.csv, DIR/RUN_ID.samples.csv and DIR/RUN_ID.env. dir NULL:
+ * --out, else results/<gpu>. run_id NULL: the UTC start time, made unique. */
+int runner_open_files(struct runner *, const char *dir, const char *run_id, int argc,
+                      char **argv);
+
+/* The tensors of one grid point, shared by every variant run on it. */
+struct point_data {
+    void *q, *k, *v, *o;
+    double *ref;          /* reference output, host; computed on first need */
+    uint16_t *out;        /* a variant's output copied back, host */
+    const char *ref_kind; /* NULL until the reference is computed */
+    int prepare_rc;       /* ATTN_OK, or why the point could not be prepared */
+    char prepare_why[512];
+};
+
+/* Allocates and fills the point's inputs; a failure is kept in d->prepare_rc
+ * (every variant's rows then say why). */
+void point_prepare(struct runner *, const struct attn_problem *, uint64_t seed,
+                   struct point_data *);
+void point_free(struct point_data *);
+
+/* One variant at one point. */
+struct variant_row {
+    const struct attn_variant *v;
+    struct attn_problem p;
+    struct point_data *d;
+    void *ws, *ctx;
+    struct timed_call call;
+    struct result_row base; /* what every mode's row shares (impl, errors, memory) */
+    enum attn_mode mode;    /* the mode being timed */
+    struct timing_result tr;
+};
+
+/* supports → workspace → setup → reference → validate → slowdown calibration.
+ * *opened false: the variant's rows are already written (skipped, oom, error,
+ * mismatch, for every mode) and nothing is left to close. Returns only
+ * runner-fatal errors (a failed write). */
+int row_open(struct runner *, const struct attn_variant *, const struct attn_problem *,
+             struct point_data *, struct variant_row *, bool *opened);
+/* Time one mode in steps: start (graph capture, warm-up), take blocks of
+ * samples, finish (statistics, the traced call, the row and its samples
+ * written). When the variant itself fails in start or take, the mode's row
+ * is written as error/oom there and *ended is set: no finish follows. */
+int row_mode_start(struct runner *, struct variant_row *, enum attn_mode, bool *ended);
+int row_mode_take(struct runner *, struct variant_row *, size_t min_samples, double min_ms,
+                  bool rewarm, bool *ended);
+int row_mode_finish(struct runner *, struct variant_row *, bool converged);
+/* The plain runner's mode: start, samples until the stop rule, finish. */
+int row_mode_time(struct runner *, struct variant_row *, enum attn_mode);
+void row_close(struct variant_row *);
+
+#endif
