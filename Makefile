@@ -199,7 +199,7 @@ baseline: $(REGRESS) ## bless the newest run (or RESULTS=) as results/<gpu>/base
 	 $(call regress_exit,baseline)
 
 # make ab: BASE (a git revision) and CAND (a revision, or the working tree when
-# unset) built side by side — a revision is exported into build/ab/src-SHA/
+# unset) built side by side — a revision is exported into build/ab-src/SHA/
 # and built there by its own Makefile (bench/ab_build.sh) — then measured
 # interleaved in one run on one GPU by build/ab, and gated.
 BLOCK_MS  ?=
@@ -341,4 +341,4 @@ clean: ## remove build/
 
 FORCE:
 
--include $(shell find $(BUILD) -path $(BUILD)/ab -prune -o -name '*.d' -print 2>/dev/null)
+-include $(shell find $(BUILD) -path $(BUILD)/ab-src -prune -o -name '*.d' -print 2>/dev/null)

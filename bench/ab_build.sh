@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ab_build.sh — builds attnbench at a git revision for `make ab`: the
-# revision's tree is exported (git archive) into build/ab/src-SHA/ once and
+# revision's tree is exported (git archive) into build/ab-src/SHA/ once and
 # built there by its own Makefile, with SLOWDOWN when given (gate proofs).
 # Prints the path of that attnbench; progress and errors go to stderr.
 #   usage: bench/ab_build.sh REV [SLOWDOWN]
@@ -10,7 +10,7 @@ slowdown=${2:-}
 sha=$(git rev-parse --verify --quiet "$rev^{commit}") ||
     { echo "make ab: '$rev' is not a git revision of this repository" >&2; exit 2; }
 short=$(git rev-parse --short=12 "$sha")
-dir=build/ab/src-$sha
+dir=build/ab-src/$sha
 if [ ! -f "$dir/Makefile" ]; then
     rm -rf "$dir.tmp"
     mkdir -p "$dir.tmp"
