@@ -22,6 +22,7 @@
 #include "../common/stats.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -126,6 +127,8 @@ static int parse_args(int argc, char **argv, struct ab_args *a)
     free(rest);
     if (rc == ATTN_OK && (!a->base_bin || !a->cand_bin))
         rc = ATTN_FAIL(ATTN_ERR_INPUT, "--base BIN and --cand BIN are required (see --help)");
+    if (rc == ATTN_OK && a->out_dir && strpbrk(a->out_dir, " \t\n"))
+        rc = ATTN_FAIL(ATTN_ERR_INPUT, "--out '%s': a directory without spaces, please", a->out_dir);
     if (rc == ATTN_OK && a->opt.trace_dir)
         rc = ATTN_FAIL(ATTN_ERR_INPUT, "--trace is not available in an A/B run (make trace)");
     return rc;
@@ -136,7 +139,8 @@ static int parse_args(int argc, char **argv, struct ab_args *a)
 static int side_spawn(struct side *s, const struct options *o)
 {
     int to[2], from[2];
-    if (pipe(to) || pipe(from)) return ATTN_FAIL(ATTN_ERR, "pipe: %s", strerror(errno));
+    if (pipe2(to, O_CLOEXEC) || pipe2(from, O_CLOEXEC)) /* the other worker inherits none */
+        return ATTN_FAIL(ATTN_ERR, "pipe: %s", strerror(errno));
     char warm[32], budget[32], noise[32], mins[32];
     snprintf(warm, sizeof warm, "%.17g", o->rule.warm_ms);
     snprintf(budget, sizeof budget, "%.17g", o->rule.budget_ms);
@@ -252,7 +256,8 @@ static void side_stop(struct side *s)
 static int add_samples(struct side *s, const char *reply)
 {
     char *end;
-    unsigned long n = strtoul(reply + 3, &end, 10);
+    unsigned long n = reply[2] ? strtoul(reply + 3, &end, 10) : 0;
+    if (n == 0) return unexpected(s, "block");
     for (unsigned long i = 0; i < n; i++) {
         const char *p = end;
         double ms = strtod(p, &end);
@@ -302,7 +307,8 @@ static int time_mode(struct side sides[2], const struct ab_args *a, enum attn_mo
         ATTN_TRY(side_cmd(s, "mode %s", attn_mode_name(m)));
         if (reply_is(s, "ok")) {
             s->timing = true;
-            s->calls_per_sample = atoi(s->line + 3);
+            s->calls_per_sample = s->line[2] ? atoi(s->line + 3) : 0;
+            if (s->calls_per_sample < 1) return unexpected(s, "mode");
         } else if (!reply_is(s, "done")) {
             return unexpected(s, "mode");
         }
@@ -313,7 +319,8 @@ static int time_mode(struct side sides[2], const struct ab_args *a, enum attn_mo
             if (attn_interrupted) return ATTN_FAIL(ATTN_ERR_INTERRUPTED, "interrupted");
             if (s->timing) ATTN_TRY(take_block(s, a));
         }
-        if (pair + 1 < MIN_PAIRS) continue;
+        /* only after a whole A B B A: a linear drift then cancels */
+        if (pair + 1 < MIN_PAIRS || pair % 2 == 0) continue;
         bool all_stop = true;
         for (int i = 0; i < 2; i++) {
             struct side *s = &sides[i];
@@ -437,7 +444,7 @@ static int run(struct ab_args *a, struct side sides[2], int *code)
             sides[0].rev, sides[0].bin, sides[1].rev, sides[1].bin, sides[0].gpu, dir);
     for (int k = 0; k < 2; k++) {
         ATTN_TRY(side_cmd(&sides[k], "open %s %s-%s %s", dir, ab_id, sides[k].name, ab_id));
-        if (!reply_is(&sides[k], "ok")) return unexpected(&sides[k], "open");
+        if (!reply_is(&sides[k], "ok") || !sides[k].line[2]) return unexpected(&sides[k], "open");
         snprintf(path[k], sizeof path[k], "%s", sides[k].line + 3);
     }
     ATTN_TRY(sweep(sides, a));
@@ -447,7 +454,21 @@ static int run(struct ab_args *a, struct side sides[2], int *code)
     snprintf(gate_path, sizeof gate_path, "%s/gate.txt", dir);
     struct gate_files_request req = {.baseline = path[0], .results = path[1],
                                      .thresholds = a->thresholds, .copy_to = gate_path};
-    return gate_files(&req, stdout, code);
+    ATTN_TRY(gate_files(&req, stdout, code));
+    /* a candidate row that failed is a failure even where the base failed too
+     * (the gate leaves such rows uncompared) */
+    struct result_set cand;
+    ATTN_TRY(results_read(path[1], &cand));
+    size_t failed = 0;
+    for (size_t i = 0; i < cand.count; i++)
+        failed += !strcmp(cand.rows[i].status, "mismatch") || !strcmp(cand.rows[i].status, "error");
+    results_free(&cand);
+    if (failed) {
+        fprintf(stderr, "ab: %zu candidate rows are mismatch or error (their reasons are in %s)\n",
+                failed, path[1]);
+        *code = 1;
+    }
+    return ATTN_OK;
 }
 
 int main(int argc, char **argv)

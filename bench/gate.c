@@ -427,6 +427,13 @@ static void summary(const struct gate_report *r, char *buf, size_t len)
     }
 }
 
+/* One number by fmt, "-" when it is NaN. */
+static void fmt_num(char *buf, size_t len, const char *fmt, double v)
+{
+    if (isnan(v)) snprintf(buf, len, "-");
+    else snprintf(buf, len, fmt, v);
+}
+
 static void fmt_ms(char *buf, size_t len, double v)
 {
     if (isnan(v)) snprintf(buf, len, "-");
@@ -454,9 +461,11 @@ void gate_print(struct gate_report *r, const char *bpath, const char *cpath, FIL
         fmt_ms(b, sizeof b, l->base_ms);
         fmt_ms(c, sizeof c, l->cur_ms);
         fmt_spread(spread, sizeof spread, l);
-        fprintf(f, "%-12s %-48s %10s %10s %7.4f %-18s %5.1f%%  %s\n", gate_verdict_name(l->verdict),
-                result_key_label(&l->key, key, sizeof key), b, c, l->ratio, spread,
-                100 * l->limit, l->why);
+        char ratio[24], limit[24];
+        fmt_num(ratio, sizeof ratio, "%.4f", l->ratio);
+        fmt_num(limit, sizeof limit, "%.1f%%", 100 * l->limit);
+        fprintf(f, "%-12s %-48s %10s %10s %7s %-18s %6s  %s\n", gate_verdict_name(l->verdict),
+                result_key_label(&l->key, key, sizeof key), b, c, ratio, spread, limit, l->why);
     }
     char s[256];
     summary(r, s, sizeof s);
@@ -477,9 +486,11 @@ void gate_print_markdown(struct gate_report *r, const char *bpath, const char *c
         fmt_ms(b, sizeof b, l->base_ms);
         fmt_ms(c, sizeof c, l->cur_ms);
         fmt_spread(spread, sizeof spread, l);
-        fprintf(f, "| %s | %s | %s | %s | %.4f | %s | %.1f%% | %s |\n",
-                gate_verdict_name(l->verdict), result_key_label(&l->key, key, sizeof key), b, c,
-                l->ratio, spread, 100 * l->limit, l->why);
+        char ratio[24], limit[24];
+        fmt_num(ratio, sizeof ratio, "%.4f", l->ratio);
+        fmt_num(limit, sizeof limit, "%.1f%%", 100 * l->limit);
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", gate_verdict_name(l->verdict),
+                result_key_label(&l->key, key, sizeof key), b, c, ratio, spread, limit, l->why);
     }
 }
 
