@@ -3,7 +3,8 @@
 # measured against itself and catches injected slowdowns of a fused kernel.
 #   A/A:  TRIALS A/B runs of BASE against the working tree (the same revision
 #         when the tree is clean at BASE), flash_hopper, flash_mma, cudnn_sdpa
-#         on the proof grid, cold mode;
+#         on bench/grids/ab.grid (the three points the A/A trials of the
+#         committed proof ran), cold mode;
 #   slow: the same with the candidate built with SLOWDOWN=flash_hopper:N for
 #         each N of SLOWDOWNS (extra work after each call, calibrated to N% of
 #         the call's own time in the steady state).
@@ -22,10 +23,6 @@ kinds=${KINDS:-"aa slow"}
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n1 | sed 's/^NVIDIA //' | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$//')
 dir=${PROOF_DIR:-results/$gpu/ab-proof}
 variants=flash_hopper,flash_mma,cudnn_sdpa
-# three points: D=128 non-causal S=1024, D=64 causal S=4096, D=128 causal S=16384
-points=(--point 'tokens=16384 hidden=2048 seq=1024 dim=128 causal=0'
-        --point 'tokens=16384 hidden=2048 seq=4096 dim=64 causal=1'
-        --point 'tokens=16384 hidden=2048 seq=16384 dim=128 causal=1')
 mkdir -p "$dir/runs"
 make -j"$(nproc)" all >/dev/null || exit 1
 base=$(bench/ab_build.sh "$base_rev" "") || exit 1
@@ -36,7 +33,7 @@ summary=$dir/summary.csv
 trial() {
     local n=$1 kind=$2 pct=$3 log
     log=$(mktemp)
-    ./build/ab --base "$base" --cand build/attnbench "${points[@]}" --variants $variants \
+    ./build/ab --base "$base" --cand build/attnbench --grid ab --variants $variants \
         --mode cold --warm-ms "${WARM_MS:-500}" --budget-ms "${BUDGET_MS:-500}" --quiet \
         --out "$dir/runs" >"$log" 2>&1
     local rc=$? run verdict
