@@ -181,14 +181,18 @@ static int median_call_ms(struct bench_timer *t, const struct timed_call *c, int
 }
 
 /* Sets t->extra_cycles so that a call with the busy kernel takes the injected
- * fraction longer than one without, measured after the warm-up (the board's
- * steady clock): a first guess from the busy kernel's cycles per ms, then
- * corrected by the measured ratio (launch gaps, clock, power). */
+ * fraction longer than one without, in the steady state after the warm-up: a
+ * first guess from the busy kernel's cycles per ms, then corrections from
+ * measured ratios. Each ratio compares a block of plain calls with a block
+ * of injected ones, blocks of about an A/B block's length, so that the
+ * board's power and clock answer the extra work as they will when measured;
+ * each correction is bounded (x0.5 .. x2) so that one noisy ratio cannot
+ * throw the injection far off. */
 static int calibrate_slowdown(struct bench_timer *t, const struct timed_call *c)
 {
     const double frac = timing_slowdown_fraction(c->variant->name);
     const long long probe_cycles = 2000000;
-    double plain_ms, busy_ms[5], with_ms;
+    double plain_ms, busy_ms[5];
     t->extra_cycles = 0;
     ATTN_TRY(median_call_ms(t, c, 15, &plain_ms));
     cudaStream_t s = (cudaStream_t)c->stream;
@@ -204,11 +208,24 @@ static int calibrate_slowdown(struct bench_timer *t, const struct timed_call *c)
     struct sample_stats busy;
     ATTN_TRY(stats_summarize(busy_ms, 5, &busy));
     double cycles = frac * plain_ms / busy.median * (double)probe_cycles;
-    for (int round = 0; round < 3; round++) {
-        t->extra_cycles = (long long)cycles;
-        ATTN_TRY(median_call_ms(t, c, 15, &with_ms));
-        const double achieved = with_ms / plain_ms - 1;
-        if (achieved > 0) cycles *= frac / achieved;
+    const double per_block = 25.0 / plain_ms;
+    const int calls = per_block < 3 ? 3 : per_block > 32 ? 32 : (int)per_block;
+    for (int round = 0; round < 4; round++) {
+        double ratio[4];
+        for (int k = 0; k < 4; k++) {
+            double p, w;
+            t->extra_cycles = 0;
+            ATTN_TRY(median_call_ms(t, c, calls, &p));
+            t->extra_cycles = (long long)cycles;
+            ATTN_TRY(median_call_ms(t, c, calls, &w));
+            ratio[k] = w / p;
+        }
+        struct sample_stats st;
+        ATTN_TRY(stats_summarize(ratio, 4, &st));
+        const double achieved = st.median - 1;
+        double factor = achieved > 0 ? frac / achieved : 2;
+        factor = factor < 0.5 ? 0.5 : factor > 2 ? 2 : factor;
+        cycles *= factor;
     }
     t->extra_cycles = cycles > 1 ? (long long)cycles : 1;
     return ATTN_OK;
