@@ -103,6 +103,7 @@ TEST_TRACE := $(BUILD)/test_trace
 TEST_REGRESS := $(BUILD)/test_regress
 TEST_PLOTS := $(BUILD)/test_plots
 TEST_SHIFT := $(BUILD)/test_shift
+TEST_AB   := $(BUILD)/test_ab
 REGRESS   := $(BUILD)/regress
 AB        := $(BUILD)/ab
 REPORT    := $(BUILD)/report
@@ -292,14 +293,20 @@ $(TEST_PLOTS): $(BUILD)/tests/check_plots.o | $(REPORT)
 $(TEST_SHIFT): $(BUILD)/tests/check_shift.o $(BUILD)/common/shift.o $(BUILD)/common/errors.o
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) -lm $(LDLIBS)
 
+# build/ab with tests/fake_worker.sh as both workers: no GPU needed
+$(TEST_AB): $(BUILD)/tests/check_ab.o $(BUILD)/common/results_read.o $(BUILD)/common/results.o \
+            $(BUILD)/common/csv.o $(BUILD)/common/errors.o | $(AB)
+	$(CC) $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) -lm $(LDLIBS)
+
 $(TEST_REGRESS): $(BUILD)/tests/check_regress.o $(BENCH_LIB) $(LIB_OBJS) | $(REGRESS)
 	$(CC) $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(MK_LDLIBS) $(LDLIBS)
 
-test: deps $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(TEST_CPU) $(TEST_GPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_PLOTS) ## build everything; GPU tests (skipped without a device), the gate over the committed A/B pairs, CPU tests
+test: deps $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(TEST_CPU) $(TEST_GPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_PLOTS) ## build everything; GPU tests (skipped without a device), the gate over the committed A/B pairs, CPU tests
 	CK_FORK=no ./$(TEST_GPU)
 	./$(TEST_TRACE)
 	./$(TEST_SHIFT)
 	./$(TEST_REGRESS)
+	./$(TEST_AB)
 	./$(TEST_PLOTS)
 	@echo "== the gate over the committed results: the newest A/B pair of each GPU (results/*/ab/)"
 	@for d in results/*/ab; do [ -d "$$d" ] || continue; g=$$(basename $$(dirname $$d)); \
@@ -307,10 +314,11 @@ test: deps $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(TEST_CPU) $(TEST_GPU) $(TES
 	  head -n 1 $(BUILD)/regress-$$g.txt; tail -n 1 $(BUILD)/regress-$$g.txt; done
 	./$(TEST_CPU)
 
-test-cpu: deps $(REPORT) $(TEST_CPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_PLOTS) ## CPU tests only
+test-cpu: deps $(REPORT) $(TEST_CPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_PLOTS) ## CPU tests only
 	./$(TEST_TRACE)
 	./$(TEST_SHIFT)
 	./$(TEST_REGRESS)
+	./$(TEST_AB)
 	./$(TEST_PLOTS)
 	./$(TEST_CPU)
 

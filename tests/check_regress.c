@@ -19,6 +19,7 @@
 #include <check.h>
 #include <ctype.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -51,21 +52,12 @@ static void tmpdir_setup(void)
     }
 }
 
-/* The fixtures are plain files in one flat directory. */
+/* The fixtures, nested folders (A/B runs) included. */
 static void tmpdir_teardown(void)
 {
-    DIR *d = opendir(tmpdir);
-    if (d) {
-        struct dirent *e;
-        char path[512];
-        while ((e = readdir(d))) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-            snprintf(path, sizeof path, "%s/%s", tmpdir, e->d_name);
-            unlink(path);
-        }
-        closedir(d);
-    }
-    rmdir(tmpdir);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0) fprintf(stderr, "check_regress: could not remove %s\n", tmpdir);
 }
 
 typedef struct {
@@ -127,7 +119,17 @@ struct rspec {
     const char *dtype;  /* NULL: bf16 */
     const char *set_column, *set_value; /* a column's text replaced after formatting */
     unsigned clock_mhz; /* both SM clock readings; 0: unknown */
+    int nsamples;       /* > 0: that many samples in NAME.samples.csv, ms ± jitter */
+    double jitter;      /* relative half-width of the samples' spread; 0: 0.003 */
+    const char *ab_run; /* the ab_run column; NULL: plain run */
 };
+
+/* Sample i of a row: ms spread evenly over ±jitter in a fixed shuffled order. */
+static double sample_of(const struct rspec *s, int i)
+{
+    const double j = s->jitter ? s->jitter : 0.003;
+    return s->ms * (1 + j * ((double)((i * 7919) % 13) - 6) / 6);
+}
 
 /* Replaces the text of one column of a formatted line (the line is rebuilt). */
 static void line_set(struct csv_line *l, const char *column, const char *value)
@@ -165,9 +167,10 @@ static void format_row(const struct rspec *s, const char *run_id, struct csv_lin
                                       .causal = true, .dtype = dt, .scale = 0.125f};
     r.mode = s->mode ? s->mode : "cold";
     r.status = s->status ? s->status : "ok";
+    r.ab_run = s->ab_run;
     if (strcmp(r.status, "ok") == 0) {
         r.timed = true;
-        r.stats = (struct sample_stats){.n = 20, .median = s->ms, .min = s->ms * 0.99,
+        r.stats = (struct sample_stats){.n = s->nsamples > 0 ? (size_t)s->nsamples : 20, .median = s->ms, .min = s->ms * 0.99,
                                         .max = s->ms * 1.02, .p10 = s->ms * 0.995,
                                         .p25 = s->ms, .p75 = s->ms, .p90 = s->ms * 1.005,
                                         .mean = s->ms, .noise_rel = s->noise ? s->noise : QUIET};
@@ -185,23 +188,65 @@ static void format_row(const struct rspec *s, const char *run_id, struct csv_lin
     if (s->set_column) line_set(l, s->set_column, s->set_value);
 }
 
-/* Writes the header and the rows to the fixture `name`; the run id is the
- * name without ".csv", so that two fixtures are two runs. */
+/* Writes the header and the rows to the fixture `name` (a path under the
+ * fixture directory), and their samples to NAME.samples.csv when a row has
+ * any; the run id is the file name without ".csv", so that two fixtures are
+ * two runs. */
 static path_t write_rows(const char *name, const struct rspec *rows, size_t n)
 {
     path_t p = tmp_path(name);
-    char run_id[64];
-    snprintf(run_id, sizeof run_id, "%.*s", (int)strcspn(name, "."), name);
+    const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+    char run_id[64], spath[300];
+    snprintf(run_id, sizeof run_id, "%.*s", (int)strcspn(base, "."), base);
     FILE *f = fopen(p.s, "wb");
     ck_assert_msg(f != NULL, "cannot create %s", p.s);
     static struct csv_line l;
     results_header(&l);
     fputs(l.text, f);
+    bool any = false;
     for (size_t i = 0; i < n; i++) {
         format_row(&rows[i], run_id, &l);
         fputs(l.text, f);
+        any |= rows[i].nsamples > 0;
     }
     ck_assert_int_eq(fclose(f), 0);
+    ck_assert_int_eq(results_samples_path(p.s, spath, sizeof spath), ATTN_OK);
+    if (!any) {
+        unlink(spath); /* a fixture of an earlier test may have left one */
+        return p;
+    }
+    int fd = open(spath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ck_assert_int_ge(fd, 0);
+    results_samples_header(&l);
+    ck_assert_int_eq(csv_append(fd, &l), ATTN_OK);
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].nsamples <= 0) continue;
+        struct result_row r;
+        results_row_init(&r);
+        double ms[256];
+        ck_assert_int_le(rows[i].nsamples, 256);
+        for (int k = 0; k < rows[i].nsamples; k++) ms[k] = sample_of(&rows[i], k);
+        enum attn_dtype dt = ATTN_BF16;
+        attn_dtype_parse(rows[i].dtype ? rows[i].dtype : "bf16", &dt);
+        r.variant = rows[i].variant;
+        r.problem = (struct attn_problem){.batch = 2, .heads = 16, .seq_len = rows[i].seq,
+                                          .head_dim = 64, .causal = true, .dtype = dt};
+        r.mode = rows[i].mode ? rows[i].mode : "cold";
+        r.sample_ms = ms;
+        r.nsample_ms = (size_t)rows[i].nsamples;
+        ck_assert_int_eq(results_samples_append(fd, &r), ATTN_OK);
+    }
+    ck_assert_int_eq(close(fd), 0);
+    return p;
+}
+
+/* mkdir -p of a folder under the fixture directory. */
+static path_t make_dir(const char *name)
+{
+    path_t p = tmp_path(name);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", p.s);
+    ck_assert_int_eq(system(cmd), 0);
     return p;
 }
 
@@ -1460,12 +1505,437 @@ static Suite *report_suite(void)
     return s;
 }
 
+/* --------------------------------------------------- samples and A/B pairs */
+
+/* n rows of one variant at S = 1024, 2048, ...: ms, samples, ab_run. */
+static void rows_of(struct rspec *out, int n, const char *variant, double ms, int nsamples,
+                    const char *ab_run)
+{
+    for (int i = 0; i < n; i++)
+        out[i] = (struct rspec){.variant = variant, .seq = 1024 << i, .ms = ms * (1 << i),
+                                .nsamples = nsamples, .ab_run = ab_run};
+}
+
+static void scale_rows(struct rspec *rows, int n, double factor)
+{
+    for (int i = 0; i < n; i++) rows[i].ms *= factor;
+}
+
+START_TEST(test_samples_read_back)
+{
+    struct rspec rows[2];
+    rows_of(rows, 2, "flash_hopper", 1.0, 24, NULL);
+    path_t p = write_rows("run.csv", rows, 2);
+    struct result_set set;
+    read_ok(p.s, &set);
+    ck_assert_uint_eq(set.count, 2);
+    for (int r = 0; r < 2; r++) {
+        ck_assert_uint_eq(set.rows[r].nsample_ms, 24);
+        for (int i = 0; i < 24; i++)
+            ck_assert_double_eq_tol(set.rows[r].sample_ms[i], sample_of(&rows[r], i), 1e-6 * rows[r].ms);
+    }
+    results_free(&set);
+    /* without the samples file the run still loads, with summaries only */
+    path_t sp = tmp_path("run.samples.csv");
+    ck_assert_int_eq(unlink(sp.s), 0);
+    read_ok(p.s, &set);
+    ck_assert_ptr_null(set.rows[0].sample_ms);
+    ck_assert_uint_eq(set.rows[0].nsample_ms, 0);
+    results_free(&set);
+}
+END_TEST
+
+/* A samples file that disagrees with its run is refused, naming the file. */
+START_TEST(test_samples_malformed)
+{
+    struct rspec rows[1];
+    rows_of(rows, 1, "naive", 1.0, 6, NULL);
+    static const char *const head = "variant,dtype,batch,heads,seq_len,head_dim,causal,mode,sample,ms\n";
+    static const char *const key = "naive,bf16,2,16,1024,64,1,cold,";
+    const struct {
+        const char *body; /* the lines after the header */
+        int line;         /* the line named, -1: the file only */
+        const char *says;
+    } cases[] = {
+        {"0,1\n1,1\n2,1\n3,1\n4,1\n", -1, "5 samples"},
+        {"0,1\n1,1\n3,1\n4,1\n5,1\n6,1\n", 4, "sample 3"},
+        {"0,1\n1,1\n2,0\n3,1\n4,1\n5,1\n", 4, "not a positive number"},
+        {"0,1\n1,1\n2,nan\n3,1\n4,1\n5,1\n", 4, "not a positive number"},
+        {"0,1\n1,1\n2,x\n3,1\n4,1\n5,1\n", 4, "not a positive number"},
+    };
+    for (size_t c = 0; c < NELEMS(cases); c++) {
+        path_t p = write_rows("run.csv", rows, 1);
+        char text[1024] = "";
+        strcat(text, head);
+        for (const char *l = cases[c].body; *l; l = strchr(l, '\n') + 1) {
+            strcat(text, key);
+            strncat(text, l, (size_t)(strchr(l, '\n') - l + 1));
+        }
+        path_t sp = write_text("run.samples.csv", text);
+        struct result_set set;
+        ck_assert_int_eq(results_read(p.s, &set), ATTN_ERR_INPUT);
+        ck_assert_msg(names_place(attn_error_message(), sp.s, cases[c].line) ||
+                          (cases[c].line < 0 && strstr(attn_error_message(), sp.s)),
+                      "case %zu: \"%s\" does not name %s", c, attn_error_message(), sp.s);
+        ck_assert_message_has(cases[c].says);
+    }
+    /* samples of a key the run lacks (a row cut by a crash) are ignored */
+    path_t p = write_rows("run.csv", rows, 1);
+    char text[2048] = "";
+    strcat(text, head);
+    for (int i = 0; i < 6; i++) sprintf(text + strlen(text), "%s%d,1\n", key, i);
+    strcat(text, "naive,bf16,2,16,2048,64,1,cold,0,4\n");
+    write_text("run.samples.csv", text);
+    struct result_set set;
+    read_ok(p.s, &set);
+    ck_assert_uint_eq(set.rows[0].nsample_ms, 6);
+    results_free(&set);
+}
+END_TEST
+
+/* With samples on both sides the verdict is the Hodges–Lehmann ratio's lower
+ * bound against the limit: `slowdown` for runs measured apart, `ab_slowdown`
+ * for the rows of one A/B run. */
+START_TEST(test_sample_rule_limits)
+{
+    path_t conf = write_text("t.conf", "default slowdown=3% ab_slowdown=1% confidence=99%\n");
+    struct gate_thresholds th;
+    read_thresholds_ok(conf.s, &th);
+    const struct {
+        double factor;
+        const char *ab_run; /* the same in both files, or NULL */
+        enum gate_verdict want;
+    } cases[] = {
+        {1.05, NULL, V_SLOWER},  {1.02, NULL, V_PASS},   {1.02, "AB1", V_SLOWER},
+        {1.005, "AB1", V_PASS},  {1.00, "AB1", V_PASS},  {0.95, NULL, V_FASTER},
+    };
+    for (size_t c = 0; c < NELEMS(cases); c++) {
+        struct rspec b[3], k[3];
+        rows_of(b, 3, "flash_hopper", 1.0, 40, cases[c].ab_run);
+        rows_of(k, 3, "flash_hopper", 1.0, 40, cases[c].ab_run);
+        scale_rows(k, 3, cases[c].factor);
+        path_t bp = write_rows("base.csv", b, 3), cp = write_rows("cur.csv", k, 3);
+        struct gate_report rep;
+        ck_assert_int_eq(compare(bp, cp, &th, NULL, &rep), ATTN_OK);
+        for (int i = 0; i < 3; i++) {
+            const struct gate_line *l = &rep.lines[i];
+            ck_assert_msg(l->verdict == cases[c].want, "case %zu row %d: %s, expected %s (%s)", c,
+                          i, gate_verdict_name(l->verdict), gate_verdict_name(cases[c].want), l->why);
+            ck_assert_msg(l->lo <= l->ratio && l->ratio <= l->hi, "case %zu: bounds", c);
+            ck_assert_double_eq_tol(l->ratio, cases[c].factor, 0.002);
+            ck_assert(l->paired == (cases[c].ab_run != NULL));
+            ck_assert_double_eq_tol(l->limit, cases[c].ab_run ? 0.01 : 0.03, 1e-12);
+        }
+        gate_report_free(&rep);
+    }
+}
+END_TEST
+
+/* Rows of different A/B runs are not a pair: the wider limit applies. */
+START_TEST(test_different_ab_runs_are_not_paired)
+{
+    struct gate_thresholds th;
+    path_t conf = write_text("t.conf", "default slowdown=3% ab_slowdown=1%\n");
+    read_thresholds_ok(conf.s, &th);
+    struct rspec b[2], k[2];
+    rows_of(b, 2, "flash_mma", 1.0, 30, "AB1");
+    rows_of(k, 2, "flash_mma", 1.02, 30, "AB2");
+    path_t bp = write_rows("base.csv", b, 2), cp = write_rows("cur.csv", k, 2);
+    struct gate_report rep;
+    ck_assert_int_eq(compare(bp, cp, &th, NULL, &rep), ATTN_OK);
+    ck_assert(!rep.lines[0].paired);
+    ck_assert_int_eq(rep.lines[0].verdict, V_PASS);
+    gate_report_free(&rep);
+}
+END_TEST
+
+/* A lower clock excuses a slowdown between runs measured apart, never
+ * inside an A/B pair (both sides ran on the same board state). */
+START_TEST(test_pair_is_never_throttled)
+{
+    struct gate_thresholds th;
+    gate_thresholds_default(&th);
+    for (int paired = 0; paired < 2; paired++) {
+        struct rspec b[1], k[1];
+        rows_of(b, 1, "flash_hopper", 1.0, 30, paired ? "AB1" : NULL);
+        rows_of(k, 1, "flash_hopper", 1.08, 30, paired ? "AB1" : NULL);
+        b[0].clock_mhz = 1980;
+        k[0].clock_mhz = 1700;
+        path_t bp = write_rows("base.csv", b, 1), cp = write_rows("cur.csv", k, 1);
+        struct gate_report rep;
+        ck_assert_int_eq(compare(bp, cp, &th, NULL, &rep), ATTN_OK);
+        ck_assert_verdict(&rep, "flash_hopper", 1024, "cold", paired ? V_SLOWER : V_THROTTLED);
+        gate_report_free(&rep);
+    }
+}
+END_TEST
+
+/* Summaries on one side only: the summary rule. */
+START_TEST(test_samples_on_one_side_use_summaries)
+{
+    struct gate_thresholds th;
+    gate_thresholds_default(&th);
+    struct rspec b[1], k[1];
+    rows_of(b, 1, "naive", 1.0, 30, NULL);
+    rows_of(k, 1, "naive", 1.0, 0, NULL);
+    path_t bp = write_rows("base.csv", b, 1), cp = write_rows("cur.csv", k, 1);
+    struct gate_report rep;
+    ck_assert_int_eq(compare(bp, cp, &th, NULL, &rep), ATTN_OK);
+    ck_assert(isnan(rep.lines[0].lo));
+    ck_assert_int_eq(rep.lines[0].verdict, V_PASS);
+    gate_report_free(&rep);
+}
+END_TEST
+
+START_TEST(test_run_against_itself_refused)
+{
+    path_t p = write_rows("run.csv", base4, NELEMS(base4));
+    path_t copy = tmp_path("copy.csv");
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", p.s, copy.s);
+    ck_assert_int_eq(system(cmd), 0);
+    struct run r = run_regress("--results", p.s, "--baseline", p.s, NULL);
+    ck_assert_exit(r, 2);
+    ck_assert_msg(strstr(r.err, "compared with itself"), "stderr: %s", r.err);
+    run_free(&r);
+    r = run_regress("--results", copy.s, "--baseline", p.s, NULL); /* a copy is the same run */
+    ck_assert_exit(r, 2);
+    ck_assert_msg(strstr(r.out, "BAD INPUT (exit 2)"), "stdout: %s", r.out);
+    run_free(&r);
+}
+END_TEST
+
+/* DIR/h200/ab/ID/ID-base.csv and -cand.csv, the candidate `factor` slower. */
+static void write_pair(const char *id, double factor)
+{
+    char name[200];
+    snprintf(name, sizeof name, "res/h200/ab/%s", id);
+    make_dir(name);
+    struct rspec b[2], k[2];
+    rows_of(b, 2, "flash_hopper", 1.0, 30, id);
+    rows_of(k, 2, "flash_hopper", factor, 30, id);
+    snprintf(name, sizeof name, "res/h200/ab/%s/%s-base.csv", id, id);
+    write_rows(name, b, 2);
+    snprintf(name, sizeof name, "res/h200/ab/%s/%s-cand.csv", id, id);
+    write_rows(name, k, 2);
+}
+
+/* With no arguments the newest A/B pair is gated, and says which. */
+START_TEST(test_newest_ab_pair_gated)
+{
+    path_t dir = make_dir("res/h200");
+    struct run r = run_regress("--results-dir", tmp_path("res").s, NULL);
+    ck_assert_exit(r, 2); /* no A/B run at all: nothing it may compare */
+    run_free(&r);
+    make_dir("res/h200/ab");
+    write_pair("20261201T000000Z", 1.10); /* an older pair that regressed */
+    write_pair("20261202T000000Z", 1.00);
+    r = run_regress("--results-dir", tmp_path("res").s, NULL);
+    ck_assert_exit(r, 0);
+    ck_assert_msg(!strncmp(r.out, "compare: 20261202T000000Z-base (rev ", 36), "stdout: %s", r.out);
+    ck_assert_msg(strstr(r.out, " vs 20261202T000000Z-cand (rev "), "stdout: %s", r.out);
+    run_free(&r);
+    path_t older = tmp_path("res/h200/ab/20261201T000000Z");
+    r = run_regress("--ab", older.s, NULL);
+    ck_assert_exit(r, 1);
+    ck_assert_msg(strstr(r.out, "(interleaved)") && strstr(r.out, "regress: REGRESSION"), "%s", r.out);
+    run_free(&r);
+    r = run_regress("--ab", dir.s, NULL);
+    ck_assert_exit(r, 2);
+    ck_assert_msg(strstr(r.err, "not an A/B run"), "stderr: %s", r.err);
+    run_free(&r);
+}
+END_TEST
+
+/* Blessing gates the run first: a regression is blessed only with a reason,
+ * every blessing is logged, and the replaced baseline is kept. */
+START_TEST(test_bless_gates_and_logs)
+{
+    make_dir("res/h200");
+    struct rspec b[2], k[2];
+    rows_of(b, 2, "naive", 1.0, 30, NULL);
+    rows_of(k, 2, "naive", 1.10, 30, NULL);
+    write_rows("res/h200/20261201T000000Z.csv", b, 2);
+    path_t res = tmp_path("res");
+    struct run r = run_regress("--results-dir", res.s, "--bless", NULL);
+    ck_assert_exit(r, 0); /* the first blessing has nothing to pass */
+    run_free(&r);
+    write_rows("res/h200/20261202T000000Z.csv", k, 2);
+    path_t base = tmp_path("res/h200/baseline.csv");
+    char *before = slurp(base.s);
+    r = run_regress("--results-dir", res.s, "--bless", NULL);
+    ck_assert_exit(r, 1);
+    ck_assert_msg(strstr(r.err, "REASON="), "stderr: %s", r.err);
+    run_free(&r);
+    char *after = slurp(base.s);
+    ck_assert_str_eq(before, after); /* refused: the baseline is untouched */
+    free(after);
+    r = run_regress("--results-dir", res.s, "--bless", "--reason", "the new tiling trades 10% here", NULL);
+    ck_assert_exit(r, 0);
+    run_free(&r);
+    after = slurp(base.s);
+    ck_assert_str_ne(before, after);
+    ck_assert_msg(strstr(after, "20261202T000000Z"), "baseline.csv is not the new run");
+    free(after);
+    char *kept = slurp(tmp_path("res/h200/baselines/baseline-20261201T000000Z.csv").s);
+    ck_assert_str_eq(kept, before);
+    char *ks = slurp(tmp_path("res/h200/baselines/baseline-20261201T000000Z.samples.csv").s);
+    ck_assert_msg(strlen(ks) > 0, "the kept baseline's samples are missing");
+    free(ks);
+    free(kept);
+    free(before);
+    char *log = slurp(tmp_path("res/h200/baselines/LOG").s);
+    ck_assert_msg(strstr(log, "\t20261201T000000Z\t0123456789ab\tfirst\t-\n"), "LOG: %s", log);
+    ck_assert_msg(strstr(log, "\t20261202T000000Z\t0123456789ab\tREGRESSION\tthe new tiling trades 10% here\n"),
+                  "LOG: %s", log);
+    free(log);
+}
+END_TEST
+
+/* Multiplies the ms columns of VARIANT's rows in a results CSV, and its
+ * samples in the samples file, by factor: a doctored candidate. */
+static void doctor(const char *csv, const char *variant, double factor)
+{
+    static const char *const ms_columns[] = {"ms_median", "ms_min", "ms_p10", "ms_p90", "ms_mean", "ms"};
+    char spath[400];
+    ck_assert_int_eq(results_samples_path(csv, spath, sizeof spath), ATTN_OK);
+    const char *files[2] = {csv, spath};
+    for (int f = 0; f < 2; f++) {
+        char *text = slurp(files[f]), *out = malloc(strlen(text) * 2 + 64), *save = NULL;
+        ck_assert_ptr_nonnull(out);
+        out[0] = '\0';
+        int idx[64], nidx = 0, vcol = -1;
+        size_t len = 0;
+        for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+            char *fields[64];
+            int n = csv_split(line, fields, 64);
+            ck_assert_int_gt(n, 0);
+            if (vcol < 0) { /* the header */
+                for (int i = 0; i < n; i++) {
+                    if (!strcmp(fields[i], "variant")) vcol = i;
+                    for (size_t c = 0; c < NELEMS(ms_columns); c++)
+                        if (!strcmp(fields[i], ms_columns[c])) idx[nidx++] = i;
+                }
+            }
+            struct csv_line l;
+            csv_line_init(&l);
+            for (int i = 0; i < n; i++) {
+                bool scale = false;
+                for (int c = 0; c < nidx; c++) scale |= idx[c] == i;
+                char num[64];
+                if (scale && fields[i][0] && !strcmp(fields[vcol], variant)) {
+                    snprintf(num, sizeof num, "%.9g", atof(fields[i]) * factor);
+                    csv_add_str(&l, num);
+                } else {
+                    csv_add_str(&l, fields[i]);
+                }
+            }
+            ck_assert_int_eq(csv_line_end(&l), ATTN_OK);
+            len += (size_t)sprintf(out + len, "%s", l.text);
+        }
+        FILE *w = fopen(files[f], "w");
+        ck_assert_ptr_nonnull(w);
+        fputs(out, w);
+        ck_assert_int_eq(fclose(w), 0);
+        free(out);
+        free(text);
+    }
+}
+
+/* The committed A/B pair passes; the same pair with one fused variant's
+ * medians and samples 5% slower does not — what `make test` gates. */
+START_TEST(test_doctored_committed_pair_fails)
+{
+    struct run r = run_regress("--gpu", "h200", NULL);
+    ck_assert_exit(r, 0);
+    ck_assert_msg(!strncmp(r.out, "compare: ", 9), "stdout: %s", r.out);
+    run_free(&r);
+    char id[64] = "", cmd[700];
+    FILE *ls = popen("ls results/h200/ab | sort | tail -n 1", "r");
+    ck_assert_ptr_nonnull(ls);
+    ck_assert_ptr_nonnull(fgets(id, sizeof id, ls));
+    pclose(ls);
+    id[strcspn(id, "\n")] = '\0';
+    path_t copy = make_dir("res/h200/ab");
+    snprintf(cmd, sizeof cmd, "cp -r results/h200/ab/%s '%s/'", id, copy.s);
+    ck_assert_int_eq(system(cmd), 0);
+    char cand[900], dir[400];
+    snprintf(dir, sizeof dir, "%s/%s", copy.s, id);
+    snprintf(cand, sizeof cand, "%s/%s-cand.csv", dir, id);
+    r = run_regress("--ab", dir, NULL);
+    ck_assert_exit(r, 0);
+    run_free(&r);
+    doctor(cand, "flash_hopper", 1.05);
+    r = run_regress("--ab", dir, NULL);
+    ck_assert_exit(r, 1);
+    int slower = 0, hopper = 0;
+    for (const char *l = r.out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        slower += !strncmp(l, "SLOWER ", 7);
+        hopper += !strncmp(l, "SLOWER       flash_hopper ", 26);
+    }
+    ck_assert_int_gt(slower, 0);
+    ck_assert_int_eq(slower, hopper); /* only the doctored variant */
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_thresholds_ab_settings)
+{
+    path_t conf = write_text("t.conf", "default ab_slowdown=0.5% confidence=0.95\n"
+                                       "match seq_len<1024 ab_slowdown=2% confidence=99.9%\n");
+    struct gate_thresholds th;
+    read_thresholds_ok(conf.s, &th);
+    struct result_key k = key("naive", "bf16", 2, 16, 1024, 64, 1, "cold");
+    struct gate_settings s = gate_settings_for(&th, &k);
+    ck_assert_double_eq_tol(s.ab_slowdown, 0.005, 1e-12);
+    ck_assert_double_eq_tol(s.confidence, 0.95, 1e-12);
+    ck_assert_double_eq_tol(s.slowdown, 0.05, 1e-12); /* untouched: the built-in */
+    k.seq_len = 512;
+    s = gate_settings_for(&th, &k);
+    ck_assert_double_eq_tol(s.ab_slowdown, 0.02, 1e-12);
+    ck_assert_double_eq_tol(s.confidence, 0.999, 1e-12);
+    static const char *const bad[] = {"default confidence=50%\n", "default confidence=1\n",
+                                      "default confidence=x\n", "default ab_slowdown=-1%\n"};
+    for (size_t i = 0; i < NELEMS(bad); i++) {
+        path_t b = write_text("bad.conf", bad[i]);
+        ck_assert_int_eq(gate_thresholds_read(b.s, &th), ATTN_ERR_INPUT);
+        char where[300];
+        snprintf(where, sizeof where, "%s:1:", b.s);
+        ck_assert_message_has(where);
+    }
+}
+END_TEST
+
+static Suite *ab_suite(void)
+{
+    Suite *s = suite_create("samples and A/B pairs");
+    TCase *tc = tcase_create("samples");
+    tcase_add_unchecked_fixture(tc, tmpdir_setup, tmpdir_teardown);
+    tcase_add_test(tc, test_samples_read_back);
+    tcase_add_test(tc, test_samples_malformed);
+    tcase_add_test(tc, test_sample_rule_limits);
+    tcase_add_test(tc, test_different_ab_runs_are_not_paired);
+    tcase_add_test(tc, test_pair_is_never_throttled);
+    tcase_add_test(tc, test_samples_on_one_side_use_summaries);
+    tcase_add_test(tc, test_thresholds_ab_settings);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("command");
+    tcase_add_checked_fixture(tc, tmpdir_setup, tmpdir_teardown);
+    tcase_add_test(tc, test_run_against_itself_refused);
+    tcase_add_test(tc, test_newest_ab_pair_gated);
+    tcase_add_test(tc, test_bless_gates_and_logs);
+    tcase_add_test(tc, test_doctored_committed_pair_fails);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
 int main(void)
 {
     SRunner *sr = srunner_create(compare_suite());
     srunner_add_suite(sr, thresholds_suite());
     srunner_add_suite(sr, read_suite());
     srunner_add_suite(sr, report_suite());
+    srunner_add_suite(sr, ab_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

@@ -1,0 +1,621 @@
+/* check_ab.c — the tests of the A/B driver build/ab (Check), without a GPU:
+ * both of its workers are tests/fake_worker.sh, which speaks the protocol of
+ * bench/ab_proto.h and writes plausible run files. Each test case links the
+ * script twice into its own mkdtemp directory under /tmp, as base_worker and
+ * cand_worker (the script takes its side from its name, and reads settings
+ * such as FAKE_FACTOR_cand for that side only), runs build/ab on one small
+ * point × two variants × two modes, and checks: an A/A run that passes, with
+ * its A/B directory (both runs, samples, gate.txt) and every row marked with
+ * the A/B id; the block order A B B A … within each mode, and one seed per
+ * point for both sides; a 5% slower candidate that fails the gate and a 0.5%
+ * slower one that does not (thresholds from the test's own file: ab_slowdown
+ * 1%); a worker that dies mid-row or speaks another protocol (exit 2, named
+ * on stderr); a variant the base build lacks (new rows); a variant the
+ * candidate skips (failed rows); bad usage. Run from the repository root,
+ * after `make all` (build/ab). The directory is removed after each test. */
+#include "../common/errors.h"
+#include "../common/results_read.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ helpers */
+
+#define AB "build/ab"
+#define FAKE_WORKER "tests/fake_worker.sh"
+#define MIN_PAIRS 4 /* bench/ab.c: blocks per side per mode before the stop rule is asked */
+/* The run every test makes (the workers and --out are added by run_ab):
+ * 2 points × 2 variants × 2 modes = 8 rows per side. A budget far above what
+ * the fake's samples need keeps the number of blocks per mode deterministic:
+ * the stop rule's noise and min_ms targets end each mode, not the clock. */
+#define POINT "batch=2 heads=4 seq=128 dim=64 causal=0,1"
+#define VARIANTS "naive,flash_mma"
+#define MODES "cold,graph"
+#define NROWS 8
+#define ID_LEN 256 /* an A/B id: a directory name */
+#define NELEMS(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The test's fixture directory: made before it, removed after it. */
+static char tmpdir[64];
+
+typedef struct {
+    char s[512];
+} path_t;
+
+static path_t tmp_path(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static path_t tmp_path(const char *fmt, ...)
+{
+    path_t p;
+    int n = snprintf(p.s, sizeof p.s, "%s/", tmpdir);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p.s + n, sizeof p.s - (size_t)n, fmt, ap);
+    va_end(ap);
+    return p;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_msg(f != NULL, "cannot create %s", path);
+    ck_assert_int_ge(fputs(text, f), 0);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* The fixture: DIR/base_worker and DIR/cand_worker, links to the fake worker,
+ * and DIR/thresholds.conf (independent of the committed bench/thresholds.conf). */
+static void tmpdir_setup(void)
+{
+    strcpy(tmpdir, "/tmp/check_ab_XXXXXX");
+    ck_assert_msg(mkdtemp(tmpdir) != NULL, "mkdtemp failed");
+    char cwd[PATH_MAX], worker[PATH_MAX + 64];
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    snprintf(worker, sizeof worker, "%s/%s", cwd, FAKE_WORKER);
+    ck_assert_msg(access(worker, X_OK) == 0,
+                  "%s is missing or not executable (run from the repository root)", worker);
+    const char *sides[] = {"base_worker", "cand_worker"};
+    for (size_t i = 0; i < NELEMS(sides); i++)
+        ck_assert_int_eq(symlink(worker, tmp_path("%s", sides[i]).s), 0);
+    write_text(tmp_path("thresholds.conf").s, "default ab_slowdown=1% confidence=99%\n");
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void tmpdir_teardown(void)
+{
+    nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Reads a whole file into a malloc'd string ("" when it cannot be read). */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return strdup("");
+    size_t cap = 4096, len = 0, n;
+    char *buf = malloc(cap);
+    ck_assert_ptr_nonnull(buf);
+    while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += n;
+        if (cap - len - 1 == 0) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            ck_assert_ptr_nonnull(buf);
+        }
+    }
+    buf[len] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* A finished run of build/ab: exit status, stdout and stderr. */
+struct run {
+    int status; /* exit code; -1 when it did not exit normally */
+    char *out, *err;
+};
+
+static void run_free(struct run *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+/* Runs build/ab with the fake workers on the test's run (POINT, VARIANTS,
+ * MODES) into DIR/out, commands logged to DIR/log, with `env` (shell words,
+ * e.g. "FAKE_FACTOR_cand=1.05"; "" for none) in its environment. */
+static struct run run_ab(const char *env)
+{
+    ck_assert_msg(access(AB, X_OK) == 0,
+                  AB " is not built: run make all first (and the tests from the repository root)");
+    path_t base = tmp_path("base_worker"), cand = tmp_path("cand_worker"),
+           thr = tmp_path("thresholds.conf"), out = tmp_path("out"), log = tmp_path("log"),
+           so = tmp_path("ab.stdout"), se = tmp_path("ab.stderr");
+    char cmd[8192];
+    size_t n = (size_t)snprintf(cmd, sizeof cmd,
+        "FAKE_LOG='%s' %s " AB " --base '%s' --cand '%s' --point '" POINT "' --variants " VARIANTS
+        " --mode " MODES " --warm-ms 0 --budget-ms 5000 --seed 42 --thresholds '%s' --out '%s'"
+        " >'%s' 2>'%s' </dev/null",
+        log.s, env, base.s, cand.s, thr.s, out.s, so.s, se.s);
+    ck_assert_uint_lt(n, sizeof cmd);
+    int st = system(cmd);
+    struct run r = {.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1, .out = slurp(so.s),
+                    .err = slurp(se.s)};
+    unlink(so.s);
+    unlink(se.s);
+    return r;
+}
+
+/* Runs build/ab with exactly these arguments (no workers added). */
+static struct run run_ab_args(const char *args)
+{
+    ck_assert_msg(access(AB, X_OK) == 0,
+                  AB " is not built: run make all first (and the tests from the repository root)");
+    path_t so = tmp_path("ab.stdout"), se = tmp_path("ab.stderr");
+    char cmd[4096];
+    size_t n = (size_t)snprintf(cmd, sizeof cmd, AB " %s >'%s' 2>'%s' </dev/null", args, so.s, se.s);
+    ck_assert_uint_lt(n, sizeof cmd);
+    int st = system(cmd);
+    struct run r = {.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1, .out = slurp(so.s),
+                    .err = slurp(se.s)};
+    unlink(so.s);
+    unlink(se.s);
+    return r;
+}
+
+#define ck_assert_exit(run, code)                                                              \
+    ck_assert_msg((run).status == (code), "build/ab exited %d, expected %d; stderr: %s\nstdout: %s", \
+                  (run).status, (code), (run).err, (run).out)
+
+/* The last line of text (without its '\n'), into buf. */
+static const char *last_line(const char *text, char *buf, size_t len)
+{
+    size_t n = strlen(text);
+    while (n && text[n - 1] == '\n') n--;
+    size_t start = n;
+    while (start && text[start - 1] != '\n') start--;
+    snprintf(buf, len, "%.*s", (int)(n - start), text + start);
+    return buf;
+}
+
+/* Lines of text that start with prefix and contain needle (NULL: any). */
+static int count_lines(const char *text, const char *prefix, const char *needle)
+{
+    int count = 0;
+    for (const char *l = text; *l;) {
+        const char *nl = strchr(l, '\n');
+        size_t len = nl ? (size_t)(nl - l) : strlen(l);
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)len, l);
+        if (!strncmp(line, prefix, strlen(prefix)) && (!needle || strstr(line, needle))) count++;
+        l += len + (nl ? 1 : 0);
+    }
+    return count;
+}
+
+/* The A/B directories under DIR/out; the name of the last one into id. */
+static int ab_dirs(char *id, size_t len)
+{
+    DIR *d = opendir(tmp_path("out").s);
+    if (!d) return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        struct stat st;
+        if (stat(tmp_path("out/%s", e->d_name).s, &st) == 0 && S_ISDIR(st.st_mode)) {
+            snprintf(id, len, "%s", e->d_name);
+            n++;
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+/* The one A/B directory's id. */
+static void the_ab_id(char *id, size_t len)
+{
+    int n = ab_dirs(id, len);
+    ck_assert_msg(n == 1, "%d A/B directories under %s/out, expected 1", n, tmpdir);
+}
+
+/* DIR/out/AB_ID/AB_ID-SIDE.EXT */
+static path_t run_file(const char *id, const char *side, const char *ext)
+{
+    return tmp_path("out/%s/%s-%s.%s", id, id, side, ext);
+}
+
+/* Reads AB_ID-SIDE.csv (with its samples) and checks what every row of an
+ * A/B run must carry: its run id, the A/B id, the fake GPU, and for ok rows
+ * as many samples in the samples file as the row says. */
+static void read_side(const char *id, const char *side, struct result_set *set)
+{
+    path_t p = run_file(id, side, "csv");
+    int rc = results_read(p.s, set);
+    ck_assert_msg(rc == ATTN_OK, "results_read %s: %s", p.s, attn_error_message());
+    char run_id[ID_LEN + 8];
+    snprintf(run_id, sizeof run_id, "%s-%s", id, side);
+    for (size_t i = 0; i < set->count; i++) {
+        const struct result_rec *r = &set->rows[i];
+        char label[160];
+        result_key_label(&r->key, label, sizeof label);
+        ck_assert_msg(!strcmp(r->ab_run, id), "%s %s: ab_run '%s', expected '%s'", p.s, label,
+                      r->ab_run, id);
+        ck_assert_msg(!strcmp(r->run_id, run_id), "%s %s: run_id '%s', expected '%s'", p.s,
+                      label, r->run_id, run_id);
+        ck_assert_str_eq(r->gpu, "fakegpu");
+        if (!strcmp(r->status, "ok")) {
+            ck_assert_msg(r->samples > 0 && (size_t)r->samples == r->nsample_ms,
+                          "%s %s: samples %ld, %zu in the samples file", p.s, label, r->samples,
+                          r->nsample_ms);
+            ck_assert_msg(r->ms_median > 0, "%s %s: no time", p.s, label);
+        }
+    }
+}
+
+/* Rows of set whose variant is `variant` (NULL: any) and status `status`. */
+static int count_rows(const struct result_set *set, const char *variant, const char *status)
+{
+    int n = 0;
+    for (size_t i = 0; i < set->count; i++)
+        n += (!variant || !strcmp(set->rows[i].key.variant, variant)) &&
+             !strcmp(set->rows[i].status, status);
+    return n;
+}
+
+/* ============================================================ the A/A run */
+
+/* Both sides the same build: a pass, the A/B directory whole, every row of
+ * both runs marked with the A/B id. */
+START_TEST(test_ab_aa_passes)
+{
+    struct run r = run_ab("");
+    ck_assert_exit(r, 0);
+    char id[ID_LEN], line[1024];
+    the_ab_id(id, sizeof id);
+
+    /* stdout: the compare line naming both runs, the table, the verdict */
+    char want[600];
+    snprintf(want, sizeof want, "compare: %s-base (rev fake) vs %s-cand (rev fake)\n", id, id);
+    ck_assert_msg(!strncmp(r.out, want, strlen(want)), "stdout does not start with \"%s\": %s",
+                  want, r.out);
+    last_line(r.out, line, sizeof line);
+    ck_assert_msg(!strncmp(line, "regress: PASS", 13), "last line: %s", line);
+    ck_assert_msg(strstr(line, "8 compared, 0 slower, 0 failed, 0 missing, 0 new, 0 faster"),
+                  "last line: %s", line);
+    ck_assert_int_eq(count_lines(r.out, "pass ", NULL), NROWS);
+
+    /* the A/B directory: both runs, their samples and environments, gate.txt */
+    const char *sides[] = {"base", "cand"}, *exts[] = {"csv", "samples.csv", "env"};
+    for (size_t s = 0; s < 2; s++)
+        for (size_t e = 0; e < NELEMS(exts); e++) {
+            path_t p = run_file(id, sides[s], exts[e]);
+            ck_assert_msg(access(p.s, R_OK) == 0, "%s is missing", p.s);
+        }
+    char *gate = slurp(tmp_path("out/%s/gate.txt", id).s);
+    ck_assert_msg(!strcmp(gate, r.out), "gate.txt differs from stdout:\n%s\n---\n%s", gate, r.out);
+    free(gate);
+
+    struct result_set base, cand;
+    read_side(id, "base", &base);
+    read_side(id, "cand", &cand);
+    ck_assert_uint_eq(base.count, NROWS);
+    ck_assert_uint_eq(cand.count, NROWS);
+    ck_assert_int_eq(count_rows(&base, NULL, "ok"), NROWS);
+    ck_assert_int_eq(count_rows(&cand, NULL, "ok"), NROWS);
+    /* the same rows in the same order on both sides */
+    for (size_t i = 0; i < NROWS; i++)
+        ck_assert(result_key_equal(&base.rows[i].key, &cand.rows[i].key));
+    results_free(&base);
+    results_free(&cand);
+    run_free(&r);
+}
+END_TEST
+
+/* The commands both workers received (DIR/log): within each mode the blocks
+ * go base, cand, cand, base, base, cand, … (A B B A), at least MIN_PAIRS per
+ * side; both sides get the same point with the same seed, and the same rows. */
+START_TEST(test_ab_blocks_interleave)
+{
+    struct run r = run_ab("");
+    ck_assert_exit(r, 0);
+    run_free(&r);
+    FILE *f = fopen(tmp_path("log").s, "r");
+    ck_assert_msg(f != NULL, "the fake workers wrote no log");
+    char line[1024], prev[1024] = "";
+    int seq[4096], nseq = 0, modes = 0, points = 0, rows = 0, lineno = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        line[strcspn(line, "\n")] = '\0';
+        char side[16], cmd[16];
+        ck_assert_msg(sscanf(line, "%15s %15s", side, cmd) == 2, "log line %d: '%s'", lineno, line);
+        ck_assert_msg(!strcmp(side, "base") || !strcmp(side, "cand"), "log line %d: '%s'", lineno,
+                      line);
+        const bool is_cand = side[0] == 'c';
+        if (!strcmp(cmd, "block")) {
+            ck_assert_int_lt(nseq, (int)NELEMS(seq));
+            seq[nseq++] = is_cand;
+        } else if (!strcmp(cmd, "finish") && nseq > 0) { /* the mode's first finish */
+            int per_side[2] = {0, 0};
+            for (int i = 0; i < nseq; i++) {
+                const int want = ((i / 2) % 2) ^ (i % 2); /* A B, B A, A B, ... */
+                ck_assert_msg(seq[i] == want, "mode %d (ending at log line %d): block %d is %s's, "
+                              "expected %s's", modes + 1, lineno, i + 1, seq[i] ? "cand" : "base",
+                              want ? "cand" : "base");
+                per_side[seq[i]]++;
+            }
+            ck_assert_msg(per_side[0] >= MIN_PAIRS && per_side[1] >= MIN_PAIRS,
+                          "mode %d: %d base and %d cand blocks, expected at least %d each",
+                          modes + 1, per_side[0], per_side[1], MIN_PAIRS);
+            nseq = 0;
+            modes++;
+        } else if ((!strcmp(cmd, "point") || !strcmp(cmd, "row")) && is_cand) {
+            /* the cand's command follows the base's, word for word */
+            ck_assert_msg(!strncmp(prev, "base ", 5) && !strcmp(prev + 5, line + 5),
+                          "log line %d: '%s' after '%s'", lineno, line, prev);
+            points += cmd[0] == 'p';
+            rows += cmd[0] == 'r';
+        }
+        snprintf(prev, sizeof prev, "%s", line);
+    }
+    fclose(f);
+    ck_assert_int_eq(nseq, 0);
+    ck_assert_int_eq(modes, NROWS);
+    ck_assert_int_eq(points, 2);
+    ck_assert_int_eq(rows, 4);
+    ck_assert_msg(!strcmp(prev, "cand quit") || !strcmp(prev, "base quit"), "last log line: %s",
+                  prev);
+}
+END_TEST
+
+/* ===================================================== slower candidates */
+
+/* 5% slower on every row: past the 1% ab_slowdown of interleaved rows. */
+START_TEST(test_ab_slower_candidate_fails)
+{
+    struct run r = run_ab("FAKE_FACTOR_cand=1.05");
+    ck_assert_exit(r, 1);
+    ck_assert_int_eq(count_lines(r.out, "SLOWER ", NULL), NROWS);
+    /* judged as a pair (one ab_run): the 1% limit, not the 5% built-in slowdown */
+    ck_assert_int_eq(count_lines(r.out, "SLOWER ", "(interleaved)"), NROWS);
+    char line[1024];
+    last_line(r.out, line, sizeof line);
+    ck_assert_msg(!strncmp(line, "regress: REGRESSION", 19), "last line: %s", line);
+    run_free(&r);
+}
+END_TEST
+
+/* 0.5% slower: under the 1% ab_slowdown. */
+START_TEST(test_ab_slightly_slower_candidate_passes)
+{
+    struct run r = run_ab("FAKE_FACTOR_cand=1.005");
+    ck_assert_exit(r, 0);
+    ck_assert_int_eq(count_lines(r.out, "SLOWER ", NULL), 0);
+    ck_assert_int_eq(count_lines(r.out, "pass ", NULL), NROWS);
+    char line[1024];
+    last_line(r.out, line, sizeof line);
+    ck_assert_msg(!strncmp(line, "regress: PASS", 13), "last line: %s", line);
+    run_free(&r);
+}
+END_TEST
+
+/* ============================================================ bad workers */
+
+/* The cand worker exits 3 at its third block, in the first mode of the first
+ * row: exit 2, stderr names the cand worker and its status; the base run's
+ * files stay (header only: nothing finished yet). */
+START_TEST(test_ab_worker_dies)
+{
+    struct run r = run_ab("FAKE_DIE_AT_cand=3");
+    ck_assert_exit(r, 2);
+    ck_assert_msg(strstr(r.err, "ab: ") && strstr(r.err, "the cand worker") &&
+                  strstr(r.err, "cand_worker") && strstr(r.err, "exited with status 3"),
+                  "stderr: %s", r.err);
+    char line[1024];
+    last_line(r.err, line, sizeof line);
+    ck_assert_msg(!strncmp(line, "ab: ", 4), "stderr's last line: %s", line);
+    ck_assert_int_eq(count_lines(r.out, "regress: ", NULL), 0);
+    char id[ID_LEN];
+    the_ab_id(id, sizeof id);
+    char *csv = slurp(run_file(id, "base", "csv").s);
+    ck_assert_msg(!strncmp(csv, "run_id,", 7), "base CSV: '%s'", csv);
+    free(csv);
+    ck_assert_int_eq(access(tmp_path("out/%s/gate.txt", id).s, F_OK), -1);
+    run_free(&r);
+}
+END_TEST
+
+/* The cand worker dies at its 12th block, past the first mode (7 blocks a
+ * side with the fake's samples): the rows both sides finished before are on
+ * disk, whole, and read back. */
+START_TEST(test_ab_worker_dies_rows_kept)
+{
+    struct run r = run_ab("FAKE_DIE_AT_cand=12");
+    ck_assert_exit(r, 2);
+    ck_assert_msg(strstr(r.err, "the cand worker") && strstr(r.err, "exited with status 3"),
+                  "stderr: %s", r.err);
+    char id[ID_LEN];
+    the_ab_id(id, sizeof id);
+    struct result_set base, cand;
+    read_side(id, "base", &base);
+    read_side(id, "cand", &cand);
+    ck_assert_msg(base.count >= 1 && base.count < NROWS, "base run kept %zu rows", base.count);
+    ck_assert_int_eq(count_rows(&base, NULL, "ok"), (int)base.count);
+    ck_assert_uint_eq(cand.count, base.count); /* the modes end together */
+    results_free(&base);
+    results_free(&cand);
+    run_free(&r);
+}
+END_TEST
+
+/* The cand worker greets with protocol 9: refused before anything is
+ * written, exit 2, stderr names the worker and the protocol. */
+START_TEST(test_ab_other_protocol_refused)
+{
+    struct run r = run_ab("FAKE_PROTO_cand=9");
+    ck_assert_exit(r, 2);
+    ck_assert_msg(strstr(r.err, "cand_worker") && strstr(r.err, "protocol 9"), "stderr: %s",
+                  r.err);
+    char line[1024];
+    last_line(r.err, line, sizeof line);
+    ck_assert_msg(!strncmp(line, "ab: ", 4) && strstr(line, "protocol"), "stderr's last line: %s",
+                  line);
+    char id[ID_LEN];
+    ck_assert_int_eq(ab_dirs(id, sizeof id), 0);
+    ck_assert_str_eq(r.out, "");
+    run_free(&r);
+}
+END_TEST
+
+/* ===================================================== variants that differ */
+
+/* The base build has no flash_mma: its rows in the candidate are new, the
+ * rest compared; a pass. */
+START_TEST(test_ab_variant_absent_from_base)
+{
+    struct run r = run_ab("FAKE_ABSENT_base=flash_mma");
+    ck_assert_exit(r, 0);
+    ck_assert_msg(strstr(r.err, "the base build (fake) has no variant flash_mma"), "stderr: %s",
+                  r.err);
+    ck_assert_int_eq(count_lines(r.out, "new ", "flash_mma"), NROWS / 2);
+    ck_assert_int_eq(count_lines(r.out, "new ", NULL), NROWS / 2);
+    ck_assert_int_eq(count_lines(r.out, "pass ", "naive"), NROWS / 2);
+    char line[1024], id[ID_LEN];
+    last_line(r.out, line, sizeof line);
+    ck_assert_msg(!strncmp(line, "regress: PASS: 4 compared", 25) && strstr(line, "4 new"),
+                  "last line: %s", line);
+    the_ab_id(id, sizeof id);
+    struct result_set base, cand;
+    read_side(id, "base", &base);
+    read_side(id, "cand", &cand);
+    ck_assert_int_eq(count_rows(&base, "flash_mma", "ok"), 0);
+    ck_assert_uint_eq(base.count, NROWS / 2);
+    ck_assert_int_eq(count_rows(&cand, "flash_mma", "ok"), NROWS / 2);
+    results_free(&base);
+    results_free(&cand);
+    run_free(&r);
+}
+END_TEST
+
+/* The candidate skips naive (its rows say why): rows that were ok and are not
+ * fail the gate, the base side timed alone meanwhile. */
+START_TEST(test_ab_candidate_skips_a_variant)
+{
+    struct run r = run_ab("FAKE_SKIP_cand=naive");
+    ck_assert_exit(r, 1);
+    ck_assert_int_eq(count_lines(r.out, "FAIL status ", "naive"), NROWS / 2);
+    ck_assert_int_eq(count_lines(r.out, "pass ", "flash_mma"), NROWS / 2);
+    char line[1024], id[ID_LEN];
+    last_line(r.out, line, sizeof line);
+    ck_assert_msg(!strncmp(line, "regress: REGRESSION", 19) && strstr(line, "4 failed"),
+                  "last line: %s", line);
+    the_ab_id(id, sizeof id);
+    struct result_set base, cand;
+    read_side(id, "base", &base);
+    read_side(id, "cand", &cand);
+    ck_assert_int_eq(count_rows(&base, NULL, "ok"), NROWS);
+    ck_assert_int_eq(count_rows(&cand, "naive", "skipped"), NROWS / 2);
+    results_free(&base);
+    results_free(&cand);
+    run_free(&r);
+}
+END_TEST
+
+/* ================================================================== usage */
+
+/* Exit 2 with exactly one line on stderr, "ab: ...", that mentions needle. */
+static void assert_usage_error(const struct run *r, const char *needle)
+{
+    ck_assert_exit(*r, 2);
+    const char *nl = strchr(r->err, '\n');
+    ck_assert_msg(nl != NULL && nl[1] == '\0', "stderr is not one line: \"%s\"", r->err);
+    ck_assert_msg(!strncmp(r->err, "ab: ", 4), "stderr does not start with \"ab: \": \"%s\"", r->err);
+    ck_assert_msg(strstr(r->err, needle) != NULL, "stderr \"%s\" does not mention \"%s\"", r->err,
+                  needle);
+    ck_assert_str_eq(r->out, "");
+}
+
+static const struct {
+    const char *args, *needle;
+} usage_errors[] = {
+    {"--base build/attnbench --point 'batch=2 heads=4 seq=128 dim=64'", "--cand"},
+    {"--cand build/attnbench --point 'batch=2 heads=4 seq=128 dim=64'", "--base"},
+    {"--base x --cand y --block-ms fast", "--block-ms"},
+    {"--base x --cand y --point 'batch=2 heads=4 seq=128 dim=64' --frobnicate", "--frobnicate"},
+    {"--base x --cand y --point 'batch=2 heads=4 seq=128 dim=64' --trace /tmp/t", "--trace"},
+    {"--base x --cand", "--cand"},
+};
+
+START_TEST(test_ab_usage_errors)
+{
+    struct run r = run_ab_args(usage_errors[_i].args);
+    assert_usage_error(&r, usage_errors[_i].needle);
+    run_free(&r);
+    char id[ID_LEN];
+    ck_assert_int_eq(ab_dirs(id, sizeof id), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ suite */
+
+static Suite *ab_suite(void)
+{
+    Suite *s = suite_create("ab");
+    TCase *tc = tcase_create("fake workers");
+    tcase_add_checked_fixture(tc, tmpdir_setup, tmpdir_teardown);
+    tcase_set_timeout(tc, 60); /* each test runs build/ab once or twice, well under a second */
+    tcase_add_test(tc, test_ab_aa_passes);
+    tcase_add_test(tc, test_ab_blocks_interleave);
+    tcase_add_test(tc, test_ab_slower_candidate_fails);
+    tcase_add_test(tc, test_ab_slightly_slower_candidate_passes);
+    tcase_add_test(tc, test_ab_worker_dies);
+    tcase_add_test(tc, test_ab_worker_dies_rows_kept);
+    tcase_add_test(tc, test_ab_other_protocol_refused);
+    tcase_add_test(tc, test_ab_variant_absent_from_base);
+    tcase_add_test(tc, test_ab_candidate_skips_a_variant);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("usage");
+    tcase_add_checked_fixture(tc, tmpdir_setup, tmpdir_teardown);
+    tcase_add_loop_test(tc, test_ab_usage_errors, 0, (int)NELEMS(usage_errors));
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    /* the fake workers' settings come from the environment: start from none */
+    extern char **environ;
+    for (int again = 1; again;) {
+        again = 0;
+        for (char **e = environ; *e; e++)
+            if (!strncmp(*e, "FAKE_", 5)) {
+                char name[256];
+                snprintf(name, sizeof name, "%.*s", (int)strcspn(*e, "="), *e);
+                unsetenv(name);
+                again = 1;
+                break;
+            }
+    }
+    if (access(AB, X_OK) != 0) {
+        fprintf(stderr, "check_ab: " AB " is not built: run make all first (from the repository root)\n");
+        return EXIT_FAILURE;
+    }
+    SRunner *sr = srunner_create(ab_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

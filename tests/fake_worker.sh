@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# fake_worker.sh — a stand-in for `attnbench --worker` (bench/worker.c) in the
+# CPU tests of build/ab (tests/check_ab.c): it speaks the A/B protocol of
+# bench/ab_proto.h on stdin/stdout without a GPU and writes plausible run
+# files (RUN_ID.csv with the columns of common/results.c, RUN_ID.samples.csv,
+# RUN_ID.env) that common/results_read.c and the gate accept.
+#
+# Arguments (--worker --warm-ms ...) are ignored. Behaviour comes from the
+# environment; since build/ab gives both of its workers the same environment,
+# each setting is looked up first with the worker's side appended
+# (FAKE_FACTOR_cand), then plain (FAKE_FACTOR). The side is FAKE_SIDE, else
+# the script's own name up to its first '_' (a link named cand_worker → cand).
+#   FAKE_REV     git rev in the greeting and the rows (default: fake)
+#   FAKE_PROTO   protocol version in the greeting (default: 1)
+#   FAKE_MS      base time of a sample in ms (default: 1.0)
+#   FAKE_FACTOR  multiplies FAKE_MS (default: 1)
+#   FAKE_ABSENT  variants (comma-separated) this "build" lacks: `row` → absent
+#   FAKE_SKIP    variants it skips: `row` → done, one skipped row per mode
+#   FAKE_DIE_AT  K: exit 3 without answering the K-th `block` command
+#   FAKE_LOG     file to which every command is appended as "SIDE COMMAND"
+# Samples cycle deterministically through ms · factor · (1, 1.001, 0.999).
+set -u
+
+SIDE=${FAKE_SIDE:-}
+if [[ -z $SIDE ]]; then
+    SIDE=$(basename -- "$0")
+    SIDE=${SIDE%%_*}
+    SIDE=${SIDE%%.*}
+fi
+[[ $SIDE =~ ^[A-Za-z0-9]+$ ]] || SIDE=fake
+
+# setting NAME DEFAULT: NAME_SIDE if set, else NAME if set, else DEFAULT.
+setting() {
+    local per="$1_$SIDE" plain="$1"
+    if [[ -n ${!per+x} ]]; then printf '%s' "${!per}"
+    elif [[ -n ${!plain+x} ]]; then printf '%s' "${!plain}"
+    else printf '%s' "$2"
+    fi
+}
+
+REV=$(setting FAKE_REV fake)
+PROTO=$(setting FAKE_PROTO 1)
+MS=$(setting FAKE_MS 1.0)
+FACTOR=$(setting FAKE_FACTOR 1)
+ABSENT=$(setting FAKE_ABSENT "")
+SKIP=$(setting FAKE_SKIP "")
+DIE_AT=$(setting FAKE_DIE_AT 0)
+LOG=$(setting FAKE_LOG "")
+GPU=fakegpu
+
+# The three sample values a block cycles through.
+read -r -a CYCLE < <(awk -v ms="$MS" -v f="$FACTOR" \
+    'BEGIN { t = ms * f; if (!(t > 0)) t = 1; printf "%.9g %.9g %.9g\n", t, t * 1.001, t * 0.999 }')
+
+# in_list NAME LIST: LIST holds NAME (comma- or space-separated).
+in_list() {
+    local item
+    for item in ${2//,/ }; do [[ $item == "$1" ]] && return 0; done
+    return 1
+}
+
+reply() { printf '%s\n' "$*"; }
+
+fatal() {
+    reply "fatal $*"
+    echo "fake_worker ($SIDE): $*" >&2
+    exit 2
+}
+
+now() { TZ=UTC printf '%(%Y-%m-%dT%H:%M:%SZ)T' -1; }
+
+CSV="" SAMPLES="" RUN_ID="" AB_RUN=""
+B="" H="" S="" D="" C="" DT=""
+VARIANT="" MODE=""
+BLOCKS=0 CYCLE_I=0
+TAKEN=() # this mode's samples
+
+# key MODE: the row key, in the order both files give it.
+key() { printf '%s,%s,%s,%s,%s,%s,%s,%s' "$VARIANT" "$DT" "$B" "$H" "$S" "$D" "$C" "$1"; }
+
+# One line of the results CSV, in the column order of common/results.c.
+# row MODE STATUS REASON SAMPLES MEDIAN MIN P10 P90 MEAN NOISE CONVERGED CALLS
+row() {
+    local mode=$1 status=$2 reason=$3 n=$4 med=$5 min=$6 p10=$7 p90=$8 mean=$9 noise=${10}
+    local conv=${11} calls=${12} impl=""
+    [[ $status == ok ]] && impl="fake $VARIANT"
+    # run_id timestamp git_rev gpu | key (8) | status reason
+    printf '%s,%s,%s,%s,%s,%s,%s,' "$RUN_ID" "$(now)" "$REV" "$GPU" "$(key "$mode")" "$status" "$reason"
+    # samples ms_median ms_min ms_p10 ms_p90 ms_mean noise_rel converged calls_per_sample
+    printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,' "$n" "$med" "$min" "$p10" "$p90" "$mean" "$noise" "$conv" "$calls"
+    # tflops gbps pct_peak_tflops pct_peak_gbps extra_mem_mib max_abs_err rel_err ref
+    printf ',,,,,,,,'
+    # kernels_per_call memcpy_per_call memset_per_call gpu_busy_ms launch_gap_ms
+    # sm_clock_start_mhz sm_clock_end_mhz clock_low
+    printf ',,,,,,,,'
+    # impl ab_run
+    printf '%s,%s\n' "$impl" "$AB_RUN"
+}
+
+cmd_open() {
+    local dir=${1:-} run_id=${2:-} ab_run=${3:-}
+    [[ -n $ab_run && -z $CSV ]] || fatal "open: expected DIR RUN_ID AB_RUN, once"
+    mkdir -p -- "$dir" || fatal "open: unable to create '$dir'"
+    RUN_ID=$run_id AB_RUN=$ab_run
+    CSV="$dir/$run_id.csv" SAMPLES="$dir/$run_id.samples.csv"
+    [[ -e $CSV || -e $SAMPLES ]] && fatal "'$CSV' exists already"
+    printf '%s\n' "run_id,timestamp,git_rev,gpu,variant,dtype,batch,heads,seq_len,head_dim,causal,mode,status,reason,samples,ms_median,ms_min,ms_p10,ms_p90,ms_mean,noise_rel,converged,calls_per_sample,tflops,gbps,pct_peak_tflops,pct_peak_gbps,extra_mem_mib,max_abs_err,rel_err,ref,kernels_per_call,memcpy_per_call,memset_per_call,gpu_busy_ms,launch_gap_ms,sm_clock_start_mhz,sm_clock_end_mhz,clock_low,impl,ab_run" >"$CSV" || fatal "unable to create '$CSV'"
+    printf '%s\n' "variant,dtype,batch,heads,seq_len,head_dim,causal,mode,sample,ms" >"$SAMPLES" || fatal "unable to create '$SAMPLES'"
+    printf 'schema=1\nrun_id=%s\ntimestamp=%s\ngit_rev=%s\nhost=%s\ncommand=%s\ngpu_name=%s\nab_run=%s\n' \
+        "$RUN_ID" "$(now)" "$REV" "$(hostname 2>/dev/null || echo fakehost)" "$0 --worker" "$GPU" "$AB_RUN" \
+        >"$dir/$run_id.env"
+    reply "ok $CSV"
+}
+
+cmd_point() {
+    local seed=${1:-} kv
+    [[ $seed =~ ^[0-9]+$ && -z $VARIANT ]] || fatal "point: expected SEED SPEC, outside a row"
+    shift
+    B=1 H=1 S=1 D=64 C=0 DT=bf16
+    for kv in "$@"; do
+        case $kv in
+        batch=*) B=${kv#*=} ;;
+        heads=*) H=${kv#*=} ;;
+        seq=*) S=${kv#*=} ;;
+        dim=*) D=${kv#*=} ;;
+        causal=*) C=${kv#*=} ;;
+        dtype=*) DT=${kv#*=} ;;
+        esac
+    done
+    reply ok
+}
+
+cmd_row() {
+    local variant=${1:-} modes=${2:-} m
+    [[ -n $modes && -n $CSV && -n $B && -z $VARIANT ]] ||
+        fatal "row: expected VARIANT MODES, after open and point, outside a row"
+    if in_list "$variant" "$ABSENT"; then reply absent; return; fi
+    VARIANT=$variant
+    if in_list "$variant" "$SKIP"; then
+        for m in ${modes//,/ }; do
+            row "$m" skipped "fake: $variant is in FAKE_SKIP" "" "" "" "" "" "" "" "" "" >>"$CSV"
+        done
+        VARIANT=""
+        reply "done"
+        return
+    fi
+    reply ok
+}
+
+cmd_mode() {
+    [[ -n $VARIANT && -z $MODE ]] || fatal "mode: outside an open row"
+    case ${1:-} in cold | hot | graph) ;; *) fatal "mode: unknown mode '${1:-}'" ;; esac
+    MODE=$1 TAKEN=()
+    reply "ok 1"
+}
+
+cmd_block() {
+    local min_samples=${1:-} n i out
+    [[ $min_samples =~ ^[0-9]+$ && -n ${2:-} && -n $MODE ]] ||
+        fatal "block: expected MIN_SAMPLES MIN_MS in a timed mode"
+    BLOCKS=$((BLOCKS + 1))
+    if ((DIE_AT > 0 && BLOCKS == DIE_AT)); then
+        echo "fake_worker ($SIDE): dying at block $BLOCKS (FAKE_DIE_AT)" >&2
+        exit 3
+    fi
+    n=$((min_samples > 3 ? min_samples : 3))
+    out="ok $n"
+    for ((i = 0; i < n; i++)); do
+        TAKEN+=("${CYCLE[CYCLE_I]}")
+        out+=" ${CYCLE[CYCLE_I]}"
+        CYCLE_I=$(((CYCLE_I + 1) % 3))
+    done
+    reply "$out"
+}
+
+cmd_finish() {
+    local conv=${1:-} k i stats
+    [[ -n $MODE && ($conv == 0 || $conv == 1) ]] || fatal "finish: expected 0 or 1 in a timed mode"
+    ((${#TAKEN[@]} > 0)) || fatal "finish: no samples taken"
+    # samples first, so that a row in the CSV always has its samples whole
+    k=$(key "$MODE")
+    for i in "${!TAKEN[@]}"; do printf '%s,%d,%s\n' "$k" "$i" "${TAKEN[i]}"; done >>"$SAMPLES"
+    # n median min p10 p90 mean noise_rel, as common/stats.c computes them
+    stats=$(printf '%s\n' "${TAKEN[@]}" | sort -g | awk '
+        { s[NR - 1] = $1; sum += $1 }
+        function q(p,   pos, lo) {
+            if (NR == 1) return s[0]
+            pos = p * (NR - 1); lo = int(pos)
+            if (lo >= NR - 1) return s[NR - 1]
+            return s[lo] + (pos - lo) * (s[lo + 1] - s[lo])
+        }
+        END { m = q(0.5); printf "%d %.6g %.6g %.6g %.6g %.6g %.4g\n",
+              NR, m, s[0], q(0.1), q(0.9), sum / NR, (q(0.75) - q(0.25)) / m }')
+    read -r -a st <<<"$stats"
+    row "$MODE" ok "" "${st[0]}" "${st[1]}" "${st[2]}" "${st[3]}" "${st[4]}" "${st[5]}" "${st[6]}" \
+        "$conv" 1 >>"$CSV"
+    MODE="" TAKEN=()
+    reply ok
+}
+
+cmd_close() {
+    [[ -n $VARIANT && -z $MODE ]] || fatal "close: no open row, or a mode unfinished"
+    VARIANT=""
+    reply ok
+}
+
+reply "hello $PROTO $GPU $REV"
+while IFS= read -r line; do
+    line=${line%$'\r'}
+    [[ -n $LOG ]] && printf '%s %s\n' "$SIDE" "$line" >>"$LOG"
+    read -r -a w <<<"$line"
+    cmd=${w[0]:-}
+    args=("${w[@]:1}")
+    case $cmd in
+    quit) exit 0 ;;
+    open) cmd_open "${args[@]}" ;;
+    point) cmd_point "${args[@]}" ;;
+    row) cmd_row "${args[@]}" ;;
+    mode) cmd_mode "${args[@]}" ;;
+    block) cmd_block "${args[@]}" ;;
+    finish) cmd_finish "${args[@]}" ;;
+    close) cmd_close ;;
+    *) fatal "unknown command '$cmd'" ;;
+    esac
+done
+exit 0
