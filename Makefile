@@ -207,7 +207,8 @@ BLOCK_MS  ?=
 BUDGET_MS ?=
 AB_ARGS = --grid $(GRID) --mode $(MODE) --warm-ms $(WARM_MS) $(if $(VARIANTS),--variants $(VARIANTS)) \
           $(if $(OUT),--out $(OUT)) $(if $(BLOCK_MS),--block-ms $(BLOCK_MS)) \
-          $(if $(BUDGET_MS),--budget-ms $(BUDGET_MS)) $(if $(THRESHOLDS),--thresholds $(THRESHOLDS))
+          $(if $(BUDGET_MS),--budget-ms $(BUDGET_MS)) $(if $(THRESHOLDS),--thresholds $(THRESHOLDS)) \
+          $(if $(MARKDOWN),--markdown $(MARKDOWN))
 ab: ## measure BASE=rev against CAND=rev (default: the working tree) interleaved on one GPU, gate CAND
 	@[ -n "$(BASE)" ] || { echo "make ab: BASE=<git revision> is required (e.g. make ab BASE=main)" >&2; exit 2; }
 	@nvidia-smi -L >/dev/null 2>&1 || { echo "make ab: no CUDA device here (nvidia-smi sees none); run it on a GPU box" >&2; exit 2; }
@@ -338,7 +339,12 @@ help: ## this list
 	@echo "  TRACE_DIR=DIR      where trace writes JSON, ops.txt and its CSV (default: results/<gpu>/traces)"
 	@echo "  OUT=DIR            results directory for bench (default: results/<gpu>)"
 	@echo "  RESULTS=FILE BASELINE=FILE THRESHOLDS=FILE GPU=NAME MARKDOWN=FILE  for regress / baseline"
-	@echo "  SLOWDOWN=VARIANT:PCT  build attnbench with VARIANT doing PCT% extra work per timed call (gate proofs)"
+	@echo "  AB_RUN=DIR         regress: gate that A/B run (default: the newest in results/<gpu>/ab/)"
+	@echo "  TREND=1            regress: the newest plain run against results/<gpu>/baseline.csv"
+	@echo "  REASON=\"...\"       baseline: bless a run that fails the gate anyway, saying why (logged)"
+	@echo "  BASE=rev CAND=rev  ab: the revisions to compare (CAND default: the working tree)"
+	@echo "  BLOCK_MS=25 BUDGET_MS=3000  ab: timed work per block, and each side's budget per row"
+	@echo "  SLOWDOWN=VARIANT:PCT  build attnbench (make ab: the candidate) with VARIANT doing PCT% extra work per call (gate proofs)"
 	@echo "  CUDA_ARCH=90       compute capability to build for (default: detected, else 90)"
 	@echo "  NVCC=path          the CUDA compiler (default: nvcc on PATH)"
 	@echo "  WERROR=1           treat compiler warnings as errors (CI sets it)"

@@ -2,7 +2,7 @@
  * CAND) measured interleaved in one run on one GPU, then gated.
  *
  *   ab --base BIN --cand BIN [--out DIR] [--block-ms MS] [--thresholds FILE]
- *      [attnbench's grid, variant, mode, warm-up and stop-rule options]
+ *      [--markdown FILE] [attnbench's grid, variant, mode, warm-up and stop-rule options]
  *
  * Each build runs as `BIN --worker` (worker.c), both on the GPU this process
  * sees. For every row both open the variant at the same point with the same
@@ -53,7 +53,7 @@ struct side {
 };
 
 struct ab_args {
-    const char *base_bin, *cand_bin, *out_dir, *thresholds;
+    const char *base_bin, *cand_bin, *out_dir, *thresholds, *markdown;
     double block_ms;
     struct options opt;
 };
@@ -75,6 +75,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: ab --base BIN --cand BIN [--out DIR] [--block-ms MS] [--thresholds FILE]\n"
+        "          [--markdown FILE]\n"
         "          [attnbench options: --grid --point --variants --mode --warm-ms --budget-ms\n"
         "           --noise --min-samples --seed --peak --no-trace]\n"
         "Measures two attnbench builds interleaved on one GPU (blocks A B B A ..., MS of\n"
@@ -98,7 +99,8 @@ static int parse_args(int argc, char **argv, struct ab_args *a)
         const char **slot = !strcmp(o, "--base") ? &a->base_bin
                           : !strcmp(o, "--cand") ? &a->cand_bin
                           : !strcmp(o, "--out") ? &a->out_dir
-                          : !strcmp(o, "--thresholds") ? &a->thresholds : NULL;
+                          : !strcmp(o, "--thresholds") ? &a->thresholds
+                          : !strcmp(o, "--markdown") ? &a->markdown : NULL;
         bool block = !strcmp(o, "--block-ms");
         if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
             usage(stdout);
@@ -453,7 +455,8 @@ static int run(struct ab_args *a, struct side sides[2], int *code)
     char gate_path[1300];
     snprintf(gate_path, sizeof gate_path, "%s/gate.txt", dir);
     struct gate_files_request req = {.baseline = path[0], .results = path[1],
-                                     .thresholds = a->thresholds, .copy_to = gate_path};
+                                     .thresholds = a->thresholds, .copy_to = gate_path,
+                                     .markdown = a->markdown};
     ATTN_TRY(gate_files(&req, stdout, code));
     /* a candidate row that failed is a failure even where the base failed too
      * (the gate leaves such rows uncompared) */
