@@ -295,11 +295,11 @@ $(TEST_SHIFT): $(BUILD)/tests/check_shift.o $(BUILD)/common/shift.o $(BUILD)/com
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) -lm $(LDLIBS)
 
 # build/ab with tests/fake_worker.sh as both workers: no GPU needed
-$(TEST_AB): $(BUILD)/tests/check_ab.o $(BUILD)/common/results_read.o $(BUILD)/common/results.o \
+$(TEST_AB): $(BUILD)/tests/check_ab.o $(BUILD)/tests/testutil.o $(BUILD)/common/results_read.o $(BUILD)/common/results.o \
             $(BUILD)/common/csv.o $(BUILD)/common/errors.o | $(AB)
 	$(CC) $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) -lm $(LDLIBS)
 
-$(TEST_REGRESS): $(BUILD)/tests/check_regress.o $(BENCH_LIB) $(LIB_OBJS) | $(REGRESS)
+$(TEST_REGRESS): $(BUILD)/tests/check_regress.o $(BUILD)/tests/testutil.o $(BENCH_LIB) $(LIB_OBJS) | $(REGRESS)
 	$(CC) $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(MK_LDLIBS) $(LDLIBS)
 
 test: deps $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(TEST_CPU) $(TEST_GPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_PLOTS) ## build everything; GPU tests (skipped without a device), the gate over the committed A/B pairs, CPU tests

@@ -434,11 +434,7 @@ static void fmt_num(char *buf, size_t len, const char *fmt, double v)
     else snprintf(buf, len, fmt, v);
 }
 
-static void fmt_ms(char *buf, size_t len, double v)
-{
-    if (isnan(v)) snprintf(buf, len, "-");
-    else snprintf(buf, len, "%.4g", v);
-}
+static void fmt_ms(char *buf, size_t len, double v) { fmt_num(buf, len, "%.4g", v); }
 
 /* The ratio's uncertainty: its confidence bounds (sample rule) or the rows'
  * combined noise (summary rule). */
@@ -449,6 +445,21 @@ static void fmt_spread(char *buf, size_t len, const struct gate_line *l)
     else snprintf(buf, len, "-");
 }
 
+/* A report line's cells as text, for both the table and the markdown. */
+struct cells {
+    char key[160], base[24], cur[24], ratio[24], spread[48], limit[24];
+};
+
+static void line_cells(const struct gate_line *l, struct cells *t)
+{
+    result_key_label(&l->key, t->key, sizeof t->key);
+    fmt_ms(t->base, sizeof t->base, l->base_ms);
+    fmt_ms(t->cur, sizeof t->cur, l->cur_ms);
+    fmt_num(t->ratio, sizeof t->ratio, "%.4f", l->ratio);
+    fmt_spread(t->spread, sizeof t->spread, l);
+    fmt_num(t->limit, sizeof t->limit, "%.1f%%", 100 * l->limit);
+}
+
 void gate_print(struct gate_report *r, const char *bpath, const char *cpath, FILE *f)
 {
     sort_lines(r);
@@ -457,15 +468,10 @@ void gate_print(struct gate_report *r, const char *bpath, const char *cpath, FIL
             "ratio", "bounds / noise", "limit", "why");
     for (size_t i = 0; i < r->count; i++) {
         const struct gate_line *l = &r->lines[i];
-        char key[160], b[24], c[24], spread[48];
-        fmt_ms(b, sizeof b, l->base_ms);
-        fmt_ms(c, sizeof c, l->cur_ms);
-        fmt_spread(spread, sizeof spread, l);
-        char ratio[24], limit[24];
-        fmt_num(ratio, sizeof ratio, "%.4f", l->ratio);
-        fmt_num(limit, sizeof limit, "%.1f%%", 100 * l->limit);
+        struct cells t;
+        line_cells(l, &t);
         fprintf(f, "%-12s %-48s %10s %10s %7s %-18s %6s  %s\n", gate_verdict_name(l->verdict),
-                result_key_label(&l->key, key, sizeof key), b, c, ratio, spread, limit, l->why);
+                t.key, t.base, t.cur, t.ratio, t.spread, t.limit, l->why);
     }
     char s[256];
     summary(r, s, sizeof s);
@@ -482,15 +488,10 @@ void gate_print_markdown(struct gate_report *r, const char *bpath, const char *c
     fprintf(f, "|---|---|---:|---:|---:|---:|---:|---|\n");
     for (size_t i = 0; i < r->count; i++) {
         const struct gate_line *l = &r->lines[i];
-        char key[160], b[24], c[24], spread[48];
-        fmt_ms(b, sizeof b, l->base_ms);
-        fmt_ms(c, sizeof c, l->cur_ms);
-        fmt_spread(spread, sizeof spread, l);
-        char ratio[24], limit[24];
-        fmt_num(ratio, sizeof ratio, "%.4f", l->ratio);
-        fmt_num(limit, sizeof limit, "%.1f%%", 100 * l->limit);
+        struct cells t;
+        line_cells(l, &t);
         fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", gate_verdict_name(l->verdict),
-                result_key_label(&l->key, key, sizeof key), b, c, ratio, spread, limit, l->why);
+                t.key, t.base, t.cur, t.ratio, t.spread, t.limit, l->why);
     }
 }
 

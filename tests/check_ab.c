@@ -15,6 +15,7 @@
  * after `make all` (build/ab). The directory is removed after each test. */
 #include "../common/errors.h"
 #include "../common/results_read.h"
+#include "testutil.h"
 
 #include <check.h>
 #include <dirent.h>
@@ -101,39 +102,6 @@ static void tmpdir_teardown(void)
     nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* Reads a whole file into a malloc'd string ("" when it cannot be read). */
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return strdup("");
-    size_t cap = 4096, len = 0, n;
-    char *buf = malloc(cap);
-    ck_assert_ptr_nonnull(buf);
-    while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += n;
-        if (cap - len - 1 == 0) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            ck_assert_ptr_nonnull(buf);
-        }
-    }
-    buf[len] = '\0';
-    fclose(f);
-    return buf;
-}
-
-/* A finished run of build/ab: exit status, stdout and stderr. */
-struct run {
-    int status; /* exit code; -1 when it did not exit normally */
-    char *out, *err;
-};
-
-static void run_free(struct run *r)
-{
-    free(r->out);
-    free(r->err);
-}
-
 /* Runs build/ab with the fake workers on the test's run (POINT, VARIANTS,
  * MODES) into DIR/out, commands logged to DIR/log, with `env` (shell words,
  * e.g. "FAKE_FACTOR_cand=1.05"; "" for none) in its environment. */
@@ -142,21 +110,14 @@ static struct run run_ab(const char *env)
     ck_assert_msg(access(AB, X_OK) == 0,
                   AB " is not built: run make all first (and the tests from the repository root)");
     path_t base = tmp_path("base_worker"), cand = tmp_path("cand_worker"),
-           thr = tmp_path("thresholds.conf"), out = tmp_path("out"), log = tmp_path("log"),
-           so = tmp_path("ab.stdout"), se = tmp_path("ab.stderr");
+           thr = tmp_path("thresholds.conf"), out = tmp_path("out"), log = tmp_path("log");
     char cmd[8192];
     size_t n = (size_t)snprintf(cmd, sizeof cmd,
         "FAKE_LOG='%s' %s " AB " --base '%s' --cand '%s' --point '" POINT "' --variants " VARIANTS
-        " --mode " MODES " --warm-ms 0 --budget-ms 5000 --seed 42 --thresholds '%s' --out '%s'"
-        " >'%s' 2>'%s' </dev/null",
-        log.s, env, base.s, cand.s, thr.s, out.s, so.s, se.s);
+        " --mode " MODES " --warm-ms 0 --budget-ms 5000 --seed 42 --thresholds '%s' --out '%s'",
+        log.s, env, base.s, cand.s, thr.s, out.s);
     ck_assert_uint_lt(n, sizeof cmd);
-    int st = system(cmd);
-    struct run r = {.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1, .out = slurp(so.s),
-                    .err = slurp(se.s)};
-    unlink(so.s);
-    unlink(se.s);
-    return r;
+    return run_shell(cmd, tmpdir);
 }
 
 /* Runs build/ab with exactly these arguments (no workers added). */
@@ -164,16 +125,10 @@ static struct run run_ab_args(const char *args)
 {
     ck_assert_msg(access(AB, X_OK) == 0,
                   AB " is not built: run make all first (and the tests from the repository root)");
-    path_t so = tmp_path("ab.stdout"), se = tmp_path("ab.stderr");
     char cmd[4096];
-    size_t n = (size_t)snprintf(cmd, sizeof cmd, AB " %s >'%s' 2>'%s' </dev/null", args, so.s, se.s);
+    size_t n = (size_t)snprintf(cmd, sizeof cmd, AB " %s", args);
     ck_assert_uint_lt(n, sizeof cmd);
-    int st = system(cmd);
-    struct run r = {.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1, .out = slurp(so.s),
-                    .err = slurp(se.s)};
-    unlink(so.s);
-    unlink(se.s);
-    return r;
+    return run_shell(cmd, tmpdir);
 }
 
 #define ck_assert_exit(run, code)                                                              \

@@ -15,6 +15,7 @@
 #include "../common/errors.h"
 #include "../common/results.h"
 #include "../common/results_read.h"
+#include "testutil.h"
 
 #include <check.h>
 #include <ctype.h>
@@ -80,28 +81,6 @@ static path_t write_text(const char *name, const char *text)
     ck_assert_uint_eq(fwrite(text, 1, strlen(text), f), strlen(text));
     ck_assert_int_eq(fclose(f), 0);
     return p;
-}
-
-/* Reads a whole file into a malloc'd string ("" when it cannot be read). */
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return strdup("");
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    ck_assert_ptr_nonnull(buf);
-    size_t n;
-    while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += n;
-        if (cap - len - 1 == 0) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            ck_assert_ptr_nonnull(buf);
-        }
-    }
-    buf[len] = '\0';
-    fclose(f);
-    return buf;
 }
 
 /* One row of a results file, as the runner would write it (results_format).
@@ -294,18 +273,6 @@ static const struct gate_line *find_line(const struct gate_report *rep, const ch
                       gate_verdict_name(want));                                              \
     } while (0)
 
-/* A finished run of build/regress: exit status, stdout and stderr. */
-struct run {
-    int status; /* exit code; -1 when it did not exit normally */
-    char *out, *err;
-};
-
-static void run_free(struct run *r)
-{
-    free(r->out);
-    free(r->err);
-}
-
 /* Runs build/regress with the NULL-terminated arguments (each quoted). */
 static struct run run_regress(const char *arg, ...)
 {
@@ -321,15 +288,7 @@ static struct run run_regress(const char *arg, ...)
         ck_assert_uint_lt(n, sizeof cmd);
     }
     va_end(ap);
-    path_t out = tmp_path("regress.stdout"), err = tmp_path("regress.stderr");
-    n += (size_t)snprintf(cmd + n, sizeof cmd - n, " >'%s' 2>'%s' </dev/null", out.s, err.s);
-    ck_assert_uint_lt(n, sizeof cmd);
-    int st = system(cmd);
-    struct run r = {.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1,
-                    .out = slurp(out.s), .err = slurp(err.s)};
-    unlink(out.s);
-    unlink(err.s);
-    return r;
+    return run_shell(cmd, tmpdir);
 }
 
 #define ck_assert_exit(run, code)                                                         \
