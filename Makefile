@@ -230,7 +230,7 @@ trace: $(ATTNBENCH) ## trace one call of each variant at TRACE_GRID's points: Ch
 # -------------------------------------------------------------- plots, report
 # From RESULTS (default: the newest run under results/) into plots/<gpu>/;
 # with BASELINE (default: none) the current/baseline figure too.
-PLOT_RESULTS = $(or $(RESULTS),$(lastword $(sort $(wildcard results/*/2*Z*.csv))))
+PLOT_RESULTS = $(or $(RESULTS),$(lastword $(sort $(filter-out %.samples.csv,$(wildcard results/*/2*Z*.csv)))))
 PLOT_DIR    ?= plots/$(notdir $(patsubst %/,%,$(dir $(PLOT_RESULTS))))
 PLOT_SCRIPTS := latency throughput speedup memory ratio
 

@@ -16,7 +16,7 @@ work=$(mktemp -d)
 mkdir -p "$OUT"
 run_grid() { # run_grid NAME: one quick-grid run into $work/NAME/
     ./build/attnbench --quiet --no-trace --grid quick --mode cold --budget-ms 700 --out "$work/$1" >/dev/null 2>&1
-    ls "$work/$1"/*.csv
+    ls "$work/$1"/*[0-9]Z.csv
 }
 # gate NAME CSV: compare with the baseline; one table row: name, exit, summary,
 # and how many of VARIANT's rows at S >= 1024 the gate called SLOWER

@@ -16,7 +16,7 @@ for s in "${SHAPES[@]}"; do
         --budget-ms 1500 --out "$OUT/tune/$s" || echo "   (exit $?)"
 done
 # one line per shape and point: shape D S causal status TFLOP/s ms
-for csv in "$OUT"/tune/*/*.csv; do
+for csv in "$OUT"/tune/*/*[0-9]Z.csv; do
     awk -F, -v shape="$(basename "$(dirname "$csv")")" '
         NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
         { printf "%-9s D=%-3s S=%-5s causal=%s %-8s %7s TFLOP/s %9s ms  %s\n", shape, $col["head_dim"],
