@@ -323,7 +323,7 @@ test-cpu: deps $(REPORT) $(TEST_CPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT)
 	./$(TEST_PLOTS)
 	./$(TEST_CPU)
 
-test-gpu: check-deps $(TEST_GPU) ## GPU tests only (skipped without a device)
+test-gpu: check-deps $(ATTNBENCH) $(AB) $(TEST_GPU) ## GPU tests only (skipped without a device)
 	CK_FORK=no ./$(TEST_GPU)
 
 help: ## this list

@@ -15,6 +15,7 @@
 #include "../common/reference.h"
 #include "../common/registry.h"
 #include "../common/results.h"
+#include "../common/results_read.h"
 #include "../common/trace.h"
 
 #include <check.h>
@@ -406,7 +407,7 @@ static int count_rows(const char *dir, const char *status)
 {
     char cmd[512];
     snprintf(cmd, sizeof cmd,
-             "awk -F, 'NR==1{for(i=1;i<=NF;i++) if($i==\"status\") c=i; next} $c==\"%s\"' %s/*.csv | wc -l",
+             "awk -F, 'NR==1{for(i=1;i<=NF;i++) if($i==\"status\") c=i; next} $c==\"%s\"' %s/*[0-9]Z.csv | wc -l",
              status, dir);
     FILE *p = popen(cmd, "r");
     ck_assert(p);
@@ -421,7 +422,7 @@ static int count_rows(const char *dir, const char *status)
 static int whole_rows(const char *dir)
 {
     char cmd[512], path[512];
-    snprintf(cmd, sizeof cmd, "ls %s/*.csv", dir);
+    snprintf(cmd, sizeof cmd, "ls %s/*[0-9]Z.csv", dir);
     FILE *p = popen(cmd, "r");
     ck_assert(p);
     ck_assert_ptr_nonnull(fgets(path, sizeof path, p));
@@ -438,6 +439,13 @@ static int whole_rows(const char *dir)
     }
     fclose(f);
     ck_assert_msg(rc == 0, "%s: torn or overlong line after %d rows", path, rows);
+    /* and the reader takes it with its samples file (every timed row's count) */
+    struct result_set set;
+    ck_assert_msg(results_read(path, &set) == ATTN_OK, "%s", attn_error_message());
+    for (size_t i = 0; i < set.count; i++)
+        if (!strcmp(set.rows[i].status, "ok"))
+            ck_assert_uint_eq(set.rows[i].nsample_ms, (size_t)set.rows[i].samples);
+    results_free(&set);
     return rows;
 }
 
@@ -499,6 +507,42 @@ START_TEST(test_runner_interrupted_keeps_whole_rows)
 }
 END_TEST
 
+/* build/ab with this build on both sides: every row on both sides, one A/B
+ * id on every row, and the gate passes an A/A pair of a tiny point. */
+START_TEST(test_ab_runs_both_sides)
+{
+    char dir[32], cmd[512], path[512];
+    strcpy(dir, "/tmp/attnbench-ab-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "./build/ab --quiet --base ./build/attnbench --cand ./build/attnbench "
+                              "--point 'batch=2 heads=3 seq=256 dim=64 causal=1' --mode cold,graph "
+                              "--warm-ms 0 --budget-ms 200 --out %s > %s/ab.out", dir, dir);
+    int st = system(cmd);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 0);
+    const char *sides[] = {"base", "cand"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd, "ls %s/2*/2*Z-%s.csv", dir, sides[k]);
+        FILE *p = popen(cmd, "r");
+        ck_assert(p);
+        ck_assert_ptr_nonnull(fgets(path, sizeof path, p));
+        pclose(p);
+        path[strcspn(path, "\n")] = '\0';
+        struct result_set set;
+        ck_assert_msg(results_read(path, &set) == ATTN_OK, "%s", attn_error_message());
+        ck_assert_uint_eq(set.count, 2 * registry_count());
+        for (size_t i = 0; i < set.count; i++) {
+            ck_assert_str_eq(set.rows[i].status, "ok");
+            ck_assert_msg(set.rows[i].ab_run[0] && strstr(path, set.rows[i].ab_run), "ab_run '%s'",
+                          set.rows[i].ab_run);
+            ck_assert_uint_ge(set.rows[i].nsample_ms, 10);
+        }
+        results_free(&set);
+    }
+    remove_dir(dir);
+}
+END_TEST
+
 static Suite *gpu_suite(void)
 {
     Suite *s = suite_create("gpu");
@@ -524,12 +568,13 @@ static Suite *gpu_suite(void)
     tcase_add_test(t, test_runner_writes_ok_rows);
     tcase_add_test(t, test_runner_reports_oom_and_goes_on);
     tcase_add_test(t, test_runner_interrupted_keeps_whole_rows);
+    tcase_add_test(t, test_ab_runs_both_sides);
     suite_add_tcase(s, t);
     return s;
 }
 
 /* Tests in gpu_suite(), for the skipped count: keep in step with it. */
-#define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_LONG + N_ODD + 2 + 2 + 1 + N_CUDNN_TESTS + 3)
+#define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_LONG + N_ODD + 2 + 2 + 1 + N_CUDNN_TESTS + 4)
 
 int main(void)
 {
