@@ -189,7 +189,7 @@ REGRESS_ARGS = $(if $(RESULTS),--results $(RESULTS)) $(if $(BASELINE),--baseline
 # on stderr when it is not 0: make itself exits 2 for any failed recipe.
 regress_exit = rc=$$?; [ $$rc = 0 ] || echo "make $(1): build/regress exited $$rc (1 regression, 2 bad input)" >&2; exit $$rc
 
-$(REPORT): $(BUILD)/bench/report.o $(BENCH_LIB) $(LIB_OBJS)
+$(REPORT): $(BUILD)/bench/report.o $(BUILD)/bench/report_data.o $(BUILD)/bench/report_html.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
 
 regress: $(REGRESS) ## gate the newest A/B pair (results/<gpu>/ab/); or RESULTS= BASELINE=, AB_RUN=DIR, TREND=1
