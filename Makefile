@@ -120,7 +120,7 @@ TRACE_GRID ?= seed
 GPU_SLUG  = $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | sed 's/^NVIDIA //' | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$$//')
 TRACE_DIR ?= results/$(GPU_SLUG)/traces
 
-.PHONY: all bench trace regress baseline ab plots report plot-deps check-deps test test-cpu test-gpu deps help clean FORCE
+.PHONY: all bench trace regress baseline ab plots figures browser-deps report plot-deps check-deps test test-cpu test-gpu deps help clean FORCE
 
 all: $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(BUILD)/mma_peak ## build the runner (build/attnbench), the gate (build/regress), the A/B driver (build/ab), the report and tools
 
@@ -151,6 +151,7 @@ $(BUILD)/variants/flash_hopper.o: ALL_NVCCFLAGS = $(filter-out $(HOPPER_PLAIN_SM
 # (ptxas C75xx): either costs 30% and more with no other symptom (NOTES, v6).
 $(BUILD)/variants/flash_hopper.o: variants/flash_hopper.cu
 	@mkdir -p $(@D)
+	@echo "flash_hopper: compiling its kernel instances for sm_90a (about 40 s on 2 cores, 15 s on 16)"
 	@log=$(@:.o=.ptxas.log); \
 	echo "$(NVCC) $(ALL_NVCCFLAGS) -Xptxas -v -MMD -MP -c $< -o $@"; \
 	$(NVCC) $(ALL_NVCCFLAGS) -Xptxas -v -MMD -MP -c $< -o $@ 2> $$log; rc=$$?; \
@@ -185,6 +186,12 @@ GATE_ARGS    = $(if $(THRESHOLDS),--thresholds $(THRESHOLDS)) $(if $(GPU),--gpu 
 REGRESS_ARGS = $(if $(RESULTS),--results $(RESULTS)) $(if $(BASELINE),--baseline $(BASELINE)) \
                $(if $(AB_RUN),--ab $(AB_RUN)) $(if $(filter 1,$(TREND)),--trend) \
                $(GATE_ARGS) $(if $(MARKDOWN),--markdown $(MARKDOWN))
+# gpu_check TARGET: stop before any build when this machine has no GPU.
+gpu_check = command -v nvidia-smi >/dev/null || \
+	  { echo "make $(1): no GPU here: nvidia-smi is not installed (no NVIDIA driver); run it on a GPU box" >&2; exit 2; }; \
+	nvidia-smi -L 2>/dev/null | grep -q '^GPU ' || \
+	  { echo "make $(1): no GPU here: nvidia-smi -L lists no device ($$(nvidia-smi -L 2>&1 | head -n 1)); run it on a GPU box" >&2; exit 2; }
+
 # build/regress's own exit code (0 pass, 1 regression, 2 bad input) is named
 # on stderr when it is not 0: make itself exits 2 for any failed recipe.
 regress_exit = rc=$$?; [ $$rc = 0 ] || echo "make $(1): build/regress exited $$rc (1 regression, 2 bad input)" >&2; exit $$rc
@@ -211,41 +218,53 @@ AB_ARGS = --grid $(GRID) --mode $(MODE) --warm-ms $(WARM_MS) $(if $(VARIANTS),--
           $(if $(MARKDOWN),--markdown $(MARKDOWN))
 ab: ## measure BASE=rev against CAND=rev (default: the working tree) interleaved on one GPU, gate CAND
 	@[ -n "$(BASE)" ] || { echo "make ab: BASE=<git revision> is required (e.g. make ab BASE=main)" >&2; exit 2; }
-	@nvidia-smi -L >/dev/null 2>&1 || { echo "make ab: no CUDA device here (nvidia-smi sees none); run it on a GPU box" >&2; exit 2; }
+	@$(call gpu_check,ab)
 	@base=$$(bench/ab_build.sh "$(BASE)" "") || exit 2; \
 	 if [ -n "$(CAND)" ]; then cand=$$(bench/ab_build.sh "$(CAND)" "$(SLOWDOWN)") || exit 2; \
 	 else $(MAKE) --no-print-directory $(ATTNBENCH) $(AB) >/dev/null || exit 2; cand=$(ATTNBENCH); fi; \
 	 $(MAKE) --no-print-directory $(AB) >/dev/null || exit 2; \
 	 $(AB) --base $$base --cand $$cand $(AB_ARGS); $(call regress_exit,ab)
 
-bench: $(ATTNBENCH) ## run GRID × VARIANTS × MODE on the GPU, write results/<gpu>/RUN_ID.csv
-	@nvidia-smi -L >/dev/null 2>&1 || { echo "make bench: no CUDA device here (nvidia-smi sees none); run it on a GPU box" >&2; exit 2; }
+# bench and trace look for a GPU before they build anything.
+bench: ## run GRID × VARIANTS × MODE on the GPU, write results/<gpu>/RUN_ID.csv
+	@$(call gpu_check,bench)
+	@$(MAKE) --no-print-directory $(ATTNBENCH)
 	$(ATTNBENCH) $(BENCH_ARGS)
 
-trace: $(ATTNBENCH) ## trace one call of each variant at TRACE_GRID's points: Chrome JSON + ops.txt in TRACE_DIR
-	@nvidia-smi -L >/dev/null 2>&1 || { echo "make trace: no CUDA device here (nvidia-smi sees none); run it on a GPU box" >&2; exit 2; }
+trace: ## trace one call of each variant at TRACE_GRID's points: Chrome JSON + ops.txt in TRACE_DIR
+	@$(call gpu_check,trace)
+	@$(MAKE) --no-print-directory $(ATTNBENCH)
 	$(ATTNBENCH) --grid $(TRACE_GRID) --mode cold,graph $(if $(VARIANTS),--variants $(VARIANTS)) --trace $(TRACE_DIR) --out $(TRACE_DIR)
 	@cat $(TRACE_DIR)/ops.txt
 
 # -------------------------------------------------------------- plots, report
-# From RESULTS (default: the newest run under results/) into plots/<gpu>/;
-# with BASELINE (default: none) the current/baseline figure too.
+# From RESULTS (default: the newest run under results/) into the run's own
+# place, build/plots/<gpu>/RUN_ID/ (PLOT_DIR= elsewhere); with BASELINE
+# (default: none) the current/baseline figure too. The committed figure sets,
+# plots/<gpu>/, record their inputs in plots/<gpu>/figures.conf: `make
+# figures` renders them again from those, into the same place.
 PLOT_RESULTS = $(or $(RESULTS),$(lastword $(sort $(filter-out %.samples.csv,$(wildcard results/*/2*Z*.csv)))))
-PLOT_DIR    ?= plots/$(notdir $(patsubst %/,%,$(dir $(PLOT_RESULTS))))
-PLOT_SCRIPTS := latency throughput speedup memory ratio
+PLOT_GPU     = $(notdir $(patsubst %/,%,$(dir $(PLOT_RESULTS))))
+PLOT_DIR    ?= $(BUILD)/plots/$(PLOT_GPU)/$(basename $(notdir $(PLOT_RESULTS)))
+PLOT_SCRIPTS := headline throughput latency speedup memory ratio
 
-plots: $(REPORT) plot-deps ## render plots/*.gp from RESULTS (default: newest run) into plots/<gpu>/ as PNG and SVG
+plots: $(REPORT) plot-deps ## render plots/*.gp from RESULTS (default: newest run) into build/plots/<gpu>/RUN_ID/ as PNG and SVG
 	@[ -n "$(PLOT_RESULTS)" ] || { echo "make plots: no results CSV under results/ (make bench, or RESULTS=FILE)" >&2; exit 2; }
 	@mkdir -p $(PLOT_DIR)/data
 	$(REPORT) data $(PLOT_RESULTS) $(PLOT_DIR)/data $(if $(BASELINE),--baseline $(BASELINE) --thresholds $(or $(THRESHOLDS),bench/thresholds.conf))
 	@rm -f $(PLOT_DIR)/*.png $(PLOT_DIR)/*.svg
 	@for s in $(PLOT_SCRIPTS); do for f in png svg; do \
-	  gnuplot -c plots/$$s.gp $(PLOT_DIR)/data $(PLOT_DIR)/$$s.$$f $$f || exit 1; done; done; \
-	for f in png svg; do gnuplot -c plots/speedup.gp $(PLOT_DIR)/data $(PLOT_DIR)/speedup_cudnn.$$f $$f cudnn_sdpa || exit 1; done
+	  gnuplot -c plots/$$s.gp $(PLOT_DIR)/data $(PLOT_DIR)/$$s.$$f $$f || exit 1; done; done
 	@ls $(PLOT_DIR)/*.png $(PLOT_DIR)/*.svg
 
-report: plots ## the HTML page plots/<gpu>/report.html: every figure, the environment, the summary table
-	$(REPORT) html $(PLOT_RESULTS) $(PLOT_DIR)
+report: plots ## plus the HTML page report.html beside the figures (open it in a browser)
+	$(REPORT) html $(PLOT_RESULTS) $(PLOT_DIR) $(if $(BASELINE),--baseline $(BASELINE))
+	@echo "make report: open $(PLOT_DIR)/report.html"
+
+FIGURES_GPU ?= $(or $(GPU),h200)
+figures: ## render the committed figure set plots/<GPU>/ again from its plots/<GPU>/figures.conf
+	@[ -f plots/$(FIGURES_GPU)/figures.conf ] || { echo "make figures: no plots/$(FIGURES_GPU)/figures.conf" >&2; exit 2; }
+	@$(MAKE) --no-print-directory report PLOT_DIR=plots/$(FIGURES_GPU) $$(grep -v '^#' plots/$(FIGURES_GPU)/figures.conf)
 
 # --------------------------------------------------------------------- tests
 # Set both on the command line to use a Check outside pkg-config's reach.
@@ -262,7 +281,7 @@ apt_install = if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  echo "make: missing $(1): install it (Debian: apt-get install $(2))" >&2; exit 1; \
 	fi
 
-deps: check-deps plot-deps ## install what the tests need (check, pkg-config, gnuplot-nox, libxml2-utils) with apt-get when root
+deps: check-deps plot-deps browser-deps ## install what the tests need (check, pkg-config, gnuplot-nox, libxml2-utils, chromium) with apt-get when root
 
 # The test programs need only Check to build (a GPU box without gnuplot
 # still builds and runs the GPU tests); running the plot tests needs gnuplot.
@@ -270,6 +289,10 @@ check-deps:
 	@if [ "$(origin CHECK_LIBS)" = "command line" ]; then exit 0; fi; \
 	if pkg-config --exists check 2>/dev/null; then exit 0; fi; \
 	$(call apt_install,the Check unit-test library,check pkg-config)
+
+browser-deps: ## install Chromium (the report page's test renders it headless) with apt-get when root
+	@if command -v chromium >/dev/null || command -v chromium-browser >/dev/null; then exit 0; fi; \
+	$(call apt_install,Chromium (the report page's test),chromium)
 
 plot-deps: ## install gnuplot-nox (and xmllint for the plot tests) with apt-get when root
 	@if command -v gnuplot >/dev/null && command -v xmllint >/dev/null; then exit 0; fi; \
@@ -302,26 +325,25 @@ $(TEST_AB): $(BUILD)/tests/check_ab.o $(BUILD)/tests/testutil.o $(BUILD)/common/
 $(TEST_REGRESS): $(BUILD)/tests/check_regress.o $(BUILD)/tests/testutil.o $(BENCH_LIB) $(LIB_OBJS) | $(REGRESS)
 	$(CC) $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(MK_LDLIBS) $(LDLIBS)
 
-test: deps $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(TEST_CPU) $(TEST_GPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_PLOTS) ## build everything; GPU tests (skipped without a device), the gate over the committed A/B pairs, CPU tests
-	CK_FORK=no ./$(TEST_GPU)
-	./$(TEST_TRACE)
-	./$(TEST_SHIFT)
-	./$(TEST_REGRESS)
-	./$(TEST_AB)
-	./$(TEST_PLOTS)
-	@echo "== the gate over the committed results: the newest A/B pair of each GPU (results/*/ab/)"
-	@for d in results/*/ab; do [ -d "$$d" ] || continue; g=$$(basename $$(dirname $$d)); \
-	  ./$(REGRESS) --gpu $$g > $(BUILD)/regress-$$g.txt 2>&1 || { cat $(BUILD)/regress-$$g.txt; exit 1; }; \
-	  head -n 1 $(BUILD)/regress-$$g.txt; tail -n 1 $(BUILD)/regress-$$g.txt; done
-	./$(TEST_CPU)
+# Every suite runs, each shows its own output, and tests/run_suites.sh ends
+# with one line per suite and `total: N passed, N failed, N skipped`.
+TEST_SUITES_CPU = \
+	trace ./$(TEST_TRACE) \
+	shift ./$(TEST_SHIFT) \
+	regress ./$(TEST_REGRESS) \
+	ab ./$(TEST_AB) \
+	plots ./$(TEST_PLOTS) \
+	cpu ./$(TEST_CPU) \
+	gate tests/check_committed.sh \
+	markdown "tests/check_markdown.sh README.md plots/README.md" \
+	clean-tree tests/check_clean_tree.sh
+TEST_SUITES = gpu "CK_FORK=no ./$(TEST_GPU)" $(TEST_SUITES_CPU)
 
-test-cpu: deps $(REPORT) $(TEST_CPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_PLOTS) ## CPU tests only
-	./$(TEST_TRACE)
-	./$(TEST_SHIFT)
-	./$(TEST_REGRESS)
-	./$(TEST_AB)
-	./$(TEST_PLOTS)
-	./$(TEST_CPU)
+test: deps $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(TEST_CPU) $(TEST_GPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_PLOTS) ## build everything; every suite (GPU ones skipped without a device), the gate over the committed A/B pairs; one summary line
+	@tests/run_suites.sh $(TEST_SUITES)
+
+test-cpu: deps $(REPORT) $(REGRESS) $(AB) $(TEST_CPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_PLOTS) ## every suite but the GPU one
+	@tests/run_suites.sh $(TEST_SUITES_CPU)
 
 test-gpu: check-deps $(ATTNBENCH) $(AB) $(TEST_GPU) ## GPU tests only (skipped without a device)
 	CK_FORK=no ./$(TEST_GPU)

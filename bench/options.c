@@ -24,7 +24,8 @@ void options_usage(FILE *f)
         "  --noise X           target relative noise, IQR/median (default: 0.005)\n"
         "  --min-samples N     fewest samples per row (default: 10)\n"
         "  --warm-ms MS        warm up each row this long before sampling (default: 25 ms or\n"
-        "                      200 calls); ~1000 brings a power-capped board to its steady clock\n"
+        "                      200 calls); make bench passes 500, which brings a power-capped\n"
+        "                      board (the H200's 700 W) to its steady clock\n"
         "  --seed N            seed of the random inputs (default: from the clock)\n"
         "  --peak              measure the card's ceilings first (bf16 GEMM, D2D copy);\n"
         "                      rows then show their share of them\n"
@@ -35,8 +36,8 @@ void options_usage(FILE *f)
         "  --worker            serve one side of an A/B run on stdin/stdout (build/ab starts it)\n"
         "  --help              this text\n"
         "With neither --grid nor --point, the default grid runs.\n"
-        "Exit: 0 all rows ok or skipped, 1 a row failed (mismatch/error), 2 bad input\n"
-        "or no GPU, 130 interrupted.\n");
+        "Exit: 0 every row ok, skipped or oom; 1 a row failed (mismatch or error); 2 bad\n"
+        "input or no GPU; 130 interrupted (finished rows are kept).\n");
 }
 
 static int parse_number(const char *opt, const char *s, double lo, double hi, double *out)

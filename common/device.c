@@ -12,9 +12,15 @@ int device_query(struct device_info *out)
     memset(out, 0, sizeof *out);
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
+    /* without an NVIDIA driver the runtime says "driver version is
+     * insufficient": name the missing GPU first, the runtime's words after;
+     * a missing GPU is the user's to fix (exit 2), not an internal error */
+    if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "no GPU: the CUDA runtime finds no NVIDIA driver or device here "
+                                   "(cudaGetDeviceCount: %s)", cudaGetErrorString(e));
     if (e != cudaSuccess)
-        return ATTN_FAIL(ATTN_ERR, "no CUDA device: %s", cudaGetErrorString(e));
-    if (count == 0) return ATTN_FAIL(ATTN_ERR, "no CUDA device: none found");
+        return ATTN_FAIL(ATTN_ERR_INPUT, "no usable GPU: cudaGetDeviceCount: %s", cudaGetErrorString(e));
+    if (count == 0) return ATTN_FAIL(ATTN_ERR_INPUT, "no GPU: the CUDA runtime sees no device");
     int dev = 0;
     CUDA_TRY(cudaGetDevice(&dev));
     struct cudaDeviceProp prop;

@@ -10,7 +10,8 @@ extern "C" {
 #endif
 
 /* Fills *out for the current device. Without a usable device, out->present
- * is false and the return is ATTN_ERR with the reason in attn_error_message(). */
+ * is false and the return is ATTN_ERR_INPUT with the reason in
+ * attn_error_message(). */
 int device_query(struct device_info *out);
 
 /* "NVIDIA H200" -> "h200": lower case, vendor dropped, [a-z0-9-] only. */
