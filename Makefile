@@ -336,7 +336,8 @@ TEST_SUITES_CPU = \
 	cpu ./$(TEST_CPU) \
 	gate tests/check_committed.sh \
 	markdown "tests/check_markdown.sh README.md plots/README.md" \
-	clean-tree tests/check_clean_tree.sh
+	clean-tree tests/check_clean_tree.sh \
+	report "tests/check_report.sh $(BUILD)/report-screenshot.png"
 TEST_SUITES = gpu "CK_FORK=no ./$(TEST_GPU)" $(TEST_SUITES_CPU)
 
 test: deps $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(TEST_CPU) $(TEST_GPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_PLOTS) ## build everything; every suite (GPU ones skipped without a device), the gate over the committed A/B pairs; one summary line

@@ -1,5 +1,16 @@
-/* report_html.c — `report html`: the report page of a run, with the figures
- * found beside it, the summary table and the run's environment. */
+/* report_html.c — `report html`: the report page of a run, from the top:
+ *   1. what ran: GPU, date, code revision, grid, modes, variants, rows by status;
+ *   2. the headline: sentences generated from the rows (who is fastest where,
+ *      against cudnn_sdpa and naive), the run's measured peaks, and the best
+ *      kernel per point in every mode;
+ *   3. the figures found in OUTDIR (headline, throughput, latency, speedup,
+ *      memory, and ratio with a baseline);
+ *   4. one full table per mode: every point × variant, the point's best in
+ *      bold, a row that is not ok showing its status with its reason as a tooltip;
+ *   5. the run's environment (.env).
+ * Fits 1400 px without sideways scrolling (wide tables scroll inside their own
+ * box); everything taken from an input file is HTML-escaped; no JavaScript.
+ * tests/check_report.sh renders the page in headless Chromium. */
 #include "report.h"
 #include "../common/errors.h"
 
@@ -9,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#define MAX_ENV 256
 
 static void html_text(FILE *f, const char *s)
 {
@@ -29,110 +42,749 @@ static bool exists(const char *dir, const char *name)
     return stat(p, &st) == 0 && st.st_size > 0;
 }
 
-static void html_summary(FILE *f, const struct result_set *s, const char *const *variants, int nv)
+/* ------------------------------------------------------------ the .env */
+
+struct env {
+    int n;
+    bool found;
+    char *key[MAX_ENV], *val[MAX_ENV];
+};
+
+static void env_read(const char *path, struct env *e)
 {
-    fputs("<table>\n<tr><th>mode</th><th>point</th>", f);
-    for (int v = 0; v < nv; v++) {
-        fputs("<th>", f);
-        html_text(f, variants[v]);
-        fputs(" ms</th>", f);
+    memset(e, 0, sizeof *e);
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    e->found = true;
+    char line[16384];
+    while (e->n < MAX_ENV && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        char *eq = strchr(line, '=');
+        if (!eq || line[0] == '#') continue;
+        *eq = '\0';
+        e->key[e->n] = strdup(line);
+        e->val[e->n] = strdup(eq + 1);
+        if (!e->key[e->n] || !e->val[e->n]) break;
+        e->n++;
     }
-    fputs("<th>best</th><th>TFLOP/s</th><th>speedup over naive</th></tr>\n", f);
+    fclose(f);
+}
+
+/* The value of key, NULL when absent or empty. */
+static const char *env_get(const struct env *e, const char *key)
+{
+    for (int i = e->n - 1; i >= 0; i--)
+        if (!strcmp(e->key[i], key)) return e->val[i][0] ? e->val[i] : NULL;
+    return NULL;
+}
+
+static double env_num(const struct env *e, const char *key)
+{
+    const char *v = env_get(e, key);
+    char *end;
+    double d = v ? strtod(v, &end) : NAN;
+    return v && end != v && isfinite(d) ? d : NAN;
+}
+
+static void env_free(struct env *e)
+{
+    for (int i = 0; i < e->n; i++) {
+        free(e->key[i]);
+        free(e->val[i]);
+    }
+}
+
+/* ------------------------------------------------------ points and modes */
+
+struct point {
+    char dtype[8];
+    int batch, heads, seq, dim, causal;
+};
+
+static bool at_point(const struct result_key *k, const struct point *p)
+{
+    return !strcmp(k->dtype, p->dtype) && k->batch == p->batch && k->heads == p->heads &&
+           k->seq_len == p->seq && k->head_dim == p->dim && k->causal == p->causal;
+}
+
+/* Panels as the figures draw them (dtype, head_dim, causal), then S. */
+static int cmp_point(const void *va, const void *vb)
+{
+    const struct point *a = va, *b = vb;
+    int c = strcmp(a->dtype, b->dtype);
+    if (c) return c;
+    if (a->dim != b->dim) return a->dim - b->dim;
+    if (a->causal != b->causal) return a->causal - b->causal;
+    if (a->seq != b->seq) return a->seq - b->seq;
+    if (a->batch != b->batch) return b->batch - a->batch;
+    return a->heads - b->heads;
+}
+
+static bool same_panel(const struct point *a, const struct point *b)
+{
+    return !strcmp(a->dtype, b->dtype) && a->dim == b->dim && a->causal == b->causal;
+}
+
+/* The run's points, sorted; *n of them (the caller frees). */
+static struct point *collect_points(const struct result_set *s, int *n)
+{
+    struct point *p = calloc(s->count ? s->count : 1, sizeof *p);
+    *n = 0;
+    if (!p) return NULL;
     for (size_t i = 0; i < s->count; i++) {
         const struct result_key *k = &s->rows[i].key;
-        bool first = true; /* one table row per point: its first variant's row */
-        for (size_t j = 0; j < i && first; j++) {
-            struct result_key a = s->rows[j].key, b = *k;
-            snprintf(a.variant, sizeof a.variant, "-");
-            snprintf(b.variant, sizeof b.variant, "-");
-            first = !result_key_equal(&a, &b);
+        bool seen = false;
+        for (int j = 0; j < *n && !seen; j++) seen = at_point(k, &p[j]);
+        if (seen) continue;
+        struct point *q = &p[(*n)++];
+        snprintf(q->dtype, sizeof q->dtype, "%s", k->dtype);
+        q->batch = k->batch;
+        q->heads = k->heads;
+        q->seq = k->seq_len;
+        q->dim = k->head_dim;
+        q->causal = k->causal;
+    }
+    qsort(p, (size_t)*n, sizeof *p, cmp_point);
+    return p;
+}
+
+static const struct result_rec *find_row(const struct result_set *s, const struct point *p,
+                                         const char *mode, const char *variant)
+{
+    for (size_t i = 0; i < s->count; i++) {
+        const struct result_key *k = &s->rows[i].key;
+        if (at_point(k, p) && !strcmp(k->mode, mode) && !strcmp(k->variant, variant)) return &s->rows[i];
+    }
+    return NULL;
+}
+
+static bool point_has_mode(const struct result_set *s, const struct point *p, const char *mode)
+{
+    for (size_t i = 0; i < s->count; i++)
+        if (at_point(&s->rows[i].key, p) && !strcmp(s->rows[i].key.mode, mode)) return true;
+    return false;
+}
+
+/* The fastest ok row at p in mode, or NULL. */
+static const struct result_rec *best_row(const struct result_set *s, const struct point *p,
+                                         const char *mode)
+{
+    const struct result_rec *best = NULL;
+    for (size_t i = 0; i < s->count; i++) {
+        const struct result_rec *r = &s->rows[i];
+        if (at_point(&r->key, p) && !strcmp(r->key.mode, mode) && report_row_ok(r) &&
+            (!best || r->ms_median < best->ms_median))
+            best = r;
+    }
+    return best;
+}
+
+static const char *const mode_order[] = {"cold", "graph", "hot"};
+
+static const char *mode_what(const char *mode)
+{
+    return !strcmp(mode, "cold")    ? "L2 flushed before each call"
+           : !strcmp(mode, "graph") ? "replayed as a CUDA graph: no launch gaps"
+                                    : "back-to-back calls, L2 hot";
+}
+
+/* The modes present, in the page's order; returns how many. */
+static int modes_present(const struct result_set *s, const char *out[3])
+{
+    int n = 0;
+    for (int m = 0; m < 3; m++)
+        for (size_t i = 0; i < s->count; i++)
+            if (!strcmp(s->rows[i].key.mode, mode_order[m])) {
+                out[n++] = mode_order[m];
+                break;
+            }
+    return n;
+}
+
+static bool has_variant(const char *const *variants, int nv, const char *name)
+{
+    for (int v = 0; v < nv; v++)
+        if (!strcmp(variants[v], name)) return true;
+    return false;
+}
+
+/* ------------------------------------------------------------ formatting */
+
+static void put_ms(FILE *f, double ms)
+{
+    fprintf(f, "%.4g", ms);
+}
+
+static void put_tflops(FILE *f, double tf)
+{
+    if (!isfinite(tf)) fputs("—", f);
+    else fprintf(f, tf >= 99.95 ? "%.0f" : tf >= 9.995 ? "%.1f" : "%.2f", tf);
+}
+
+static void put_panel(FILE *f, const struct point *p, bool with_dtype)
+{
+    fprintf(f, "D = %d, %s", p->dim, p->causal ? "causal" : "non-causal");
+    if (with_dtype) {
+        fputs(", ", f);
+        html_text(f, p->dtype);
+    }
+}
+
+static void put_point(FILE *f, const struct point *p)
+{
+    fprintf(f, "B=%d H=%d S=%d D=%d %s ", p->batch, p->heads, p->seq, p->dim, p->causal ? "causal" : "full");
+    html_text(f, p->dtype);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
+/* "a", "a and b", "a, b and c" over sorted distinct ints. */
+static void put_int_list(FILE *f, const int *v, int n)
+{
+    for (int i = 0; i < n; i++) fprintf(f, "%s%d", i == 0 ? "" : i == n - 1 ? " and " : ", ", v[i]);
+}
+
+static int distinct_sorted(int *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_int);
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (m == 0 || v[m - 1] != v[i]) v[m++] = v[i];
+    return m;
+}
+
+/* The grid in a line: the largest family of points sharing batch·S and
+ * heads·D (the FlashAttention grid), its axes, then the other points. */
+static void put_grid(FILE *f, const struct point *pts, int np)
+{
+    int *seqs = malloc(3 * (size_t)np * sizeof *seqs);
+    bool *in = calloc((size_t)np, sizeof *in);
+    if (!seqs || !in) {
+        free(seqs);
+        free(in);
+        return;
+    }
+    int *dims = seqs + np, *causal = seqs + 2 * np;
+    long tokens = 0, hidden = 0;
+    int fam = 0;
+    const char *dtype = "";
+    for (int i = 0; i < np; i++) {
+        long t = (long)pts[i].batch * pts[i].seq, h = (long)pts[i].heads * pts[i].dim;
+        int n = 0;
+        for (int j = 0; j < np; j++)
+            n += (long)pts[j].batch * pts[j].seq == t && (long)pts[j].heads * pts[j].dim == h &&
+                 !strcmp(pts[j].dtype, pts[i].dtype);
+        if (n > fam) {
+            fam = n;
+            tokens = t;
+            hidden = h;
+            dtype = pts[i].dtype;
         }
-        if (!first) continue;
-        fprintf(f, "<tr><td>%s</td><td>B=%d H=%d S=%d D=%d %s %s</td>", k->mode, k->batch, k->heads,
-                k->seq_len, k->head_dim, k->causal ? "causal" : "full", k->dtype);
-        const struct result_rec *best = NULL;
+    }
+    fprintf(f, "%d point%s", np, np == 1 ? "" : "s");
+    int others = np;
+    if (fam >= 2) {
+        int ns = 0, nd = 0, nc = 0;
+        for (int i = 0; i < np; i++) {
+            if ((long)pts[i].batch * pts[i].seq != tokens || (long)pts[i].heads * pts[i].dim != hidden ||
+                strcmp(dtype, pts[i].dtype))
+                continue;
+            in[i] = true;
+            seqs[ns++] = pts[i].seq;
+            dims[nd++] = pts[i].dim;
+            causal[nc++] = pts[i].causal;
+        }
+        others = np - ns;
+        ns = distinct_sorted(seqs, ns);
+        nd = distinct_sorted(dims, nd);
+        nc = distinct_sorted(causal, nc);
+        fprintf(f, ": %ld tokens, %ld hidden: S = ", tokens, hidden);
+        bool doubling = ns >= 3;
+        for (int i = 1; i < ns; i++) doubling &= seqs[i] == 2 * seqs[i - 1];
+        if (doubling) fprintf(f, "%d … %d", seqs[0], seqs[ns - 1]);
+        else put_int_list(f, seqs, ns);
+        fputs(", D = ", f);
+        put_int_list(f, dims, nd);
+        fputs(nc == 2 ? ", causal and not, " : causal[0] ? ", causal only, " : ", non-causal, ", f);
+        html_text(f, dtype);
+    } else {
+        fputs(":", f);
+    }
+    /* the rest, by name when few */
+    if (others > 0) {
+        if (fam >= 2) fprintf(f, "; + %d other point%s", others, others == 1 ? "" : "s");
+        if (others <= 3) {
+            fputs(fam >= 2 ? " (" : " ", f);
+            int k = 0;
+            for (int i = 0; i < np; i++) {
+                if (in[i]) continue;
+                if (k++) fputs("; ", f);
+                put_point(f, &pts[i]);
+            }
+            if (fam >= 2) fputs(")", f);
+        }
+    }
+    free(seqs);
+    free(in);
+}
+
+/* ------------------------------------------------------------- sections */
+
+static const char *const statuses[] = {"ok", "skipped", "oom", "mismatch", "error"};
+
+static void section_run(FILE *f, const struct report_args *a, const struct result_set *s,
+                        const struct env *e, const struct point *pts, int np,
+                        const char *const *modes, int nm, const char *const *variants, int nv)
+{
+    fputs("<div class=\"section\" id=\"run\">\n<h2>What ran</h2>\n<dl class=\"facts\">\n<dt>GPU</dt><dd>", f);
+    const char *gpu_name = env_get(e, "gpu_name");
+    if (gpu_name) {
+        fputs("<b>", f);
+        html_text(f, gpu_name);
+        fputs("</b> (", f);
+        html_text(f, s->rows[0].gpu);
+        fputs(")", f);
+    } else {
+        fputs("<b>", f);
+        html_text(f, s->rows[0].gpu);
+        fputs("</b>", f);
+    }
+    const char *cc = env_get(e, "compute_capability"), *sms = env_get(e, "sm_count");
+    if (cc) {
+        fputs(", compute capability ", f);
+        html_text(f, cc);
+    }
+    if (sms) {
+        fputs(", ", f);
+        html_text(f, sms);
+        fputs(" SMs", f);
+    }
+    fputs("</dd>\n<dt>Date</dt><dd>", f);
+    const char *ts = env_get(e, "timestamp");
+    html_text(f, ts ? ts : s->rows[0].timestamp[0] ? s->rows[0].timestamp : "unknown");
+    fputs("</dd>\n<dt>Code revision</dt><dd><code>", f);
+    const char *rev = env_get(e, "git_rev");
+    html_text(f, rev ? rev : s->rows[0].git_rev[0] ? s->rows[0].git_rev : "unknown");
+    fputs("</code></dd>\n<dt>Run</dt><dd><code>", f);
+    html_text(f, s->rows[0].run_id);
+    fputs("</code>, from <code>", f);
+    html_text(f, a->results);
+    fputs("</code></dd>\n<dt>Grid</dt><dd>", f);
+    put_grid(f, pts, np);
+    fputs("</dd>\n<dt>Modes</dt><dd>", f);
+    for (int m = 0; m < nm; m++) {
+        size_t n = 0;
+        for (size_t i = 0; i < s->count; i++) n += !strcmp(s->rows[i].key.mode, modes[m]);
+        fprintf(f, "%s<b>%s</b> (%s; %zu rows)", m ? ", " : "", modes[m], mode_what(modes[m]), n);
+    }
+    fputs("</dd>\n<dt>Variants</dt><dd>", f);
+    for (int v = 0; v < nv; v++) {
+        fputs(v ? ", " : "", f);
+        html_text(f, variants[v]);
+    }
+    fprintf(f, "</dd>\n<dt>Rows</dt><dd>%zu:", s->count);
+    for (int i = 0; i < 5; i++) {
+        size_t n = 0;
+        for (size_t j = 0; j < s->count; j++) n += !strcmp(s->rows[j].status, statuses[i]);
+        fprintf(f, "%s <span class=\"%s\">%zu %s</span>", i ? "," : "", i && n ? "bad" : "n", n, statuses[i]);
+    }
+    fputs("</dd>\n</dl>\n</div>\n", f);
+}
+
+/* The sentences of one mode: who is fastest where, the challenger of
+ * cudnn_sdpa, the gain over naive, the highest throughput. */
+static void headline_text(FILE *f, const struct result_set *s, const char *mode, const struct point *pts,
+                          int np, const char *const *variants, int nv, double peak)
+{
+    int wins[MAX_VARIANTS] = {0}, npts = 0, nobest = 0;
+    double *ratio = malloc((size_t)(np ? np : 1) * sizeof *ratio);
+    if (!ratio) return;
+    for (int i = 0; i < np; i++) {
+        if (!point_has_mode(s, &pts[i], mode)) continue;
+        npts++;
+        const struct result_rec *b = best_row(s, &pts[i], mode);
+        if (!b) {
+            nobest++;
+            continue;
+        }
+        for (int v = 0; v < nv; v++)
+            if (!strcmp(variants[v], b->key.variant)) wins[v]++;
+    }
+    fprintf(f, "<p><b>%s</b>: ", mode);
+    int order[MAX_VARIANTS];
+    for (int v = 0; v < nv; v++) order[v] = v;
+    for (int i = 1; i < nv; i++) /* by wins, stable */
+        for (int j = i; j > 0 && wins[order[j]] > wins[order[j - 1]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    if (nv == 0 || wins[order[0]] == 0) {
+        fprintf(f, "no variant has an ok row at any of the %d points.</p>\n", npts);
+        free(ratio);
+        return;
+    }
+    html_text(f, variants[order[0]]);
+    fprintf(f, " is fastest at %d of %d point%s", wins[order[0]], npts, npts == 1 ? "" : "s");
+    for (int i = 1; i < nv && wins[order[i]]; i++) {
+        fputs(i + 1 < nv && wins[order[i + 1]] ? ", " : " and ", f);
+        html_text(f, variants[order[i]]);
+        fprintf(f, " at %d", wins[order[i]]);
+    }
+    fputs(".", f);
+    if (nobest) fprintf(f, " At %d point%s no variant has an ok row.", nobest, nobest == 1 ? "" : "s");
+
+    /* against cudnn_sdpa: the other variant with the best median ratio */
+    if (has_variant(variants, nv, "cudnn_sdpa")) {
+        int who = -1, who_n = 0;
+        double who_med = 0;
         for (int v = 0; v < nv; v++) {
-            const struct result_rec *r = report_twin(s, k, variants[v]);
-            if (report_row_ok(r)) {
-                fprintf(f, "<td>%.4g</td>", r->ms_median);
-                if (!best || r->ms_median < best->ms_median) best = r;
-            } else {
-                fprintf(f, "<td class=\"gap\">%s</td>", r ? r->status : "—");
+            if (!strcmp(variants[v], "cudnn_sdpa")) continue;
+            int n = 0;
+            for (int i = 0; i < np; i++) {
+                const struct result_rec *r = find_row(s, &pts[i], mode, variants[v]);
+                const struct result_rec *c = find_row(s, &pts[i], mode, "cudnn_sdpa");
+                if (report_row_ok(r) && report_row_ok(c)) ratio[n++] = c->ms_median / r->ms_median;
+            }
+            if (!n) continue;
+            qsort(ratio, (size_t)n, sizeof *ratio, cmp_double);
+            double med = n % 2 ? ratio[n / 2] : (ratio[n / 2 - 1] + ratio[n / 2]) / 2;
+            if (who < 0 || med > who_med) {
+                who = v;
+                who_med = med;
+                who_n = n;
             }
         }
-        const struct result_rec *n = report_twin(s, k, "naive");
-        if (best) {
-            fputs("<td>", f);
-            html_text(f, best->key.variant);
-            fprintf(f, "</td><td>%.1f</td>", best->tflops);
-            if (report_row_ok(n)) fprintf(f, "<td>%.2f×</td>", n->ms_median / best->ms_median);
-            else fputs("<td>—</td>", f);
-        } else {
-            fputs("<td colspan=\"3\" class=\"gap\">no ok row</td>", f);
+        if (who >= 0) {
+            int n = 0, ahead = 0;
+            for (int i = 0; i < np; i++) {
+                const struct result_rec *r = find_row(s, &pts[i], mode, variants[who]);
+                const struct result_rec *c = find_row(s, &pts[i], mode, "cudnn_sdpa");
+                if (report_row_ok(r) && report_row_ok(c)) {
+                    ratio[n] = c->ms_median / r->ms_median;
+                    ahead += ratio[n++] > 1;
+                }
+            }
+            qsort(ratio, (size_t)n, sizeof *ratio, cmp_double);
+            fputs(" Against the vendor kernel cudnn_sdpa, ", f);
+            html_text(f, variants[who]);
+            if (fabs(ratio[0] - ratio[n - 1]) < 0.005) fprintf(f, " runs %.2f× as fast", ratio[0]);
+            else fprintf(f, " runs %.2f–%.2f× as fast", ratio[0], ratio[n - 1]);
+            fprintf(f, " (cudnn_sdpa ms / its ms; median %.2f×), ahead at %d of %d points.", who_med, ahead,
+                    who_n);
+        }
+    }
+    /* over naive */
+    if (has_variant(variants, nv, "naive")) {
+        int n = 0;
+        for (int i = 0; i < np; i++) {
+            const struct result_rec *b = best_row(s, &pts[i], mode);
+            const struct result_rec *r = find_row(s, &pts[i], mode, "naive");
+            if (b && report_row_ok(r) && b != r) ratio[n++] = r->ms_median / b->ms_median;
+        }
+        if (n) {
+            qsort(ratio, (size_t)n, sizeof *ratio, cmp_double);
+            fprintf(f, " The fastest kernel of a point beats naive by %.1f–%.1f×.", ratio[0], ratio[n - 1]);
+        }
+    }
+    /* the highest throughput */
+    const struct result_rec *top = NULL;
+    for (size_t i = 0; i < s->count; i++) {
+        const struct result_rec *r = &s->rows[i];
+        if (!strcmp(r->key.mode, mode) && report_row_ok(r) && isfinite(r->tflops) &&
+            (!top || r->tflops > top->tflops))
+            top = r;
+    }
+    if (top) {
+        fputs(" Highest throughput: ", f);
+        put_tflops(f, top->tflops);
+        fputs(" TFLOP/s (", f);
+        html_text(f, top->key.variant);
+        fprintf(f, ", S=%d D=%d %s)", top->key.seq_len, top->key.head_dim, top->key.causal ? "causal" : "non-causal");
+        if (isfinite(peak) && peak > 0)
+            fprintf(f, ", %.0f%% of the measured bf16 GEMM peak", 100 * top->tflops / peak);
+        fputs(".", f);
+    }
+    fputs("</p>\n", f);
+    free(ratio);
+}
+
+/* The best kernel per point: a column group per mode. */
+static void headline_table(FILE *f, const struct result_set *s, const struct point *pts, int np,
+                           const char *const *modes, int nm, const char *const *variants, int nv)
+{
+    bool cudnn = has_variant(variants, nv, "cudnn_sdpa"), naive = has_variant(variants, nv, "naive");
+    int per = 3 + cudnn + naive;
+    bool dtypes = false;
+    for (int i = 1; i < np; i++) dtypes |= strcmp(pts[i].dtype, pts[0].dtype) != 0;
+    fputs("<div class=\"scroll\"><table class=\"best\">\n<thead><tr><th colspan=\"3\">point</th>", f);
+    for (int m = 0; m < nm; m++) fprintf(f, "<th colspan=\"%d\" class=\"grp\">%s</th>", per, modes[m]);
+    fputs("</tr>\n<tr><th>S</th><th>B</th><th>H</th>", f);
+    for (int m = 0; m < nm; m++) {
+        fputs("<th class=\"grp\">fastest</th><th>ms</th><th>TFLOP/s</th>", f);
+        if (cudnn) fputs("<th title=\"cudnn_sdpa ms / fastest ms\">× cudnn_sdpa</th>", f);
+        if (naive) fputs("<th title=\"naive ms / fastest ms\">× naive</th>", f);
+    }
+    fputs("</tr></thead>\n<tbody>\n", f);
+    for (int i = 0; i < np; i++) {
+        const struct point *p = &pts[i];
+        if (i == 0 || !same_panel(p, &pts[i - 1])) {
+            fprintf(f, "<tr class=\"panel\"><th colspan=\"%d\">", 3 + per * nm);
+            put_panel(f, p, dtypes);
+            fputs("</th></tr>\n", f);
+        }
+        fprintf(f, "<tr><td>%d</td><td>%d</td><td>%d</td>", p->seq, p->batch, p->heads);
+        for (int m = 0; m < nm; m++) {
+            const struct result_rec *b = best_row(s, p, modes[m]);
+            if (!b) {
+                fprintf(f, "<td colspan=\"%d\" class=\"%s grp\">%s</td>", per,
+                        point_has_mode(s, p, modes[m]) ? "gap" : "none",
+                        point_has_mode(s, p, modes[m]) ? "no ok row" : "not run");
+                continue;
+            }
+            fputs("<td class=\"grp name\">", f);
+            html_text(f, b->key.variant);
+            fputs("</td><td>", f);
+            put_ms(f, b->ms_median);
+            fputs("</td><td>", f);
+            put_tflops(f, b->tflops);
+            fputs("</td>", f);
+            const char *const vs[2] = {cudnn ? "cudnn_sdpa" : NULL, naive ? "naive" : NULL};
+            for (int k = 0; k < 2; k++) {
+                if (!vs[k]) continue;
+                const struct result_rec *r = find_row(s, p, modes[m], vs[k]);
+                if (report_row_ok(r)) fprintf(f, "<td>%.2f</td>", r->ms_median / b->ms_median);
+                else fprintf(f, "<td class=\"none\">%s</td>", r ? r->status : "—");
+            }
         }
         fputs("</tr>\n", f);
     }
-    fputs("</table>\n", f);
+    fputs("</tbody></table></div>\n", f);
 }
 
-int report_html(const struct report_args *a, const struct result_set *s)
+static void section_headline(FILE *f, const struct result_set *s, const struct env *e, const struct point *pts,
+                             int np, const char *const *modes, int nm, const char *const *variants, int nv)
 {
-    char path[1100], env[1100];
-    snprintf(path, sizeof path, "%s/report.html", a->outdir);
-    if (a->env) snprintf(env, sizeof env, "%s", a->env);
-    else report_env_beside(a->results, env, sizeof env);
-    FILE *f = fopen(path, "w");
-    if (!f) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to create: %s", path, strerror(errno));
-    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-          "<title>attnbench report</title>\n<style>\n"
-          "body{font-family:sans-serif;max-width:1400px;margin:2em auto;color:#222}\n"
-          "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px;"
-          "text-align:right}th{background:#eee}td:nth-child(2){text-align:left}\n"
-          ".gap{color:#a00}img{max-width:100%;border:1px solid #ddd;margin:1em 0}\n"
-          "</style></head><body>\n<h1>attnbench report</h1>\n<p>Results <code>", f);
-    html_text(f, a->results);
-    fprintf(f, "</code>, %zu rows, GPU <b>", s->count);
-    html_text(f, s->rows[0].gpu);
-    fputs("</b>.</p>\n", f);
-    static const char *const figs[][2] = {
-        {"latency", "Latency vs sequence length"},
-        {"throughput", "Throughput vs sequence length (dashed: measured bf16 GEMM peak)"},
-        {"speedup", "Speedup over naive"},
-        {"speedup_cudnn", "Speedup over cudnn_sdpa"},
-        {"memory", "Extra device memory vs sequence length"},
-        {"ratio", "Current / baseline per row (red: the allowed slowdown)"},
+    double peak = env_num(e, "peak_gemm_bf16_tflops"), copy = env_num(e, "peak_copy_gbps");
+    fputs("<div class=\"section\" id=\"headline\">\n<h2>Headline</h2>\n", f);
+    for (int m = 0; m < nm; m++) headline_text(f, s, modes[m], pts, np, variants, nv, peak);
+    fputs("<p class=\"peaks\">Measured at the start of the run: ", f);
+    if (isfinite(peak) || isfinite(copy)) {
+        if (isfinite(peak)) {
+            fprintf(f, "bf16 GEMM <b>%.1f TFLOP/s</b>", peak);
+            const char *n = env_get(e, "peak_gemm_n");
+            if (n) {
+                fputs(" (", f);
+                html_text(f, n);
+                fputs("³ cuBLAS)", f);
+            }
+        }
+        if (isfinite(copy)) fprintf(f, "%sdevice-to-device copy <b>%.0f GB/s</b>", isfinite(peak) ? ", " : "", copy);
+        fputs(".", f);
+    } else {
+        fputs(e->found ? "no peaks (the run was made without <code>--peak</code>)."
+                       : "no peaks known (no environment file found).",
+              f);
+    }
+    fputs("</p>\n<h3>Fastest kernel per point</h3>\n"
+          "<p class=\"note\">ms: median per call; × cudnn_sdpa and × naive: their ms over the fastest "
+          "kernel's (1.00 where it is the fastest).</p>\n",
+          f);
+    headline_table(f, s, pts, np, modes, nm, variants, nv);
+    fputs("</div>\n", f);
+}
+
+static void section_figures(FILE *f, const struct report_args *a)
+{
+    static const char *const figs[][3] = {
+        {"headline", "Each fused kernel's speed relative to cudnn_sdpa", ""},
+        {"throughput", "Throughput vs sequence length", ""},
+        {"latency", "Latency vs sequence length", ""},
+        {"speedup", "Speedup over naive", ""},
+        {"memory", "Extra device memory", ""},
+        {"ratio", "Current / baseline per row", "baseline"},
     };
+    fputs("<div class=\"section\" id=\"figures\">\n<h2>Figures</h2>\n", f);
+    int shown = 0;
     for (size_t i = 0; i < sizeof figs / sizeof figs[0]; i++) {
+        if (figs[i][2][0] && !a->baseline) continue;
         char svg[64], png[64];
         snprintf(svg, sizeof svg, "%s.svg", figs[i][0]);
         snprintf(png, sizeof png, "%s.png", figs[i][0]);
-        if (!exists(a->outdir, png) && !exists(a->outdir, svg)) continue;
-        fprintf(f, "<h2>%s</h2>\n<a href=\"%s\"><img src=\"%s\" alt=\"%s\"></a>\n", figs[i][1],
-                exists(a->outdir, svg) ? svg : png, png, figs[i][1]);
+        bool has_png = exists(a->outdir, png), has_svg = exists(a->outdir, svg);
+        if (!has_png && !has_svg) continue;
+        fprintf(f, "<div class=\"fig\" id=\"fig-%s\">\n<p class=\"cap\">%s", figs[i][0], figs[i][1]);
+        if (has_svg) fprintf(f, " (<a href=\"%s\">SVG</a>)", svg);
+        fprintf(f, "</p>\n<a href=\"%s\"><img src=\"%s\" alt=\"%s\"></a>\n</div>\n",
+                has_svg ? svg : png, has_png ? png : svg, figs[i][1]);
+        shown++;
     }
-    const char *variants[MAX_VARIANTS];
-    int nv = report_variants(s, variants);
-    fputs("<h2>Summary: best variant per point</h2>\n", f);
-    html_summary(f, s, variants, nv);
-    fputs("<h2>Environment</h2>\n<table>\n", f);
-    FILE *e = fopen(env, "r");
-    char line[2048];
-    while (e && fgets(line, sizeof line, e)) {
-        line[strcspn(line, "\r\n")] = '\0';
-        char *eq = strchr(line, '=');
-        if (!eq) continue;
-        *eq = '\0';
+    if (!shown) fputs("<p>No figures beside this page (<code>make plots</code> draws them).</p>\n", f);
+    fputs("</div>\n", f);
+}
+
+static void full_table(FILE *f, const struct result_set *s, const char *mode,
+                       const struct point *pts, int np, const char *const *variants, int nv)
+{
+    bool dtypes = false;
+    for (int i = 1; i < np; i++) dtypes |= strcmp(pts[i].dtype, pts[0].dtype) != 0;
+    fprintf(f, "<h3 id=\"table-%s\">%s <span class=\"note\">(%s)</span></h3>\n", mode, mode, mode_what(mode));
+    fputs("<div class=\"scroll\"><table class=\"full\">\n<thead><tr><th colspan=\"3\">point</th>", f);
+    for (int v = 0; v < nv; v++) {
+        fputs("<th colspan=\"2\" class=\"grp\">", f);
+        html_text(f, variants[v]);
+        fputs("</th>", f);
+    }
+    fputs("</tr>\n<tr><th>S</th><th>B</th><th>H</th>", f);
+    for (int v = 0; v < nv; v++) fputs("<th class=\"grp\">ms</th><th>TFLOP/s</th>", f);
+    fputs("</tr></thead>\n<tbody>\n", f);
+    const struct point *prev = NULL;
+    for (int i = 0; i < np; i++) {
+        const struct point *p = &pts[i];
+        if (!point_has_mode(s, p, mode)) continue;
+        if (!prev || !same_panel(p, prev)) {
+            fprintf(f, "<tr class=\"panel\"><th colspan=\"%d\">", 3 + 2 * nv);
+            put_panel(f, p, dtypes);
+            fputs("</th></tr>\n", f);
+        }
+        prev = p;
+        const struct result_rec *b = best_row(s, p, mode);
+        fprintf(f, "<tr><td>%d</td><td>%d</td><td>%d</td>", p->seq, p->batch, p->heads);
+        for (int v = 0; v < nv; v++) {
+            const struct result_rec *r = find_row(s, p, mode, variants[v]);
+            if (report_row_ok(r)) {
+                bool best = r == b;
+                fprintf(f, "<td class=\"grp%s\">", best ? " best" : "");
+                put_ms(f, r->ms_median);
+                fputs(best ? "</td><td class=\"best\">" : "</td><td>", f);
+                put_tflops(f, r->tflops);
+                fputs("</td>", f);
+            } else if (r) {
+                const char *why = r->reason;
+                fputs("<td colspan=\"2\" class=\"grp st\" title=\"", f);
+                html_text(f, why[0] ? why : r->status);
+                fputs("\">", f);
+                html_text(f, r->status);
+                fputs("</td>", f);
+            } else {
+                fputs("<td colspan=\"2\" class=\"grp none\" title=\"no row\">—</td>", f);
+            }
+        }
+        fputs("</tr>\n", f);
+    }
+    fputs("</tbody></table></div>\n", f);
+}
+
+static void section_env(FILE *f, const struct env *e, const char *path)
+{
+    fputs("<div class=\"section\" id=\"environment\">\n<h2>Environment</h2>\n<p class=\"note\">From <code>", f);
+    html_text(f, path);
+    fputs("</code>.</p>\n", f);
+    if (!e->found) {
+        fputs("<p>No environment file found.</p>\n</div>\n", f);
+        return;
+    }
+    fputs("<table class=\"env\">\n", f);
+    for (int i = 0; i < e->n; i++) {
         fputs("<tr><th>", f);
-        html_text(f, line);
-        fputs("</th><td style=\"text-align:left\">", f);
-        html_text(f, eq + 1);
+        html_text(f, e->key[i]);
+        fputs("</th><td>", f);
+        html_text(f, e->val[i]);
         fputs("</td></tr>\n", f);
     }
-    if (e) fclose(e);
-    else fputs("<tr><td>no environment file found beside the CSV</td></tr>\n", f);
-    fputs("</table>\n</body></html>\n", f);
+    fputs("</table>\n</div>\n", f);
+}
+
+static const char style[] =
+    "*{box-sizing:border-box}\n"
+    "body{font:15px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1320px;margin:0 auto;"
+    "padding:0 24px 3em;color:#222;background:#fff}\n"
+    "h1{font-size:1.6em;margin:.8em 0 .2em}h2{margin:1.6em 0 .5em;padding-bottom:.15em;border-bottom:2px solid #ddd}"
+    "h3{margin:1.3em 0 .4em}\n"
+    ".toc{margin:.4em 0 1em;padding:.4em .8em;background:#f4f6f8;border-radius:4px}"
+    ".toc a{margin-right:.3em}\n"
+    "code{font-size:.92em;overflow-wrap:anywhere}a{color:#0b5cad}\n"
+    "dl.facts{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.2em 1.2em;margin:0}"
+    "dl.facts dt{font-weight:600;color:#555}dl.facts dd{margin:0;overflow-wrap:anywhere}\n"
+    ".note{color:#666;font-size:.9em;font-weight:normal}.bad{color:#b00;font-weight:600}\n"
+    ".scroll{max-width:100%;overflow-x:auto}\n"
+    "table{border-collapse:collapse;font-size:13px;font-variant-numeric:tabular-nums;margin:.3em 0}\n"
+    "td,th{border:1px solid #d4d4d4;padding:2px 7px;text-align:right;white-space:nowrap}"
+    "thead th{background:#eef0f2;text-align:center}\n"
+    "tr.panel th{background:#f7f7f7;text-align:left;font-weight:600}\n"
+    ".grp{border-left:2px solid #999}td.name{text-align:left}\n"
+    "td.best{font-weight:700;background:#e3f4e3}\n"
+    "td.st{color:#b00;text-align:center;cursor:help}td.gap{color:#b00;text-align:center}"
+    "td.none{color:#999;text-align:center}\n"
+    "table.env th{text-align:left;background:#f4f4f4;font-weight:600}"
+    "table.env td{text-align:left;white-space:normal;overflow-wrap:anywhere}\n"
+    ".fig{margin:1em 0 2em}.cap{margin:0 0 .3em;font-weight:600;margin-bottom:.3em}\n"
+    "img{display:block;max-width:100%;height:auto;border:1px solid #ddd}\n";
+
+int report_html(const struct report_args *a, const struct result_set *s)
+{
+    char path[1100], envpath[1100];
+    snprintf(path, sizeof path, "%s/report.html", a->outdir);
+    if (a->env) snprintf(envpath, sizeof envpath, "%s", a->env);
+    else report_env_beside(a->results, envpath, sizeof envpath);
+
+    struct env e;
+    env_read(envpath, &e);
+    int np = 0, nm, nv;
+    struct point *pts = collect_points(s, &np);
+    const char *modes[3], *variants[MAX_VARIANTS];
+    nm = modes_present(s, modes);
+    nv = report_variants(s, variants);
+    FILE *f = pts ? fopen(path, "w") : NULL;
+    if (!f) {
+        int rc = pts ? ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to create: %s", path, strerror(errno))
+                     : ATTN_FAIL(ATTN_ERR, "out of host memory");
+        free(pts);
+        env_free(&e);
+        return rc;
+    }
+
+    const char *gpu = env_get(&e, "gpu_name");
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>attnbench report: ",
+          f);
+    html_text(f, gpu ? gpu : s->rows[0].gpu);
+    fputs(", run ", f);
+    html_text(f, s->rows[0].run_id);
+    fprintf(f, "</title>\n<style>\n%s</style></head><body>\n<h1>attnbench report: ", style);
+    html_text(f, gpu ? gpu : s->rows[0].gpu);
+    fputs(", run ", f);
+    html_text(f, s->rows[0].run_id);
+    fputs("</h1>\n<div class=\"toc\"><a href=\"#run\">What ran</a> · <a href=\"#headline\">Headline</a> · "
+          "<a href=\"#figures\">Figures</a> · Tables:",
+          f);
+    for (int m = 0; m < nm; m++) fprintf(f, " <a href=\"#table-%s\">%s</a>", modes[m], modes[m]);
+    fputs(" · <a href=\"#environment\">Environment</a></div>\n", f);
+
+    section_run(f, a, s, &e, pts, np, modes, nm, variants, nv);
+    section_headline(f, s, &e, pts, np, modes, nm, variants, nv);
+    section_figures(f, a);
+    fputs("<div class=\"section\" id=\"tables\">\n<h2>Full tables</h2>\n<p class=\"note\">Every point × variant: median ms "
+          "per call and TFLOP/s; the point's fastest in bold; a row that is not ok shows its status "
+          "(hover for the reason).</p>\n",
+          f);
+    for (int m = 0; m < nm; m++) full_table(f, s, modes[m], pts, np, variants, nv);
+    fputs("</div>\n", f);
+    section_env(f, &e, envpath);
+    fputs("</body></html>\n", f);
+
+    free(pts);
+    env_free(&e);
     if (fclose(f) != 0) return ATTN_FAIL(ATTN_ERR, "%s: write failed", path);
     printf("report: %s\n", path);
     return ATTN_OK;
 }
-

@@ -17,11 +17,11 @@
 
 enum col { C_VARIANT, C_DTYPE, C_BATCH, C_HEADS, C_SEQ, C_DIM, C_CAUSAL, C_MODE, C_STATUS,
            C_MS, C_NOISE, C_GPU, C_REL_ERR, C_SAMPLES, C_TFLOPS, C_EXTRA_MEM, C_CLOCK_START,
-           C_CLOCK_END, C_RUN_ID, C_GIT_REV, C_AB_RUN, C_COUNT };
+           C_CLOCK_END, C_RUN_ID, C_GIT_REV, C_AB_RUN, C_TIMESTAMP, C_REASON, C_COUNT };
 static const char *const col_names[C_COUNT] = {
     "variant", "dtype", "batch", "heads", "seq_len", "head_dim", "causal", "mode", "status",
     "ms_median", "noise_rel", "gpu", "rel_err", "samples", "tflops", "extra_mem_mib",
-    "sm_clock_start_mhz", "sm_clock_end_mhz", "run_id", "git_rev", "ab_run"};
+    "sm_clock_start_mhz", "sm_clock_end_mhz", "run_id", "git_rev", "ab_run", "timestamp", "reason"};
 #define C_REQUIRED C_GPU /* columns before this one must be present */
 
 static const char *const modes[] = {"cold", "hot", "graph"};
@@ -119,6 +119,8 @@ static int parse_row(const char *path, int line, char **f, const int *idx,
     if (idx[C_RUN_ID] >= 0) copy_field(r->run_id, sizeof r->run_id, f[idx[C_RUN_ID]]);
     if (idx[C_GIT_REV] >= 0) copy_field(r->git_rev, sizeof r->git_rev, f[idx[C_GIT_REV]]);
     if (idx[C_AB_RUN] >= 0) copy_field(r->ab_run, sizeof r->ab_run, f[idx[C_AB_RUN]]);
+    if (idx[C_TIMESTAMP] >= 0) copy_field(r->timestamp, sizeof r->timestamp, f[idx[C_TIMESTAMP]]);
+    if (idx[C_REASON] >= 0) copy_field(r->reason, sizeof r->reason, f[idx[C_REASON]]);
     double clock_start, clock_end;
     const int opt[] = {C_TFLOPS, C_EXTRA_MEM, C_CLOCK_START, C_CLOCK_END};
     double *optdst[] = {&r->tflops, &r->extra_mem_mib, &clock_start, &clock_end};

@@ -25,10 +25,11 @@ struct result_key {
 struct result_rec {
     struct result_key key;
     int line;            /* where it stands in its file */
-    char run_id[96], git_rev[64];
+    char run_id[96], git_rev[64], timestamp[32];
     char ab_run[64];     /* the A/B run that measured it interleaved; "" in a plain run */
     char gpu[64];
     char status[16];     /* ok, skipped, oom, mismatch, error */
+    char reason[512];    /* why a row is not ok; "" when ok or absent */
     double ms_median;    /* NaN when empty */
     double noise_rel;    /* NaN when empty */
     double rel_err;      /* NaN when empty */

@@ -1,0 +1,258 @@
+#!/usr/bin/env bash
+# check_report.sh — renders the report page (build/report html) of the
+# committed H200 run in headless Chromium at 1400 px width and checks it:
+#   (a) the page logs no console message (no error, no failed resource);
+#   (b) no broken image: every <img>/<a> target exists beside the page and is a
+#       real PNG/SVG, and in the browser every image loaded (naturalWidth > 0);
+#   (c) no sideways scrolling at 1400 px: scrollWidth <= clientWidth;
+#   (d) a screenshot of the top of the page (1400×1800), kept as a CI artefact;
+# plus the page's order (what ran, headline, figures, tables, environment), the
+# sentences generated from the rows, a non-ok row's reason as its tooltip,
+# and markup in the input files shown as text (escaped).
+#
+# Needs: build/report (make build/report) and Chromium from Debian
+# (apt-get install chromium; found as chromium or chromium-browser), bash,
+# coreutils (timeout, od, mktemp), grep, sed, awk. Run from anywhere; it works
+# in a temp dir and writes only the screenshot.
+#
+# Usage: [REPORT_BIN=build/report] tests/check_report.sh [SCREENSHOT]
+#   SCREENSHOT (or $REPORT_SCREENSHOT): where the screenshot goes
+#   (default build/report-screenshot.png, relative to the repository root).
+# Prints one line per check ("ok …" / "FAIL …") and closes with
+# "report: N passed, N failed"; exits 1 on a failed check, 2 when something
+# it needs is missing (one line saying what).
+#
+# How the browser checks work, and why:
+#   - Chromium's --enable-logging=stderr --v=0 prints every console message of
+#     the page as a "CONSOLE" line (errors, warnings, logs alike: the page has no
+#     JavaScript, so any console line is a failure), and uncaught exceptions as
+#     "Uncaught …". It does not print "Failed to load resource" for file://
+#     pages, so a missing image is caught by (b) instead: the files on disk,
+#     and the browser's own view of each <img>.
+#   - The in-browser measurements (image loaded, scrollWidth, clientWidth) come
+#     from a test-only copy of the page, probe.html, written beside it with a
+#     small <script> appended that writes the numbers into the DOM; Chromium's
+#     --dump-dom prints the DOM after the load event (all images settled) and
+#     the script's line is grepped. The product page itself carries no test code.
+#   - Chromium runs with --no-sandbox (as root, and in containers without user
+#     namespaces, it will not start otherwise; the page is a local file we wrote)
+#     and its own throw-away profile.
+#   - Before trusting any of this, a self-test page with a console.error, a
+#     missing image and a 2000 px wide box must make all three detectors fire.
+set -u
+
+cd "$(dirname "$0")/.." || exit 2
+REPORT_BIN=${REPORT_BIN:-build/report}
+RUN=results/h200/20261130T045458Z
+FIGDIR=plots/h200
+SHOT=${1:-${REPORT_SCREENSHOT:-build/report-screenshot.png}}
+WIDTH=1400
+HEIGHT=1800
+
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$CHROMIUM" ]; then
+    echo "check_report: chromium not found: install it (apt-get install chromium)" >&2
+    exit 2
+fi
+if [ ! -x "$REPORT_BIN" ]; then
+    echo "check_report: $REPORT_BIN not found: run make build/report first" >&2
+    exit 2
+fi
+for f in "$RUN.csv" "$RUN.env"; do
+    [ -f "$f" ] || { echo "check_report: fixture $f missing" >&2; exit 2; }
+done
+
+TMP=$(mktemp -d /tmp/check_report.XXXXXX) || exit 2
+trap 'rm -rf "$TMP"' EXIT
+PAGE_DIR=$TMP/page
+mkdir -p "$PAGE_DIR"
+
+passed=0
+failed=0
+ok() { echo "ok $*"; passed=$((passed + 1)); }
+fail() { echo "FAIL $*"; failed=$((failed + 1)); }
+finish() {
+    echo "report: $passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+    exit $?
+}
+
+# chromium ARGS...: headless at WIDTH×HEIGHT, its own profile, bounded in time.
+chromium() {
+    timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
+        --no-first-run --no-default-browser-check --disable-extensions --mute-audio \
+        --user-data-dir="$TMP/profile" --window-size=$WIDTH,$HEIGHT "$@"
+}
+
+# The test-only measuring script, appended to a copy of a page. It writes one
+# line into the DOM after the load event; the marker is split in the source so
+# the source itself never matches.
+PROBE_JS='<script>
+addEventListener("load", function () {
+  var d = document.documentElement, imgs = document.images, bad = [];
+  for (var i = 0; i < imgs.length; i++)
+    if (!imgs[i].complete || !imgs[i].naturalWidth) bad.push(imgs[i].getAttribute("src"));
+  var p = document.createElement("pre");
+  p.textContent = "PROBE" + "-RESULT viewport=" + innerWidth + " client=" + d.clientWidth +
+    " scroll=" + Math.max(d.scrollWidth, document.body.scrollWidth) +
+    " images=" + imgs.length + " broken=" + bad.length + " [" + bad.join(" ") + "]";
+  document.body.appendChild(p);
+});
+</script>'
+
+# probe PAGE LOG: dumps PAGE's DOM (stderr into LOG), prints the probe's line.
+probe() {
+    chromium --enable-logging=stderr --v=0 --virtual-time-budget=10000 --dump-dom \
+        "file://$1" 2>"$2" | grep -o 'PROBE-RESULT [^<]*' | head -n 1
+}
+
+# field LINE NAME: the number after NAME= in a probe line.
+field() { sed -n "s/.* $2=\([0-9]*\).*/\1/p" <<<"$1"; }
+
+# console_lines LOG: the page's console messages and uncaught exceptions.
+console_lines() { grep -E 'CONSOLE|Uncaught|Failed to load resource' "$1"; }
+
+# ---------------------------------------------------------- self-test
+# A page that must trip every detector, so a Chromium that logs differently
+# cannot make the checks pass by seeing nothing.
+SELF=$TMP/self
+mkdir -p "$SELF"
+{
+    echo '<!DOCTYPE html><html><head><meta charset="utf-8"><title>self-test</title></head><body>'
+    echo '<div style="width:2000px">wide</div><img src="missing.png" alt="">'
+    echo '<script>console.error("check_report self-test");</script>'
+    echo "$PROBE_JS</body></html>"
+} >"$SELF/probe.html"
+line=$(probe "$SELF/probe.html" "$SELF/log")
+if console_lines "$SELF/log" | grep -q 'check_report self-test' &&
+    [ "$(field "$line" broken)" = 1 ] && [ "$(field "$line" scroll)" -gt "$(field "$line" client)" ] 2>/dev/null; then
+    ok "self-test: a console.error, a missing image and a 2000 px box are all detected"
+else
+    fail "self-test: the detectors did not fire on a page built to trip them (probe: '${line:-none}'); the checks below cannot be trusted"
+fi
+
+# ------------------------------------------------------------ the page
+# The committed run, its .env, and the committed figures beside the page.
+figs=0
+for f in "$FIGDIR"/*.png "$FIGDIR"/*.svg; do
+    [ -f "$f" ] && cp "$f" "$PAGE_DIR/" && figs=$((figs + 1))
+done
+if "$REPORT_BIN" html "$RUN.csv" "$PAGE_DIR" --env "$RUN.env" >"$TMP/report.out" 2>&1 &&
+    [ -s "$PAGE_DIR/report.html" ]; then
+    ok "build/report html wrote report.html ($figs figure files beside it)"
+else
+    fail "build/report html failed: $(tr '\n' ' ' <"$TMP/report.out")"
+    finish
+fi
+PAGE=$PAGE_DIR/report.html
+
+# (a) + (d): the product page itself, its console log and a screenshot.
+chromium --enable-logging=stderr --v=0 --hide-scrollbars --screenshot="$TMP/shot.png" \
+    "file://$PAGE" >"$TMP/shot.out" 2>"$TMP/page.log"
+if [ ! -s "$TMP/shot.png" ]; then
+    fail "(a) chromium did not render the page: $(tail -n 3 "$TMP/page.log" | tr '\n' ' ')"
+elif console_lines "$TMP/page.log" >"$TMP/console.txt"; then
+    fail "(a) console messages while loading the page: $(head -n 3 "$TMP/console.txt" | tr '\n' ' ')"
+else
+    ok "(a) the page loads with no console message and no failed resource"
+fi
+
+# (d) the screenshot: a PNG of WIDTH×HEIGHT (IHDR: width, height big-endian at 16).
+read -r w h < <(od -An -tu1 -j16 -N8 "$TMP/shot.png" 2>/dev/null |
+    awk '{print $1*16777216+$2*65536+$3*256+$4, $5*16777216+$6*65536+$7*256+$8}')
+if [ "$(head -c 8 "$TMP/shot.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] &&
+    [ "${w:-0}" = $WIDTH ] && [ "${h:-0}" = $HEIGHT ] &&
+    mkdir -p "$(dirname "$SHOT")" && cp "$TMP/shot.png" "$SHOT"; then
+    ok "(d) screenshot of the top of the page (${w}x${h}) kept at $SHOT"
+else
+    fail "(d) no ${WIDTH}x${HEIGHT} PNG screenshot (got ${w:-?}x${h:-?}), or $SHOT not writable"
+fi
+
+# (b) part 1: every image and link target names a real file beside the page.
+bad_files=""
+nimg=0
+while IFS= read -r attr; do
+    name=${attr#*\"}
+    name=${name%\"}
+    case $name in "#"* | http:* | https:*) continue ;; esac
+    [[ $attr == src=* ]] && nimg=$((nimg + 1))
+    file=$PAGE_DIR/$name
+    case $name in
+    *.png) [ "$(head -c 8 "$file" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
+        bad_files="$bad_files $name" ;;
+    *.svg) grep -q '<svg' "$file" 2>/dev/null || bad_files="$bad_files $name" ;;
+    *) [ -s "$file" ] || bad_files="$bad_files $name" ;;
+    esac
+done < <(grep -oE '(src|href)="[^"]*"' "$PAGE")
+# (b) part 2 and (c): the browser's view, from the test-only probe copy.
+cp "$PAGE" "$PAGE_DIR/probe.html"
+echo "$PROBE_JS" >>"$PAGE_DIR/probe.html"
+line=$(probe "$PAGE_DIR/probe.html" "$TMP/probe.log")
+broken=$(field "$line" broken)
+shown=$(field "$line" images)
+if [ -n "$bad_files" ]; then
+    fail "(b) image/link targets missing or not PNG/SVG beside the page:$bad_files"
+elif [ "$nimg" -eq 0 ]; then
+    fail "(b) the page shows no image although $figs figure files lie beside it"
+elif [ -z "$line" ]; then
+    fail "(b) the in-browser image check printed nothing"
+elif [ "$broken" != 0 ] || [ "$shown" != "$nimg" ]; then
+    fail "(b) broken images in the browser: $line"
+else
+    ok "(b) all $nimg images load (files are real PNGs; the browser reports naturalWidth > 0 for each)"
+fi
+viewport=$(field "$line" viewport)
+client=$(field "$line" client)
+scroll=$(field "$line" scroll)
+if [ -z "$line" ] || [ "$viewport" != $WIDTH ]; then
+    fail "(c) could not measure at $WIDTH px (viewport '${viewport:-?}', probe '${line:-none}')"
+elif [ "$scroll" -gt "$client" ]; then
+    fail "(c) the page scrolls sideways at $WIDTH px: scrollWidth $scroll > clientWidth $client"
+else
+    ok "(c) no sideways scrolling at $WIDTH px: scrollWidth $scroll <= clientWidth $client"
+fi
+
+# The page's order and what the top says.
+order=$(grep -oE 'id="(run|headline|figures|tables|environment)"' "$PAGE" | tr -d '"' | sed 's/id=//' | tr '\n' ' ')
+toc_line=$(grep -n 'class="toc"' "$PAGE" | head -n 1 | cut -d: -f1)
+run_line=$(grep -n 'id="run"' "$PAGE" | head -n 1 | cut -d: -f1)
+if [ "$order" = "run headline figures tables environment " ] && [ -n "$toc_line" ] && [ "$toc_line" -lt "$run_line" ] &&
+    grep -q 'is fastest at [0-9]* of [0-9]* points' "$PAGE" && grep -q 'Against the vendor kernel cudnn_sdpa' "$PAGE" &&
+    grep -q 'NVIDIA H200' "$PAGE" && grep -q 'peak_gemm_bf16_tflops' "$PAGE"; then
+    ok "page order: contents, what ran, headline (generated sentences), figures, tables, environment"
+else
+    fail "page order or headline wrong: sections '$order'"
+fi
+
+# A non-ok row: its status in the cell, its reason (with quotes) escaped in the tooltip.
+mkdir -p "$TMP/gaps"
+if "$REPORT_BIN" html tests/fixtures/gaps.csv "$TMP/gaps" >/dev/null 2>&1 &&
+    grep -q 'title="needs compute capability &quot;9.0&quot;, here 8.0">skipped<' "$TMP/gaps/report.html" &&
+    grep -q 'title="needs 99999 MiB of workspace, 1000 MiB free">oom<' "$TMP/gaps/report.html"; then
+    ok "non-ok rows show their status with the reason, escaped, as a tooltip (tests/fixtures/gaps.csv)"
+else
+    fail "non-ok rows of tests/fixtures/gaps.csv lack their escaped reason tooltip"
+fi
+
+# Everything taken from the input files is escaped: the gaps run with markup in
+# a variant name, the GPU, a reason and the .env.
+H=$TMP/hostile
+mkdir -p "$H"
+sed -e 's/,inplace,/,"in<b>place<\/b>\&""x""",/' -e 's/,h200,/,h<i>200,/' \
+    -e 's/"needs 99999 MiB of workspace, 1000 MiB free"/"<img src=x onerror=""alert(1)""> \& q"/' \
+    tests/fixtures/gaps.csv >"$H/run.csv"
+printf '%s\n' 'gpu_name=<script>alert("env")</script>' 'timestamp=2026&<x>' 'git_rev="><img src=y>' >"$H/run.env"
+if ! "$REPORT_BIN" html "$H/run.csv" "$H" >"$H/out" 2>&1; then
+    fail "escaping: build/report html refused the run with markup in it: $(tr '\n' ' ' <"$H/out")"
+elif grep -qE '<script|<img src=[xy]|<b>place|<i>200|<x>' "$H/report.html"; then
+    fail "escaping: markup from the input files reaches the page: $(grep -oE '<script|<img src=[xy]|<b>place|<i>200|<x>' "$H/report.html" | sort -u | tr '\n' ' ')"
+elif grep -qF 'in&lt;b&gt;place&lt;/b&gt;&amp;&quot;x&quot;' "$H/report.html" &&
+    grep -qF 'title="&lt;img src=x onerror=&quot;alert(1)&quot;&gt; &amp; q"' "$H/report.html" &&
+    grep -qF '&lt;script&gt;alert(&quot;env&quot;)&lt;/script&gt;' "$H/report.html" &&
+    grep -qF 'h&lt;i&gt;200' "$H/report.html"; then
+    ok "escaping: markup in a variant name, the GPU, a reason and the .env is shown as text"
+else
+    fail "escaping: the escaped variant name, reason, GPU or .env value is missing from the page"
+fi
+
+finish
