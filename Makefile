@@ -251,6 +251,7 @@ PLOT_SCRIPTS := headline throughput latency speedup memory ratio
 plots: $(REPORT) plot-deps ## render plots/*.gp from RESULTS (default: newest run) into build/plots/<gpu>/RUN_ID/ as PNG and SVG
 	@[ -n "$(PLOT_RESULTS)" ] || { echo "make plots: no results CSV under results/ (make bench, or RESULTS=FILE)" >&2; exit 2; }
 	@mkdir -p $(PLOT_DIR)/data
+	@rm -f $(PLOT_DIR)/data/*.dat $(PLOT_DIR)/data/meta.gp
 	$(REPORT) data $(PLOT_RESULTS) $(PLOT_DIR)/data $(if $(BASELINE),--baseline $(BASELINE) --thresholds $(or $(THRESHOLDS),bench/thresholds.conf))
 	@rm -f $(PLOT_DIR)/*.png $(PLOT_DIR)/*.svg
 	@for s in $(PLOT_SCRIPTS); do for f in png svg; do \

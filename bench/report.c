@@ -1,19 +1,17 @@
-/* report.c — turns a results CSV into what the gnuplot scripts in plots/
- * draw, and into the HTML report page. Data and plotting stay apart: this
- * tool only writes tidy data files, gnuplot only draws them.
+/* report.c — build/report's command line and what its two commands share:
+ * turning a results CSV into what the gnuplot scripts in plots/ draw
+ * (report_data.c) and into the HTML report page (report_html.c). Data and
+ * plotting stay apart: this tool only writes tidy data files, gnuplot only
+ * draws them.
  *
  *   report data RESULTS OUTDIR [--mode M] [--baseline B [--thresholds T]]
- *       OUTDIR/panel_D{d}_{full,causal}.dat: one block per variant (first line
- *       its name, then "seq_len ms tflops extra_mib speedup_naive
- *       speedup_cudnn"; NaN where the row is not ok: gaps stay gaps), for the
- *       mode M (default: cold, else the first mode present) and, in each
- *       panel, the largest family of points with one batch·seq_len (the
- *       FlashAttention grid keeps batch·seq_len = 16384); OUTDIR/ratio.dat
- *       with a baseline: one line per compared row, "index ratio limit label";
- *       OUTDIR/meta.gp: what the scripts need to know (panels, peak, run).
+ *       OUTDIR/panel_D{d}_{full,causal}.dat (one block per variant), with a
+ *       baseline OUTDIR/ratio_D{d}_{full,causal}.dat (the gate's verdict per
+ *       row), and OUTDIR/meta.gp: what the scripts need to know; the formats
+ *       are in plots/README.md.
  *   report html RESULTS OUTDIR [--env ENVFILE] [--baseline B]
- *       OUTDIR/report.html: the figures found in OUTDIR, the run's environment
- *       and the summary table (best variant per point).
+ *       OUTDIR/report.html: what ran, the headline, the figures found in
+ *       OUTDIR, the full tables per mode and the run's environment.
  * Exit 0, or 2 with "report: file:line: why" on bad input. */
 #include "report.h"
 #include "../common/errors.h"

@@ -2,14 +2,20 @@
 # head_dim × causal, one line per variant; gaps where a row was not ok.
 #   gnuplot -c plots/latency.gp DATADIR OUTFILE [png|svg]
 load ARG1."/meta.gp"
-rows = int(ceil(npanels / 2.0)); cols = npanels > 1 ? 2 : 1
-call "plots/style.gp" (ARG3 eq "" ? "png" : ARG3) ARG2 sprintf("%d", cols * 700 + 150) sprintf("%d", rows * 480 + 60)
+fig_title = sprintf("Attention forward latency — %s", gpu_name)
+fig_subtitle = sprintf("%s · run %s", grid_note, run_id)
+call "plots/style.gp" (ARG3 eq "" ? "png" : ARG3) ARG2 sprintf("%d", npanels)
 set logscale y 10
 set format y "%g"
-set ylabel "latency (ms, median)"
-set multiplot layout rows, cols title sprintf("Attention forward latency — %s, %s mode, bf16 (%s)", gpu, mode, run) noenhanced
+set ylabel "latency (ms, median; log scale)"
+set multiplot
 do for [p = 1:npanels] {
+    eval panel_at(p)
     set title panel_title[p]
-    plot for [i = 0:nvariants - 1] panel_file[p] index i using 1:2 with linespoints lt i + 1 title columnheader(1)
+    if (panel_n_ms[p] == 0) { eval empty_panel } else {
+        plot for [i = 1:nvariants] panel_file[p] index i - 1 using 1:2 with linespoints lt i notitle
+    }
 }
+eval fig_legend
+plot for [i = 1:nvariants] NaN with linespoints lt i title variant_name[i]
 unset multiplot

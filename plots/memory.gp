@@ -1,15 +1,30 @@
 # memory.gp — device memory each variant needs beyond Q, K, V and O, vs
-# sequence length, log-log: the eager variants' S² scores show as slope 2.
+# sequence length, on a linear axis from zero (GiB, or MiB when every value
+# is under 1 GiB): the eager variants' B·H·S×S score buffers (double with
+# S where B·S is fixed, as on the FlashAttention grid), and the fused
+# kernels on the zero line, which the axis keeps in view (a log axis cannot
+# draw their 0).
 #   gnuplot -c plots/memory.gp DATADIR OUTFILE [png|svg]
 load ARG1."/meta.gp"
-rows = int(ceil(npanels / 2.0)); cols = npanels > 1 ? 2 : 1
-call "plots/style.gp" (ARG3 eq "" ? "png" : ARG3) ARG2 sprintf("%d", cols * 700 + 150) sprintf("%d", rows * 480 + 60)
-set logscale y 10
-set format y "%g"
-set ylabel "extra device memory (MiB)"
-set multiplot layout rows, cols title sprintf("Extra device memory — %s, bf16 (%s)", gpu, run) noenhanced
+fig_title = sprintf("Extra device memory — %s", gpu_name)
+fig_subtitle = sprintf("%s · run %s", grid_note, run_id) . (mem_note eq "" ? "" : " · ".mem_note)
+call "plots/style.gp" (ARG3 eq "" ? "png" : ARG3) ARG2 sprintf("%d", npanels)
+# a little room under zero, so that markers on the zero line stay clear of
+# the border; tics from 0 up only
+top = mem_max > 0 ? mem_max / mem_per_unit : 1
+step = 10 ** floor(log10(top / 4.0))
+step = top / step > 20 ? 5 * step : top / step > 8 ? 2 * step : step
+set yrange [-0.04 * top:1.06 * top]
+set ytics 0, step format "%g"
+set ylabel sprintf("extra device memory (%s)", mem_unit)
+set multiplot
 do for [p = 1:npanels] {
+    eval panel_at(p)
     set title panel_title[p]
-    plot for [i = 0:nvariants - 1] panel_file[p] index i using 1:4 with linespoints lt i + 1 title columnheader(1)
+    if (panel_n_mem[p] == 0) { eval empty_panel } else {
+        plot for [i = 1:nvariants] panel_file[p] index i - 1 using 1:($4 / mem_per_unit) with linespoints lt i notitle
+    }
 }
+eval fig_legend
+plot for [i = 1:nvariants] NaN with linespoints lt i title variant_name[i]
 unset multiplot

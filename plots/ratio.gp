@@ -1,20 +1,47 @@
-# ratio.gp — current / baseline median per compared row, with each row's
-# allowed slowdown (bench/thresholds.conf) drawn in red: a point above the
-# red mark is a slowdown past the limit (the gate also weighs noise).
+# ratio.gp — current / baseline per row, as the gate (bench/gate.c) sees
+# it: one panel per head_dim × causal, x = S, one marker series per variant
+# (the colours of the other figures), filled = cold rows, open = graph rows
+# (+ = hot), every mode the two runs share; the red bar at each S is the
+# allowed ratio, 1 + the row's limit (bench/thresholds.conf); a black ring
+# marks a row the gate calls throttled (slower, at an SM clock lower by more
+# than the limit: reported, not judged), a red ring one it calls SLOWER.
+# Variants sit side by side around their S so that markers do not hide one
+# another. Rows off the panels' main family (e.g. the seed's point) are
+# drawn at their S too.
 #   gnuplot -c plots/ratio.gp DATADIR OUTFILE [png|svg]
 load ARG1."/meta.gp"
 if (!have_ratio) { print "ratio.gp: no baseline given: nothing to draw"; exit }
-stats ratio_file using 1 nooutput
-n = STATS_records
-call "plots/style.gp" (ARG3 eq "" ? "png" : ARG3) ARG2 sprintf("%d", n * 14 + 300 > 900 ? n * 14 + 300 : 900) "620"
-unset logscale x
-set format x "%g"
-set xlabel ""
-set xrange [-1:n]
-set xtics rotate by 90 right font ",8" noenhanced
-set ylabel "current / baseline (median ms)"
-set key inside top right
-set title sprintf("Current vs baseline — %s: %s against %s", gpu, run, baseline) noenhanced
-plot ratio_file using 1:3 with steps lc rgb "#cc0000" lw 1.5 title "1 + allowed slowdown", \
-     1 with lines dt 3 lc rgb "#888888" notitle, \
-     ratio_file using 1:2:xtic(4) with points lt 1 pt 7 ps 0.8 title "ratio"
+fig_title = sprintf("Current / baseline time per row — %s", gpu_name)
+modes_text = ""
+do for [m in ratio_modes] { modes_text = modes_text . (modes_text eq "" ? "" : ", ") . m }
+fig_subtitle = sprintf("%s · run %s against baseline %s · %d rows (%s) · %d throttled · %d slower than allowed", \
+    grid_shape, run_id, baseline_run_id, ratio_rows, modes_text, ratio_throttled, ratio_slower)
+call "plots/style.gp" (ARG3 eq "" ? "png" : ARG3) ARG2 sprintf("%d", nratio_panels)
+set yrange [ratio_ymin:ratio_ymax]
+set ytics format "%.2f"
+set xrange [ratio_seq_min * 2 ** -0.5 : ratio_seq_max * 2 ** 0.5]
+set ylabel "current / baseline (median time)"
+# variant i sits dodge(i) octaves off its S
+dodge(i) = (i - (nvariants + 1) / 2.0) * (nvariants > 1 ? 0.5 / nvariants : 0)
+xat(x, i) = x * 2 ** dodge(i)
+mark(m, i) = m == 0 ? pt_filled[(i - 1) % 8 + 1] : m == 1 ? pt_open[(i - 1) % 8 + 1] : 1
+bar = 0.32
+set multiplot
+do for [p = 1:nratio_panels] {
+    eval panel_at(p)
+    set title ratio_panel_title[p]
+    f = ratio_panel_file[p]
+    plot 1 with lines dt 3 lc rgb "#888888" notitle, \
+         f index nvariants using ($1 * 2 ** -bar):2:($1 * (2 ** bar - 2 ** -bar)):(0) with vectors nohead lw 3 lc rgb "#d62728" notitle, \
+         for [i = 1:nvariants] f index i - 1 using (xat($1, i)):2:(mark($6, i)) with points lt i pt variable ps 1.2 notitle, \
+         for [i = 1:nvariants] f index i - 1 using (xat($1, i)):($7 != 0 ? $2 : NaN) with points pt 6 ps 2.6 lw 1.5 lc rgb "#000000" notitle, \
+         for [i = 1:nvariants] f index i - 1 using (xat($1, i)):($8 != 0 ? $2 : NaN) with points pt 6 ps 2.6 lw 2 lc rgb "#d62728" notitle
+}
+eval fig_legend
+set key maxrows 1 width -2 samplen 1.5
+plot for [i = 1:nvariants] NaN with points lt i pt pt_filled[(i - 1) % 8 + 1] title variant_name[i], \
+     for [m in ratio_modes] NaN with points pt (m eq "cold" ? 7 : m eq "graph" ? 6 : 1) lc rgb "#666666" title m, \
+     NaN with lines lw 3 lc rgb "#d62728" title "1 + limit", \
+     NaN with points pt 6 ps 1.8 lw 1.5 lc rgb "#000000" title "throttled", \
+     NaN with points pt 6 ps 1.8 lw 2 lc rgb "#d62728" title "SLOWER"
+unset multiplot

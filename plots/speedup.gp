@@ -1,18 +1,23 @@
-# speedup.gp — speedup of each variant over a reference variant at the same
-# point (reference ms / variant ms), one panel per head_dim × causal.
-#   gnuplot -c plots/speedup.gp DATADIR OUTFILE [png|svg] [naive|cudnn_sdpa]
+# speedup.gp — speedup of each variant over naive at the same point
+# (naive ms / variant ms), one panel per head_dim × causal; naive is the
+# line at 1. (Speed relative to cudnn_sdpa is headline.gp.)
+#   gnuplot -c plots/speedup.gp DATADIR OUTFILE [png|svg]
 load ARG1."/meta.gp"
-ref = ARGC >= 4 ? ARG4 : "naive"
-if (ref eq "cudnn_sdpa" && !have_cudnn) { print "speedup.gp: no cudnn_sdpa rows in this run: nothing to draw"; exit }
-column = ref eq "naive" ? 5 : 6
-rows = int(ceil(npanels / 2.0)); cols = npanels > 1 ? 2 : 1
-call "plots/style.gp" (ARG3 eq "" ? "png" : ARG3) ARG2 sprintf("%d", cols * 700 + 150) sprintf("%d", rows * 480 + 60)
-set ylabel sprintf("speedup over %s (×)", ref) noenhanced
+if (ARGC >= 4 && ARG4 ne "naive") { print sprintf("speedup.gp: over %s is not drawn here: headline.gp draws the fused kernels against cudnn_sdpa", ARG4); exit }
+if (!have_naive) { print "speedup.gp: no naive rows in this run: nothing to draw"; exit }
+fig_title = sprintf("Speedup over naive (eager, one launch per op) — %s", gpu_name)
+fig_subtitle = sprintf("%s · run %s", grid_note, run_id)
+call "plots/style.gp" (ARG3 eq "" ? "png" : ARG3) ARG2 sprintf("%d", npanels)
 set yrange [0:*]
-set multiplot layout rows, cols title sprintf("Speedup over %s — %s, %s mode, bf16 (%s)", ref, gpu, mode, run) noenhanced
+set ylabel "speedup over naive (×)"
+set multiplot
 do for [p = 1:npanels] {
+    eval panel_at(p)
     set title panel_title[p]
-    plot for [i = 0:nvariants - 1] panel_file[p] index i using 1:column with linespoints lt i + 1 title columnheader(1), \
-         1 with lines dt 3 lc rgb "#888888" notitle
+    if (panel_n_naive[p] == 0) { eval empty_panel } else {
+        plot for [i = 1:nvariants] panel_file[p] index i - 1 using 1:5 with linespoints lt i notitle
+    }
 }
+eval fig_legend
+plot for [i = 1:nvariants] NaN with linespoints lt i title variant_name[i]
 unset multiplot
