@@ -491,5 +491,9 @@ int main(int argc, char **argv)
     for (int k = 0; k < 2; k++) side_stop(&sides[k]);
     grid_free(&a.opt.grid);
     if (rc == ATTN_ERR_INTERRUPTED || attn_interrupted) return 130;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "ab: writing the report to stdout failed: %s\n", strerror(errno));
+        return 2;
+    }
     return rc != ATTN_OK ? 2 : code;
 }

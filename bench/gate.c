@@ -1,6 +1,7 @@
 /* gate.c — thresholds, comparison and report of the regression gate (the
  * rule is in gate.h). */
 #include "gate.h"
+#include "../common/csv.h"
 #include "../common/errors.h"
 #include "../common/reference.h"
 #include "../common/shift.h"
@@ -10,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------ thresholds */
@@ -55,8 +57,8 @@ static int parse_setting(struct gate_settings *s, const char *word, const char *
     double v = strtod(val, &end);
     bool percent = *end == '%';
     if (percent) end++;
-    if (errno || end == val || *end || !(v >= 0))
-        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s': '%s' is not a non-negative number", where,
+    if (errno || end == val || *end || !isfinite(v) || !(v >= 0))
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s': '%s' is not a finite non-negative number", where,
                          word, val);
     const double fraction = percent ? v / 100 : v;
     if ((klen == 8 && !strncmp(word, "slowdown", 8)) || (klen == 11 && !strncmp(word, "ab_slowdown", 11))) {
@@ -69,8 +71,10 @@ static int parse_setting(struct gate_settings *s, const char *word, const char *
             return ATTN_FAIL(ATTN_ERR_INPUT, "%s: confidence %s is not in (50%%, 100%%)", where, val);
         s->confidence = fraction;
     } else if (!percent && klen == 6 && !strncmp(word, "min_ms", 6)) {
+        if (v > 1e6) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: min_ms %s is implausibly large", where, val);
         s->min_ms = v;
     } else if (!percent && klen == 7 && !strncmp(word, "noise_k", 7)) {
+        if (v > 100) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: noise_k %s is implausibly large", where, val);
         s->noise_k = v;
     } else {
         return ATTN_FAIL(ATTN_ERR_INPUT,
@@ -160,14 +164,21 @@ static int parse_line(struct gate_thresholds *t, char *line, const char *where, 
 int gate_thresholds_read(const char *path, struct gate_thresholds *t)
 {
     gate_thresholds_default(t);
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: is a directory, not a thresholds file", path);
     FILE *f = fopen(path, "r");
     if (!f) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to open: %s", path, strerror(errno));
-    char line[1024], where[600];
-    int lineno = 0, rc = ATTN_OK;
-    while (rc == ATTN_OK && fgets(line, sizeof line, f)) {
+    /* whole lines, however long: a comment's tail is never read as a rule */
+    char line[CSV_LINE_MAX], where[600];
+    int lineno = 0, rc = ATTN_OK, got;
+    while (rc == ATTN_OK && (got = csv_read_line(f, line, sizeof line)) != 0) {
         lineno++;
         snprintf(where, sizeof where, "%s:%d", path, lineno);
-        line[strcspn(line, "#\r\n")] = '\0';
+        if (got == -1) rc = ATTN_FAIL(ATTN_ERR_INPUT, "%s: line too long (at most %d bytes)", where, CSV_LINE_MAX - 1);
+        else if (got == -3) rc = ATTN_FAIL(ATTN_ERR_INPUT, "%s: NUL byte in the line", where);
+        if (rc != ATTN_OK) break;
+        line[strcspn(line, "#")] = '\0';
         rc = parse_line(t, line, where, lineno);
     }
     fclose(f);
@@ -325,17 +336,18 @@ int gate_compare(const struct result_set *base, const struct result_set *cur,
                  struct gate_report *r)
 {
     memset(r, 0, sizeof *r);
-    /* every row of both files must come from the baseline's first row's GPU */
+    /* every row of both files must name the same GPU, an empty name included:
+     * one row's empty field must not switch the check off */
     const char *gpu = base->count ? base->rows[0].gpu : "";
     const struct result_set *sets[2] = {base, cur};
-    for (int k = 0; k < 2 && !o->allow_gpu_mismatch && gpu[0]; k++)
+    for (int k = 0; k < 2 && !o->allow_gpu_mismatch; k++)
         for (size_t i = 0; i < sets[k]->count; i++) {
             const struct result_rec *row = &sets[k]->rows[i];
-            if (row->gpu[0] && strcmp(row->gpu, gpu) != 0)
+            if (strcmp(row->gpu, gpu) != 0)
                 return ATTN_FAIL(ATTN_ERR_INPUT,
-                                 "%s:%d: GPU '%s', but the baseline %s is from '%s' "
+                                 "%s:%d: GPU '%s', but %s:%d says '%s' "
                                  "(--allow-gpu-mismatch to compare anyway)",
-                                 sets[k]->path, row->line, row->gpu, base->path, gpu);
+                                 sets[k]->path, row->line, row->gpu, base->path, base->rows[0].line, gpu);
         }
     for (size_t i = 0; i < base->count; i++) {
         const struct result_rec *b = &base->rows[i];

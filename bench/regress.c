@@ -355,10 +355,16 @@ int main(int argc, char **argv)
 {
     struct regress_args a;
     int code = 0;
-    if (parse_args(argc, argv, &a) != ATTN_OK || run(&a, &code) != ATTN_OK) {
+    int rc = parse_args(argc, argv, &a);
+    if (rc == ATTN_OK) rc = run(&a, &code);
+    if (rc != ATTN_OK) {
         fprintf(stderr, "regress: %s\n", attn_error_message());
         printf("regress: BAD INPUT (exit 2)\n");
+    }
+    /* a verdict nobody could read is no verdict: a full disk is exit 2 */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "regress: writing the report to stdout failed: %s\n", strerror(errno));
         return 2;
     }
-    return code;
+    return rc != ATTN_OK ? 2 : code;
 }

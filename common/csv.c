@@ -4,6 +4,7 @@
 #include "errors.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdbool.h>
@@ -73,11 +74,20 @@ int csv_line_end(struct csv_line *l)
 
 int csv_write_all(int fd, const char *buf, size_t len)
 {
+    /* where the file ended: a write that fails part-way (a full disk) is cut
+     * back to it, so the file never keeps part of a line */
+    const off_t end = lseek(fd, 0, SEEK_END);
     size_t done = 0;
     while (done < len) {
         ssize_t n = write(fd, buf + done, len - done);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return ATTN_FAIL(ATTN_ERR, "unable to write results: %s", strerror(errno));
+        if (n <= 0) {
+            int err = n < 0 ? errno : ENOSPC;
+            if (end >= 0 && ftruncate(fd, end) != 0)
+                return ATTN_FAIL(ATTN_ERR, "unable to write results: %s; and unable to cut the "
+                                           "partial line off: %s", strerror(err), strerror(errno));
+            return ATTN_FAIL(ATTN_ERR, "unable to write results: %s", strerror(err));
+        }
         done += (size_t)n;
     }
     return ATTN_OK;
@@ -134,10 +144,21 @@ int csv_split(char *line, char **fields, int max)
 
 int csv_read_line(FILE *f, char *buf, size_t len)
 {
-    if (!fgets(buf, (int)len, f)) return 0;
-    size_t n = strlen(buf);
-    if (n == 0 || buf[n - 1] != '\n') return feof(f) ? -2 : -1;
-    buf[--n] = '\0';
+    /* byte by byte: fgets cannot tell a NUL byte from the end of the line,
+     * and an overlong line is skipped to its end rather than read whole */
+    size_t n = 0;
+    bool nul = false, overlong = false;
+    int c;
+    while ((c = getc_unlocked(f)) != EOF && c != '\n') {
+        if (c == '\0') nul = true;
+        if (n + 1 < len) buf[n++] = (char)c;
+        else overlong = true;
+    }
+    if (len) buf[n] = '\0';
+    if (c == EOF && n == 0 && !nul && !overlong) return 0;
+    if (nul) return -3;
+    if (overlong) return -1;
+    if (c == EOF) return -2;
     if (n && buf[n - 1] == '\r') buf[--n] = '\0';
     return 1;
 }

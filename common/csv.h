@@ -31,8 +31,9 @@ int csv_line_end(struct csv_line *);
 /* Appends one finished line with a single write(2), so a crash or Ctrl-C
  * leaves either the whole line or none of it. */
 int csv_append(int fd, const struct csv_line *);
-/* Writes len bytes, retrying short writes; a multi-line block (a row's
- * samples) is passed whole, in one write(2) unless the kernel splits it. */
+/* Writes len bytes at the end of fd, retrying short writes; when a write
+ * fails part-way, the file is cut back to where it ended (whole lines or
+ * nothing). A multi-line block (a row's samples) is passed whole. */
 int csv_write_all(int fd, const char *buf, size_t len);
 /* Creates path (never overwrites) and writes the header line. Returns fd. */
 int csv_create(const char *path, const struct csv_line *header, int *fd_out);
@@ -44,8 +45,8 @@ int csv_create(const char *path, const struct csv_line *header, int *fd_out);
 int csv_split(char *line, char **fields, int max);
 
 /* Reads the next line of f into buf, stripping "\n" or "\r\n". Returns 1 for a
- * line, 0 at end of file, -1 for a line too long, -2 for a last line with no
- * line end (torn). */
+ * line, 0 at end of file, -1 for a line too long (skipped to its end), -2 for
+ * a last line with no line end (torn), -3 for a line holding a NUL byte. */
 int csv_read_line(FILE *f, char *buf, size_t len);
 
 #ifdef __cplusplus

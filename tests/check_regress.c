@@ -26,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1179,8 +1181,7 @@ static const struct {
      "h200,naive,bf16,2,16,1024,64,1,graph,ok,,20,1.0,0.002\n", NULL, 3},
     {"duplicate key", HDR ROW("naive", "1024", "cold", "1.0") ROW("naive", "1024", "graph", "1.1")
      ROW("naive", "1024", "cold", "1.2"), NULL, 4},
-    {"torn last line", HDR ROW("naive", "1024", "cold", "1.0") ROW("naive", "1024", "graph", "1.1")
-     "h200,naive,bf16,2,16,2048,64,1,cold,ok,,20,2.0,0.002,0.002", NULL, 4},
+    {"torn only line", HDR "h200,naive,bf16,2,16,2048,64,1,cold,ok,,20,2.0,0.002,0.002", NULL, 2},
     {"mode warm", HDR ROW("naive", "1024", "cold", "1.0") ROW("naive", "1024", "warm", "1.1"),
      NULL, 3},
     {"status great after '#' lines", "# run 1\n# gpu h200\n" HDR ROW("naive", "1024", "cold", "1.0")
@@ -1197,6 +1198,27 @@ static const struct {
     {"thresholds: text for a number", NULL, "# x\n# y\nmatch seq_len<=long slowdown=10%\n", 3},
     {"thresholds: empty value", NULL, "default min_ms=\n", 1},
     {"thresholds: min_ms=2ms", NULL, "default slowdown=5%\ndefault min_ms=2ms\n", 2},
+    /* no number may switch a comparison off (issue 21) */
+    {"ms_median=inf", HDR "h200,naive,bf16,2,16,1024,64,1,cold,ok,,20,inf,0.002,0.002\n", NULL, 2},
+    {"ms_median=1e999", HDR "h200,naive,bf16,2,16,1024,64,1,cold,ok,,20,1e999,0.002,0.002\n", NULL, 2},
+    {"noise_rel=nan", HDR "h200,naive,bf16,2,16,1024,64,1,cold,ok,,20,1.0,nan,0.002\n", NULL, 2},
+    {"noise_rel=inf", HDR ROW("naive", "1024", "cold", "1.0")
+     "h200,naive,bf16,2,16,1024,64,1,graph,ok,,20,1.0,inf,0.002\n", NULL, 3},
+    {"rel_err=-1", HDR "h200,naive,bf16,2,16,1024,64,1,cold,ok,,20,1.0,0.002,-1\n", NULL, 2},
+    {"clock 1e-300", "gpu,variant,dtype,batch,heads,seq_len,head_dim,causal,mode,status,ms_median,"
+     "noise_rel,sm_clock_start_mhz,sm_clock_end_mhz\nh200,naive,bf16,2,16,1024,64,1,cold,ok,1.0,0.002,"
+     "1e-300,1980\n", NULL, 2},
+    {"clock inf", "gpu,variant,dtype,batch,heads,seq_len,head_dim,causal,mode,status,ms_median,"
+     "noise_rel,sm_clock_start_mhz,sm_clock_end_mhz\nh200,naive,bf16,2,16,1024,64,1,cold,ok,1.0,0.002,"
+     "1980,inf\n", NULL, 2},
+    {"dtype=fp32", HDR "h200,naive,fp32,2,16,1024,64,1,cold,ok,,20,1.0,0.002,0.002\n", NULL, 2},
+    {"a column named twice", "gpu,variant,dtype,batch,heads,seq_len,head_dim,causal,mode,status,"
+     "ms_median,noise_rel,ms_median\nh200,naive,bf16,2,16,1024,64,1,cold,ok,1.0,0.002,9.0\n", NULL, 1},
+    {"a 64-byte variant name", HDR "h200,v234567890123456789012345678901234567890123456789012345678901234,"
+     "bf16,2,16,1024,64,1,cold,ok,,20,1.0,0.002,0.002\n", NULL, 2},
+    {"thresholds: min_ms=inf", NULL, "default min_ms=inf\n", 1},
+    {"thresholds: noise_k=inf", NULL, "# k\ndefault noise_k=inf\n", 2},
+    {"thresholds: slowdown=nan", NULL, "default slowdown=nan\n", 1},
 };
 
 START_TEST(test_malformed_input)
@@ -1888,6 +1910,199 @@ static Suite *ab_suite(void)
     return s;
 }
 
+/* ------------------------------------------------ hostile input (issue 21) */
+
+/* Writes len bytes (NULs included) to the fixture `name`. */
+static path_t write_bytes(const char *name, const char *bytes, size_t len)
+{
+    path_t p = tmp_path(name);
+    FILE *f = fopen(p.s, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(bytes, 1, len, f), len);
+    ck_assert_int_eq(fclose(f), 0);
+    return p;
+}
+
+/* A NUL byte is named as such, in a results file and in a thresholds file
+ * (it used to pass as "line too long", or silently end a thresholds line). */
+START_TEST(test_nul_byte_refused)
+{
+    static const char rows[] = HDR "h200,naive,bf16,2,16,1024,64,1,cold,ok,,20,1.0,0.002,0.002\n"
+                                   "h200,naive,bf16,2,16,2048,64,1,cold,ok,,20,1.0\0,0.002,0.002\n";
+    path_t p = write_bytes("nul.csv", rows, sizeof rows - 1);
+    struct result_set set;
+    ck_assert_int_eq(results_read(p.s, &set), ATTN_ERR_INPUT);
+    ck_assert(names_place(attn_error_message(), p.s, 3));
+    ck_assert_message_has("NUL");
+    static const char conf[] = "default slowdown=3%\0 slowdown=900%\n";
+    path_t c = write_bytes("nul.conf", conf, sizeof conf - 1);
+    struct gate_thresholds th;
+    ck_assert_int_eq(gate_thresholds_read(c.s, &th), ATTN_ERR_INPUT);
+    ck_assert(names_place(attn_error_message(), c.s, 1));
+    ck_assert_message_has("NUL");
+}
+END_TEST
+
+/* A comment longer than any buffer stays a comment: its tail is not a rule. */
+START_TEST(test_long_comment_is_not_obeyed)
+{
+    char text[1200];
+    memset(text, ' ', sizeof text);
+    text[0] = '#';
+    snprintf(text + 1023, sizeof text - 1023, "default slowdown=900%%\n");
+    path_t c = write_text("long.conf", text);
+    struct gate_thresholds th;
+    read_thresholds_ok(c.s, &th);
+    ck_assert_double_eq_tol(th.defaults.slowdown, 0.05, 1e-12);
+    /* and a line past the reader's limit is refused, not cut */
+    char *big = malloc(CSV_LINE_MAX + 64);
+    ck_assert_ptr_nonnull(big);
+    memset(big, ' ', CSV_LINE_MAX + 32);
+    memcpy(big, "default slowdown=3%", 19);
+    strcpy(big + CSV_LINE_MAX + 32, "\n");
+    path_t b = write_text("big.conf", big);
+    free(big);
+    ck_assert_int_eq(gate_thresholds_read(b.s, &th), ATTN_ERR_INPUT);
+    ck_assert_message_has("line too long");
+}
+END_TEST
+
+START_TEST(test_directory_is_named)
+{
+    struct result_set set;
+    ck_assert_int_eq(results_read(tmpdir, &set), ATTN_ERR_INPUT);
+    ck_assert_message_has("is a directory");
+    struct gate_thresholds th;
+    ck_assert_int_eq(gate_thresholds_read(tmpdir, &th), ATTN_ERR_INPUT);
+    ck_assert_message_has("is a directory");
+}
+END_TEST
+
+/* A run whose last line a crash cut keeps its whole rows, with a warning. */
+START_TEST(test_cut_last_line_keeps_whole_rows)
+{
+    path_t p = write_text("cut.csv", HDR ROW("naive", "1024", "cold", "1.0") ROW("naive", "1024", "graph", "1.1")
+                                     "h200,naive,bf16,2,16,2048,64,1,cold,ok,,20,2.0,0.0");
+    struct result_set set;
+    read_ok(p.s, &set);
+    ck_assert_uint_eq(set.count, 2);
+    results_free(&set);
+    struct run r = run_regress("--results", p.s, "--baseline", write_rows("base.csv", base4, 2).s, NULL);
+    ck_assert_exit(r, 0);
+    ck_assert_msg(strstr(r.err, "warning: ") && strstr(r.err, "cut short"), "stderr: %s", r.err);
+    run_free(&r);
+}
+END_TEST
+
+/* Every row names the GPU: an empty name on the baseline's first row no
+ * longer lets another GPU's results through. */
+START_TEST(test_gpu_checked_on_every_row)
+{
+    struct rspec b[4], k[4];
+    memcpy(b, base4, sizeof b);
+    memcpy(k, base4, sizeof k);
+    b[0].set_column = "gpu";
+    b[0].set_value = "";
+    for (int i = 0; i < 4; i++) k[i].gpu = "a100";
+    path_t bp = write_rows("base.csv", b, 4), cp = write_rows("cur.csv", k, 4);
+    struct run r = run_regress("--results", cp.s, "--baseline", bp.s, NULL);
+    ck_assert_exit(r, 2);
+    ck_assert_msg(strstr(r.err, "GPU '"), "stderr: %s", r.err);
+    run_free(&r);
+    /* with a name on every baseline row, the other GPU is what is named */
+    b[0].set_column = NULL;
+    bp = write_rows("base.csv", b, 4);
+    r = run_regress("--results", cp.s, "--baseline", bp.s, NULL);
+    ck_assert_exit(r, 2);
+    ck_assert_msg(strstr(r.err, "'a100'") && strstr(r.err, "'h200'"), "stderr: %s", r.err);
+    run_free(&r);
+}
+END_TEST
+
+/* 80,000 rows: the duplicate-key check is linear (pairwise it took 26 s, past
+ * this test case's timeout) and still finds the one duplicate. */
+START_TEST(test_duplicate_check_scales)
+{
+    path_t p = tmp_path("big.csv");
+    FILE *f = fopen(p.s, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(HDR, f);
+    const int n = 80000;
+    for (int i = 0; i < n; i++)
+        fprintf(f, "h200,v%d,bf16,%d,16,1024,64,1,cold,ok,,20,1.0,0.002,0.002\n", i % 50, 1 + i / 50);
+    fprintf(f, "h200,v7,bf16,%d,16,1024,64,1,cold,ok,,20,1.0,0.002,0.002\n", 1 + 4321 / 50);
+    ck_assert_int_eq(fclose(f), 0);
+    struct result_set set;
+    ck_assert_int_eq(results_read(p.s, &set), ATTN_ERR_INPUT);
+    ck_assert(names_place(attn_error_message(), p.s, n + 2));
+    ck_assert_message_has("duplicate key");
+}
+END_TEST
+
+/* A row is written whole or not at all: past the file-size limit (as on a
+ * full disk) csv_append fails and leaves only whole lines. */
+START_TEST(test_append_is_whole_or_nothing)
+{
+    path_t p = tmp_path("limited.csv");
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit lim = {.rlim_cur = 1000, .rlim_max = 1000};
+        if (setrlimit(RLIMIT_FSIZE, &lim) != 0) _exit(3);
+        int fd = open(p.s, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+        struct csv_line l;
+        csv_line_init(&l);
+        csv_add_str(&l, "a line of about sixty bytes, written again and again........");
+        csv_line_end(&l);
+        for (int i = 0; i < 100; i++)
+            if (csv_append(fd, &l) != ATTN_OK) _exit(0); /* failed, as it must */
+        _exit(4);
+    }
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+    char *text = slurp(p.s);
+    size_t len = strlen(text);
+    ck_assert_uint_gt(len, 0);
+    ck_assert_msg(text[len - 1] == '\n', "the file ends in a partial line (%zu bytes)", len);
+    free(text);
+}
+END_TEST
+
+/* A report nobody can read is no pass: stdout on a full device, exit 2. */
+START_TEST(test_full_stdout_fails)
+{
+    path_t b = write_rows("base.csv", base4, NELEMS(base4)), c = write_rows("cur.csv", base4, NELEMS(base4));
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, REGRESS " --results '%s' --baseline '%s' >/dev/full 2>/dev/null", c.s, b.s);
+    int st = system(cmd);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 2);
+    snprintf(cmd, sizeof cmd, REGRESS " --results '%s' --baseline '%s' --markdown /dev/full >/dev/null 2>&1", c.s, b.s);
+    st = system(cmd);
+    ck_assert_int_eq(WEXITSTATUS(st), 2);
+}
+END_TEST
+
+static Suite *hostile_suite(void)
+{
+    Suite *s = suite_create("hostile input");
+    TCase *tc = tcase_create("refused or recovered");
+    tcase_add_checked_fixture(tc, tmpdir_setup, tmpdir_teardown);
+    tcase_set_timeout(tc, 20);
+    tcase_add_test(tc, test_nul_byte_refused);
+    tcase_add_test(tc, test_long_comment_is_not_obeyed);
+    tcase_add_test(tc, test_directory_is_named);
+    tcase_add_test(tc, test_cut_last_line_keeps_whole_rows);
+    tcase_add_test(tc, test_gpu_checked_on_every_row);
+    tcase_add_test(tc, test_duplicate_check_scales);
+    tcase_add_test(tc, test_append_is_whole_or_nothing);
+    tcase_add_test(tc, test_full_stdout_fails);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
 int main(void)
 {
     SRunner *sr = srunner_create(compare_suite());
@@ -1895,6 +2110,7 @@ int main(void)
     srunner_add_suite(sr, read_suite());
     srunner_add_suite(sr, report_suite());
     srunner_add_suite(sr, ab_suite());
+    srunner_add_suite(sr, hostile_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
