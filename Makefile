@@ -79,6 +79,11 @@ ifeq ($(filter $(CUDNN_LIBDIR),$(CUDA_HOME)/lib64 /usr/lib/x86_64-linux-gnu /usr
 MK_LDFLAGS += -L$(CUDNN_LIBDIR) -Wl,-rpath,$(CUDNN_LIBDIR)
 endif
 endif
+# SANITIZE=1: the host code under AddressSanitizer and UBSan (make test-sanitize)
+ifeq ($(SANITIZE),1)
+MK_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+MK_LDFLAGS += -fsanitize=address,undefined
+endif
 ifeq ($(WERROR),1)
 MK_CFLAGS += -Werror
 MK_NVCCFLAGS += -Xcompiler -Werror
@@ -120,7 +125,7 @@ TRACE_GRID ?= seed
 GPU_SLUG  = $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | sed 's/^NVIDIA //' | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$$//')
 TRACE_DIR ?= results/$(GPU_SLUG)/traces
 
-.PHONY: all bench trace regress baseline ab plots figures browser-deps report plot-deps check-deps test test-cpu test-gpu deps help clean FORCE
+.PHONY: all bench trace regress baseline ab plots figures browser-deps test-sanitize report plot-deps check-deps test test-cpu test-gpu deps help clean FORCE
 
 all: $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(BUILD)/mma_peak ## build the runner (build/attnbench), the gate (build/regress), the A/B driver (build/ab), the report and tools
 
@@ -312,7 +317,7 @@ $(TEST_GPU): $(BUILD)/tests/check_gpu.o $(BENCH_LIB) $(LIB_OBJS)
 $(TEST_TRACE): $(BUILD)/tests/check_trace.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(MK_LDLIBS) $(LDLIBS)
 
-$(TEST_PLOTS): $(BUILD)/tests/check_plots.o | $(REPORT)
+$(TEST_PLOTS): $(BUILD)/tests/check_plots.o $(BUILD)/tests/testutil.o | $(REPORT)
 	$(CC) $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
 
 $(TEST_SHIFT): $(BUILD)/tests/check_shift.o $(BUILD)/common/shift.o $(BUILD)/common/errors.o
@@ -338,7 +343,8 @@ TEST_SUITES_CPU = \
 	gate tests/check_committed.sh \
 	markdown "tests/check_markdown.sh README.md plots/README.md" \
 	clean-tree tests/check_clean_tree.sh \
-	report "tests/check_report.sh $(BUILD)/report-screenshot.png"
+	report "tests/check_report.sh $(BUILD)/report-screenshot.png" \
+	sanitizers "$(MAKE) --no-print-directory test-sanitize"
 TEST_SUITES = gpu "CK_FORK=no ./$(TEST_GPU)" $(TEST_SUITES_CPU)
 
 test: deps $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(TEST_CPU) $(TEST_GPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_PLOTS) ## build everything; every suite (GPU ones skipped without a device), the gate over the committed A/B pairs; one summary line
@@ -346,6 +352,22 @@ test: deps $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(TEST_CPU) $(TEST_GPU) $(TES
 
 test-cpu: deps $(REPORT) $(REGRESS) $(AB) $(TEST_CPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_PLOTS) ## every suite but the GPU one
 	@tests/run_suites.sh $(TEST_SUITES_CPU)
+
+# The host code and the CPU suites again under AddressSanitizer and UBSan, in
+# a build directory of their own; the suites run that build's programs
+# (ATTN_BUILD). The CUDA objects are not instrumented by these sanitizers:
+# they are copied from the main build rather than compiled twice.
+SAN_BUILD := $(BUILD)/asan
+CU_OBJS   := $(COMMON_CU:%.cu=%.o) $(VARIANT_SRCS:%.cu=%.o)
+SAN_TESTS := trace test_trace shift test_shift regress test_regress ab test_ab plots test_plots cpu test_cpu
+test-sanitize: check-deps $(addprefix $(BUILD)/,$(CU_OBJS)) ## the CPU suites under AddressSanitizer and UBSan, built in build/asan
+	@for o in $(CU_OBJS); do mkdir -p $(SAN_BUILD)/$$(dirname $$o); cp $(BUILD)/$$o $(SAN_BUILD)/$$o; done
+	@echo "make test-sanitize: building the host code with -fsanitize=address,undefined in $(SAN_BUILD)/"
+	@$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) SANITIZE=1 \
+	  $(addprefix $(SAN_BUILD)/,regress ab report $(filter test_%,$(SAN_TESTS))) >$(SAN_BUILD)/build.log 2>&1 || \
+	  { tail -n 30 $(SAN_BUILD)/build.log; exit 1; }
+	@ATTN_BUILD=$(SAN_BUILD) ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  tests/run_suites.sh $(foreach t,$(filter-out test_%,$(SAN_TESTS)),$(t) ./$(SAN_BUILD)/test_$(t))
 
 test-gpu: check-deps $(ATTNBENCH) $(AB) $(TEST_GPU) ## GPU tests only (skipped without a device)
 	CK_FORK=no ./$(TEST_GPU)

@@ -126,6 +126,9 @@ int options_parse(struct options *o, int argc, char **argv)
         if (i + 1 >= argc) return ATTN_FAIL(ATTN_ERR_INPUT, "option '%s' needs a value", a);
         const char *val = argv[++i];
         double x;
+        /* "" is no directory: `--out ''` used to reach mkdir_p as one */
+        if (!*val && (!strcmp(a, "--out") || !strcmp(a, "--trace") || !strcmp(a, "--grids-dir")))
+            return ATTN_FAIL(ATTN_ERR_INPUT, "%s: empty path", a);
         if (!strcmp(a, "--grid")) {
             if (ngrids == 64) return ATTN_FAIL(ATTN_ERR_INPUT, "too many --grid options");
             grids[ngrids++] = val;

@@ -37,22 +37,28 @@ static void iso_now(char *buf, size_t len)
     strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* mkdir -p: creates each missing directory of path in turn. "" is refused
+ * (options.c refuses it first); "/" and repeated or trailing slashes create
+ * nothing extra. */
 static int mkdir_p(const char *path)
 {
     char buf[1024];
-    if (strlen(path) >= sizeof buf) return ATTN_FAIL(ATTN_ERR_INPUT, "path too long: '%s'", path);
-    strcpy(buf, path);
-    for (char *s = buf + 1;; s++) {
-        if (*s == '/' || *s == '\0') {
-            char c = *s;
-            *s = '\0';
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-                return ATTN_FAIL(ATTN_ERR_INPUT, "unable to create directory '%s': %s", buf,
-                                 strerror(errno));
-            *s = c;
-            if (!c) return ATTN_OK;
-        }
+    const size_t n = strlen(path);
+    if (n == 0) return ATTN_FAIL(ATTN_ERR_INPUT, "empty directory path");
+    if (n >= sizeof buf) return ATTN_FAIL(ATTN_ERR_INPUT, "path too long: '%s'", path);
+    memcpy(buf, path, n + 1);
+    /* i runs over the string's own bytes and its terminator, never past */
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] != '/' && buf[i] != '\0') continue;
+        if (buf[i - 1] == '/') continue; /* "//" or a trailing '/': made already */
+        const char c = buf[i];
+        buf[i] = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return ATTN_FAIL(ATTN_ERR_INPUT, "unable to create directory '%s': %s", buf,
+                             strerror(errno));
+        buf[i] = c;
     }
+    return ATTN_OK;
 }
 
 int runner_init(struct runner *r, const struct options *opt)

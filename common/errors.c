@@ -64,10 +64,20 @@ int attn_dtype_parse(const char *name, enum attn_dtype *out)
     return ATTN_FAIL(ATTN_ERR_INPUT, "unknown dtype '%s' (bf16, fp16)", name);
 }
 
+/* Saturates at SIZE_MAX rather than wrap: B·H·S·D of four int dimensions
+ * can pass 2^64, and a wrapped count (2^64 is 0) would size buffers small.
+ * The grid refuses such points (GRID_MAX_TENSOR_ELEMS); this guards any
+ * other caller. A dimension below 1 makes no tensor. */
 size_t attn_tensor_elems(const struct attn_problem *p)
 {
-    return (size_t)p->batch * (size_t)p->heads * (size_t)p->seq_len *
-           (size_t)p->head_dim;
+    const int dims[4] = {p->batch, p->heads, p->seq_len, p->head_dim};
+    size_t n = 1;
+    for (int i = 0; i < 4; i++) {
+        if (dims[i] < 1) return 0;
+        if ((size_t)dims[i] > SIZE_MAX / n) return SIZE_MAX;
+        n *= (size_t)dims[i];
+    }
+    return n;
 }
 
 double attn_flops(const struct attn_problem *p)
@@ -79,7 +89,9 @@ double attn_flops(const struct attn_problem *p)
 
 double attn_bytes(const struct attn_problem *p)
 {
-    return 4.0 * (double)attn_tensor_elems(p) * (double)attn_dtype_bytes(p->dtype);
+    /* in double from the dimensions, like attn_flops: no size_t product */
+    return 4.0 * (double)p->batch * p->heads * p->seq_len * p->head_dim *
+           (double)attn_dtype_bytes(p->dtype);
 }
 
 size_t attn_no_workspace(const struct attn_problem *p)

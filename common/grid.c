@@ -1,5 +1,7 @@
 /* grid.c — parsing of grid specs and grid files into attention problems
- * (syntax in grid.h). Every rejection names the line and the offending text. */
+ * (syntax in grid.h), and the grid's hash index that drops duplicate points.
+ * Every rejection names the line and the offending text, with the text's
+ * control bytes escaped. */
 #include "grid.h"
 #include "errors.h"
 
@@ -9,9 +11,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-#define MAX_AXIS_VALUES 64
+#define MAX_AXIS_VALUES 64 /* distinct values of one axis */
 #define MAX_AXIS_VALUE (1L << 24)
+#define MAX_SPEC_BYTES 1023
+/* A grid file's line, comment included: past this it is not a grid file
+ * (and reading on would let `--grid /dev/zero`-like input run forever). */
+#define MAX_LINE_BYTES (1L << 20)
+#define SHOWN_BYTES 200 /* user text quoted in a message, escaped */
 
 enum axis { AX_BATCH, AX_TOKENS, AX_HEADS, AX_HIDDEN, AX_SEQ, AX_DIM, AX_CAUSAL,
             AX_DTYPE, AX_COUNT };
@@ -24,6 +32,49 @@ struct axis_values {
     long v[MAX_AXIS_VALUES];
 };
 
+/* Length of the UTF-8 character at p (at most `left` bytes), 0 when it is not
+ * one or is a C1 control (U+0080..U+009F: U+009B is CSI, which some
+ * terminals act on as ESC [ does). */
+static size_t utf8_char_len(const unsigned char *p, size_t left)
+{
+    const unsigned char b = p[0];
+    size_t need = b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3
+                : b >= 0xF0 && b <= 0xF4 ? 4 : 0;
+    if (need == 0 || need > left) return 0;
+    for (size_t i = 1; i < need; i++)
+        if ((p[i] & 0xC0) != 0x80) return 0;
+    if (b == 0xC2 && p[1] < 0xA0) return 0;
+    return need;
+}
+
+/* The first n bytes of text (fewer at a NUL) as a message may quote them:
+ * a grid file is untrusted input, and a raw ESC or C1 byte in a message would
+ * drive the terminal that shows it. Control bytes, DEL and bytes that are not
+ * UTF-8 become \xNN; text past the buffer ends in "...". */
+static const char *shown(const char *text, size_t n, char buf[SHOWN_BYTES])
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t o = 0;
+    for (size_t i = 0; i < n && s[i];) {
+        size_t u = s[i] >= 0x80 ? utf8_char_len(s + i, n - i) : (s[i] >= 0x20 && s[i] != 0x7F);
+        if (o + (u ? u : 4) + 4 > SHOWN_BYTES) { /* room for "..." and the NUL */
+            memcpy(buf + o, "...", 4);
+            return buf;
+        }
+        if (u) {
+            memcpy(buf + o, s + i, u);
+            o += u;
+            i += u;
+        } else {
+            snprintf(buf + o, 5, "\\x%02x", s[i]);
+            o += 4;
+            i++;
+        }
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
 static int parse_long(const char *s, long *out)
 {
     char *end;
@@ -34,64 +85,81 @@ static int parse_long(const char *s, long *out)
     return 0;
 }
 
+/* Adds x to the axis unless it is there: a repeated value would only repeat
+ * points, and multiplied over six axes it made a one-point line expand to
+ * 63^6 combinations. */
 static int push_value(struct axis_values *ax, long x, const char *where, const char *key)
 {
+    for (int i = 0; i < ax->n; i++)
+        if (ax->v[i] == x) return ATTN_OK;
     if (ax->n == MAX_AXIS_VALUES)
-        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: too many values for '%s' (at most %d)",
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: too many values for '%s' (at most %d distinct)",
                          where, key, MAX_AXIS_VALUES);
     ax->v[ax->n++] = x;
     return ATTN_OK;
 }
 
-/* One comma item of an integer axis: N or a..b (powers of two). */
+/* One comma item of an integer axis: N, or a..b, the powers of two p with
+ * a <= p <= b (grid.h, the README). */
 static int parse_int_item(struct axis_values *ax, const char *item, const char *where,
                           const char *key)
 {
+    char shown_item[SHOWN_BYTES];
     const char *dots = strstr(item, "..");
     long lo, hi;
     if (!dots) {
         if (parse_long(item, &lo) || lo < 1 || lo > MAX_AXIS_VALUE)
             return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s=%s': expected an integer in 1..%ld",
-                             where, key, item, MAX_AXIS_VALUE);
+                             where, key, shown(item, SIZE_MAX, shown_item), MAX_AXIS_VALUE);
         return push_value(ax, lo, where, key);
     }
     char left[32];
     size_t n = (size_t)(dots - item);
     if (n == 0 || n >= sizeof left)
-        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s=%s': malformed range", where, key, item);
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s=%s': malformed range", where, key,
+                         shown(item, SIZE_MAX, shown_item));
     memcpy(left, item, n);
     left[n] = '\0';
     if (parse_long(left, &lo) || parse_long(dots + 2, &hi) || lo < 1 || hi < lo ||
         hi > MAX_AXIS_VALUE)
         return ATTN_FAIL(ATTN_ERR_INPUT,
                          "%s: '%s=%s': a range is a..b with 1 <= a <= b <= %ld", where,
-                         key, item, MAX_AXIS_VALUE);
-    for (long x = lo; x <= hi; x *= 2) ATTN_TRY(push_value(ax, x, where, key));
+                         key, shown(item, SIZE_MAX, shown_item), MAX_AXIS_VALUE);
+    long p = 1;
+    while (p < lo) p *= 2; /* lo <= 2^24: no overflow */
+    if (p > hi)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s=%s': no power of two between %ld and %ld",
+                         where, key, shown(item, SIZE_MAX, shown_item), lo, hi);
+    for (; p <= hi; p *= 2) ATTN_TRY(push_value(ax, p, where, key));
     return ATTN_OK;
 }
 
 static int parse_bool_item(struct axis_values *ax, const char *item, const char *where)
 {
+    char shown_item[SHOWN_BYTES];
     if (!strcmp(item, "1") || !strcmp(item, "yes") || !strcmp(item, "true"))
         return push_value(ax, 1, where, "causal");
     if (!strcmp(item, "0") || !strcmp(item, "no") || !strcmp(item, "false"))
         return push_value(ax, 0, where, "causal");
-    return ATTN_FAIL(ATTN_ERR_INPUT, "%s: 'causal=%s': expected 0 or 1", where, item);
+    return ATTN_FAIL(ATTN_ERR_INPUT, "%s: 'causal=%s': expected 0 or 1", where,
+                     shown(item, SIZE_MAX, shown_item));
 }
 
 static int parse_axis(struct axis_values *axes, const char *word, const char *where)
 {
+    char shown_text[SHOWN_BYTES];
     const char *eq = strchr(word, '=');
     if (!eq || eq == word || !eq[1])
-        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s': expected key=values", where, word);
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s': expected key=values", where,
+                         shown(word, SIZE_MAX, shown_text));
     size_t klen = (size_t)(eq - word);
     int a = -1;
     for (int i = 0; i < AX_COUNT; i++)
         if (strlen(axis_names[i]) == klen && !strncmp(word, axis_names[i], klen)) a = i;
     if (a < 0)
         return ATTN_FAIL(ATTN_ERR_INPUT,
-                         "%s: unknown key '%.*s' (batch, tokens, heads, hidden, seq, "
-                         "dim, causal, dtype)", where, (int)klen, word);
+                         "%s: unknown key '%s' (batch, tokens, heads, hidden, seq, "
+                         "dim, causal, dtype)", where, shown(word, klen, shown_text));
     struct axis_values *ax = &axes[a];
     if (ax->given)
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s' given twice", where, axis_names[a]);
@@ -110,7 +178,7 @@ static int parse_axis(struct axis_values *axes, const char *word, const char *wh
             enum attn_dtype t;
             if (attn_dtype_parse(item, &t) != ATTN_OK)
                 return ATTN_FAIL(ATTN_ERR_INPUT, "%s: 'dtype=%s': expected bf16 or fp16",
-                                 where, item);
+                                 where, shown(item, SIZE_MAX, shown_text));
             ATTN_TRY(push_value(ax, (long)t, where, "dtype"));
         } else {
             ATTN_TRY(parse_int_item(ax, item, where, axis_names[a]));
@@ -127,10 +195,65 @@ static bool same_problem(const struct attn_problem *a, const struct attn_problem
            a->head_dim == b->head_dim && a->causal == b->causal && a->dtype == b->dtype;
 }
 
+/* splitmix64's finaliser: every input bit reaches every output bit. */
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+/* Hashes exactly the fields same_problem() compares. */
+static uint64_t point_hash(const struct attn_problem *p)
+{
+    uint64_t h = mix64(((uint64_t)(uint32_t)p->batch << 32) | (uint32_t)p->heads);
+    h = mix64(h ^ (((uint64_t)(uint32_t)p->seq_len << 32) | (uint32_t)p->head_dim));
+    return mix64(h ^ ((uint64_t)p->causal << 1 | (uint64_t)p->dtype));
+}
+
+/* The slot of the index holding a point equal to p, or the empty slot where
+ * p would go (linear probing; the index is at most half full). */
+static size_t *index_slot(const struct grid *g, const struct attn_problem *p)
+{
+    const size_t mask = g->nslots - 1;
+    for (size_t i = (size_t)point_hash(p) & mask;; i = (i + 1) & mask) {
+        size_t *slot = &g->slots[i];
+        if (*slot == 0 || same_problem(&g->points[*slot - 1], p)) return slot;
+    }
+}
+
+/* Readies the index for `more` points beyond count: rebuilt from the points
+ * when it lags them (a refused spec's points were dropped) or would pass half
+ * full. more <= GRID_MAX_POINTS, so the sizes below cannot overflow. */
+static int index_reserve(struct grid *g, size_t more)
+{
+    const size_t need = 2 * (g->count + more);
+    if (g->slots && g->indexed == g->count && need <= g->nslots) return ATTN_OK;
+    size_t n = g->nslots > 64 ? g->nslots : 64;
+    while (n < need) n *= 2;
+    if (n != g->nslots || !g->slots) {
+        size_t *slots = realloc(g->slots, n * sizeof *slots);
+        if (!slots) return ATTN_FAIL(ATTN_ERR, "out of host memory indexing the grid");
+        g->slots = slots;
+        g->nslots = n;
+    }
+    memset(g->slots, 0, g->nslots * sizeof *g->slots);
+    for (size_t i = 0; i < g->count; i++) {
+        size_t *slot = index_slot(g, &g->points[i]);
+        if (*slot == 0) *slot = i + 1;
+    }
+    g->indexed = g->count;
+    return ATTN_OK;
+}
+
+/* Appends p unless the grid holds it: the first occurrence keeps its place,
+ * as the grid's order is the run order. Needs index_reserve() room. */
 static int add_point(struct grid *g, const struct attn_problem *p)
 {
-    for (size_t i = 0; i < g->count; i++)
-        if (same_problem(&g->points[i], p)) return ATTN_OK;
+    size_t *slot = index_slot(g, p);
+    if (*slot) return ATTN_OK;
     if (g->count == g->cap) {
         size_t cap = g->cap ? 2 * g->cap : 32;
         struct attn_problem *np = realloc(g->points, cap * sizeof *np);
@@ -139,7 +262,15 @@ static int add_point(struct grid *g, const struct attn_problem *p)
         g->cap = cap;
     }
     g->points[g->count++] = *p;
+    *slot = g->count;
+    g->indexed = g->count;
     return ATTN_OK;
+}
+
+/* a·b, or SIZE_MAX where that overflows: counts stay comparable to a cap. */
+static size_t mul_saturated(size_t a, size_t b)
+{
+    return b != 0 && a > SIZE_MAX / b ? SIZE_MAX : a * b;
 }
 
 /* Derives batch from tokens (or heads from hidden) exactly, or fails. */
@@ -153,15 +284,17 @@ static int divide_exactly(long total, long part, const char *what, const char *w
     return ATTN_OK;
 }
 
-static int add_product(struct grid *g, const struct axis_values *axes, const char *where);
+static int add_product(struct grid *g, const struct axis_values *axes, size_t points,
+                       const char *where);
 
 int grid_add_spec(struct grid *g, const char *spec, const char *where)
 {
     struct axis_values axes[AX_COUNT];
     memset(axes, 0, sizeof axes);
-    char line[1024];
+    char line[MAX_SPEC_BYTES + 1];
     if (strlen(spec) >= sizeof line)
-        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: spec too long", where);
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: spec too long (%zu bytes, at most %d)", where,
+                         strlen(spec), MAX_SPEC_BYTES);
     strcpy(line, spec);
     char *save = NULL;
     int words = 0;
@@ -179,17 +312,52 @@ int grid_add_spec(struct grid *g, const char *spec, const char *where)
     if (!axes[AX_CAUSAL].given) push_value(&axes[AX_CAUSAL], 0, where, "causal");
     if (!axes[AX_DTYPE].given) push_value(&axes[AX_DTYPE], ATTN_BF16, where, "dtype");
 
+    /* Values are distinct per axis, and batch (heads) is a one-to-one
+     * function of tokens (hidden) for a given seq (dim): the product counts
+     * the spec's distinct points exactly. Refused before anything expands. */
+    const struct axis_values *bax = axes[AX_BATCH].given ? &axes[AX_BATCH] : &axes[AX_TOKENS];
+    const struct axis_values *hax = axes[AX_HEADS].given ? &axes[AX_HEADS] : &axes[AX_HIDDEN];
+    const int counts[] = {bax->n, hax->n, axes[AX_SEQ].n, axes[AX_DIM].n,
+                          axes[AX_CAUSAL].n, axes[AX_DTYPE].n};
+    size_t points = 1;
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        points = mul_saturated(points, (size_t)counts[i]);
+    if (points > GRID_MAX_POINTS)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: the grid would hold %zu points (at most %d)",
+                         where, points, GRID_MAX_POINTS);
+
     /* all or nothing: a spec that fails part way adds no point */
     const size_t count_before = g->count;
-    int rc = add_product(g, axes, where);
-    if (rc != ATTN_OK) g->count = count_before;
+    int rc = add_product(g, axes, points, where);
+    if (rc == ATTN_OK && g->count > GRID_MAX_POINTS)
+        rc = ATTN_FAIL(ATTN_ERR_INPUT, "%s: the grid would hold %zu points (at most %d)",
+                       where, g->count, GRID_MAX_POINTS);
+    if (rc != ATTN_OK) g->count = count_before; /* the index lags; rebuilt on next use */
     return rc;
 }
 
-static int add_product(struct grid *g, const struct axis_values *axes, const char *where)
+/* Refuses a point whose Q (K, V, O) would pass GRID_MAX_TENSOR_ELEMS; each
+ * factor is at most 2^24, so the product is built with a check per step. */
+static int check_elems(long batch, long heads, long seq, long dim, const char *where)
+{
+    const long f[4] = {batch, heads, seq, dim};
+    size_t n = 1;
+    for (int i = 0; i < 4; i++) {
+        if ((size_t)f[i] > GRID_MAX_TENSOR_ELEMS / n)
+            return ATTN_FAIL(ATTN_ERR_INPUT,
+                             "%s: B·H·S·D = %ld·%ld·%ld·%ld elements per tensor, more "
+                             "than 2^40", where, batch, heads, seq, dim);
+        n *= (size_t)f[i];
+    }
+    return ATTN_OK;
+}
+
+static int add_product(struct grid *g, const struct axis_values *axes, size_t points,
+                       const char *where)
 {
     const struct axis_values *bax = axes[AX_BATCH].given ? &axes[AX_BATCH] : &axes[AX_TOKENS];
     const struct axis_values *hax = axes[AX_HEADS].given ? &axes[AX_HEADS] : &axes[AX_HIDDEN];
+    ATTN_TRY(index_reserve(g, points));
     for (int it = 0; it < axes[AX_DTYPE].n; it++)
     for (int id = 0; id < axes[AX_DIM].n; id++)
     for (int ic = 0; ic < axes[AX_CAUSAL].n; ic++)
@@ -202,6 +370,7 @@ static int add_product(struct grid *g, const struct axis_values *axes, const cha
             ATTN_TRY(divide_exactly(batch, seq, "tokens", where, &batch));
         if (axes[AX_HIDDEN].given)
             ATTN_TRY(divide_exactly(heads, dim, "hidden", where, &heads));
+        ATTN_TRY(check_elems(batch, heads, seq, dim, where));
         struct attn_problem p = {
             .batch = (int)batch, .heads = (int)heads, .seq_len = (int)seq,
             .head_dim = (int)dim, .causal = axes[AX_CAUSAL].v[ic] != 0,
@@ -213,21 +382,64 @@ static int add_product(struct grid *g, const struct axis_values *axes, const cha
     return ATTN_OK;
 }
 
+enum line_status { LINE_OK, LINE_END, LINE_NUL, LINE_LONG, LINE_HUGE, LINE_ERROR };
+
+/* Reads one line of f, keeping in buf (MAX_SPEC_BYTES + 1) the part before any
+ * '#'; a comment is read and dropped, so it may be as long as the line may.
+ * Stops at the first NUL byte, spec past MAX_SPEC_BYTES or line past
+ * MAX_LINE_BYTES: each is refused for that reason. */
+static enum line_status read_line(FILE *f, char *buf)
+{
+    size_t n = 0;
+    long bytes = 0;
+    bool comment = false;
+    int c;
+    buf[0] = '\0';
+    while ((c = getc(f)) != EOF && c != '\n') {
+        if (c == '\0') return LINE_NUL;
+        if (++bytes > MAX_LINE_BYTES) return LINE_HUGE;
+        if (c == '#') comment = true;
+        if (comment) continue;
+        if (n == MAX_SPEC_BYTES) return LINE_LONG;
+        buf[n++] = (char)c;
+        buf[n] = '\0';
+    }
+    if (c == EOF && ferror(f)) return LINE_ERROR;
+    return c == EOF && bytes == 0 ? LINE_END : LINE_OK;
+}
+
 int grid_add_file(struct grid *g, const char *path)
 {
+    char shown_path[SHOWN_BYTES];
+    shown(path, SIZE_MAX, shown_path);
     FILE *f = fopen(path, "r");
-    if (!f) return ATTN_FAIL(ATTN_ERR_INPUT, "unable to open grid '%s'", path);
-    char buf[1024], where[600];
-    int lineno = 0, specs = 0, rc = ATTN_OK;
-    while (rc == ATTN_OK && fgets(buf, sizeof buf, f)) {
+    if (!f)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "unable to open grid '%s': %s", shown_path,
+                         strerror(errno));
+    /* Linux opens a directory for reading, and it reads as nothing: say what
+     * it is rather than calling it an empty grid. */
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return ATTN_FAIL(ATTN_ERR_INPUT, "grid '%s' is a directory", shown_path);
+    }
+    char buf[MAX_SPEC_BYTES + 1], where[SHOWN_BYTES + 32];
+    unsigned long lineno = 0;
+    int specs = 0, rc = ATTN_OK;
+    for (enum line_status st_line; rc == ATTN_OK && (st_line = read_line(f, buf)) != LINE_END;) {
         lineno++;
-        snprintf(where, sizeof where, "%s:%d", path, lineno);
-        if (!strchr(buf, '\n') && !feof(f)) {
-            rc = ATTN_FAIL(ATTN_ERR_INPUT, "%s: line too long", where);
-            break;
-        }
-        char *hash = strchr(buf, '#');
-        if (hash) *hash = '\0';
+        snprintf(where, sizeof where, "%s:%lu", shown_path, lineno);
+        if (st_line == LINE_NUL)
+            rc = ATTN_FAIL(ATTN_ERR_INPUT, "%s: NUL byte (not a text file?)", where);
+        else if (st_line == LINE_LONG)
+            rc = ATTN_FAIL(ATTN_ERR_INPUT, "%s: line too long (more than %d bytes before "
+                           "any '#')", where, MAX_SPEC_BYTES);
+        else if (st_line == LINE_HUGE)
+            rc = ATTN_FAIL(ATTN_ERR_INPUT, "%s: line too long (more than %ld bytes)", where,
+                           MAX_LINE_BYTES);
+        else if (st_line == LINE_ERROR)
+            rc = ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to read: %s", where, strerror(errno));
+        if (rc != ATTN_OK) break;
         char *s = buf;
         while (isspace((unsigned char)*s)) s++;
         if (!*s) continue;
@@ -236,7 +448,7 @@ int grid_add_file(struct grid *g, const char *path)
     }
     fclose(f);
     if (rc == ATTN_OK && specs == 0)
-        rc = ATTN_FAIL(ATTN_ERR_INPUT, "grid '%s' holds no point", path);
+        rc = ATTN_FAIL(ATTN_ERR_INPUT, "grid '%s' holds no point", shown_path);
     return rc;
 }
 
@@ -246,16 +458,21 @@ int grid_add_named(struct grid *g, const char *name_or_path, const char *grids_d
     if (n == 0) return ATTN_FAIL(ATTN_ERR_INPUT, "empty grid name");
     if (strchr(name_or_path, '/') || (n > 5 && !strcmp(name_or_path + n - 5, ".grid")))
         return grid_add_file(g, name_or_path);
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s.grid", grids_dir, name_or_path);
+    char path[1024], shown_name[SHOWN_BYTES];
+    int len = snprintf(path, sizeof path, "%s/%s.grid", grids_dir, name_or_path);
+    if (len < 0 || (size_t)len >= sizeof path)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "grid name '%s' too long",
+                         shown(name_or_path, SIZE_MAX, shown_name));
     return grid_add_file(g, path);
 }
 
 void grid_free(struct grid *g)
 {
     free(g->points);
+    free(g->slots);
     g->points = NULL;
-    g->count = g->cap = 0;
+    g->slots = NULL;
+    g->count = g->cap = g->nslots = g->indexed = 0;
 }
 
 const char *grid_point_label(const struct attn_problem *p, char *buf, size_t len)

@@ -3,8 +3,8 @@
  *     tokens=16384 hidden=2048 seq=512..16384 dim=64,128 causal=0,1
  * keys: batch | tokens (batch = tokens/seq), heads | hidden (heads =
  * hidden/dim), seq, dim, causal (0/1), dtype (bf16/fp16). Values are comma
- * lists; a..b is the powers-of-two run from a to b. Grid files hold one spec
- * per line; '#' starts a comment. */
+ * lists; a..b is the powers of two p with a <= p <= b (at least one). Grid
+ * files hold one spec per line; '#' starts a comment. */
 #ifndef ATTN_GRID_H
 #define ATTN_GRID_H
 
@@ -14,16 +14,32 @@
 extern "C" {
 #endif
 
+/* The most points a grid may hold. Far more than any run can time, small
+ * enough that a spec's product is refused before it is expanded. */
+#define GRID_MAX_POINTS 100000
+/* The most elements one of Q, K, V, O may have: 2^40 (2 TiB of bf16) is
+ * beyond every GPU, and keeps B·H·S·D and its byte count far from size_t
+ * overflow wherever the runner multiplies them. */
+#define GRID_MAX_TENSOR_ELEMS ((size_t)1 << 40)
+
+/* Zero-initialise; free with grid_free(). points[0..count) is the run order. */
 struct grid {
     struct attn_problem *points;
     size_t count, cap;
+    /* private to grid.c: a hash index of points, so that de-duplication is
+     * linear; slots[i] is a point's index + 1, 0 when empty. It covers the
+     * first `indexed` points and is rebuilt when that is not count. */
+    size_t *slots, nslots, indexed;
 };
 
-/* Appends the points of one spec line (duplicates dropped). `where` names the
- * line in messages ("file:line" or "--point"). Returns ATTN_ERR_INPUT with a
- * one-line message on a malformed spec. */
+/* Appends the points of one spec line (duplicates dropped; a point already
+ * in the grid keeps its place). `where` names the line in messages
+ * ("file:line" or "--point"). Returns ATTN_ERR_INPUT with a one-line message
+ * on a malformed spec, a grid past GRID_MAX_POINTS or a point past
+ * GRID_MAX_TENSOR_ELEMS; a refused spec adds no point. */
 int grid_add_spec(struct grid *, const char *spec, const char *where);
-/* Appends every spec of a grid file; a file with no point is an error. */
+/* Appends every spec of a grid file; a file with no point, a directory, a NUL
+ * byte or a spec over 1023 bytes (before any '#') is an error. */
 int grid_add_file(struct grid *, const char *path);
 /* NAME (a file grids_dir/NAME.grid) or a path (contains '/' or ends in .grid). */
 int grid_add_named(struct grid *, const char *name_or_path, const char *grids_dir);

@@ -31,7 +31,7 @@
 
 /* ------------------------------------------------------------------ helpers */
 
-#define AB "build/ab"
+#define AB tool_path("ab")
 #define FAKE_WORKER "tests/fake_worker.sh"
 #define MIN_PAIRS 4 /* bench/ab.c: blocks per side per mode before the stop rule is asked */
 /* The run every test makes (the workers and --out are added by run_ab):
@@ -107,15 +107,16 @@ static void tmpdir_teardown(void)
  * e.g. "FAKE_FACTOR_cand=1.05"; "" for none) in its environment. */
 static struct run run_ab(const char *env)
 {
-    ck_assert_msg(access(AB, X_OK) == 0,
-                  AB " is not built: run make all first (and the tests from the repository root)");
+    const char *ab = AB;
+    ck_assert_msg(access(ab, X_OK) == 0,
+                  "%s is not built: run make all first (and the tests from the repository root)", ab);
     path_t base = tmp_path("base_worker"), cand = tmp_path("cand_worker"),
            thr = tmp_path("thresholds.conf"), out = tmp_path("out"), log = tmp_path("log");
     char cmd[8192];
     size_t n = (size_t)snprintf(cmd, sizeof cmd,
-        "FAKE_LOG='%s' %s " AB " --base '%s' --cand '%s' --point '" POINT "' --variants " VARIANTS
+        "FAKE_LOG='%s' %s %s --base '%s' --cand '%s' --point '" POINT "' --variants " VARIANTS
         " --mode " MODES " --warm-ms 0 --budget-ms 5000 --seed 42 --thresholds '%s' --out '%s'",
-        log.s, env, base.s, cand.s, thr.s, out.s);
+        log.s, env, ab, base.s, cand.s, thr.s, out.s);
     ck_assert_uint_lt(n, sizeof cmd);
     return run_shell(cmd, tmpdir);
 }
@@ -123,10 +124,11 @@ static struct run run_ab(const char *env)
 /* Runs build/ab with exactly these arguments (no workers added). */
 static struct run run_ab_args(const char *args)
 {
-    ck_assert_msg(access(AB, X_OK) == 0,
-                  AB " is not built: run make all first (and the tests from the repository root)");
+    const char *ab = AB;
+    ck_assert_msg(access(ab, X_OK) == 0,
+                  "%s is not built: run make all first (and the tests from the repository root)", ab);
     char cmd[4096];
-    size_t n = (size_t)snprintf(cmd, sizeof cmd, AB " %s", args);
+    size_t n = (size_t)snprintf(cmd, sizeof cmd, "%s %s", ab, args);
     ck_assert_uint_lt(n, sizeof cmd);
     return run_shell(cmd, tmpdir);
 }
@@ -565,7 +567,7 @@ int main(void)
             }
     }
     if (access(AB, X_OK) != 0) {
-        fprintf(stderr, "check_ab: " AB " is not built: run make all first (from the repository root)\n");
+        fprintf(stderr, "check_ab: %s is not built: run make all first (from the repository root)\n", AB);
         return EXIT_FAILURE;
     }
     SRunner *sr = srunner_create(ab_suite());

@@ -59,6 +59,38 @@ static void write_temp(char path[32], const char *text)
     close(fd);
 }
 
+/* write_temp for text that may hold NUL bytes: n bytes of it. */
+static void write_temp_bytes(char path[32], const char *text, size_t n)
+{
+    strcpy(path, "/tmp/check_cpu_XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, text, n), (ssize_t)n);
+    close(fd);
+}
+
+/* Appends "key=" and `count` copies of value, comma-separated, and a space. */
+static void append_list(char *buf, size_t len, const char *key, const char *value, int count)
+{
+    size_t n = strlen(buf);
+    n += (size_t)snprintf(buf + n, len - n, "%s=", key);
+    for (int i = 0; i < count; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? "," : "", value);
+    snprintf(buf + n, len - n, " ");
+    ck_assert_uint_lt(strlen(buf), len - 1); /* nothing cut off */
+}
+
+/* Appends "key=1,2,...,count " (count distinct values). */
+static void append_run(char *buf, size_t len, const char *key, int count)
+{
+    size_t n = strlen(buf);
+    n += (size_t)snprintf(buf + n, len - n, "%s=", key);
+    for (int i = 1; i <= count; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%d", i > 1 ? "," : "", i);
+    snprintf(buf + n, len - n, " ");
+    ck_assert_uint_lt(strlen(buf), len - 1);
+}
+
 /* Index of a results column by name, -1 when absent. */
 static int column_index(const char *name)
 {
@@ -516,6 +548,20 @@ START_TEST(test_bytes_and_elems)
 }
 END_TEST
 
+/* B·H·S·D = 2^64 wrapped to 0 elements in size_t: the count saturates
+ * instead, and the byte count (a double) is exact. */
+START_TEST(test_elems_overflow_saturates)
+{
+    struct attn_problem p = problem(16777216, 16777216, 1024, 64, false); /* 2^64 */
+    ck_assert(attn_tensor_elems(&p) == SIZE_MAX);
+    ck_assert_double_eq(attn_bytes(&p), ldexp(1, 67));
+    struct attn_problem q = problem(1 << 20, 1 << 20, 1 << 20, 1 << 20, false); /* 2^80 */
+    ck_assert(attn_tensor_elems(&q) == SIZE_MAX);
+    struct attn_problem edge = problem(1 << 16, 1 << 16, 1 << 16, 1 << 15, false); /* 2^63 */
+    ck_assert(attn_tensor_elems(&edge) == (size_t)1 << 63);
+}
+END_TEST
+
 START_TEST(test_dtype_names)
 {
     enum attn_dtype t;
@@ -792,6 +838,8 @@ static const struct {
     {"batch=1 heads=1 seq=8..4 dim=8", "8..4"},
     {"batch=1 heads=1 seq=..4 dim=8", "..4"},
     {"batch=1 heads=1 seq=0..4 dim=8", "0..4"},
+    {"batch=1 heads=1 seq=5..7 dim=8", "no power of two"},
+    {"batch=1 heads=1 seq=3..3 dim=8", "3..3"},
     {"tokens=1000 heads=1 seq=512 dim=8", "1000"},
     {"tokens=256 heads=1 seq=512 dim=8", "256"},
     {"batch=1 hidden=100 seq=8 dim=64", "100"},
@@ -830,6 +878,295 @@ START_TEST(test_grid_point_label)
     p.causal = false;
     p.dtype = ATTN_FP16;
     ck_assert_str_eq(grid_point_label(&p, buf, sizeof buf), "B=4 H=16 S=4096 D=128 full fp16");
+}
+END_TEST
+
+/* Issue 21, defect 1: the product of a spec's axes was expanded with every
+ * duplicate value, and each point was checked against every earlier one. A
+ * one-point line of 6·63 repeated values (63^6 combinations) never finished;
+ * values are now de-duplicated per axis first. Check's per-test timeout
+ * stops the old code; the assertions are on the result. */
+START_TEST(test_grid_duplicate_values_one_point)
+{
+    char spec[1024] = "";
+    append_list(spec, sizeof spec, "batch", "1", 63);
+    append_list(spec, sizeof spec, "heads", "1", 63);
+    append_list(spec, sizeof spec, "seq", "1", 63);
+    append_list(spec, sizeof spec, "dim", "1", 63);
+    append_list(spec, sizeof spec, "causal", "0", 63);
+    append_list(spec, sizeof spec, "dtype", "bf16", 63);
+    struct grid g = {0};
+    int rc = grid_add_spec(&g, spec, "t");
+    ck_assert_msg(rc == ATTN_OK, "%s", attn_error_message());
+    ck_assert_uint_eq(g.count, 1);
+    ck_assert_int_eq(g.points[0].batch * g.points[0].heads * g.points[0].seq_len, 1);
+    grid_free(&g);
+
+    /* 100 copies of one value are one value, not "too many values" */
+    spec[0] = '\0';
+    append_list(spec, sizeof spec, "batch", "2", 100);
+    strcat(spec, "heads=4 seq=64,64,64 dim=32");
+    rc = grid_add_spec(&g, spec, "t");
+    ck_assert_msg(rc == ATTN_OK, "%s", attn_error_message());
+    ck_assert_uint_eq(g.count, 1);
+    ck_assert_int_eq(g.points[0].batch, 2);
+    grid_free(&g);
+}
+END_TEST
+
+/* Defect 1: a grid holds at most 100,000 points; a spec that would expand
+ * past that is refused before expanding, naming its line and the count. */
+START_TEST(test_grid_point_cap)
+{
+    struct grid g = {0};
+    attn_error_clear();
+    /* 25^4 = 390625 points: took minutes */
+    int rc = grid_add_spec(&g, "batch=1..16777216 heads=1..16777216 seq=1..16777216 "
+                               "dim=1..16777216", "t");
+    ck_assert_int_eq(rc, ATTN_ERR_INPUT);
+    ck_assert_str_eq(attn_error_message(), "t: the grid would hold 390625 points (at most 100000)");
+    ck_assert_uint_eq(g.count, 0);
+
+    /* 64·64·5·4 = 81920 points fit; another 64·64·5·2 = 40960 would not */
+    char spec[1024] = "";
+    append_run(spec, sizeof spec, "batch", 64);
+    append_run(spec, sizeof spec, "heads", 64);
+    strcat(spec, "seq=1..16 ");
+    char more[1024];
+    strcpy(more, spec);
+    strcat(spec, "dim=1,2,3,4");
+    strcat(more, "dim=5,6");
+    rc = grid_add_spec(&g, spec, "t");
+    ck_assert_msg(rc == ATTN_OK, "%s", attn_error_message());
+    ck_assert_uint_eq(g.count, 81920);
+    rc = grid_add_spec(&g, more, "u");
+    ck_assert_int_eq(rc, ATTN_ERR_INPUT);
+    ck_assert_str_eq(attn_error_message(), "u: the grid would hold 122880 points (at most 100000)");
+    ck_assert_uint_eq(g.count, 81920); /* the refused line added nothing */
+    grid_free(&g);
+
+    /* in a file the message names FILE:LINE */
+    char path[32], where[96];
+    write_temp(path, "batch=1 heads=1 seq=64 dim=64\n"
+                     "batch=1..16777216 heads=1..16777216 seq=1..16777216 dim=1..16777216\n");
+    rc = grid_add_file(&g, path);
+    unlink(path);
+    ck_assert_int_eq(rc, ATTN_ERR_INPUT);
+    snprintf(where, sizeof where, "%s:2: the grid would hold 390625 points", path);
+    ck_assert_message_has(where);
+    grid_free(&g);
+}
+END_TEST
+
+/* Defect 1: points are de-duplicated against the whole grid in linear time
+ * (the old pairwise check took seconds here), keeping the first occurrence's
+ * place, since the grid's order is the run order. */
+START_TEST(test_grid_dedup_linear_keeps_order)
+{
+    char spec[1024] = "";
+    append_run(spec, sizeof spec, "batch", 64);
+    append_run(spec, sizeof spec, "heads", 64);
+    strcat(spec, "seq=1..16 dim=1,2,4,8");
+    struct grid g = {0};
+    int rc = grid_add_spec(&g, "batch=3 heads=5 seq=4 dim=2", "t");
+    ck_assert_int_eq(rc, ATTN_OK);
+    rc = grid_add_spec(&g, spec, "t");
+    ck_assert_msg(rc == ATTN_OK, "%s", attn_error_message());
+    ck_assert_uint_eq(g.count, 81920); /* 81920 distinct, one of them already there */
+    /* re-adding finds every point present: 81920 look-ups each time, where
+     * the old pairwise check made 81920^2 comparisons (past the timeout) */
+    for (int again = 0; again < 4; again++) {
+        rc = grid_add_spec(&g, spec, "t");
+        ck_assert_msg(rc == ATTN_OK, "%s", attn_error_message());
+        ck_assert_uint_eq(g.count, 81920);
+    }
+    /* first occurrence order: the early point stays first, then the product
+     * in its loop order (heads innermost, then batch, then seq) */
+    ck_assert_int_eq(g.points[0].batch, 3);
+    ck_assert_int_eq(g.points[0].heads, 5);
+    ck_assert_int_eq(g.points[1].batch, 1);
+    ck_assert_int_eq(g.points[1].heads, 1);
+    ck_assert_int_eq(g.points[2].heads, 2);
+    ck_assert_int_eq(g.points[64].heads, 64);
+    ck_assert_int_eq(g.points[65].batch, 2);
+    ck_assert_int_eq(g.points[65].heads, 1);
+    const struct attn_problem *last = &g.points[g.count - 1];
+    ck_assert(last->batch == 64 && last->heads == 64 && last->seq_len == 16 &&
+              last->head_dim == 8);
+    /* a new point still goes to the end */
+    rc = grid_add_spec(&g, "batch=1 heads=1 seq=1 dim=1 causal=1", "t");
+    ck_assert_int_eq(rc, ATTN_OK);
+    ck_assert_uint_eq(g.count, 81921);
+    ck_assert(g.points[81920].causal);
+    grid_free(&g);
+}
+END_TEST
+
+/* Defect 2: a..b is the powers of two p with a <= p <= b (the README), so
+ * 3..100 starts at 4, not at 3. */
+START_TEST(test_grid_range_powers_inside)
+{
+    struct grid g = {0};
+    int rc = grid_add_spec(&g, "batch=1 heads=1 seq=3..100 dim=32", "t");
+    ck_assert_msg(rc == ATTN_OK, "%s", attn_error_message());
+    ck_assert_uint_eq(g.count, 5);
+    const int want[5] = {4, 8, 16, 32, 64};
+    for (int i = 0; i < 5; i++) ck_assert_int_eq(g.points[i].seq_len, want[i]);
+    grid_free(&g);
+    ck_assert_int_eq(grid_add_spec(&g, "batch=1..1 heads=1 seq=5..8 dim=32", "t"), ATTN_OK);
+    ck_assert_uint_eq(g.count, 1);
+    ck_assert_int_eq(g.points[0].seq_len, 8);
+    ck_assert_int_eq(g.points[0].batch, 1);
+    grid_free(&g);
+    /* no power of two inside: refused, naming the place and the range */
+    attn_error_clear();
+    ck_assert_int_eq(grid_add_spec(&g, "batch=1 heads=1 seq=5..7 dim=32", "f:3"),
+                     ATTN_ERR_INPUT);
+    ck_assert_message_has("f:3: ");
+    ck_assert_message_has("5..7");
+    ck_assert_message_has("no power of two");
+    ck_assert_int_eq(grid_add_spec(&g, "batch=1 heads=1 seq=100..3 dim=32", "f:4"),
+                     ATTN_ERR_INPUT);
+    ck_assert_message_has("f:4: ");
+    ck_assert_message_has("100..3");
+    ck_assert_uint_eq(g.count, 0);
+    grid_free(&g);
+}
+END_TEST
+
+/* Defect 3: batch=16777216 heads=16777216 seq=1024 dim=64 is 2^64 elements,
+ * which wrapped to 0 in size_t. A point of more than 2^40 elements per
+ * tensor is refused when the grid is parsed. */
+START_TEST(test_grid_elements_overflow)
+{
+    struct grid g = {0};
+    attn_error_clear();
+    int rc = grid_add_spec(&g, "batch=16777216 heads=16777216 seq=1024 dim=64", "f:9");
+    ck_assert_int_eq(rc, ATTN_ERR_INPUT);
+    ck_assert_message_has("f:9: ");
+    ck_assert_message_has("B·H·S·D = 16777216·16777216·1024·64");
+    ck_assert_message_has("2^40");
+    ck_assert_uint_eq(g.count, 0);
+    /* through tokens and hidden: 2^24 · 2^24 = 2^48 */
+    rc = grid_add_spec(&g, "tokens=16777216 hidden=16777216 seq=1 dim=1", "t");
+    ck_assert_int_eq(rc, ATTN_ERR_INPUT);
+    ck_assert_message_has("B·H·S·D");
+    /* 2^40 exactly is still a point; one past it is not */
+    rc = grid_add_spec(&g, "batch=16384 heads=16384 seq=64 dim=64", "t");
+    ck_assert_msg(rc == ATTN_OK, "%s", attn_error_message());
+    ck_assert_uint_eq(attn_tensor_elems(&g.points[0]), (size_t)1 << 40);
+    rc = grid_add_spec(&g, "batch=16384 heads=16384 seq=64,128 dim=64", "t");
+    ck_assert_int_eq(rc, ATTN_ERR_INPUT);
+    ck_assert_uint_eq(g.count, 1);
+    grid_free(&g);
+}
+END_TEST
+
+/* Defect 5: messages quote user text; its control bytes (ESC above all)
+ * must not reach the terminal raw. */
+START_TEST(test_grid_message_control_bytes)
+{
+    struct grid g = {0};
+    static const char *const specs[] = {
+        "batch=1 heads=1 seq=\x1b[31m dim=8",      /* a bad value */
+        "batch=1 heads=1 seq=8 dim=8 c\x1b[2Jx=1", /* an unknown key */
+        "batch=1 heads=1 \x1b]0;pwned\x07 dim=8",  /* not key=value */
+        "batch=1 heads=1 seq=8 dim=8 causal=\x7f",
+        "batch=1 heads=1 seq=8 dim=8 dtype=\xc2\x9b" "31m", /* C1 CSI in UTF-8 */
+    };
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        attn_error_clear();
+        ck_assert_int_eq(grid_add_spec(&g, specs[i], "t"), ATTN_ERR_INPUT);
+        const char *m = attn_error_message();
+        for (const char *c = m; *c; c++)
+            ck_assert_msg((unsigned char)*c >= 0x20 && *c != 0x7f &&
+                              !((unsigned char)c[0] == 0xc2 && (unsigned char)c[1] >= 0x80 &&
+                                (unsigned char)c[1] <= 0x9f),
+                          "spec %zu: raw control byte 0x%02x in \"%s\"", i,
+                          (unsigned char)*c, m);
+        ck_assert_message_has("\\x");
+    }
+    attn_error_clear();
+    ck_assert_int_eq(grid_add_spec(&g, "batch=1 heads=1 seq=\x1b[31m dim=8", "t"),
+                     ATTN_ERR_INPUT);
+    ck_assert_message_has("seq=\\x1b[31m");
+    /* plain UTF-8 stays readable */
+    ck_assert_int_eq(grid_add_spec(&g, "batch=1 heads=1 seq=8 dim=8 d\xc3\xa9=1", "t"),
+                     ATTN_ERR_INPUT);
+    ck_assert_message_has("unknown key 'd\xc3\xa9'");
+    /* a file's name is user text as well */
+    ck_assert_int_eq(grid_add_file(&g, "/tmp/check_cpu_\x1b[31m.grid"), ATTN_ERR_INPUT);
+    ck_assert_ptr_null(strchr(attn_error_message(), '\x1b'));
+    ck_assert_message_has("check_cpu_\\x1b[31m.grid");
+    ck_assert_uint_eq(g.count, 0);
+    grid_free(&g);
+}
+END_TEST
+
+/* Defect 6: fgets stopped at a NUL byte and the line was called too long. */
+START_TEST(test_grid_file_nul_byte)
+{
+    char path[32], where[96];
+    static const char text[] = "batch=1 heads=1 seq=8 dim=8\n"
+                               "batch=1 heads=1\0 seq=8 dim=8\n";
+    write_temp_bytes(path, text, sizeof text - 1);
+    struct grid g = {0};
+    attn_error_clear();
+    int rc = grid_add_file(&g, path);
+    unlink(path);
+    ck_assert_int_eq(rc, ATTN_ERR_INPUT);
+    snprintf(where, sizeof where, "%s:2: NUL byte", path);
+    ck_assert_message_has(where);
+    ck_assert_ptr_null(strstr(attn_error_message(), "too long"));
+    ck_assert_uint_eq(g.count, 1);
+    grid_free(&g);
+}
+END_TEST
+
+/* Defect 6: a line is as long as its comment makes it; only the spec before
+ * '#' has a limit, and passing it says so with the line's place. */
+START_TEST(test_grid_file_long_lines)
+{
+    static char text[8192];
+    strcpy(text, "batch=1 heads=1 seq=8 dim=8 # ");
+    memset(text + strlen(text), 'c', 5000);
+    strcat(text, "\nbatch=2 heads=1 seq=8 dim=8\n");
+    char path[32], where[96];
+    write_temp(path, text);
+    struct grid g = {0};
+    int rc = grid_add_file(&g, path);
+    unlink(path);
+    ck_assert_msg(rc == ATTN_OK, "%s", attn_error_message());
+    ck_assert_uint_eq(g.count, 2);
+    grid_free(&g);
+
+    strcpy(text, "batch=1 heads=1 seq=8 dim=8\nbatch=1 heads=1 seq=8 dim=8 ");
+    memset(text + strlen(text), ' ', 3000);
+    strcat(text, "causal=1\n");
+    write_temp(path, text);
+    rc = grid_add_file(&g, path);
+    unlink(path);
+    ck_assert_int_eq(rc, ATTN_ERR_INPUT);
+    snprintf(where, sizeof where, "%s:2: ", path);
+    ck_assert_message_has(where);
+    ck_assert_message_has("too long");
+    grid_free(&g);
+}
+END_TEST
+
+/* Defect 6: a directory opens for reading on Linux and reads as nothing; it
+ * was reported as a grid that holds no point. */
+START_TEST(test_grid_file_directory)
+{
+    struct grid g = {0};
+    attn_error_clear();
+    ck_assert_int_eq(grid_add_file(&g, "bench/grids"), ATTN_ERR_INPUT);
+    ck_assert_message_has("bench/grids");
+    ck_assert_message_has("is a directory");
+    ck_assert_int_eq(grid_add_named(&g, "bench/grids/", "x"), ATTN_ERR_INPUT);
+    ck_assert_message_has("is a directory");
+    ck_assert_uint_eq(g.count, 0);
+    grid_free(&g);
 }
 END_TEST
 
@@ -1655,6 +1992,29 @@ START_TEST(test_options_missing_grid)
 }
 END_TEST
 
+/* Issue 21, defect 4: `--out ''` and `--trace ''` reached mkdir_p, which
+ * read past the empty string; an empty path is refused here. */
+START_TEST(test_options_empty_paths)
+{
+    static const char *const opts[] = {"--out", "--trace", "--grids-dir"};
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+        struct options o;
+        char want[48];
+        attn_error_clear();
+        int rc = parse_argv(&o, (char *[]){"attnbench", (char *)opts[i], "", NULL});
+        ck_assert_msg(rc == ATTN_ERR_INPUT, "%s '' gave %d", opts[i], rc);
+        snprintf(want, sizeof want, "%s: empty path", opts[i]);
+        ck_assert_str_eq(attn_error_message(), want);
+        grid_free(&o.grid);
+    }
+    struct options o;
+    int rc = parse_argv(&o, (char *[]){"attnbench", "--out", "/", "--trace", "/", NULL});
+    ck_assert_msg(rc == ATTN_OK, "%s", attn_error_message());
+    ck_assert_str_eq(o.out_dir, "/");
+    grid_free(&o.grid);
+}
+END_TEST
+
 /* ==================================================================== modes */
 
 START_TEST(test_mode_parse)
@@ -1734,6 +2094,7 @@ static Suite *problem_suite(void)
     tcase_add_test(tc, test_flops_concrete);
     tcase_add_test(tc, test_flops_large_no_overflow);
     tcase_add_test(tc, test_bytes_and_elems);
+    tcase_add_test(tc, test_elems_overflow_saturates);
     tcase_add_test(tc, test_dtype_names);
     tcase_add_test(tc, test_error_messages);
     suite_add_tcase(s, tc);
@@ -1752,6 +2113,12 @@ static Suite *grid_suite(void)
     tcase_add_test(tc, test_grid_failed_spec_adds_nothing);
     tcase_add_test(tc, test_grid_many_points_grow);
     tcase_add_test(tc, test_grid_point_label);
+    tcase_add_test(tc, test_grid_duplicate_values_one_point);
+    tcase_add_test(tc, test_grid_point_cap);
+    tcase_add_test(tc, test_grid_dedup_linear_keeps_order);
+    tcase_add_test(tc, test_grid_range_powers_inside);
+    tcase_add_test(tc, test_grid_elements_overflow);
+    tcase_add_test(tc, test_grid_message_control_bytes);
     tcase_add_loop_test(tc, test_grid_bad_spec, 0,
                         (int)(sizeof bad_specs / sizeof bad_specs[0]));
     suite_add_tcase(s, tc);
@@ -1764,6 +2131,9 @@ static Suite *grid_suite(void)
     tcase_add_test(tc, test_grid_file_empty);
     tcase_add_test(tc, test_grid_file_only_comments);
     tcase_add_test(tc, test_grid_file_bad_line_named);
+    tcase_add_test(tc, test_grid_file_nul_byte);
+    tcase_add_test(tc, test_grid_file_long_lines);
+    tcase_add_test(tc, test_grid_file_directory);
     suite_add_tcase(s, tc);
     return s;
 }
@@ -1852,6 +2222,7 @@ static Suite *options_suite(void)
     tcase_add_test(tc, test_options_budget);
     tcase_add_test(tc, test_options_warm);
     tcase_add_test(tc, test_options_missing_grid);
+    tcase_add_test(tc, test_options_empty_paths);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("modes");

@@ -12,7 +12,10 @@
  * CSV must give exit 2 and a message naming file:line. Needs gnuplot and
  * xmllint (`make test` installs them); run from the repository root after
  * `make all`. */
+#include "testutil.h"
+
 #include <check.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,10 +39,15 @@ static void dir_teardown(void)
 }
 
 /* Runs a shell command; returns its exit status, -1 when it did not exit. */
-static int sh(const char *fmt, const char *a, const char *b, const char *c)
+/* Runs a shell command made by printf(fmt, ...). */
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
 {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, fmt, a, b, c);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
     int st = system(cmd);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
@@ -65,7 +73,7 @@ static void assert_png(const char *path)
 static void assert_svg(const char *path)
 {
     ck_assert_msg(file_size(path) > 1000, "%s missing or too small", path);
-    ck_assert_msg(sh("xmllint --noout %s 2>/dev/null", path, "", "") == 0, "%s is not well-formed XML", path);
+    ck_assert_msg(sh("xmllint --noout %s 2>/dev/null", path) == 0, "%s is not well-formed XML", path);
 }
 
 /* What a fixture has; a script that needs what it lacks draws nothing. */
@@ -88,7 +96,7 @@ static void report_data(const struct fixture *fx)
     char data[128], base[512] = "";
     snprintf(data, sizeof data, "%s/data", dir);
     if (fx->baseline) snprintf(base, sizeof base, "--baseline %s --thresholds bench/thresholds.conf", fx->baseline);
-    ck_assert_msg(sh("./build/report data %s %s %s >/dev/null", fx->csv, data, base) == 0,
+    ck_assert_msg(sh("%s data %s %s %s >/dev/null", tool_path("report"), fx->csv, data, base) == 0,
                   "build/report data %s failed", fx->csv);
 }
 
@@ -103,7 +111,7 @@ static void render(const struct fixture *fx, const char *script, bool png)
     ck_assert_msg(sh("gnuplot -c %s %s 2>%s", path, args, err) == 0, "gnuplot %s on %s failed", path, fx->csv);
     if (!draws(fx, script)) {
         ck_assert_msg(file_size(out) < 0, "%s drew %s, which %s lacks the data for", path, out, fx->csv);
-        ck_assert_msg(sh("grep -q 'nothing to draw' %s", err, "", "") == 0, "%s did not say why it drew nothing", path);
+        ck_assert_msg(sh("grep -q 'nothing to draw' %s", err) == 0, "%s did not say why it drew nothing", path);
     } else if (png) {
         assert_png(out);
     } else {
@@ -124,26 +132,26 @@ static bool data_has(const char *file, const char *pattern)
 {
     char path[192];
     snprintf(path, sizeof path, "%s/data/%s", dir, file);
-    return sh("grep -q -- \"%s\" %s", pattern, path, "") == 0;
+    return sh("grep -q -- \"%s\" %s", pattern, path) == 0;
 }
 
 static void assert_report_page(const char *fixture)
 {
-    ck_assert_int_eq(sh("./build/report html %s %s >/dev/null", fixture, dir, ""), 0);
+    ck_assert_int_eq(sh("%s html %s %s >/dev/null", tool_path("report"), fixture, dir), 0);
     char page[128];
     snprintf(page, sizeof page, "%s/report.html", dir);
     ck_assert_msg(file_size(page) > 500, "%s missing", page);
-    ck_assert_msg(sh("xmllint --html --noout %s 2>/dev/null", page, "", "") == 0, "%s does not parse", page);
-    ck_assert_msg(sh("grep -q 'latency.png' %s", page, "", "") == 0, "the page does not show the latency figure");
+    ck_assert_msg(sh("xmllint --html --noout %s 2>/dev/null", page) == 0, "%s does not parse", page);
+    ck_assert_msg(sh("grep -q 'latency.png' %s", page) == 0, "the page does not show the latency figure");
 }
 
 START_TEST(test_tools_present)
 {
-    ck_assert_msg(sh("command -v gnuplot >/dev/null", "", "", "") == 0,
+    ck_assert_msg(sh("command -v gnuplot >/dev/null") == 0,
                   "gnuplot not found: `make plot-deps` installs gnuplot-nox");
-    ck_assert_msg(sh("command -v xmllint >/dev/null", "", "", "") == 0,
+    ck_assert_msg(sh("command -v xmllint >/dev/null") == 0,
                   "xmllint not found: `make plot-deps` installs libxml2-utils");
-    ck_assert_msg(file_size("build/report") > 0, "build/report missing: run `make all` first");
+    ck_assert_msg(file_size(tool_path("report")) > 0, "%s missing: run `make all` first", tool_path("report"));
 }
 END_TEST
 
@@ -186,10 +194,10 @@ START_TEST(test_gaps_render)
     char path[128];
     snprintf(path, sizeof path, "%s/data/panel_D128_full.dat", dir);
     /* the gap is kept as a gap: NaN where naive was oom at S=4096 */
-    ck_assert_msg(sh("grep -q '^4096 NaN' %s", path, "", "") == 0, "%s: the oom row is not a gap", path);
+    ck_assert_msg(sh("grep -q '^4096 NaN' %s", path) == 0, "%s: the oom row is not a gap", path);
     assert_report_page("tests/fixtures/gaps.csv");
     snprintf(path, sizeof path, "%s/report.html", dir);
-    ck_assert_msg(sh("grep -q 'oom' %s", path, "", "") == 0, "the page does not show the oom row");
+    ck_assert_msg(sh("grep -q 'oom' %s", path) == 0, "the page does not show the oom row");
 }
 END_TEST
 
@@ -212,10 +220,10 @@ START_TEST(test_headline_without_cudnn_draws_nothing)
     snprintf(data, sizeof data, "%s/data", dir);
     snprintf(out, sizeof out, "%s/headline.png", dir);
     snprintf(err, sizeof err, "%s/err.txt", dir);
-    ck_assert_int_eq(sh("./build/report data %s %s %s >/dev/null", "tests/fixtures/full.csv", data, ""), 0);
+    ck_assert_int_eq(sh("%s data %s %s %s >/dev/null", tool_path("report"), "tests/fixtures/full.csv", data, ""), 0);
     ck_assert_int_eq(sh("gnuplot -c plots/headline.gp %s %s png 2>%s", data, out, err), 0);
     ck_assert_msg(file_size(out) < 0, "a headline figure was drawn without cudnn_sdpa rows");
-    ck_assert_msg(sh("grep -q 'headline.gp: no cudnn_sdpa rows' %s", err, "", "") == 0, "headline.gp did not say why");
+    ck_assert_msg(sh("grep -q 'headline.gp: no cudnn_sdpa rows' %s", err) == 0, "headline.gp did not say why");
 }
 END_TEST
 
@@ -241,11 +249,11 @@ START_TEST(test_malformed_csv_is_refused)
     char err[128], data[128];
     snprintf(err, sizeof err, "%s/err.txt", dir);
     snprintf(data, sizeof data, "%s/data", dir);
-    ck_assert_int_eq(sh("./build/report data tests/fixtures/malformed.csv %s 2>%s >/dev/null", data, err, ""), 2);
-    ck_assert_msg(sh("grep -q 'malformed.csv:3:' %s", err, "", "") == 0,
+    ck_assert_int_eq(sh("%s data tests/fixtures/malformed.csv %s 2>%s >/dev/null", tool_path("report"), data, err), 2);
+    ck_assert_msg(sh("grep -q 'malformed.csv:3:' %s", err) == 0,
                   "the message does not name malformed.csv:3");
-    ck_assert_int_eq(sh("./build/report html tests/fixtures/malformed.csv %s 2>/dev/null >/dev/null", dir, "", ""), 2);
-    ck_assert_int_eq(sh("./build/report data tests/fixtures/no-such.csv %s 2>/dev/null >/dev/null", data, "", ""), 2);
+    ck_assert_int_eq(sh("%s html tests/fixtures/malformed.csv %s 2>/dev/null >/dev/null", tool_path("report"), dir), 2);
+    ck_assert_int_eq(sh("%s data tests/fixtures/no-such.csv %s 2>/dev/null >/dev/null", tool_path("report"), data), 2);
 }
 END_TEST
 

@@ -33,7 +33,7 @@
 
 /* ------------------------------------------------------------------ helpers */
 
-#define REGRESS "build/regress"
+#define REGRESS tool_path("regress")
 #define QUIET 0.002 /* noise_rel of a quiet row */
 #define NELEMS(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -278,10 +278,11 @@ static const struct gate_line *find_line(const struct gate_report *rep, const ch
 /* Runs build/regress with the NULL-terminated arguments (each quoted). */
 static struct run run_regress(const char *arg, ...)
 {
-    ck_assert_msg(access(REGRESS, X_OK) == 0,
-                  REGRESS " is not built (make " REGRESS "; run from the repository root)");
+    const char *regress = REGRESS;
+    ck_assert_msg(access(regress, X_OK) == 0, "%s is not built (make it; run from the repository root)",
+                  regress);
     char cmd[4096];
-    size_t n = (size_t)snprintf(cmd, sizeof cmd, "%s", REGRESS);
+    size_t n = (size_t)snprintf(cmd, sizeof cmd, "%s", regress);
     va_list ap;
     va_start(ap, arg);
     for (const char *a = arg; a; a = va_arg(ap, const char *)) {
@@ -2075,11 +2076,12 @@ START_TEST(test_full_stdout_fails)
 {
     path_t b = write_rows("base.csv", base4, NELEMS(base4)), c = write_rows("cur.csv", base4, NELEMS(base4));
     char cmd[700];
-    snprintf(cmd, sizeof cmd, REGRESS " --results '%s' --baseline '%s' >/dev/full 2>/dev/null", c.s, b.s);
+    snprintf(cmd, sizeof cmd, "%s --results '%s' --baseline '%s' >/dev/full 2>/dev/null", REGRESS, c.s, b.s);
     int st = system(cmd);
     ck_assert(WIFEXITED(st));
     ck_assert_int_eq(WEXITSTATUS(st), 2);
-    snprintf(cmd, sizeof cmd, REGRESS " --results '%s' --baseline '%s' --markdown /dev/full >/dev/null 2>&1", c.s, b.s);
+    snprintf(cmd, sizeof cmd, "%s --results '%s' --baseline '%s' --markdown /dev/full >/dev/null 2>&1",
+             REGRESS, c.s, b.s);
     st = system(cmd);
     ck_assert_int_eq(WEXITSTATUS(st), 2);
 }

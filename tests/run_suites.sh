@@ -20,12 +20,16 @@ while [ $# -gt 0 ]; do
     bash -c "$cmd" 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
     p='' f='' s=0
-    if line=$(grep -E 'Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$log" | tail -n 1); then
+    # the suite's last closing line of either kind (a nested run's total wins)
+    check='Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+'
+    plain='^([A-Za-z_-]+: )?[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$'
+    line=$(grep -E "$check|$plain" "$log" | tail -n 1)
+    if grep -qE "$check" <<<"$line"; then
         c=$(sed -E 's/.*Checks: ([0-9]+).*/\1/' <<<"$line")
         fl=$(sed -E 's/.*Failures: ([0-9]+).*/\1/' <<<"$line")
         er=$(sed -E 's/.*Errors: ([0-9]+).*/\1/' <<<"$line")
         p=$((c - fl - er)) f=$((fl + er))
-    elif line=$(grep -E '^([A-Za-z_-]+: )?[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$log" | tail -n 1); then
+    elif [ -n "$line" ]; then
         p=$(sed -E 's/^([A-Za-z_-]+: )?([0-9]+) passed.*/\2/' <<<"$line")
         f=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$line")
         grep -q skipped <<<"$line" && s=$(sed -E 's/.* ([0-9]+) skipped.*/\1/' <<<"$line")

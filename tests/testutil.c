@@ -54,3 +54,22 @@ void run_free(struct run *r)
     free(r->err);
     r->out = r->err = NULL;
 }
+
+const char *tool_path(const char *name)
+{
+    /* one string per program, kept for the test program's life */
+    static struct { char name[32], *path; } cache[8];
+    static int n;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(cache[i].name, name)) return cache[i].path;
+    const char *dir = getenv("ATTN_BUILD");
+    if (!dir || !*dir) dir = "build";
+    size_t len = strlen(dir) + strlen(name) + 2;
+    char *p = need(malloc(len));
+    snprintf(p, len, "%s/%s", dir, name);
+    if (n < 8 && strlen(name) < sizeof cache[0].name) {
+        snprintf(cache[n].name, sizeof cache[n].name, "%s", name);
+        cache[n++].path = p;
+    }
+    return p;
+}

@@ -18,4 +18,8 @@ struct run {
 struct run run_shell(const char *cmd, const char *dir);
 void run_free(struct run *);
 
+/* The path of one of the build's programs: $ATTN_BUILD/NAME, else
+ * build/NAME — the sanitizer build's suites run their build's programs. */
+const char *tool_path(const char *name);
+
 #endif
