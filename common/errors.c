@@ -25,6 +25,10 @@ int attn_fail(int rc, const char *file, int line, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(last_message + n, sizeof last_message - (size_t)n, fmt, ap);
     va_end(ap);
+    /* messages quote what the user gave (fields, lines, options): never echo
+     * its control bytes (an ESC sequence, a carriage return) to a terminal */
+    for (char *c = last_message; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
     return rc;
 }
 

@@ -2087,6 +2087,59 @@ START_TEST(test_full_stdout_fails)
 }
 END_TEST
 
+/* A message quotes the input, never its control bytes. */
+START_TEST(test_control_bytes_not_echoed)
+{
+    path_t p = write_text("esc.csv", HDR "h200,naive,bf16,2,16,1024,64,1,cold,\x1b[31mgreat\r,,20,1.0,0.002,0.002\n");
+    struct run r = run_regress("--results", p.s, "--baseline", p.s, NULL);
+    ck_assert_exit(r, 2);
+    for (const char *c = r.err; *c; c++)
+        ck_assert_msg((unsigned char)*c >= 0x20 || *c == '\n', "stderr holds byte 0x%02x: %s",
+                      (unsigned char)*c, r.err);
+    ck_assert_msg(strstr(r.err, "?[31mgreat?"), "stderr: %s", r.err);
+    run_free(&r);
+}
+END_TEST
+
+/* A blessing that cannot be written (the file-size limit, as on a full disk)
+ * leaves the old baseline whole and no temporary file; two blessings in one
+ * second keep both replaced baselines. */
+START_TEST(test_bless_never_loses_a_baseline)
+{
+    make_dir("res/h200");
+    struct rspec b[2], k[2];
+    rows_of(b, 2, "naive", 1.0, 30, NULL);
+    rows_of(k, 2, "naive", 1.0, 30, NULL);
+    write_rows("res/h200/20261201T000000Z.csv", b, 2);
+    path_t res = tmp_path("res");
+    struct run r = run_regress("--results-dir", res.s, "--bless", NULL);
+    ck_assert_exit(r, 0);
+    run_free(&r);
+    path_t base = tmp_path("res/h200/baseline.csv");
+    char *before = slurp(base.s);
+    write_rows("res/h200/20261202T000000Z.csv", k, 2);
+    char cmd[800];
+    snprintf(cmd, sizeof cmd, "trap '' XFSZ; ulimit -f 2; %s --results-dir '%s' --bless", REGRESS, res.s);
+    r = run_shell(cmd, tmpdir);
+    ck_assert_msg(r.status == 2, "a blessing past the file-size limit exited %d: %s", r.status, r.err);
+    run_free(&r);
+    char *after = slurp(base.s);
+    ck_assert_str_eq(before, after);
+    free(after);
+    free(before);
+    ck_assert_msg(access(tmp_path("res/h200/baseline.csv.tmp").s, F_OK) != 0, "a .tmp file was left");
+    /* now twice in one second: each replaced baseline is kept under its own name */
+    r = run_regress("--results-dir", res.s, "--bless", NULL);
+    ck_assert_exit(r, 0);
+    run_free(&r);
+    r = run_regress("--results-dir", res.s, "--bless", "--results", tmp_path("res/h200/20261201T000000Z.csv").s, NULL);
+    ck_assert_exit(r, 0);
+    run_free(&r);
+    ck_assert(access(tmp_path("res/h200/baselines/baseline-20261201T000000Z.csv").s, F_OK) == 0);
+    ck_assert(access(tmp_path("res/h200/baselines/baseline-20261202T000000Z.csv").s, F_OK) == 0);
+}
+END_TEST
+
 static Suite *hostile_suite(void)
 {
     Suite *s = suite_create("hostile input");
@@ -2101,6 +2154,8 @@ static Suite *hostile_suite(void)
     tcase_add_test(tc, test_duplicate_check_scales);
     tcase_add_test(tc, test_append_is_whole_or_nothing);
     tcase_add_test(tc, test_full_stdout_fails);
+    tcase_add_test(tc, test_control_bytes_not_echoed);
+    tcase_add_test(tc, test_bless_never_loses_a_baseline);
     suite_add_tcase(s, tc);
     return s;
 }
