@@ -325,7 +325,7 @@ $(TEST_SHIFT): $(BUILD)/tests/check_shift.o $(BUILD)/common/shift.o $(BUILD)/com
 
 # build/ab with tests/fake_worker.sh as both workers: no GPU needed
 $(TEST_AB): $(BUILD)/tests/check_ab.o $(BUILD)/tests/testutil.o $(BUILD)/common/results_read.o $(BUILD)/common/results.o \
-            $(BUILD)/common/csv.o $(BUILD)/common/errors.o | $(AB)
+            $(BUILD)/common/csv.o $(BUILD)/common/errors.o $(BUILD)/common/problem.o | $(AB)
 	$(CC) $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) -lm $(LDLIBS)
 
 $(TEST_REGRESS): $(BUILD)/tests/check_regress.o $(BUILD)/tests/testutil.o $(BENCH_LIB) $(LIB_OBJS) | $(REGRESS)

@@ -373,7 +373,7 @@ static int sweep(struct side sides[2], const struct ab_args *a)
         const struct attn_problem *p = &o->grid.points[i];
         char spec[160], label[200], plabel[96];
         point_spec(p, spec, sizeof spec);
-        grid_point_label(p, plabel, sizeof plabel);
+        attn_problem_label(p, plabel, sizeof plabel);
         for (int k = 0; k < 2; k++) {
             ATTN_TRY(side_cmd(&sides[k], "point %llu %s", (unsigned long long)(seed + 7919u * i), spec));
             if (!reply_is(&sides[k], "ok")) return unexpected(&sides[k], "point");

@@ -24,7 +24,7 @@ static void on_signal(int sig)
 static int run_point(struct runner *r, const struct attn_problem *p, uint64_t seed)
 {
     char label[96];
-    grid_point_label(p, label, sizeof label);
+    attn_problem_label(p, label, sizeof label);
     attn_range_push(label);
     struct point_data d;
     point_prepare(r, p, seed, &d);

@@ -172,13 +172,13 @@ static int emit(struct runner *r, struct result_row *row)
     bool failed = !strcmp(row->status, "mismatch") || !strcmp(row->status, "error");
     r->rows_failed += failed;
     if (r->opt->quiet) return ATTN_OK;
-    grid_point_label(&row->problem, label, sizeof label);
+    attn_problem_label(&row->problem, label, sizeof label);
     fprintf(stderr, "[%zu/%zu] %s %s %s", r->rows_done, r->rows_total, row->variant, label,
             row->mode);
     if (row->timed) {
         double ms = row->stats.median;
         fprintf(stderr, "  %.4g ms  %.0f TFLOP/s%s%s\n", ms,
-                attn_flops(&row->problem) / (ms * 1e-3) / 1e12, row->converged ? "" : "  (noisy)",
+                attn_tflops(&row->problem, ms), row->converged ? "" : "  (noisy)",
                 row->clock_low == 1 ? "  (clock low)" : "");
     } else {
         fprintf(stderr, "  %s: %s\n", row->status, row->reason);
@@ -343,7 +343,7 @@ static int trace_row(struct runner *r, enum attn_mode mode, const struct timed_c
                  attn_dtype_name(p->dtype), row->mode);
         snprintf(path, sizeof path, "%s/%s", r->opt->trace_dir, file);
         snprintf(label, sizeof label, "%s ", row->variant);
-        grid_point_label(p, label + strlen(label), sizeof label - strlen(label));
+        attn_problem_label(p, label + strlen(label), sizeof label - strlen(label));
         rc = trace_write_json(&cap, label, path);
         trace_ops_line(&cap, 0, ops, sizeof ops);
         if (rc == ATTN_OK && r->ops_txt) {

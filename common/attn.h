@@ -89,6 +89,12 @@ double attn_flops(const struct attn_problem *);
 double attn_bytes(const struct attn_problem *);
 /* workspace_bytes for a variant that needs none. */
 size_t attn_no_workspace(const struct attn_problem *);
+/* The rates of a call of `ms` milliseconds: attn_flops and attn_bytes over
+ * its time, in TFLOP/s and GB/s (the same counts for every variant). */
+double attn_tflops(const struct attn_problem *, double ms);
+double attn_gbps(const struct attn_problem *, double ms);
+/* "B=4 H=16 S=4096 D=128 causal" (the dtype added when not bf16) into buf. */
+const char *attn_problem_label(const struct attn_problem *, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -474,11 +474,3 @@ void grid_free(struct grid *g)
     g->slots = NULL;
     g->count = g->cap = g->nslots = g->indexed = 0;
 }
-
-const char *grid_point_label(const struct attn_problem *p, char *buf, size_t len)
-{
-    snprintf(buf, len, "B=%d H=%d S=%d D=%d %s%s%s", p->batch, p->heads, p->seq_len,
-             p->head_dim, p->causal ? "causal" : "full",
-             p->dtype == ATTN_BF16 ? "" : " ", p->dtype == ATTN_BF16 ? "" : attn_dtype_name(p->dtype));
-    return buf;
-}

@@ -45,8 +45,6 @@ int grid_add_file(struct grid *, const char *path);
 int grid_add_named(struct grid *, const char *name_or_path, const char *grids_dir);
 void grid_free(struct grid *);
 
-/* "B=4 H=16 S=4096 D=128 causal" into buf. */
-const char *grid_point_label(const struct attn_problem *, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

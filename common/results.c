@@ -9,22 +9,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const columns[] = {
-    "run_id", "timestamp", "git_rev", "gpu",
-    "variant", "dtype", "batch", "heads", "seq_len", "head_dim", "causal", "mode",
-    "status", "reason",
-    "samples", "ms_median", "ms_min", "ms_p10", "ms_p90", "ms_mean", "noise_rel", "converged",
-    "calls_per_sample", "tflops", "gbps", "pct_peak_tflops", "pct_peak_gbps", "extra_mem_mib",
-    "max_abs_err", "rel_err", "ref",
-    "kernels_per_call", "memcpy_per_call", "memset_per_call", "gpu_busy_ms", "launch_gap_ms",
-    "sm_clock_start_mhz", "sm_clock_end_mhz", "clock_low",
-    "impl", "ab_run",
+const char *const result_column_names[COL_COUNT] = {
+#define ATTN_COLUMN_NAME(id, name) name,
+    RESULT_COLUMNS(ATTN_COLUMN_NAME)
+#undef ATTN_COLUMN_NAME
 };
-#define NCOLUMNS ((int)(sizeof columns / sizeof columns[0]))
 
-int results_column_count(void) { return NCOLUMNS; }
+const char *const row_status_names[STATUS_COUNT] = {
+#define ATTN_STATUS_NAME(id, name) name,
+    ROW_STATUSES(ATTN_STATUS_NAME)
+#undef ATTN_STATUS_NAME
+};
 
-const char *results_column_name(int i) { return i >= 0 && i < NCOLUMNS ? columns[i] : NULL; }
+int results_column_count(void) { return COL_COUNT; }
+
+const char *results_column_name(int i) { return i >= 0 && i < COL_COUNT ? result_column_names[i] : NULL; }
 
 void results_row_init(struct result_row *r)
 {
@@ -46,83 +45,104 @@ void results_set_reason(struct result_row *r, const char *fmt, ...)
 void results_header(struct csv_line *l)
 {
     csv_line_init(l);
-    for (int i = 0; i < NCOLUMNS; i++) csv_add_str(l, columns[i]);
+    for (int i = 0; i < COL_COUNT; i++) csv_add_str(l, result_column_names[i]);
     csv_line_end(l);
 }
 
-static void add_opt_int(struct csv_line *l, long long v)
+
+/* A row's cells by column (schema.h): text cells point at the row's
+ * strings, numbers are formatted into the cell's own buffer; NULL is empty. */
+struct cells {
+    const char *text[COL_COUNT];
+    char num[COL_COUNT][32];
+};
+
+static void set_num(struct cells *c, enum result_column col, double v, int digits)
 {
-    if (v < 0) csv_add_str(l, "");
-    else csv_add_int(l, v);
+    if (isnan(v)) return;
+    snprintf(c->num[col], sizeof c->num[col], "%.*g", digits, v);
+    c->text[col] = c->num[col];
 }
 
-/* The row's key, in the order both files give it. */
-static void add_key(struct csv_line *l, const struct result_row *r)
+static void set_int(struct cells *c, enum result_column col, long long v)
+{
+    if (v < 0) return; /* unknown */
+    snprintf(c->num[col], sizeof c->num[col], "%lld", v);
+    c->text[col] = c->num[col];
+}
+
+static void key_cells(struct cells *c, const struct result_row *r)
 {
     const struct attn_problem *p = &r->problem;
-    csv_add_str(l, r->variant);
-    csv_add_str(l, attn_dtype_name(p->dtype));
-    csv_add_int(l, p->batch);
-    csv_add_int(l, p->heads);
-    csv_add_int(l, p->seq_len);
-    csv_add_int(l, p->head_dim);
-    csv_add_int(l, p->causal);
-    csv_add_str(l, r->mode);
+    c->text[COL_VARIANT] = r->variant;
+    c->text[COL_DTYPE] = attn_dtype_name(p->dtype);
+    set_int(c, COL_BATCH, p->batch);
+    set_int(c, COL_HEADS, p->heads);
+    set_int(c, COL_SEQ, p->seq_len);
+    set_int(c, COL_DIM, p->head_dim);
+    set_int(c, COL_CAUSAL, p->causal);
+    c->text[COL_MODE] = r->mode;
 }
 
 int results_format(const struct result_row *r, struct csv_line *l)
 {
     const struct attn_problem *p = &r->problem;
     const struct sample_stats *s = &r->stats;
-    const double nan = NAN;
+    struct cells c;
+    memset(c.text, 0, sizeof c.text);
+    c.text[COL_RUN_ID] = r->run_id;
+    c.text[COL_TIMESTAMP] = r->timestamp;
+    c.text[COL_GIT_REV] = r->git_rev;
+    c.text[COL_GPU] = r->gpu;
+    key_cells(&c, r);
+    c.text[COL_STATUS] = r->status;
+    c.text[COL_REASON] = r->reason;
+    if (r->timed) {
+        set_int(&c, COL_SAMPLES, (long long)s->n);
+        set_num(&c, COL_MS, s->median, 6);
+        set_num(&c, COL_MS_MIN, s->min, 6);
+        set_num(&c, COL_MS_P10, s->p10, 6);
+        set_num(&c, COL_MS_P90, s->p90, 6);
+        set_num(&c, COL_MS_MEAN, s->mean, 6);
+        set_num(&c, COL_NOISE, s->noise_rel, 4);
+        set_int(&c, COL_CONVERGED, r->converged);
+        set_int(&c, COL_CALLS, r->calls_per_sample);
+        const double tflops = attn_tflops(p, s->median), gbps = attn_gbps(p, s->median);
+        set_num(&c, COL_TFLOPS, tflops, 5);
+        set_num(&c, COL_GBPS, gbps, 5);
+        if (r->peaks) {
+            set_num(&c, COL_PCT_TFLOPS, 100.0 * tflops / r->peaks->gemm_tflops, 4);
+            set_num(&c, COL_PCT_GBPS, 100.0 * gbps / r->peaks->copy_gbps, 4);
+        }
+    }
+    set_num(&c, COL_EXTRA_MEM, r->extra_mem_mib, 6);
+    set_num(&c, COL_MAX_ABS_ERR, r->max_abs_err, 4);
+    set_num(&c, COL_REL_ERR, r->rel_err, 4);
+    c.text[COL_REF] = r->ref;
+    if (r->traced) {
+        set_num(&c, COL_KERNELS, r->kernels_per_call, 6);
+        set_num(&c, COL_MEMCPY, r->memcpy_per_call, 6);
+        set_num(&c, COL_MEMSET, r->memset_per_call, 6);
+        set_num(&c, COL_BUSY, r->gpu_busy_ms, 6);
+        set_num(&c, COL_GAP, r->launch_gap_ms, 4);
+    }
+    if (r->clock_start_mhz) set_int(&c, COL_CLOCK_START, r->clock_start_mhz);
+    if (r->clock_end_mhz) set_int(&c, COL_CLOCK_END, r->clock_end_mhz);
+    set_int(&c, COL_CLOCK_LOW, r->clock_low);
+    c.text[COL_IMPL] = r->impl;
+    c.text[COL_AB_RUN] = r->ab_run;
     csv_line_init(l);
-    csv_add_str(l, r->run_id);
-    csv_add_str(l, r->timestamp);
-    csv_add_str(l, r->git_rev);
-    csv_add_str(l, r->gpu);
-    add_key(l, r);
-    csv_add_str(l, r->status);
-    csv_add_str(l, r->reason);
-    add_opt_int(l, r->timed ? (long long)s->n : -1);
-    csv_add_num(l, r->timed ? s->median : nan, 6);
-    csv_add_num(l, r->timed ? s->min : nan, 6);
-    csv_add_num(l, r->timed ? s->p10 : nan, 6);
-    csv_add_num(l, r->timed ? s->p90 : nan, 6);
-    csv_add_num(l, r->timed ? s->mean : nan, 6);
-    csv_add_num(l, r->timed ? s->noise_rel : nan, 4);
-    add_opt_int(l, r->timed ? r->converged : -1);
-    add_opt_int(l, r->timed ? r->calls_per_sample : -1);
-    const double tflops = r->timed ? attn_flops(p) / (s->median * 1e-3) / 1e12 : nan;
-    const double gbps = r->timed ? attn_bytes(p) / (s->median * 1e-3) / 1e9 : nan;
-    csv_add_num(l, tflops, 5);
-    csv_add_num(l, gbps, 5);
-    csv_add_num(l, r->peaks ? 100.0 * tflops / r->peaks->gemm_tflops : nan, 4);
-    csv_add_num(l, r->peaks ? 100.0 * gbps / r->peaks->copy_gbps : nan, 4);
-    csv_add_num(l, r->extra_mem_mib, 6);
-    csv_add_num(l, r->max_abs_err, 4);
-    csv_add_num(l, r->rel_err, 4);
-    csv_add_str(l, r->ref);
-    csv_add_num(l, r->traced ? r->kernels_per_call : nan, 6);
-    csv_add_num(l, r->traced ? r->memcpy_per_call : nan, 6);
-    csv_add_num(l, r->traced ? r->memset_per_call : nan, 6);
-    csv_add_num(l, r->traced ? r->gpu_busy_ms : nan, 6);
-    csv_add_num(l, r->traced ? r->launch_gap_ms : nan, 4);
-    add_opt_int(l, r->clock_start_mhz ? (long long)r->clock_start_mhz : -1);
-    add_opt_int(l, r->clock_end_mhz ? (long long)r->clock_end_mhz : -1);
-    add_opt_int(l, r->clock_low);
-    csv_add_str(l, r->impl);
-    csv_add_str(l, r->ab_run);
+    for (int i = 0; i < COL_COUNT; i++) csv_add_str(l, c.text[i]);
     return csv_line_end(l);
 }
 
-static const char *const sample_columns[] = {"variant", "dtype", "batch", "heads", "seq_len",
-                                             "head_dim", "causal", "mode", "sample", "ms"};
 
 void results_samples_header(struct csv_line *l)
 {
     csv_line_init(l);
-    for (size_t i = 0; i < sizeof sample_columns / sizeof sample_columns[0]; i++)
-        csv_add_str(l, sample_columns[i]);
+    for (int i = COL_VARIANT; i <= COL_MODE; i++) csv_add_str(l, result_column_names[i]);
+    csv_add_str(l, "sample");
+    csv_add_str(l, "ms");
     csv_line_end(l);
 }
 
@@ -130,8 +150,11 @@ int results_samples_append(int fd, const struct result_row *r)
 {
     char key[CSV_LINE_MAX];
     struct csv_line l;
+    struct cells c;
+    memset(c.text, 0, sizeof c.text);
+    key_cells(&c, r);
     csv_line_init(&l);
-    add_key(&l, r);
+    for (int i = COL_VARIANT; i <= COL_MODE; i++) csv_add_str(&l, c.text[i]);
     if (l.overflow) return ATTN_FAIL(ATTN_ERR, "samples key longer than %d bytes", CSV_LINE_MAX);
     snprintf(key, sizeof key, "%s", l.text);
     const size_t per_line = l.len + 48;

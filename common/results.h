@@ -6,13 +6,13 @@
 #include "attn.h"
 #include "csv.h"
 #include "peak.h"
+#include "schema.h"
 #include "stats.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define RESULTS_SCHEMA 1
 
 struct result_row {
     const char *run_id, *timestamp, *git_rev, *gpu; /* which run, when, which code, where */

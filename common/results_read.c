@@ -5,6 +5,7 @@
 #include "csv.h"
 #include "errors.h"
 #include "results.h"
+#include "schema.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -17,17 +18,17 @@
 
 #define MAX_FIELDS 128
 
-enum col { C_VARIANT, C_DTYPE, C_BATCH, C_HEADS, C_SEQ, C_DIM, C_CAUSAL, C_MODE, C_STATUS,
-           C_MS, C_NOISE, C_GPU, C_REL_ERR, C_SAMPLES, C_TFLOPS, C_EXTRA_MEM, C_CLOCK_START,
-           C_CLOCK_END, C_RUN_ID, C_GIT_REV, C_AB_RUN, C_TIMESTAMP, C_REASON, C_COUNT };
-static const char *const col_names[C_COUNT] = {
-    "variant", "dtype", "batch", "heads", "seq_len", "head_dim", "causal", "mode", "status",
-    "ms_median", "noise_rel", "gpu", "rel_err", "samples", "tflops", "extra_mem_mib",
-    "sm_clock_start_mhz", "sm_clock_end_mhz", "run_id", "git_rev", "ab_run", "timestamp", "reason"};
-#define C_REQUIRED C_GPU /* columns before this one must be present */
+/* Columns come from the schema (schema.h); these must be present. */
+static const int required[] = {COL_VARIANT, COL_DTYPE, COL_BATCH, COL_HEADS,
+                                              COL_SEQ, COL_DIM, COL_CAUSAL, COL_MODE,
+                                              COL_STATUS, COL_MS, COL_NOISE};
+#define NREQUIRED (int)(sizeof required / sizeof required[0])
 
-static const char *const modes[] = {"cold", "hot", "graph"};
-static const char *const statuses[] = {"ok", "skipped", "oom", "mismatch", "error"};
+static const char *const modes[] = {
+#define ATTN_MODE_NAME(id, name) name,
+    TIMING_MODES(ATTN_MODE_NAME)
+#undef ATTN_MODE_NAME
+};
 
 static bool one_of(const char *s, const char *const *set, size_t n)
 {
@@ -76,30 +77,30 @@ static int copy_checked(char *dst, size_t len, const char *src, const char *path
 }
 
 
-/* The eight key columns, found at idx[C_VARIANT .. C_MODE]. */
+/* The eight key columns, found at idx[COL_VARIANT .. COL_MODE]. */
 static int parse_key(const char *path, int line, char **f, const int *idx, struct result_key *k)
 {
     long v;
-    const int ints[] = {C_BATCH, C_HEADS, C_SEQ, C_DIM, C_CAUSAL};
+    const int ints[] = {COL_BATCH, COL_HEADS, COL_SEQ, COL_DIM, COL_CAUSAL};
     int *dst[] = {&k->batch, &k->heads, &k->seq_len, &k->head_dim, &k->causal};
     for (int i = 0; i < 5; i++) {
-        long hi = ints[i] == C_CAUSAL ? 1 : 1L << 30;
-        if (parse_int(f[idx[ints[i]]], ints[i] == C_CAUSAL ? 0 : 1, hi, &v))
+        long hi = ints[i] == COL_CAUSAL ? 1 : 1L << 30;
+        if (parse_int(f[idx[ints[i]]], ints[i] == COL_CAUSAL ? 0 : 1, hi, &v))
             return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: %s '%s' is not %s", path, line,
-                             col_names[ints[i]], f[idx[ints[i]]],
-                             ints[i] == C_CAUSAL ? "0 or 1" : "a positive integer");
+                             result_column_names[ints[i]], f[idx[ints[i]]],
+                             ints[i] == COL_CAUSAL ? "0 or 1" : "a positive integer");
         *dst[i] = (int)v;
     }
-    ATTN_TRY(copy_checked(k->variant, sizeof k->variant, f[idx[C_VARIANT]], path, line, "variant"));
-    ATTN_TRY(copy_checked(k->dtype, sizeof k->dtype, f[idx[C_DTYPE]], path, line, "dtype"));
-    ATTN_TRY(copy_checked(k->mode, sizeof k->mode, f[idx[C_MODE]], path, line, "mode"));
+    ATTN_TRY(copy_checked(k->variant, sizeof k->variant, f[idx[COL_VARIANT]], path, line, "variant"));
+    ATTN_TRY(copy_checked(k->dtype, sizeof k->dtype, f[idx[COL_DTYPE]], path, line, "dtype"));
+    ATTN_TRY(copy_checked(k->mode, sizeof k->mode, f[idx[COL_MODE]], path, line, "mode"));
     if (!k->variant[0]) return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: empty variant", path, line);
     enum attn_dtype dt;
     if (attn_dtype_parse(k->dtype, &dt) != ATTN_OK)
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: unknown dtype '%s' (bf16, fp16)", path, line, k->dtype);
-    if (!one_of(k->mode, modes, 3))
+    if (!one_of(k->mode, modes, sizeof modes / sizeof modes[0]))
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: unknown mode '%s' (cold, hot, graph)", path, line,
-                         f[idx[C_MODE]]);
+                         f[idx[COL_MODE]]);
     return ATTN_OK;
 }
 
@@ -109,22 +110,22 @@ static int parse_row(const char *path, int line, char **f, const int *idx,
     memset(r, 0, sizeof *r);
     r->line = line;
     ATTN_TRY(parse_key(path, line, f, idx, &r->key));
-    ATTN_TRY(copy_checked(r->status, sizeof r->status, f[idx[C_STATUS]], path, line, "status"));
-    if (!one_of(r->status, statuses, 5))
+    ATTN_TRY(copy_checked(r->status, sizeof r->status, f[idx[COL_STATUS]], path, line, "status"));
+    if (!one_of(r->status, row_status_names, STATUS_COUNT))
         return ATTN_FAIL(ATTN_ERR_INPUT,
                          "%s:%d: unknown status '%s' (ok, skipped, oom, mismatch, error)", path,
-                         line, f[idx[C_STATUS]]);
+                         line, f[idx[COL_STATUS]]);
     r->samples = -1;
-    if (idx[C_SAMPLES] >= 0 && *f[idx[C_SAMPLES]] &&
-        parse_int(f[idx[C_SAMPLES]], 0, 1L << 40, &r->samples))
+    if (idx[COL_SAMPLES] >= 0 && *f[idx[COL_SAMPLES]] &&
+        parse_int(f[idx[COL_SAMPLES]], 0, 1L << 40, &r->samples))
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: samples '%s' is not a count", path, line,
-                         f[idx[C_SAMPLES]]);
+                         f[idx[COL_SAMPLES]]);
     /* each number with the range a measurement can have; a time written as
      * "nan" is the one NaN kept (an ok row without a time fails the gate) */
     static const struct { int col; double lo, hi; } nums[] = {
-        {C_MS, 1e-9, 1e9},          {C_NOISE, 0, 1e3},         {C_REL_ERR, 0, 1e30},
-        {C_TFLOPS, 0, 1e9},         {C_EXTRA_MEM, 0, 1e12},    {C_CLOCK_START, 1, 1e5},
-        {C_CLOCK_END, 1, 1e5},
+        {COL_MS, 1e-9, 1e9},          {COL_NOISE, 0, 1e3},         {COL_REL_ERR, 0, 1e30},
+        {COL_TFLOPS, 0, 1e9},         {COL_EXTRA_MEM, 0, 1e12},    {COL_CLOCK_START, 1, 1e5},
+        {COL_CLOCK_END, 1, 1e5},
     };
     double clock_start = NAN, clock_end = NAN;
     double *dst[] = {&r->ms_median, &r->noise_rel, &r->rel_err, &r->tflops, &r->extra_mem_mib,
@@ -133,24 +134,24 @@ static int parse_row(const char *path, int line, char **f, const int *idx,
         *dst[i] = NAN;
         const int c = nums[i].col;
         if (idx[c] < 0) continue;
-        if (c == C_MS && strcasecmp(f[idx[c]], "nan") == 0) continue;
+        if (c == COL_MS && strcasecmp(f[idx[c]], "nan") == 0) continue;
         if (parse_num(f[idx[c]], nums[i].lo, nums[i].hi, dst[i]))
             return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: %s '%s' is not a number in [%g, %g]", path,
-                             line, col_names[c], f[idx[c]], nums[i].lo, nums[i].hi);
+                             line, result_column_names[c], f[idx[c]], nums[i].lo, nums[i].hi);
     }
     static const struct { int col; size_t off, len; } texts[] = {
-        {C_GPU, offsetof(struct result_rec, gpu), sizeof((struct result_rec *)0)->gpu},
-        {C_RUN_ID, offsetof(struct result_rec, run_id), sizeof((struct result_rec *)0)->run_id},
-        {C_GIT_REV, offsetof(struct result_rec, git_rev), sizeof((struct result_rec *)0)->git_rev},
-        {C_AB_RUN, offsetof(struct result_rec, ab_run), sizeof((struct result_rec *)0)->ab_run},
-        {C_TIMESTAMP, offsetof(struct result_rec, timestamp), sizeof((struct result_rec *)0)->timestamp},
+        {COL_GPU, offsetof(struct result_rec, gpu), sizeof((struct result_rec *)0)->gpu},
+        {COL_RUN_ID, offsetof(struct result_rec, run_id), sizeof((struct result_rec *)0)->run_id},
+        {COL_GIT_REV, offsetof(struct result_rec, git_rev), sizeof((struct result_rec *)0)->git_rev},
+        {COL_AB_RUN, offsetof(struct result_rec, ab_run), sizeof((struct result_rec *)0)->ab_run},
+        {COL_TIMESTAMP, offsetof(struct result_rec, timestamp), sizeof((struct result_rec *)0)->timestamp},
     };
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
         if (idx[texts[i].col] >= 0)
             ATTN_TRY(copy_checked((char *)r + texts[i].off, texts[i].len, f[idx[texts[i].col]], path,
-                                  line, col_names[texts[i].col]));
+                                  line, result_column_names[texts[i].col]));
     /* the reason is shown, never compared: a long one is cut, not refused */
-    if (idx[C_REASON] >= 0) snprintf(r->reason, sizeof r->reason, "%s", f[idx[C_REASON]]);
+    if (idx[COL_REASON] >= 0) snprintf(r->reason, sizeof r->reason, "%s", f[idx[COL_REASON]]);
     /* the lower reading; NaN unless both are there and positive */
     r->sm_clock_mhz = clock_start > 0 && clock_end > 0 ? fmin(clock_start, clock_end) : NAN;
     return ATTN_OK;
@@ -223,7 +224,7 @@ static int line_problem(int rc, const char *path, int lineno)
 
 /* The header: every required column present, no column named twice. */
 static int read_header(const char *path, int lineno, char **fields, int n, int ncols,
-                       const char *const *names, int required, int *idx)
+                       const char *const *names, const int *required, int nrequired, int *idx)
 {
     for (int i = 0; i < n; i++)
         for (int j = 0; j < i; j++)
@@ -234,9 +235,11 @@ static int read_header(const char *path, int lineno, char **fields, int n, int n
         idx[c] = -1;
         for (int i = 0; i < n; i++)
             if (!strcmp(fields[i], names[c])) idx[c] = i;
-        if (c < required && idx[c] < 0)
-            return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: header lacks the '%s' column", path, lineno, names[c]);
     }
+    for (int r = 0; r < nrequired; r++)
+        if (idx[required[r]] < 0)
+            return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: header lacks the '%s' column", path, lineno,
+                             names[required[r]]);
     return ATTN_OK;
 }
 
@@ -245,7 +248,7 @@ static int read_rows(FILE *f, const char *path, struct result_set *out, struct k
     char line[CSV_LINE_MAX];
     char *fields[MAX_FIELDS];
     int lineno = 0, nheader = -1, rc;
-    int idx[C_COUNT];
+    int idx[COL_COUNT];
     size_t cap = 0;
     while ((rc = csv_read_line(f, line, sizeof line)) == 1) {
         lineno++;
@@ -256,7 +259,8 @@ static int read_rows(FILE *f, const char *path, struct result_set *out, struct k
             return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: malformed CSV line (quotes or more than %d fields)",
                              path, lineno, MAX_FIELDS);
         if (nheader < 0) {
-            ATTN_TRY(read_header(path, lineno, fields, n, C_COUNT, col_names, C_REQUIRED, idx));
+            ATTN_TRY(read_header(path, lineno, fields, n, COL_COUNT, result_column_names, required,
+                                 NREQUIRED, idx));
             nheader = n;
             continue;
         }
@@ -304,7 +308,7 @@ static int add_sample(struct result_rec *r, double ms)
 static int read_samples(FILE *f, const char *path, struct result_set *out,
                         const struct key_index *keys)
 {
-    enum { S_SAMPLE = C_COUNT, S_MS, S_COUNT };
+    enum { S_SAMPLE = COL_COUNT, S_MS, S_COUNT };
     char line[CSV_LINE_MAX];
     char *fields[MAX_FIELDS];
     int idx[S_COUNT], lineno = 0, nheader = -1, rc;
@@ -317,10 +321,11 @@ static int read_samples(FILE *f, const char *path, struct result_set *out,
         if (nheader < 0) {
             static const char *const names[] = {"variant", "dtype", "batch", "heads", "seq_len",
                                                 "head_dim", "causal", "mode", "sample", "ms"};
-            static const int at[] = {C_VARIANT, C_DTYPE, C_BATCH, C_HEADS, C_SEQ, C_DIM, C_CAUSAL,
-                                     C_MODE, S_SAMPLE, S_MS};
+            static const int at[] = {COL_VARIANT, COL_DTYPE, COL_BATCH, COL_HEADS, COL_SEQ, COL_DIM, COL_CAUSAL,
+                                     COL_MODE, S_SAMPLE, S_MS};
             int found[10];
-            ATTN_TRY(read_header(path, lineno, fields, n, 10, names, 10, found));
+            static const int all[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+            ATTN_TRY(read_header(path, lineno, fields, n, 10, names, all, 10, found));
             for (int c = 0; c < S_COUNT; c++) idx[c] = -1;
             for (int c = 0; c < 10; c++) idx[at[c]] = found[c];
             nheader = n;
@@ -400,7 +405,13 @@ bool result_key_equal(const struct result_key *a, const struct result_key *b)
 
 const char *result_key_label(const struct result_key *k, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s %s B=%d H=%d S=%d D=%d %s %s", k->variant, k->dtype, k->batch,
-             k->heads, k->seq_len, k->head_dim, k->causal ? "causal" : "full", k->mode);
+    /* the point as every other label shows it (attn_problem_label); the dtype
+     * is said before it, so the problem is labelled as bf16 */
+    const struct attn_problem p = {.batch = k->batch, .heads = k->heads, .seq_len = k->seq_len,
+                                   .head_dim = k->head_dim, .causal = k->causal != 0,
+                                   .dtype = ATTN_BF16};
+    char point[96];
+    snprintf(buf, len, "%s %s %s %s", k->variant, k->dtype, attn_problem_label(&p, point, sizeof point),
+             k->mode);
     return buf;
 }

@@ -30,7 +30,11 @@ struct bench_timer {
     long long extra_cycles; /* the injected slowdown after each call (SLOWDOWN=); 0 normally */
 };
 
-static const char *const mode_names[MODE_COUNT] = {"cold", "hot", "graph"};
+static const char *const mode_names[MODE_COUNT] = {
+#define ATTN_MODE_NAME(id, name) name,
+    TIMING_MODES(ATTN_MODE_NAME)
+#undef ATTN_MODE_NAME
+};
 
 const char *attn_mode_name(enum attn_mode m) { return m < MODE_COUNT ? mode_names[m] : "?"; }
 

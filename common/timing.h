@@ -11,6 +11,7 @@
 #define ATTN_TIMING_H
 
 #include "attn.h"
+#include "schema.h"
 #include "stats.h"
 #include "trace.h"
 
@@ -18,7 +19,12 @@
 extern "C" {
 #endif
 
-enum attn_mode { MODE_COLD = 0, MODE_HOT = 1, MODE_GRAPH = 2, MODE_COUNT = 3 };
+enum attn_mode {
+#define ATTN_MODE_ID(id, name) MODE_##id,
+    TIMING_MODES(ATTN_MODE_ID)
+#undef ATTN_MODE_ID
+    MODE_COUNT
+};
 const char *attn_mode_name(enum attn_mode);
 int attn_mode_parse(const char *name, enum attn_mode *out);
 

@@ -12,7 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; echo "clean-tree: 0 passed, 1 failed"; exit 1; }
 git clone -q "$root" "$tmp/clone" || fail "git clone of $root"
 mkdir -p "$tmp/clone/build"
-(cd build && tar -cf - --exclude=./ab-src --exclude=./plots .) | (cd "$tmp/clone/build" && tar -xf -) ||
+(cd build && tar -cf - --exclude=./ab-src --exclude=./plots --exclude=./fuzz --exclude=./asan .) | (cd "$tmp/clone/build" && tar -xf -) ||
     fail "copying build/"
 find "$tmp/clone/build" -type f -exec touch {} +
 cd "$tmp/clone" || fail "cd $tmp/clone"

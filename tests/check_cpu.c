@@ -874,10 +874,10 @@ START_TEST(test_grid_point_label)
 {
     char buf[96];
     struct attn_problem p = problem(4, 16, 4096, 128, true);
-    ck_assert_str_eq(grid_point_label(&p, buf, sizeof buf), "B=4 H=16 S=4096 D=128 causal");
+    ck_assert_str_eq(attn_problem_label(&p, buf, sizeof buf), "B=4 H=16 S=4096 D=128 causal");
     p.causal = false;
     p.dtype = ATTN_FP16;
-    ck_assert_str_eq(grid_point_label(&p, buf, sizeof buf), "B=4 H=16 S=4096 D=128 full fp16");
+    ck_assert_str_eq(attn_problem_label(&p, buf, sizeof buf), "B=4 H=16 S=4096 D=128 full fp16");
 }
 END_TEST
 

@@ -1,0 +1,55 @@
+/* schema.h — the results CSV's schema, written down once: its columns (in
+ * the order the runner writes them), the timing modes and the row statuses.
+ * The writer (results.c), the reader (results_read.c), the timing code and
+ * the runner take their names from here; design.md's schema 1 is this list. */
+#ifndef ATTN_SCHEMA_H
+#define ATTN_SCHEMA_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RESULTS_SCHEMA 1
+
+/* X(ID, "name"): one column each, in file order. */
+#define RESULT_COLUMNS(X)                                                            \
+    X(RUN_ID, "run_id") X(TIMESTAMP, "timestamp") X(GIT_REV, "git_rev") X(GPU, "gpu") \
+    X(VARIANT, "variant") X(DTYPE, "dtype") X(BATCH, "batch") X(HEADS, "heads")       \
+    X(SEQ, "seq_len") X(DIM, "head_dim") X(CAUSAL, "causal") X(MODE, "mode")          \
+    X(STATUS, "status") X(REASON, "reason")                                          \
+    X(SAMPLES, "samples") X(MS, "ms_median") X(MS_MIN, "ms_min") X(MS_P10, "ms_p10")  \
+    X(MS_P90, "ms_p90") X(MS_MEAN, "ms_mean") X(NOISE, "noise_rel")                   \
+    X(CONVERGED, "converged") X(CALLS, "calls_per_sample") X(TFLOPS, "tflops")        \
+    X(GBPS, "gbps") X(PCT_TFLOPS, "pct_peak_tflops") X(PCT_GBPS, "pct_peak_gbps")     \
+    X(EXTRA_MEM, "extra_mem_mib") X(MAX_ABS_ERR, "max_abs_err") X(REL_ERR, "rel_err") \
+    X(REF, "ref") X(KERNELS, "kernels_per_call") X(MEMCPY, "memcpy_per_call")         \
+    X(MEMSET, "memset_per_call") X(BUSY, "gpu_busy_ms") X(GAP, "launch_gap_ms")       \
+    X(CLOCK_START, "sm_clock_start_mhz") X(CLOCK_END, "sm_clock_end_mhz")             \
+    X(CLOCK_LOW, "clock_low") X(IMPL, "impl") X(AB_RUN, "ab_run")
+
+enum result_column {
+#define ATTN_COLUMN_ID(id, name) COL_##id,
+    RESULT_COLUMNS(ATTN_COLUMN_ID)
+#undef ATTN_COLUMN_ID
+    COL_COUNT
+};
+
+/* The names, indexed by enum result_column. */
+extern const char *const result_column_names[COL_COUNT];
+
+/* X(ID, "name"): the timing modes (timing.h) and the row statuses. */
+#define TIMING_MODES(X) X(COLD, "cold") X(HOT, "hot") X(GRAPH, "graph")
+#define ROW_STATUSES(X) X(OK, "ok") X(SKIPPED, "skipped") X(OOM, "oom") X(MISMATCH, "mismatch") X(ERROR, "error")
+
+enum row_status {
+#define ATTN_STATUS_ID(id, name) STATUS_##id,
+    ROW_STATUSES(ATTN_STATUS_ID)
+#undef ATTN_STATUS_ID
+    STATUS_COUNT
+};
+extern const char *const row_status_names[STATUS_COUNT];
+
+#ifdef __cplusplus
+}
+#endif
+#endif
