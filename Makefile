@@ -125,7 +125,7 @@ TRACE_GRID ?= seed
 GPU_SLUG  = $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | sed 's/^NVIDIA //' | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$$//')
 TRACE_DIR ?= results/$(GPU_SLUG)/traces
 
-.PHONY: all bench trace regress baseline ab plots figures browser-deps test-sanitize report plot-deps check-deps test test-cpu test-gpu deps help clean FORCE
+.PHONY: all bench trace regress baseline ab plots figures browser-deps fuzz-deps test-sanitize report plot-deps check-deps test test-cpu test-gpu deps help clean FORCE
 
 all: $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(BUILD)/mma_peak ## build the runner (build/attnbench), the gate (build/regress), the A/B driver (build/ab), the report and tools
 
@@ -287,7 +287,7 @@ apt_install = if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  echo "make: missing $(1): install it (Debian: apt-get install $(2))" >&2; exit 1; \
 	fi
 
-deps: check-deps plot-deps browser-deps ## install what the tests need (check, pkg-config, gnuplot-nox, libxml2-utils, chromium) with apt-get when root
+deps: check-deps plot-deps browser-deps fuzz-deps ## install what the tests need (check, pkg-config, gnuplot-nox, libxml2-utils, chromium, clang) with apt-get when root
 
 # The test programs need only Check to build (a GPU box without gnuplot
 # still builds and runs the GPU tests); running the plot tests needs gnuplot.
@@ -295,6 +295,10 @@ check-deps:
 	@if [ "$(origin CHECK_LIBS)" = "command line" ]; then exit 0; fi; \
 	if pkg-config --exists check 2>/dev/null; then exit 0; fi; \
 	$(call apt_install,the Check unit-test library,check pkg-config)
+
+fuzz-deps: ## install clang (libFuzzer, for make fuzz) with apt-get when root
+	@if command -v $(or $(CLANG),clang) >/dev/null; then exit 0; fi; \
+	$(call apt_install,clang (the fuzz targets),clang)
 
 browser-deps: ## install Chromium (the report page's test renders it headless) with apt-get when root
 	@if command -v chromium >/dev/null || command -v chromium-browser >/dev/null; then exit 0; fi; \
@@ -331,6 +335,9 @@ $(TEST_AB): $(BUILD)/tests/check_ab.o $(BUILD)/tests/testutil.o $(BUILD)/common/
 $(TEST_REGRESS): $(BUILD)/tests/check_regress.o $(BUILD)/tests/testutil.o $(BENCH_LIB) $(LIB_OBJS) | $(REGRESS)
 	$(CC) $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(MK_LDLIBS) $(LDLIBS)
 
+# each libFuzzer target's short run inside make test (make fuzz: FUZZ_SECONDS)
+CI_FUZZ_SECONDS ?= 10
+
 # Every suite runs, each shows its own output, and tests/run_suites.sh ends
 # with one line per suite and `total: N passed, N failed, N skipped`.
 TEST_SUITES_CPU = \
@@ -344,7 +351,8 @@ TEST_SUITES_CPU = \
 	markdown "tests/check_markdown.sh README.md plots/README.md" \
 	clean-tree tests/check_clean_tree.sh \
 	report "tests/check_report.sh $(BUILD)/report-screenshot.png" \
-	sanitizers "$(MAKE) --no-print-directory test-sanitize"
+	sanitizers "$(MAKE) --no-print-directory test-sanitize" \
+	fuzz "$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)"
 TEST_SUITES = gpu "CK_FORK=no ./$(TEST_GPU)" $(TEST_SUITES_CPU)
 
 test: deps $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(TEST_CPU) $(TEST_GPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_PLOTS) ## build everything; every suite (GPU ones skipped without a device), the gate over the committed A/B pairs; one summary line
@@ -391,6 +399,7 @@ help: ## this list
 	@echo "  BASE=rev CAND=rev  ab: the revisions to compare (CAND default: the working tree)"
 	@echo "  BLOCK_MS=25 BUDGET_MS=3000  ab: timed work per block, and each side's budget per row"
 	@echo "  SLOWDOWN=VARIANT:PCT  build attnbench (make ab: the candidate) with VARIANT doing PCT% extra work per call (gate proofs)"
+	@echo "  FUZZ_SECONDS=30    make fuzz: seconds per libFuzzer target (make fuzz-build builds them; fuzz/README.md)"
 	@echo "  CUDA_ARCH=90       compute capability to build for (default: detected, else 90)"
 	@echo "  NVCC=path          the CUDA compiler (default: nvcc on PATH)"
 	@echo "  WERROR=1           treat compiler warnings as errors (CI sets it)"
@@ -400,5 +409,8 @@ clean: ## remove build/
 	rm -rf $(BUILD)
 
 FORCE:
+
+# the libFuzzer targets: make fuzz-build, make fuzz FUZZ_SECONDS=N (fuzz/README.md)
+include fuzz/Makefile.fuzz
 
 -include $(shell find $(BUILD) -path $(BUILD)/ab-src -prune -o -name '*.d' -print 2>/dev/null)
