@@ -18,6 +18,7 @@
 #include "gate.h"
 #include "options.h"
 #include "../common/errors.h"
+#include "../common/files.h"
 #include "../common/grid.h"
 #include "../common/stats.h"
 
@@ -405,20 +406,12 @@ static int sweep(struct side sides[2], const struct ab_args *a)
 /* DIR/AB_ID: the UTC start time, made unique. */
 static int make_run_dir(const char *parent, char *ab_id, size_t id_len, char *dir, size_t dir_len)
 {
-    char stamp[32], cmd_dir[1024];
+    char stamp[32];
     time_t t = time(NULL);
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-    snprintf(cmd_dir, sizeof cmd_dir, "%s", parent);
-    for (char *c = cmd_dir + 1; *c; c++) /* mkdir -p */
-        if (*c == '/') {
-            *c = '\0';
-            mkdir(cmd_dir, 0755);
-            *c = '/';
-        }
-    if (mkdir(parent, 0755) != 0 && errno != EEXIST)
-        return ATTN_FAIL(ATTN_ERR_INPUT, "unable to create '%s': %s", parent, strerror(errno));
+    ATTN_TRY(files_mkdir_p(parent));
     for (int attempt = 1; attempt < 100; attempt++) {
         if (attempt == 1) snprintf(ab_id, id_len, "%s", stamp);
         else snprintf(ab_id, id_len, "%s-%d", stamp, attempt);

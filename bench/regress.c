@@ -12,6 +12,7 @@
  * Exit 0 pass, 1 regression (or a refused blessing), 2 bad input. */
 #include "gate.h"
 #include "../common/errors.h"
+#include "../common/files.h"
 #include "../common/results.h"
 
 #include <dirent.h>
@@ -190,38 +191,6 @@ static int ab_pair(const char *ab_dir, char *base, char *cand, size_t len)
 
 /* ---------------------------------------------------------------- bless */
 
-/* Copies from → to through to.tmp, synced and renamed into place, so that to
- * is either the old file or the whole new one. */
-static int copy_atomic(const char *from, const char *to)
-{
-    char tmp[1300];
-    snprintf(tmp, sizeof tmp, "%s.tmp", to);
-    int in = open(from, O_RDONLY);
-    if (in < 0) return ATTN_FAIL(ATTN_ERR_INPUT, "unable to open '%s': %s", from, strerror(errno));
-    int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (out < 0) {
-        close(in);
-        return ATTN_FAIL(ATTN_ERR_INPUT, "unable to create '%s': %s", tmp, strerror(errno));
-    }
-    char buf[65536];
-    ssize_t n = 0;
-    int rc = ATTN_OK;
-    while (rc == ATTN_OK && (n = read(in, buf, sizeof buf)) > 0)
-        for (ssize_t done = 0; done < n && rc == ATTN_OK;) {
-            ssize_t w = write(out, buf + done, (size_t)(n - done));
-            if (w <= 0) rc = ATTN_FAIL(ATTN_ERR, "writing '%s': %s", tmp, strerror(errno));
-            else done += w;
-        }
-    if (rc == ATTN_OK && n < 0) rc = ATTN_FAIL(ATTN_ERR, "reading '%s': %s", from, strerror(errno));
-    if (rc == ATTN_OK && fsync(out) != 0) rc = ATTN_FAIL(ATTN_ERR, "writing '%s': %s", tmp, strerror(errno));
-    close(in);
-    if (close(out) != 0 && rc == ATTN_OK) rc = ATTN_FAIL(ATTN_ERR, "writing '%s': %s", tmp, strerror(errno));
-    if (rc == ATTN_OK && rename(tmp, to) != 0)
-        rc = ATTN_FAIL(ATTN_ERR, "unable to rename '%s' to '%s': %s", tmp, to, strerror(errno));
-    if (rc != ATTN_OK) unlink(tmp);
-    return rc;
-}
-
 /* A run and its samples file, when it has one, copied to DEST.csv and
  * DEST.samples.csv (a stale DEST.samples.csv is removed). */
 static int copy_run(const char *from, const char *to)
@@ -229,10 +198,10 @@ static int copy_run(const char *from, const char *to)
     char from_s[1300], to_s[1300];
     ATTN_TRY(results_samples_path(from, from_s, sizeof from_s));
     ATTN_TRY(results_samples_path(to, to_s, sizeof to_s));
-    if (is_file(from_s)) ATTN_TRY(copy_atomic(from_s, to_s));
+    if (is_file(from_s)) ATTN_TRY(files_copy_atomic(from_s, to_s));
     else if (unlink(to_s) != 0 && errno != ENOENT)
         return ATTN_FAIL(ATTN_ERR, "unable to remove '%s': %s", to_s, strerror(errno));
-    return copy_atomic(from, to);
+    return files_copy_atomic(from, to);
 }
 
 /* baselines/baseline-RUN_ID[-N].csv: never an existing name. */

@@ -8,6 +8,7 @@
 #include "../common/device.h"
 #include "../common/env.h"
 #include "../common/errors.h"
+#include "../common/files.h"
 #include "../common/gpu_util.h"
 #include "../common/nvtx.h"
 #include "../common/reference.h"
@@ -37,30 +38,6 @@ static void iso_now(char *buf, size_t len)
     strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* mkdir -p: creates each missing directory of path in turn. "" is refused
- * (options.c refuses it first); "/" and repeated or trailing slashes create
- * nothing extra. */
-static int mkdir_p(const char *path)
-{
-    char buf[1024];
-    const size_t n = strlen(path);
-    if (n == 0) return ATTN_FAIL(ATTN_ERR_INPUT, "empty directory path");
-    if (n >= sizeof buf) return ATTN_FAIL(ATTN_ERR_INPUT, "path too long: '%s'", path);
-    memcpy(buf, path, n + 1);
-    /* i runs over the string's own bytes and its terminator, never past */
-    for (size_t i = 1; i <= n; i++) {
-        if (buf[i] != '/' && buf[i] != '\0') continue;
-        if (buf[i - 1] == '/') continue; /* "//" or a trailing '/': made already */
-        const char c = buf[i];
-        buf[i] = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return ATTN_FAIL(ATTN_ERR_INPUT, "unable to create directory '%s': %s", buf,
-                             strerror(errno));
-        buf[i] = c;
-    }
-    return ATTN_OK;
-}
-
 int runner_init(struct runner *r, const struct options *opt)
 {
     memset(r, 0, sizeof *r);
@@ -88,7 +65,7 @@ int runner_init(struct runner *r, const struct options *opt)
     if (opt->trace_dir) {
         char path[1100];
         snprintf(path, sizeof path, "%s/ops.txt", opt->trace_dir);
-        if (!r->tracing || mkdir_p(opt->trace_dir) != ATTN_OK || !(r->ops_txt = fopen(path, "w")))
+        if (!r->tracing || files_mkdir_p(opt->trace_dir) != ATTN_OK || !(r->ops_txt = fopen(path, "w")))
             return ATTN_FAIL(ATTN_ERR_INPUT, "--trace %s: %s", opt->trace_dir,
                              r->tracing ? "unable to create it" : "tracing is unavailable");
     }
@@ -116,7 +93,7 @@ int runner_open_files(struct runner *r, const char *dir_arg, const char *run_id,
     if (dir_arg) snprintf(dir, sizeof dir, "%s", dir_arg);
     else if (r->opt->out_dir) snprintf(dir, sizeof dir, "%s", r->opt->out_dir);
     else snprintf(dir, sizeof dir, "results/%s", r->gpu);
-    ATTN_TRY(mkdir_p(dir));
+    ATTN_TRY(files_mkdir_p(dir));
     time_t t = time(NULL);
     struct tm tm;
     gmtime_r(&t, &tm);

@@ -8,6 +8,7 @@
 #include "../common/attn.h"
 #include "../common/csv.h"
 #include "../common/errors.h"
+#include "../common/files.h"
 #include "../common/grid.h"
 #include "../common/reference.h"
 #include "../common/registry.h"
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------ helpers */
@@ -1274,6 +1276,33 @@ START_TEST(test_csv_split_rejects_malformed)
 }
 END_TEST
 
+/* mkdir -p: nested, repeated and trailing slashes; "" refused; a file in
+ * the way named with the OS error. */
+START_TEST(test_files_mkdir_p)
+{
+    char root[] = "/tmp/check_files_XXXXXX", path[256];
+    ck_assert_ptr_nonnull(mkdtemp(root));
+    snprintf(path, sizeof path, "%s/a//b/c/", root);
+    ck_assert_int_eq(files_mkdir_p(path), ATTN_OK);
+    snprintf(path, sizeof path, "%s/a/b/c", root);
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert(S_ISDIR(st.st_mode));
+    ck_assert_int_eq(files_mkdir_p(path), ATTN_OK); /* already there */
+    ck_assert_int_eq(files_mkdir_p(""), ATTN_ERR_INPUT);
+    snprintf(path, sizeof path, "%s/file", root);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/file/sub", root);
+    ck_assert_int_eq(files_mkdir_p(path), ATTN_ERR_INPUT);
+    ck_assert_ptr_nonnull(strstr(attn_error_message(), "file"));
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(test_csv_read_line)
 {
     FILE *f = tmpfile();
@@ -2143,6 +2172,7 @@ static Suite *csv_suite(void)
     Suite *s = suite_create("csv");
     TCase *tc = tcase_create("lines");
     tcase_add_test(tc, test_csv_quoting);
+    tcase_add_test(tc, test_files_mkdir_p);
     tcase_add_test(tc, test_csv_numbers);
     tcase_add_test(tc, test_csv_overflow_refused);
     tcase_add_test(tc, test_csv_split_round_trip);
