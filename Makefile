@@ -99,9 +99,13 @@ VARIANT_SRCS := $(wildcard variants/*.cu)
 VARIANT_C := $(filter-out $(if $(HAVE_CUDNN),,variants/cudnn_sdpa.c),$(wildcard variants/*.c))
 LIB_OBJS  := $(COMMON_C:%.c=$(BUILD)/%.o) $(COMMON_CU:%.cu=$(BUILD)/%.o) $(VARIANT_SRCS:%.cu=$(BUILD)/%.o) \
              $(VARIANT_C:%.c=$(BUILD)/%.o)
-BENCH_LIB := $(BUILD)/bench/options.o $(BUILD)/bench/gate.o
+BENCH_LIB := $(BUILD)/bench/options.o $(BUILD)/bench/gate.o $(BUILD)/bench/resume.o $(BUILD)/bench/supervise.o
 
 ATTNBENCH := $(BUILD)/attnbench
+# attnbench with the test-only variants of tests/variants/ (a kernel that never
+# ends, for the watchdog's GPU test); never installed or run by make bench
+ATTNBENCH_TEST := $(BUILD)/attnbench-test
+TEST_VARIANT_OBJS := $(patsubst %.cu,$(BUILD)/%.o,$(wildcard tests/variants/*.cu))
 TEST_CPU  := $(BUILD)/test_cpu
 TEST_GPU  := $(BUILD)/test_gpu
 TEST_TRACE := $(BUILD)/test_trace
@@ -109,6 +113,7 @@ TEST_REGRESS := $(BUILD)/test_regress
 TEST_PLOTS := $(BUILD)/test_plots
 TEST_SHIFT := $(BUILD)/test_shift
 TEST_AB   := $(BUILD)/test_ab
+TEST_WATCHDOG := $(BUILD)/test_watchdog
 REGRESS   := $(BUILD)/regress
 AB        := $(BUILD)/ab
 REPORT    := $(BUILD)/report
@@ -120,12 +125,15 @@ MODE     ?= cold,graph
 WARM_MS  ?= 500
 OUT      ?=
 PEAK     ?= 1
-BENCH_ARGS = --grid $(GRID) --mode $(MODE) --warm-ms $(WARM_MS) $(if $(VARIANTS),--variants $(VARIANTS)) $(if $(OUT),--out $(OUT)) $(if $(filter 1,$(PEAK)),--peak)
+RESUME   ?=
+ROW_TIMEOUT ?=
+BENCH_ARGS = --grid $(GRID) --mode $(MODE) --warm-ms $(WARM_MS) $(if $(VARIANTS),--variants $(VARIANTS)) $(if $(OUT),--out $(OUT)) $(if $(filter 1,$(PEAK)),--peak) \
+             $(if $(RESUME),--resume $(RESUME)) $(if $(filter 1,$(FORCE)),--force) $(if $(ROW_TIMEOUT),--row-timeout $(ROW_TIMEOUT))
 TRACE_GRID ?= seed
 GPU_SLUG  = $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | sed 's/^NVIDIA //' | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$$//')
 TRACE_DIR ?= results/$(GPU_SLUG)/traces
 
-.PHONY: all bench trace regress baseline ab plots figures browser-deps fuzz-deps test-sanitize report plot-deps check-deps test test-cpu test-gpu deps help clean FORCE
+.PHONY: all bench sanitize-gpu trace regress baseline ab plots figures browser-deps fuzz-deps test-sanitize report plot-deps check-deps test test-cpu test-gpu deps help clean FORCE
 
 all: $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(BUILD)/mma_peak ## build the runner (build/attnbench), the gate (build/regress), the A/B driver (build/ab), the report and tools
 
@@ -181,6 +189,14 @@ $(BUILD)/mma_peak: tools/mma_peak.cu
 $(ATTNBENCH): $(BUILD)/bench/attnbench.o $(BUILD)/bench/runner.o $(BUILD)/bench/worker.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
 
+$(BUILD)/tests/registry_test_variants.o: common/registry.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DATTN_TEST_VARIANTS -MMD -MP -c $< -o $@
+
+$(ATTNBENCH_TEST): $(BUILD)/bench/attnbench.o $(BUILD)/bench/runner.o $(BUILD)/bench/worker.o $(BENCH_LIB) \
+                   $(filter-out $(BUILD)/common/registry.o,$(LIB_OBJS)) $(BUILD)/tests/registry_test_variants.o $(TEST_VARIANT_OBJS)
+	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
+
 $(AB): $(BUILD)/bench/ab.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
 
@@ -231,10 +247,15 @@ ab: ## measure BASE=rev against CAND=rev (default: the working tree) interleaved
 	 $(AB) --base $$base --cand $$cand $(AB_ARGS); $(call regress_exit,ab)
 
 # bench and trace look for a GPU before they build anything.
-bench: ## run GRID × VARIANTS × MODE on the GPU, write results/<gpu>/RUN_ID.csv
+bench: ## run GRID × VARIANTS × MODE on the GPU, write results/<gpu>/RUN_ID.csv; RESUME=RUN_ID continues one
 	@$(call gpu_check,bench)
 	@$(MAKE) --no-print-directory $(ATTNBENCH)
 	$(ATTNBENCH) $(BENCH_ARGS)
+
+sanitize-gpu: ## compute-sanitizer (memcheck, racecheck, synccheck, initcheck) over every variant at small odd shapes; logs in results/<gpu>/sanitizer/
+	@$(call gpu_check,sanitize-gpu)
+	@$(MAKE) --no-print-directory $(ATTNBENCH)
+	bench/sanitize_gpu.sh $(ATTNBENCH) results/$(GPU_SLUG)/sanitizer
 
 trace: ## trace one call of each variant at TRACE_GRID's points: Chrome JSON + ops.txt in TRACE_DIR
 	@$(call gpu_check,trace)
@@ -324,6 +345,10 @@ $(TEST_TRACE): $(BUILD)/tests/check_trace.o $(BENCH_LIB) $(LIB_OBJS)
 $(TEST_PLOTS): $(BUILD)/tests/check_plots.o $(BUILD)/tests/testutil.o | $(REPORT)
 	$(CC) $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
 
+# the supervisor with tests/fake_runner.sh as its child; resume's file work
+$(TEST_WATCHDOG): $(BUILD)/tests/check_watchdog.o $(BENCH_LIB) $(LIB_OBJS)
+	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(MK_LDLIBS) $(LDLIBS)
+
 $(TEST_SHIFT): $(BUILD)/tests/check_shift.o $(BUILD)/common/shift.o $(BUILD)/common/errors.o
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) -lm $(LDLIBS)
 
@@ -345,6 +370,7 @@ TEST_SUITES_CPU = \
 	shift ./$(TEST_SHIFT) \
 	regress ./$(TEST_REGRESS) \
 	ab ./$(TEST_AB) \
+	watchdog ./$(TEST_WATCHDOG) \
 	plots ./$(TEST_PLOTS) \
 	cpu ./$(TEST_CPU) \
 	gate tests/check_committed.sh \
@@ -355,10 +381,10 @@ TEST_SUITES_CPU = \
 	fuzz "$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)"
 TEST_SUITES = gpu "CK_FORK=no ./$(TEST_GPU)" $(TEST_SUITES_CPU)
 
-test: deps $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(TEST_CPU) $(TEST_GPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_PLOTS) ## build everything; every suite (GPU ones skipped without a device), the gate over the committed A/B pairs; one summary line
+test: deps $(ATTNBENCH) $(ATTNBENCH_TEST) $(REGRESS) $(AB) $(REPORT) $(TEST_CPU) $(TEST_GPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_WATCHDOG) $(TEST_PLOTS) ## build everything; every suite (GPU ones skipped without a device), the gate over the committed A/B pairs; one summary line
 	@tests/run_suites.sh $(TEST_SUITES)
 
-test-cpu: deps $(REPORT) $(REGRESS) $(AB) $(TEST_CPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_PLOTS) ## every suite but the GPU one
+test-cpu: deps $(REPORT) $(REGRESS) $(AB) $(TEST_CPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_WATCHDOG) $(TEST_PLOTS) ## every suite but the GPU one
 	@tests/run_suites.sh $(TEST_SUITES_CPU)
 
 # The host code and the CPU suites again under AddressSanitizer and UBSan, in
@@ -367,7 +393,7 @@ test-cpu: deps $(REPORT) $(REGRESS) $(AB) $(TEST_CPU) $(TEST_TRACE) $(TEST_REGRE
 # they are copied from the main build rather than compiled twice.
 SAN_BUILD := $(BUILD)/asan
 CU_OBJS   := $(COMMON_CU:%.cu=%.o) $(VARIANT_SRCS:%.cu=%.o)
-SAN_TESTS := trace test_trace shift test_shift regress test_regress ab test_ab plots test_plots cpu test_cpu
+SAN_TESTS := trace test_trace shift test_shift regress test_regress ab test_ab watchdog test_watchdog plots test_plots cpu test_cpu
 test-sanitize: check-deps $(addprefix $(BUILD)/,$(CU_OBJS)) ## the CPU suites under AddressSanitizer and UBSan, built in build/asan
 	@for o in $(CU_OBJS); do mkdir -p $(SAN_BUILD)/$$(dirname $$o); cp $(BUILD)/$$o $(SAN_BUILD)/$$o; done
 	@echo "make test-sanitize: building the host code with -fsanitize=address,undefined in $(SAN_BUILD)/"
@@ -377,7 +403,7 @@ test-sanitize: check-deps $(addprefix $(BUILD)/,$(CU_OBJS)) ## the CPU suites un
 	@ATTN_BUILD=$(SAN_BUILD) ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  tests/run_suites.sh $(foreach t,$(filter-out test_%,$(SAN_TESTS)),$(t) ./$(SAN_BUILD)/test_$(t))
 
-test-gpu: check-deps $(ATTNBENCH) $(AB) $(TEST_GPU) ## GPU tests only (skipped without a device)
+test-gpu: check-deps $(ATTNBENCH) $(ATTNBENCH_TEST) $(AB) $(TEST_GPU) ## GPU tests only (skipped without a device)
 	CK_FORK=no ./$(TEST_GPU)
 
 help: ## this list
@@ -392,6 +418,8 @@ help: ## this list
 	@echo "  TRACE_GRID=NAME    grid for trace (default: seed)"
 	@echo "  TRACE_DIR=DIR      where trace writes JSON, ops.txt and its CSV (default: results/<gpu>/traces)"
 	@echo "  OUT=DIR            results directory for bench (default: results/<gpu>)"
+	@echo "  RESUME=RUN_ID      bench: continue that interrupted run (same GRID, VARIANTS, MODE); FORCE=1 across revisions"
+	@echo "  ROW_TIMEOUT=120    bench: seconds a row may run before the watchdog ends it as error (0: no watchdog)"
 	@echo "  RESULTS=FILE BASELINE=FILE THRESHOLDS=FILE GPU=NAME MARKDOWN=FILE  for regress / baseline"
 	@echo "  AB_RUN=DIR         regress: gate that A/B run (default: the newest in results/<gpu>/ab/)"
 	@echo "  TREND=1            regress: the newest plain run against results/<gpu>/baseline.csv"

@@ -1,8 +1,12 @@
 /* attnbench.c — the runner's command line: for every grid point × variant ×
- * timing mode, one CSV row (runner.c measures it). With --worker it serves
- * an A/B run instead (worker.c). Usage: attnbench --help. */
+ * timing mode, one CSV row (runner.c measures it). The sweep runs in a
+ * child process under a watchdog (supervise.c) unless --row-timeout 0; with
+ * --resume it continues a run; with --worker it serves an A/B run instead
+ * (worker.c). Usage: attnbench --help. */
 #include "options.h"
+#include "resume.h"
 #include "runner.h"
+#include "supervise.h"
 #include "worker.h"
 #include "../common/errors.h"
 #include "../common/nvtx.h"
@@ -21,8 +25,63 @@ static void on_signal(int sig)
     attn_interrupted = 1;
 }
 
+/* The modes of v at p the run does not hold yet, in --mode order. */
+static int modes_to_do(const struct runner *r, const struct attn_variant *v,
+                       const struct attn_problem *p, enum attn_mode *todo)
+{
+    int n = 0;
+    for (int m = 0; m < r->opt->nmodes; m++)
+        if (!runner_row_done(r, v->name, p, r->opt->modes[m])) todo[n++] = r->opt->modes[m];
+    return n;
+}
+
+/* Tells the watchdog which rows are at stake: v's rows at p in these modes,
+ * written as error if the process does not come back in time. */
+static int arm(struct runner *r, const struct attn_variant *v, const struct attn_problem *p,
+               const enum attn_mode *modes, int n)
+{
+    if (!supervised()) return ATTN_OK;
+    struct csv_line lines[MODE_COUNT];
+    for (int i = 0; i < n; i++) {
+        struct result_row row;
+        results_row_init(&row);
+        row.variant = v->name;
+        row.problem = *p;
+        row.mode = attn_mode_name(modes[i]);
+        row.status = "error";
+        ATTN_TRY(runner_format_row(r, &row, &lines[i]));
+    }
+    return supervised_arm(lines, n);
+}
+
+/* v's rows at p: opened (setup, validation) with every row it still owes at
+ * stake, then each mode's timing with its own row at stake. */
+static int run_variant(struct runner *r, const struct attn_variant *v, const struct attn_problem *p,
+                       struct point_data *d)
+{
+    enum attn_mode todo[MODE_COUNT];
+    int n = modes_to_do(r, v, p, todo);
+    if (n == 0) return ATTN_OK;
+    ATTN_TRY(arm(r, v, p, todo, n));
+    struct variant_row vr;
+    bool opened;
+    int rc = row_open(r, v, p, d, &vr, &opened);
+    for (int m = 0; opened && m < n && rc == ATTN_OK; m++) {
+        rc = arm(r, v, p, &todo[m], 1);
+        if (rc == ATTN_OK) rc = row_mode_time(r, &vr, todo[m]);
+    }
+    if (opened) row_close(&vr);
+    int drc = supervised_disarm();
+    return rc != ATTN_OK ? rc : drc;
+}
+
 static int run_point(struct runner *r, const struct attn_problem *p, uint64_t seed)
 {
+    enum attn_mode todo[MODE_COUNT];
+    bool work = false;
+    for (int i = 0; i < r->opt->nvariants && !work; i++)
+        work = modes_to_do(r, r->opt->variants[i], p, todo) > 0;
+    if (!work) return ATTN_OK; /* a resumed run holds every row of it */
     char label[96];
     attn_problem_label(p, label, sizeof label);
     attn_range_push(label);
@@ -38,17 +97,59 @@ static int run_point(struct runner *r, const struct attn_problem *p, uint64_t se
         char vlabel[160];
         snprintf(vlabel, sizeof vlabel, "%s %s", v->name, label);
         attn_range_push(vlabel);
-        struct variant_row vr;
-        bool opened;
-        rc = row_open(r, v, p, &d, &vr, &opened);
-        for (int m = 0; opened && m < r->opt->nmodes && rc == ATTN_OK; m++)
-            rc = row_mode_time(r, &vr, r->opt->modes[m]);
-        if (opened) row_close(&vr);
+        rc = run_variant(r, v, p, &d);
         attn_range_pop();
     }
     point_free(&d);
     attn_range_pop();
     return rc;
+}
+
+/* A resumed run continues only the sweep that started it: every row it holds
+ * must be one this command line would measure. */
+static int check_resumed_rows(const struct runner *r)
+{
+    const struct result_set *done = &r->done;
+    if (!done->count) return ATTN_OK;
+    bool *planned = calloc(done->count, sizeof *planned);
+    if (!planned) return ATTN_FAIL(ATTN_ERR, "out of host memory");
+    const struct options *o = r->opt;
+    for (size_t i = 0; i < o->grid.count; i++)
+        for (int v = 0; v < o->nvariants; v++)
+            for (int m = 0; m < o->nmodes; m++) {
+                const struct attn_problem *p = &o->grid.points[i];
+                struct result_key k = {.batch = p->batch, .heads = p->heads, .seq_len = p->seq_len,
+                                       .head_dim = p->head_dim, .causal = p->causal};
+                snprintf(k.variant, sizeof k.variant, "%s", o->variants[v]->name);
+                snprintf(k.dtype, sizeof k.dtype, "%s", attn_dtype_name(p->dtype));
+                snprintf(k.mode, sizeof k.mode, "%s", attn_mode_name(o->modes[m]));
+                const struct result_rec *rec = results_find(done, &k);
+                if (rec) planned[rec - done->rows] = true;
+            }
+    int rc = ATTN_OK;
+    for (size_t i = 0; i < done->count && rc == ATTN_OK; i++)
+        if (!planned[i]) {
+            char label[256];
+            rc = ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: the row %s is not in this sweep: resume with "
+                           "the grid, variants and modes that started the run (its .env's command=)",
+                           done->path, done->rows[i].line,
+                           result_key_label(&done->rows[i].key, label, sizeof label));
+        }
+    free(planned);
+    return rc;
+}
+
+/* The run's seed: --seed, else a resumed run's own (its .env), else fresh. */
+static unsigned long long run_seed(const struct options *o, const struct runner *r)
+{
+    if (o->seed) return o->seed;
+    char text[32];
+    if (o->resume_id && resume_env_value(r->csv_path, "seed", text, sizeof text) == ATTN_OK)
+        return strtoull(text, NULL, 10);
+    if (o->resume_id)
+        fprintf(stderr, "attnbench: %s records no seed: the rest of the run draws fresh inputs\n",
+                r->csv_path);
+    return (uint64_t)time(NULL) * 1000003u + (uint64_t)getpid();
 }
 
 static void print_list(void)
@@ -85,24 +186,41 @@ int main(int argc, char **argv)
         grid_free(&opt.grid);
         return code;
     }
+    if (opt.row_timeout_s > 0 && opt.supervised_fd < 0) {
+        /* the supervisor: no CUDA here; the sweep runs in its children */
+        grid_free(&opt.grid);
+        return supervise("/proc/self/exe", argv, opt.row_timeout_s);
+    }
+    if (opt.supervised_fd >= 0) supervised_attach(opt.supervised_fd);
 
     struct runner r;
-    if (runner_init(&r, &opt) != ATTN_OK || runner_open_files(&r, NULL, NULL, argc, argv) != ATTN_OK) {
+    int rc = runner_init(&r, &opt);
+    if (rc == ATTN_OK && opt.resume_id) {
+        rc = runner_resume_files(&r, opt.resume_id, opt.force, argc, argv);
+        if (rc == ATTN_OK) rc = check_resumed_rows(&r);
+        r.seed = run_seed(&opt, &r);
+    } else if (rc == ATTN_OK) {
+        r.seed = run_seed(&opt, &r);
+        rc = runner_open_files(&r, NULL, NULL, argc, argv);
+    }
+    if (rc == ATTN_OK) rc = supervised_run(r.csv_path);
+    if (rc != ATTN_OK) {
         fprintf(stderr, "attnbench: %s\n", attn_error_message());
         runner_close(&r);
         grid_free(&opt.grid);
         return 2;
     }
+    if (opt.resume_id)
+        fprintf(stderr, "attnbench: resuming %s: %zu rows kept, %zu to go\n", r.csv_path,
+                r.rows_done, opt.grid.count * (size_t)opt.nvariants * (size_t)opt.nmodes - r.rows_done);
     for (int i = 0; i < opt.nvariants; i++)
         if (timing_slowdown_fraction(opt.variants[i]->name) > 0)
             fprintf(stderr, "attnbench: this build injects a %.0f%% slowdown into %s (SLOWDOWN=)\n",
                     100 * timing_slowdown_fraction(opt.variants[i]->name), opt.variants[i]->name);
     r.rows_total = opt.grid.count * (size_t)opt.nvariants * (size_t)opt.nmodes;
 
-    uint64_t seed = opt.seed ? opt.seed : (uint64_t)time(NULL) * 1000003u + (uint64_t)getpid();
-    int rc = ATTN_OK;
     for (size_t i = 0; i < opt.grid.count && rc == ATTN_OK; i++)
-        rc = run_point(&r, &opt.grid.points[i], seed + 7919u * i);
+        rc = run_point(&r, &opt.grid.points[i], r.seed + 7919u * i);
 
     bool traced = r.ops_txt != NULL;
     runner_close(&r);

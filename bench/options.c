@@ -32,6 +32,15 @@ void options_usage(FILE *f)
         "  --trace DIR         write DIR/VARIANT_POINT.json (Chrome trace events: CPU ranges,\n"
         "                      GPU ops) for each variant x point, and DIR/ops.txt\n"
         "  --no-trace          skip the traced call per row (op columns left empty)\n"
+        "  --row-timeout S     a row (its setup and validation, or one mode's timing) still\n"
+        "                      running after S seconds is stopped: the runner process is\n"
+        "                      ended, the row written as error (timed out), and the sweep\n"
+        "                      goes on in a fresh process (default: 120; 0: no watchdog,\n"
+        "                      one process, e.g. under compute-sanitizer or a debugger)\n"
+        "  --resume RUN_ID     continue the interrupted run DIR/RUN_ID.csv (DIR: --out or\n"
+        "                      results/<gpu>): its rows are kept and skipped, the rest of\n"
+        "                      the sweep appended; same GPU model and revision required\n"
+        "  --force             with --resume: continue a run another revision started\n"
         "  --quiet             no progress lines\n"
         "  --worker            serve one side of an A/B run on stdin/stdout (build/ab starts it)\n"
         "  --help              this text\n"
@@ -101,6 +110,8 @@ int options_parse(struct options *o, int argc, char **argv)
     o->grids_dir = "bench/grids";
     o->modes[0] = MODE_COLD;
     o->nmodes = 1;
+    o->row_timeout_s = 120;
+    o->supervised_fd = -1;
     o->rule = (struct stop_rule){.min_samples = 10, .min_ms = 20.0, .target_noise = 0.005,
                                  .budget_ms = 3000.0, .max_samples = 5000};
     const char *grids[64], *points[64];
@@ -114,11 +125,13 @@ int options_parse(struct options *o, int argc, char **argv)
         if (!strcmp(a, "--peak")) { o->peak = true; continue; }
         if (!strcmp(a, "--no-trace")) { o->no_trace = true; continue; }
         if (!strcmp(a, "--worker")) { o->worker = true; continue; }
+        if (!strcmp(a, "--force")) { o->force = true; continue; }
         if (strncmp(a, "--", 2) != 0)
             return ATTN_FAIL(ATTN_ERR_INPUT, "unexpected argument '%s'", a);
         static const char *const with_value[] = {"--grid", "--point", "--variants", "--mode",
                                                  "--out", "--grids-dir", "--budget-ms", "--noise",
-                                                 "--min-samples", "--seed", "--trace", "--warm-ms"};
+                                                 "--min-samples", "--seed", "--trace", "--warm-ms",
+                                                 "--row-timeout", "--resume", "--supervised-fd"};
         bool known = false;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
             known |= strcmp(a, with_value[k]) == 0;
@@ -156,6 +169,16 @@ int options_parse(struct options *o, int argc, char **argv)
             if (x != floor(x))
                 return ATTN_FAIL(ATTN_ERR_INPUT, "--min-samples: '%s' is not a whole number", val);
             o->rule.min_samples = (size_t)x;
+        } else if (!strcmp(a, "--row-timeout")) {
+            ATTN_TRY(parse_number(a, val, 0, 86400, &o->row_timeout_s));
+        } else if (!strcmp(a, "--resume")) {
+            if (!*val || strchr(val, '/') || !strcmp(val, ".") || !strcmp(val, ".."))
+                return ATTN_FAIL(ATTN_ERR_INPUT, "--resume: '%s' is not a run id (RUN_ID, as in "
+                                                 "results/<gpu>/RUN_ID.csv)", val);
+            o->resume_id = val;
+        } else if (!strcmp(a, "--supervised-fd")) {
+            ATTN_TRY(parse_number(a, val, 0, 1 << 20, &x));
+            o->supervised_fd = (int)x;
         } else if (!strcmp(a, "--seed")) {
             ATTN_TRY(parse_number(a, val, 0, 1.8e19, &x));
             if (x != floor(x))
@@ -164,6 +187,7 @@ int options_parse(struct options *o, int argc, char **argv)
         }
     }
     if (o->list || o->help || o->worker) return ATTN_OK; /* a worker is sent its points */
+    if (o->force && !o->resume_id) return ATTN_FAIL(ATTN_ERR_INPUT, "--force goes with --resume");
     if (o->trace_dir && o->no_trace)
         return ATTN_FAIL(ATTN_ERR_INPUT, "--trace and --no-trace contradict each other");
     if (ngrids == 0 && npoints == 0) grids[ngrids++] = "default";

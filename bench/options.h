@@ -28,6 +28,10 @@ struct options {
     bool no_trace;                   /* skip the per-row traced call */
     const char *trace_dir;           /* Chrome JSON per variant × point and ops.txt; NULL none */
     bool worker;                     /* serve an A/B run on stdin/stdout (worker.h) */
+    double row_timeout_s;            /* the watchdog's limit per row; 0 = no watchdog */
+    int supervised_fd;               /* a watched child's pipe to its supervisor; -1 none */
+    const char *resume_id;           /* continue this run (--resume); NULL: a new run */
+    bool force;                      /* --resume across revisions */
 };
 
 /* Fills *o from argv. ATTN_ERR_INPUT with a one-line message on a usage

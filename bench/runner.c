@@ -13,9 +13,11 @@
 #include "../common/nvtx.h"
 #include "../common/reference.h"
 #include "../common/trace.h"
+#include "resume.h"
 
 #include <cuda_runtime_api.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +67,8 @@ int runner_init(struct runner *r, const struct options *opt)
     if (opt->trace_dir) {
         char path[1100];
         snprintf(path, sizeof path, "%s/ops.txt", opt->trace_dir);
-        if (!r->tracing || files_mkdir_p(opt->trace_dir) != ATTN_OK || !(r->ops_txt = fopen(path, "w")))
+        if (!r->tracing || files_mkdir_p(opt->trace_dir) != ATTN_OK ||
+            !(r->ops_txt = fopen(path, opt->resume_id ? "a" : "w")))
             return ATTN_FAIL(ATTN_ERR_INPUT, "--trace %s: %s", opt->trace_dir,
                              r->tracing ? "unable to create it" : "tracing is unavailable");
     }
@@ -84,15 +87,22 @@ void runner_close(struct runner *r)
     r->timer = NULL;
     if (r->stream) cudaStreamDestroy((cudaStream_t)r->stream);
     r->stream = NULL;
+    results_free(&r->done);
+}
+
+/* The run's directory: dir_arg, else --out, else results/<gpu>. */
+static void run_dir(const struct runner *r, const char *dir_arg, char *dir, size_t len)
+{
+    if (dir_arg) snprintf(dir, len, "%s", dir_arg);
+    else if (r->opt->out_dir) snprintf(dir, len, "%s", r->opt->out_dir);
+    else snprintf(dir, len, "results/%s", r->gpu);
 }
 
 int runner_open_files(struct runner *r, const char *dir_arg, const char *run_id, int argc,
                       char **argv)
 {
     char dir[1024], stamp[32], env_path[1200];
-    if (dir_arg) snprintf(dir, sizeof dir, "%s", dir_arg);
-    else if (r->opt->out_dir) snprintf(dir, sizeof dir, "%s", r->opt->out_dir);
-    else snprintf(dir, sizeof dir, "results/%s", r->gpu);
+    run_dir(r, dir_arg, dir, sizeof dir);
     ATTN_TRY(files_mkdir_p(dir));
     time_t t = time(NULL);
     struct tm tm;
@@ -118,16 +128,66 @@ int runner_open_files(struct runner *r, const char *dir_arg, const char *run_id,
         if ((size_t)snprintf(env_path, sizeof env_path, "%s/%s.env", dir, r->run_id) >= sizeof env_path)
             return ATTN_FAIL(ATTN_ERR_INPUT, "path too long: '%s'", dir);
         return env_write(env_path, &r->dev, r->have_peaks ? &r->peaks : NULL, r->run_id, when,
-                         argc, argv);
+                         r->seed, argc, argv);
     }
     return ATTN_FAIL(ATTN_ERR_INPUT, "no free run id in '%s'", dir);
 }
 
+static int open_append(const char *path, int *fd)
+{
+    *fd = open(path, O_WRONLY | O_APPEND);
+    return *fd >= 0 ? ATTN_OK : ATTN_FAIL(ATTN_ERR_INPUT, "unable to open '%s': %s", path, strerror(errno));
+}
+
+int runner_resume_files(struct runner *r, const char *run_id, bool force, int argc, char **argv)
+{
+    char dir[1024], env_path[1200], when[32];
+    run_dir(r, NULL, dir, sizeof dir);
+    snprintf(r->run_id, sizeof r->run_id, "%s", run_id);
+    if ((size_t)snprintf(r->csv_path, sizeof r->csv_path, "%s/%s.csv", dir, run_id) >= sizeof r->csv_path ||
+        (size_t)snprintf(env_path, sizeof env_path, "%s/%s.env", dir, run_id) >= sizeof env_path ||
+        results_samples_path(r->csv_path, r->samples_path, sizeof r->samples_path) != ATTN_OK)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "--resume %s: path too long", run_id);
+    if (access(r->csv_path, F_OK) != 0)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "--resume %s: no run '%s' (%s)", run_id, r->csv_path,
+                         strerror(errno));
+    ATTN_TRY(resume_trim(r->csv_path, &r->done));
+    ATTN_TRY(resume_check(&r->done, r->gpu, env_git_rev(), force));
+    ATTN_TRY(open_append(r->csv_path, &r->csv_fd));
+    ATTN_TRY(open_append(r->samples_path, &r->samples_fd));
+    for (size_t i = 0; i < r->done.count; i++) {
+        const char *st = r->done.rows[i].status;
+        r->rows_failed += !strcmp(st, "mismatch") || !strcmp(st, "error");
+    }
+    r->rows_done = r->done.count;
+    FILE *env = fopen(env_path, "a");
+    if (!env) return ATTN_FAIL(ATTN_ERR_INPUT, "unable to open '%s': %s", env_path, strerror(errno));
+    iso_now(when, sizeof when);
+    fprintf(env, "resumed=%s git_rev=%s rows_kept=%zu command=", when, env_git_rev(), r->done.count);
+    for (int i = 0; i < argc; i++) fprintf(env, "%s%s", i ? " " : "", argv[i]);
+    fprintf(env, "\n");
+    if (fclose(env) != 0)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "unable to write '%s': %s", env_path, strerror(errno));
+    return ATTN_OK;
+}
+
+bool runner_row_done(const struct runner *r, const char *variant, const struct attn_problem *p,
+                     enum attn_mode mode)
+{
+    if (!r->done.count) return false;
+    struct result_key k = {.batch = p->batch, .heads = p->heads, .seq_len = p->seq_len,
+                           .head_dim = p->head_dim, .causal = p->causal};
+    snprintf(k.variant, sizeof k.variant, "%s", variant);
+    snprintf(k.dtype, sizeof k.dtype, "%s", attn_dtype_name(p->dtype));
+    snprintf(k.mode, sizeof k.mode, "%s", attn_mode_name(mode));
+    return results_find(&r->done, &k) != NULL;
+}
+
 /* Writes one row (its samples first, so that a row in the CSV always has its
  * samples whole) and prints its progress line. */
-static int emit(struct runner *r, struct result_row *row)
+int runner_format_row(struct runner *r, struct result_row *row, struct csv_line *line)
 {
-    char when[32], label[96];
+    char when[32];
     iso_now(when, sizeof when);
     row->run_id = r->run_id;
     row->ab_run = r->ab_run;
@@ -141,8 +201,16 @@ static int emit(struct runner *r, struct result_row *row)
                                                                     : row->clock_end_mhz;
         row->clock_low = lowest < 0.9 * r->ref_clock_mhz;
     }
+    int rc = results_format(row, line);
+    row->timestamp = NULL; /* `when` ends here */
+    return rc;
+}
+
+static int emit(struct runner *r, struct result_row *row)
+{
+    char label[96];
     struct csv_line line;
-    ATTN_TRY(results_format(row, &line));
+    ATTN_TRY(runner_format_row(r, row, &line));
     if (row->timed) ATTN_TRY(results_samples_append(r->samples_fd, row));
     ATTN_TRY(csv_append(r->csv_fd, &line));
     r->rows_done++;
@@ -169,6 +237,7 @@ static int emit_untimed(struct runner *r, const struct attn_variant *v,
                         const struct result_row *partial)
 {
     for (int m = 0; m < r->opt->nmodes; m++) {
+        if (runner_row_done(r, v->name, p, r->opt->modes[m])) continue; /* a resumed run's */
         struct result_row row;
         if (partial) row = *partial;
         else results_row_init(&row);

@@ -9,6 +9,7 @@
 #include "options.h"
 #include "../common/peak.h"
 #include "../common/results.h"
+#include "../common/results_read.h"
 #include "../common/timing.h"
 
 #include <stdio.h>
@@ -27,6 +28,8 @@ struct runner {
     unsigned ref_clock_mhz; /* the run's first busy SM clock reading, 0 unknown */
     bool tracing;           /* a traced call per row */
     FILE *ops_txt;          /* DIR/ops.txt with --trace */
+    unsigned long long seed; /* the run's input seed, recorded in its .env (0: per point, A/B) */
+    struct result_set done; /* a resumed run's rows, skipped; empty in a new run */
 };
 
 /* Device, stream, timer, NVML, peaks (with --peak), tracing; ATTN_ERR_INPUT
@@ -38,6 +41,17 @@ void runner_close(struct runner *);
  * --out, else results/<gpu>. run_id NULL: the UTC start time, made unique. */
 int runner_open_files(struct runner *, const char *dir, const char *run_id, int argc,
                       char **argv);
+/* Reopens DIR/RUN_ID.csv (DIR: --out, else results/<gpu>) and its samples
+ * to continue the run: cut back to its whole rows (resume.h), checked
+ * against this GPU and revision (force: any revision), its rows kept in
+ * r->done and counted as done; the .env gains a `resumed=` line. */
+int runner_resume_files(struct runner *, const char *run_id, bool force, int argc, char **argv);
+/* Whether the run holds the row already (a resumed run). */
+bool runner_row_done(const struct runner *, const char *variant, const struct attn_problem *,
+                     enum attn_mode);
+/* The row as the run writes it: the run's own fields (run id, revision, GPU,
+ * time, peaks) filled in, then formatted. */
+int runner_format_row(struct runner *, struct result_row *, struct csv_line *);
 
 /* The tensors of one grid point, shared by every variant run on it. */
 struct point_data {

@@ -14,12 +14,27 @@
 #else
 #define CUDNN_VARIANTS(X)
 #endif
+/* The tuning lab's variant exists only in `make lab`'s build (ATTN_LAB). */
+#ifdef ATTN_LAB
+#define LAB_VARIANTS(X) X(flash_hopper_lab)
+#else
+#define LAB_VARIANTS(X)
+#endif
+/* Variants that misbehave on purpose (a kernel that never ends) exist only
+ * in the tests' build of attnbench (ATTN_TEST_VARIANTS). */
+#ifdef ATTN_TEST_VARIANTS
+#define TEST_VARIANTS(X) X(test_hang) X(test_hang_late)
+#else
+#define TEST_VARIANTS(X)
+#endif
 #define VARIANT_LIST(X) \
     X(naive)            \
     X(inplace)          \
     CUDNN_VARIANTS(X)   \
     X(flash_mma)        \
-    X(flash_hopper)
+    X(flash_hopper)     \
+    LAB_VARIANTS(X)     \
+    TEST_VARIANTS(X)
 
 #define DECLARE(name) extern const struct attn_variant attn_variant_##name;
 #define ENTRY(name) &attn_variant_##name,

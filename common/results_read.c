@@ -243,7 +243,8 @@ static int read_header(const char *path, int lineno, char **fields, int n, int n
     return ATTN_OK;
 }
 
-static int read_rows(FILE *f, const char *path, struct result_set *out, struct key_index *keys)
+static int read_rows(FILE *f, const char *path, struct result_set *out, struct key_index *keys,
+                     bool allow_empty)
 {
     char line[CSV_LINE_MAX];
     char *fields[MAX_FIELDS];
@@ -283,13 +284,14 @@ static int read_rows(FILE *f, const char *path, struct result_set *out, struct k
         out->count++;
     }
     ATTN_TRY(line_problem(rc, path, lineno + 1));
-    if (rc == -2 && nheader >= 0 && out->count > 0) /* a crash cut the run short: keep its whole rows */
+    if (rc == -2 && nheader >= 0 && (out->count > 0 || allow_empty)) /* a crash cut the run short: keep its whole rows */
         fprintf(stderr, "warning: %s:%d: last line cut short (no line end): ignored, %zu whole rows kept\n",
                 path, lineno + 1, out->count);
     else if (rc == -2)
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: torn last line (no line end)", path, lineno + 1);
     if (nheader < 0) return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: empty file (no header)", path, lineno + 1);
-    if (out->count == 0) return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: no data rows after the header", path, lineno);
+    if (out->count == 0 && !allow_empty)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: no data rows after the header", path, lineno);
     return ATTN_OK;
 }
 
@@ -365,7 +367,7 @@ static int read_samples(FILE *f, const char *path, struct result_set *out,
     return ATTN_OK;
 }
 
-int results_read(const char *path, struct result_set *out)
+int results_read_run(const char *path, int flags, struct result_set *out)
 {
     memset(out, 0, sizeof *out);
     snprintf(out->path, sizeof out->path, "%s", path);
@@ -375,7 +377,7 @@ int results_read(const char *path, struct result_set *out)
     FILE *f = fopen(path, "r");
     if (!f) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to open: %s", path, strerror(errno));
     struct key_index keys = {0};
-    int rc = read_rows(f, path, out, &keys);
+    int rc = read_rows(f, path, out, &keys, flags & RESULTS_ALLOW_EMPTY);
     fclose(f);
     char spath[600];
     if (rc == ATTN_OK && results_samples_path(path, spath, sizeof spath) == ATTN_OK &&
@@ -383,16 +385,37 @@ int results_read(const char *path, struct result_set *out)
         rc = read_samples(f, spath, out, &keys);
         fclose(f);
     }
-    free(keys.slot);
+    out->index_slots = keys.slot;
+    out->index_cap = keys.cap;
     if (rc != ATTN_OK) results_free(out);
     return rc;
+}
+
+int results_read(const char *path, struct result_set *out) { return results_read_run(path, 0, out); }
+
+int results_line_key(char **fields, int n, const char *where, struct result_key *k)
+{
+    if (n != COL_COUNT)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: %d fields where a row has %d", where, n, COL_COUNT);
+    int idx[COL_COUNT];
+    for (int c = 0; c < COL_COUNT; c++) idx[c] = c;
+    return parse_key(where, 0, fields, idx, k);
+}
+
+const struct result_rec *results_find(const struct result_set *s, const struct result_key *k)
+{
+    const struct key_index x = {s->index_slots, s->index_cap};
+    return index_find(&x, (struct result_set *)s, k);
 }
 
 void results_free(struct result_set *s)
 {
     for (size_t i = 0; i < s->count; i++) free(s->rows[i].sample_ms);
     free(s->rows);
+    free(s->index_slots);
     s->rows = NULL;
+    s->index_slots = NULL;
+    s->index_cap = 0;
     s->count = 0;
 }
 

@@ -45,6 +45,7 @@ struct result_set {
     char path[512];
     struct result_rec *rows;
     size_t count;
+    size_t *index_slots, index_cap; /* private: rows by key (results_find) */
 };
 
 /* Reads path, and its samples file (results_samples_path) when there is one.
@@ -56,7 +57,16 @@ struct result_set {
  * order, a timed row whose sample count differs from its `samples` column.
  * Samples of keys the CSV lacks (a row cut by a crash) are ignored. */
 int results_read(const char *path, struct result_set *out);
+/* results_read with flags: RESULTS_ALLOW_EMPTY accepts a run with a header
+ * and no whole row yet (a sweep stopped before its first row ended). */
+#define RESULTS_ALLOW_EMPTY 1
+int results_read_run(const char *path, int flags, struct result_set *out);
 void results_free(struct result_set *);
+/* The key of a row as results_format wrote it (every column, in the schema's
+ * order), split by csv_split; `where` names it in messages. */
+int results_line_key(char **fields, int n, const char *where, struct result_key *k);
+/* The row with key k, or NULL; in constant time. */
+const struct result_rec *results_find(const struct result_set *, const struct result_key *k);
 
 /* "naive bf16 B=2 H=16 S=1024 D=64 causal cold" */
 const char *result_key_label(const struct result_key *, char *buf, size_t len);

@@ -417,17 +417,24 @@ static int count_rows(const char *dir, const char *status)
     return n;
 }
 
+/* The one run CSV in dir into path. */
+static void run_csv_path(const char *dir, char *path, size_t len)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "ls %s/*[0-9]Z.csv", dir);
+    FILE *p = popen(cmd, "r");
+    ck_assert(p);
+    ck_assert_ptr_nonnull(fgets(path, (int)len, p));
+    pclose(p);
+    path[strcspn(path, "\n")] = '\0';
+}
+
 /* Every line of the run's CSV is whole: it ends in a newline and splits into
  * the header's number of fields. Returns the number of data rows. */
 static int whole_rows(const char *dir)
 {
-    char cmd[512], path[512];
-    snprintf(cmd, sizeof cmd, "ls %s/*[0-9]Z.csv", dir);
-    FILE *p = popen(cmd, "r");
-    ck_assert(p);
-    ck_assert_ptr_nonnull(fgets(path, sizeof path, p));
-    pclose(p);
-    path[strcspn(path, "\n")] = '\0';
+    char path[512];
+    run_csv_path(dir, path, sizeof path);
     FILE *f = fopen(path, "r");
     ck_assert_ptr_nonnull(f);
     char line[CSV_LINE_MAX];
@@ -543,6 +550,87 @@ START_TEST(test_ab_runs_both_sides)
 }
 END_TEST
 
+/* ------------------------------------------------- watchdog and resume */
+
+/* A kernel that never ends costs its own rows: test_hang hangs in
+ * validation (both its rows), test_hang_late in each mode's timing (one row
+ * each time); the rows after them are measured in fresh processes. */
+START_TEST(test_watchdog_hung_kernels_cost_their_rows)
+{
+    char dir[32], cmd[1024], path[512];
+    strcpy(dir, "/tmp/attnbench-hang-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "./build/attnbench-test --quiet --variants naive,test_hang,test_hang_late,inplace "
+                              "--point 'batch=1 heads=2 seq=128 dim=64' --mode cold,hot --budget-ms 100 "
+                              "--row-timeout 5 --out %s 2> %s/stderr", dir, dir);
+    int st = system(cmd);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 1); /* rows failed; the sweep ended */
+    ck_assert_int_eq(whole_rows(dir), 8);
+    run_csv_path(dir, path, sizeof path);
+    struct result_set set;
+    ck_assert_msg(results_read(path, &set) == ATTN_OK, "%s", attn_error_message());
+    for (size_t i = 0; i < set.count; i++) {
+        const struct result_rec *r = &set.rows[i];
+        if (!strncmp(r->key.variant, "test_hang", 9)) {
+            ck_assert_str_eq(r->status, "error");
+            ck_assert_str_eq(r->reason, "timed out after 5 s");
+        } else {
+            ck_assert_msg(!strcmp(r->status, "ok"), "%s %s: %s %s", r->key.variant, r->key.mode,
+                          r->status, r->reason);
+        }
+    }
+    results_free(&set);
+    /* three fresh processes: after test_hang, test_hang_late cold, its hot */
+    snprintf(cmd, sizeof cmd, "grep -c 'going on in a fresh process' %s/stderr", dir);
+    FILE *p = popen(cmd, "r");
+    int restarts = -1;
+    ck_assert_int_eq(fscanf(p, "%d", &restarts), 1);
+    pclose(p);
+    ck_assert_int_eq(restarts, 3);
+    remove_dir(dir);
+}
+END_TEST
+
+/* A run cut short (rows torn, samples of unwritten rows left behind) is
+ * completed by --resume into the run an uninterrupted sweep writes: every
+ * row once, the samples whole; a second --resume has nothing to do; a resume
+ * with another grid is refused. */
+START_TEST(test_resume_completes_a_cut_run)
+{
+    char dir[32], cmd[4096], path[512], id[64];
+    const char *sweep = "--variants naive,inplace --point 'batch=1 heads=2 seq=64,128 dim=64' "
+                        "--mode cold,hot --budget-ms 100 --seed 11";
+    ck_assert_int_eq(run_attnbench("", sweep, dir), 0);
+    ck_assert_int_eq(whole_rows(dir), 8);
+    run_csv_path(dir, path, sizeof path);
+    const char *base = strrchr(path, '/') + 1;
+    snprintf(id, sizeof id, "%.*s", (int)(strlen(base) - 4), base);
+    /* keep the header and three rows, then half a line */
+    snprintf(cmd, sizeof cmd, "head -n 4 %s > %s.cut && sed -n 5p %s | head -c 40 >> %s.cut && mv %s.cut %s",
+             path, path, path, path, path, path);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "./build/attnbench --quiet %s --out %s --resume %s", sweep, dir, id);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(whole_rows(dir), 8);
+    ck_assert_int_eq(count_rows(dir, "ok"), 8);
+    snprintf(cmd, sizeof cmd, "grep -c '^resumed=' %s/%s.env | grep -qx 1", dir, id);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "./build/attnbench --quiet %s --out %s --resume %s", sweep, dir, id);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(whole_rows(dir), 8);
+    snprintf(cmd, sizeof cmd, "./build/attnbench --quiet --variants naive --point 'batch=1 heads=2 seq=64 dim=64' "
+                              "--mode cold --out %s --resume %s 2> %s/refused", dir, id, dir);
+    int st = system(cmd);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 2);
+    snprintf(cmd, sizeof cmd, "grep -q 'is not in this sweep' %s/refused", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(whole_rows(dir), 8);
+    remove_dir(dir);
+}
+END_TEST
+
 static Suite *gpu_suite(void)
 {
     Suite *s = suite_create("gpu");
@@ -570,11 +658,16 @@ static Suite *gpu_suite(void)
     tcase_add_test(t, test_runner_interrupted_keeps_whole_rows);
     tcase_add_test(t, test_ab_runs_both_sides);
     suite_add_tcase(s, t);
+    t = tcase_create("watchdog");
+    tcase_set_timeout(t, 300);
+    tcase_add_test(t, test_watchdog_hung_kernels_cost_their_rows);
+    tcase_add_test(t, test_resume_completes_a_cut_run);
+    suite_add_tcase(s, t);
     return s;
 }
 
 /* Tests in gpu_suite(), for the skipped count: keep in step with it. */
-#define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_LONG + N_ODD + 2 + 2 + 1 + N_CUDNN_TESTS + 4)
+#define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_LONG + N_ODD + 2 + 2 + 1 + N_CUDNN_TESTS + 4 + 2)
 
 int main(void)
 {

@@ -1,0 +1,28 @@
+/* resume.h — a run's files brought back to their whole rows, for continuing
+ * an interrupted sweep (attnbench --resume RUN_ID) and for the watchdog's
+ * rows (supervise.c): the CSV is cut back to its last line end, the samples
+ * file to the samples of the rows the CSV holds, and a run is checked
+ * against the machine that is to continue it. */
+#ifndef ATTN_RESUME_H
+#define ATTN_RESUME_H
+
+#include "../common/results_read.h"
+
+#include <stdbool.h>
+
+/* Reads csv_path (a header and no row yet is accepted) and cuts the CSV and
+ * its samples file back to the rows it holds: a torn last line, and samples
+ * written for a row that never reached the CSV, are removed. *rows is the
+ * run as it stands; free it with results_free. */
+int resume_trim(const char *csv_path, struct result_set *rows);
+
+/* The run may be continued here: every row measured on `gpu` (always
+ * checked), by revision `git_rev` unless force, and none of it one side of
+ * an A/B run. ATTN_ERR_INPUT naming the first row that is not. */
+int resume_check(const struct result_set *rows, const char *gpu, const char *git_rev, bool force);
+
+/* The value of `key=` in a run's .env file beside csv_path into buf;
+ * ATTN_ERR_INPUT when the file or the key is missing. */
+int resume_env_value(const char *csv_path, const char *key, char *buf, size_t len);
+
+#endif
