@@ -143,7 +143,9 @@ static int take_line(struct watch *w, const char *line)
 /* Reads what the child sent; *eof when it closed its end. */
 static int take_input(struct watch *w, int fd, bool *eof)
 {
-    ssize_t n = read(fd, w->buf + w->len, sizeof w->buf - w->len);
+    if (w->len >= sizeof w->buf) return ATTN_FAIL(ATTN_ERR, "watchdog: a message too long");
+    const size_t room = sizeof w->buf - w->len;
+    ssize_t n = read(fd, w->buf + w->len, room);
     if (n < 0) return errno == EINTR || errno == EAGAIN ? ATTN_OK : ATTN_FAIL(ATTN_ERR, "watchdog: %s", strerror(errno));
     if (n == 0) {
         *eof = true;
