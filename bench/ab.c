@@ -457,7 +457,8 @@ static int run(struct ab_args *a, struct side sides[2], int *code)
     ATTN_TRY(results_read(path[1], &cand));
     size_t failed = 0;
     for (size_t i = 0; i < cand.count; i++)
-        failed += !strcmp(cand.rows[i].status, "mismatch") || !strcmp(cand.rows[i].status, "error");
+        failed += !strcmp(cand.rows[i].status, row_status_names[STATUS_MISMATCH]) ||
+                  !strcmp(cand.rows[i].status, row_status_names[STATUS_ERROR]);
     results_free(&cand);
     if (failed) {
         fprintf(stderr, "ab: %zu candidate rows are mismatch or error (their reasons are in %s)\n",

@@ -11,6 +11,7 @@
 #include "../common/errors.h"
 #include "../common/nvtx.h"
 #include "../common/registry.h"
+#include "../common/schema.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -48,7 +49,7 @@ static int arm(struct runner *r, const struct attn_variant *v, const struct attn
         row.variant = v->name;
         row.problem = *p;
         row.mode = attn_mode_name(modes[i]);
-        row.status = "error";
+        row.status = row_status_names[STATUS_ERROR];
         ATTN_TRY(runner_format_row(r, &row, &lines[i]));
     }
     return supervised_arm(lines, n);
@@ -117,12 +118,8 @@ static int check_resumed_rows(const struct runner *r)
     for (size_t i = 0; i < o->grid.count; i++)
         for (int v = 0; v < o->nvariants; v++)
             for (int m = 0; m < o->nmodes; m++) {
-                const struct attn_problem *p = &o->grid.points[i];
-                struct result_key k = {.batch = p->batch, .heads = p->heads, .seq_len = p->seq_len,
-                                       .head_dim = p->head_dim, .causal = p->causal};
-                snprintf(k.variant, sizeof k.variant, "%s", o->variants[v]->name);
-                snprintf(k.dtype, sizeof k.dtype, "%s", attn_dtype_name(p->dtype));
-                snprintf(k.mode, sizeof k.mode, "%s", attn_mode_name(o->modes[m]));
+                struct result_key k;
+                result_key_of(o->variants[v]->name, &o->grid.points[i], o->modes[m], &k);
                 const struct result_rec *rec = results_find(done, &k);
                 if (rec) planned[rec - done->rows] = true;
             }

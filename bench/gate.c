@@ -4,6 +4,7 @@
 #include "../common/csv.h"
 #include "../common/errors.h"
 #include "../common/reference.h"
+#include "../common/schema.h"
 #include "../common/shift.h"
 
 #include <ctype.h>
@@ -16,10 +17,14 @@
 
 /* ------------------------------------------------------------ thresholds */
 
+/* The fields a rule's condition tests: the row key's columns, named as in
+ * the results file (schema.h), the text ones first. */
 enum { F_VARIANT, F_DTYPE, F_MODE, F_BATCH, F_HEADS, F_SEQ, F_DIM, F_CAUSAL, F_COUNT };
-static const char *const field_names[F_COUNT] = {"variant", "dtype", "mode", "batch",
-                                                 "heads", "seq_len", "head_dim", "causal"};
+static const enum result_column field_column[F_COUNT] = {COL_VARIANT, COL_DTYPE, COL_MODE, COL_BATCH,
+                                                         COL_HEADS, COL_SEQ, COL_DIM, COL_CAUSAL};
 #define F_FIRST_NUMBER F_BATCH
+
+static const char *field_name(int f) { return result_column_names[field_column[f]]; }
 
 void gate_thresholds_default(struct gate_thresholds *t)
 {
@@ -98,11 +103,13 @@ static int parse_cond(struct gate_cond *c, const char *word, const char *where)
     const char *op = word + flen;
     c->field = -1;
     for (int i = 0; i < F_COUNT; i++)
-        if (strlen(field_names[i]) == flen && !strncmp(word, field_names[i], flen)) c->field = i;
-    if (c->field < 0)
-        return ATTN_FAIL(ATTN_ERR_INPUT,
-                         "%s: '%s': unknown field (variant, dtype, mode, batch, heads, seq_len, "
-                         "head_dim, causal)", where, word);
+        if (strlen(field_name(i)) == flen && !strncmp(word, field_name(i), flen)) c->field = i;
+    if (c->field < 0) {
+        char names[128] = "";
+        for (int i = 0; i < F_COUNT; i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", field_name(i));
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s': unknown field (%s)", where, word, names);
+    }
     const char *val;
     if (!strncmp(op, "!=", 2)) { c->op = OP_NE; val = op + 2; }
     else if (!strncmp(op, "<=", 2)) { c->op = OP_LE; val = op + 2; }
@@ -115,7 +122,7 @@ static int parse_cond(struct gate_cond *c, const char *word, const char *where)
     if (c->field < F_FIRST_NUMBER) {
         if (c->op != OP_EQ && c->op != OP_NE)
             return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s': %s compares with = or != only", where, word,
-                             field_names[c->field]);
+                             field_name(c->field));
         snprintf(c->text, sizeof c->text, "%s", val);
         return ATTN_OK;
     }
@@ -218,8 +225,11 @@ struct gate_settings gate_settings_for(const struct gate_thresholds *t, const st
 
 /* ------------------------------------------------------------ comparison */
 
+/* The row of s with key k: through the reader's index when s was read from a
+ * file, else (a set built by hand) by a scan. */
 static const struct result_rec *find(const struct result_set *s, const struct result_key *k)
 {
+    if (s->index_cap) return results_find(s, k);
     for (size_t i = 0; i < s->count; i++)
         if (result_key_equal(&s->rows[i].key, k)) return &s->rows[i];
     return NULL;
@@ -251,12 +261,12 @@ static int judge(struct gate_line *l, const struct result_rec *b, const struct r
     l->base_ms = b->ms_median;
     l->cur_ms = c->ms_median;
     l->limit = s->slowdown;
-    if (strcmp(b->status, "ok") != 0) {
+    if (strcmp(b->status, row_status_names[STATUS_OK]) != 0) {
         l->verdict = V_PASS;
         snprintf(l->why, sizeof l->why, "baseline %s, now %s: not compared", b->status, c->status);
         return ATTN_OK;
     }
-    if (strcmp(c->status, "ok") != 0) {
+    if (strcmp(c->status, row_status_names[STATUS_OK]) != 0) {
         l->verdict = V_FAIL_STATUS;
         snprintf(l->why, sizeof l->why, "was ok, now %s (line %d)", c->status, c->line);
         r->failed++;

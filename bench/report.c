@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+const enum attn_mode report_modes[MODE_COUNT] = {MODE_COLD, MODE_GRAPH, MODE_HOT};
+
 int report_variants(const struct result_set *s, const char *names[MAX_VARIANTS])
 {
     int n = 0;
@@ -45,14 +47,16 @@ const struct result_rec *report_twin(const struct result_set *s, const struct re
 
 bool report_row_ok(const struct result_rec *r)
 {
-    return r && !strcmp(r->status, "ok") && isfinite(r->ms_median) && r->ms_median > 0;
+    return r && !strcmp(r->status, row_status_names[STATUS_OK]) && isfinite(r->ms_median) &&
+           r->ms_median > 0;
 }
 
 const char *report_pick_mode(const struct result_set *s, const char *want)
 {
     if (want) return want;
+    const char *cold = timing_mode_names[MODE_COLD];
     for (size_t i = 0; i < s->count; i++)
-        if (!strcmp(s->rows[i].key.mode, "cold")) return "cold";
+        if (!strcmp(s->rows[i].key.mode, cold)) return cold;
     return s->rows[0].key.mode;
 }
 

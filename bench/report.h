@@ -6,6 +6,7 @@
 #define ATTN_REPORT_H
 
 #include "../common/results_read.h"
+#include "../common/schema.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,6 +16,10 @@
 struct report_args {
     const char *cmd, *results, *outdir, *mode, *baseline, *thresholds, *env;
 };
+
+/* The modes in the order the report shows them: cold, graph, hot. A mode's
+ * place here is also its code in the ratio files (plots/README.md). */
+extern const enum attn_mode report_modes[MODE_COUNT];
 
 /* The run's variants in order of first appearance; returns how many. */
 int report_variants(const struct result_set *, const char *names[MAX_VARIANTS]);

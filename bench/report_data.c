@@ -42,8 +42,8 @@ struct panel {
     long tokens; /* the family's batch·seq_len */
 };
 
-/* The columns of a panel file after seq_len. */
-enum { COL_MS, COL_TFLOPS, COL_MEM, COL_NAIVE, COL_CUDNN, NCOLS };
+/* The columns of a panel file after seq_len (not the results file's COL_*). */
+enum { PANEL_MS, PANEL_TFLOPS, PANEL_MEM, PANEL_NAIVE, PANEL_CUDNN, PANEL_NCOLS };
 
 /* What meta.gp says about the drawn data, gathered while writing it. */
 struct facts {
@@ -53,7 +53,7 @@ struct facts {
     int seq_min, seq_max;
     /* finite values per panel, column and variant: a panel with none gets
      * an empty frame (gnuplot refuses a plot with no point at all) */
-    int n[MAX_PANELS][NCOLS][MAX_VARIANTS];
+    int n[MAX_PANELS][PANEL_NCOLS][MAX_VARIANTS];
 };
 
 /* What the ratio files hold, for meta.gp. */
@@ -61,18 +61,18 @@ struct ratio_facts {
     struct panel panels[MAX_PANELS];
     int npanels;
     int rows, throttled, slower;
-    bool mode_seen[3];
+    bool mode_seen[MODE_COUNT]; /* by mode code */
     double lo, hi; /* over every drawn ratio, bound and allowed line: the y axis */
     int seq_min, seq_max;
     char baseline_run[96];
 };
 
-static const char *const mode_names[3] = {"cold", "graph", "hot"};
-
+/* A ratio file's mode code: the mode's place in report_modes (0 cold, 1
+ * graph, 2 hot). */
 static int mode_code(const char *mode)
 {
-    for (int i = 0; i < 3; i++)
-        if (!strcmp(mode, mode_names[i])) return i;
+    for (int i = 0; i < MODE_COUNT; i++)
+        if (!strcmp(mode, timing_mode_names[report_modes[i]])) return i;
     return 0;
 }
 
@@ -244,8 +244,8 @@ static void write_panel_line(FILE *f, const struct result_set *s, const struct r
     fx->hl_lo[v] = fmin_nan(fx->hl_lo[v], sp_cudnn);
     fx->hl_hi[v] = fmax_nan(fx->hl_hi[v], sp_cudnn);
     fprintf(f, "%d", seq);
-    const double cols[NCOLS] = {ms, tf, mem, sp_naive, sp_cudnn};
-    for (int c = 0; c < NCOLS; c++) {
+    const double cols[PANEL_NCOLS] = {ms, tf, mem, sp_naive, sp_cudnn};
+    for (int c = 0; c < PANEL_NCOLS; c++) {
         put_num(f, cols[c]);
         fx->n[p][c][v] += isfinite(cols[c]);
     }
@@ -536,7 +536,7 @@ static void headline_meta(FILE *f, const char *const *variants, int nv, int np, 
     fprintf(f, "headline_n = %d\narray headline_show[%d] = [", shown, nv);
     for (int v = 0; v < nv; v++) fprintf(f, "%s%d", v ? ", " : "", show[v]);
     fputs("]\n", f);
-    panel_counts(f, "panel_n_headline", fx, np, nv, COL_CUDNN, show);
+    panel_counts(f, "panel_n_headline", fx, np, nv, PANEL_CUDNN, show);
     const double pad = 0.12 * (hi - lo) + 0.01; /* room for the values written beside the points */
     gp_number(f, "headline_ymin", lo - pad);
     gp_number(f, "headline_ymax", hi + pad);
@@ -582,10 +582,10 @@ static void ratio_meta(FILE *f, const struct report_args *a, const struct ratio_
     gp_number(f, "ratio_ymax", hi + pad);
     fprintf(f, "ratio_seq_min = %d\nratio_seq_max = %d\n", rf->seq_min, rf->seq_max);
     char modes[32] = "";
-    for (int m = 0; m < 3; m++)
+    for (int m = 0; m < MODE_COUNT; m++)
         if (rf->mode_seen[m])
             snprintf(modes + strlen(modes), sizeof modes - strlen(modes), "%s%s", modes[0] ? " " : "",
-                     mode_names[m]);
+                     timing_mode_names[report_modes[m]]);
     gp_string(f, "ratio_modes", modes);
     panels_meta(f, a->outdir, "ratio", "nratio_panels", "ratio_panel_file", "ratio_panel_title", rf->panels,
                 rf->npanels);
@@ -625,10 +625,10 @@ static int write_meta(const struct report_args *a, const struct result_set *s, c
     fprintf(f, "have_cudnn = %d\n", variant_index(variants, nv, "cudnn_sdpa") >= 0);
     fprintf(f, "have_naive = %d\n", variant_index(variants, nv, "naive") >= 0);
     fprintf(f, "seq_min = %d\nseq_max = %d\n", fx->seq_min, fx->seq_max);
-    panel_counts(f, "panel_n_ms", fx, np, nv, COL_MS, NULL);
-    panel_counts(f, "panel_n_tflops", fx, np, nv, COL_TFLOPS, NULL);
-    panel_counts(f, "panel_n_mem", fx, np, nv, COL_MEM, NULL);
-    panel_counts(f, "panel_n_naive", fx, np, nv, COL_NAIVE, NULL);
+    panel_counts(f, "panel_n_ms", fx, np, nv, PANEL_MS, NULL);
+    panel_counts(f, "panel_n_tflops", fx, np, nv, PANEL_TFLOPS, NULL);
+    panel_counts(f, "panel_n_mem", fx, np, nv, PANEL_MEM, NULL);
+    panel_counts(f, "panel_n_naive", fx, np, nv, PANEL_NAIVE, NULL);
     headline_meta(f, variants, nv, np, fx);
     gp_number(f, "peak_tflops", report_env_value(env, "peak_gemm_bf16_tflops"));
     gp_number(f, "tflops_max", fx->tflops_max);

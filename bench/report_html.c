@@ -96,59 +96,50 @@ static void env_free(struct env *e)
 
 /* ------------------------------------------------------ points and modes */
 
-struct point {
-    char dtype[8];
-    int batch, heads, seq, dim, causal;
-};
-
-static bool at_point(const struct result_key *k, const struct point *p)
+/* A point is a struct attn_problem (attn.h): a row is at it when its key's
+ * point is equal to it (result_key_problem, attn_problem_equal). */
+static bool at_point(const struct result_key *k, const struct attn_problem *p)
 {
-    return !strcmp(k->dtype, p->dtype) && k->batch == p->batch && k->heads == p->heads &&
-           k->seq_len == p->seq && k->head_dim == p->dim && k->causal == p->causal;
+    struct attn_problem q;
+    result_key_problem(k, &q);
+    return attn_problem_equal(&q, p);
 }
 
 /* Panels as the figures draw them (dtype, head_dim, causal), then S. */
 static int cmp_point(const void *va, const void *vb)
 {
-    const struct point *a = va, *b = vb;
-    int c = strcmp(a->dtype, b->dtype);
-    if (c) return c;
-    if (a->dim != b->dim) return a->dim - b->dim;
-    if (a->causal != b->causal) return a->causal - b->causal;
-    if (a->seq != b->seq) return a->seq - b->seq;
+    const struct attn_problem *a = va, *b = vb;
+    if (a->dtype != b->dtype) return (int)a->dtype - (int)b->dtype;
+    if (a->head_dim != b->head_dim) return a->head_dim - b->head_dim;
+    if (a->causal != b->causal) return (int)a->causal - (int)b->causal;
+    if (a->seq_len != b->seq_len) return a->seq_len - b->seq_len;
     if (a->batch != b->batch) return b->batch - a->batch;
     return a->heads - b->heads;
 }
 
-static bool same_panel(const struct point *a, const struct point *b)
+static bool same_panel(const struct attn_problem *a, const struct attn_problem *b)
 {
-    return !strcmp(a->dtype, b->dtype) && a->dim == b->dim && a->causal == b->causal;
+    return a->dtype == b->dtype && a->head_dim == b->head_dim && a->causal == b->causal;
 }
 
 /* The run's points, sorted; *n of them (the caller frees). */
-static struct point *collect_points(const struct result_set *s, int *n)
+static struct attn_problem *collect_points(const struct result_set *s, int *n)
 {
-    struct point *p = calloc(s->count ? s->count : 1, sizeof *p);
+    struct attn_problem *p = calloc(s->count ? s->count : 1, sizeof *p);
     *n = 0;
     if (!p) return NULL;
     for (size_t i = 0; i < s->count; i++) {
-        const struct result_key *k = &s->rows[i].key;
+        struct attn_problem q;
+        result_key_problem(&s->rows[i].key, &q);
         bool seen = false;
-        for (int j = 0; j < *n && !seen; j++) seen = at_point(k, &p[j]);
-        if (seen) continue;
-        struct point *q = &p[(*n)++];
-        snprintf(q->dtype, sizeof q->dtype, "%s", k->dtype);
-        q->batch = k->batch;
-        q->heads = k->heads;
-        q->seq = k->seq_len;
-        q->dim = k->head_dim;
-        q->causal = k->causal;
+        for (int j = 0; j < *n && !seen; j++) seen = attn_problem_equal(&q, &p[j]);
+        if (!seen) p[(*n)++] = q;
     }
     qsort(p, (size_t)*n, sizeof *p, cmp_point);
     return p;
 }
 
-static const struct result_rec *find_row(const struct result_set *s, const struct point *p,
+static const struct result_rec *find_row(const struct result_set *s, const struct attn_problem *p,
                                          const char *mode, const char *variant)
 {
     for (size_t i = 0; i < s->count; i++) {
@@ -158,7 +149,7 @@ static const struct result_rec *find_row(const struct result_set *s, const struc
     return NULL;
 }
 
-static bool point_has_mode(const struct result_set *s, const struct point *p, const char *mode)
+static bool point_has_mode(const struct result_set *s, const struct attn_problem *p, const char *mode)
 {
     for (size_t i = 0; i < s->count; i++)
         if (at_point(&s->rows[i].key, p) && !strcmp(s->rows[i].key.mode, mode)) return true;
@@ -166,7 +157,7 @@ static bool point_has_mode(const struct result_set *s, const struct point *p, co
 }
 
 /* The fastest ok row at p in mode, or NULL. */
-static const struct result_rec *best_row(const struct result_set *s, const struct point *p,
+static const struct result_rec *best_row(const struct result_set *s, const struct attn_problem *p,
                                          const char *mode)
 {
     const struct result_rec *best = NULL;
@@ -179,25 +170,31 @@ static const struct result_rec *best_row(const struct result_set *s, const struc
     return best;
 }
 
-static const char *const mode_order[] = {"cold", "graph", "hot"};
-
+/* What a mode measures, in a few words. */
 static const char *mode_what(const char *mode)
 {
-    return !strcmp(mode, "cold")    ? "L2 flushed before each call"
-           : !strcmp(mode, "graph") ? "replayed as a CUDA graph: no launch gaps"
-                                    : "back-to-back calls, L2 hot";
+    static const char *const what[MODE_COUNT] = {
+        [MODE_COLD] = "L2 flushed before each call",
+        [MODE_GRAPH] = "replayed as a CUDA graph: no launch gaps",
+        [MODE_HOT] = "back-to-back calls, L2 hot",
+    };
+    for (int m = 0; m < MODE_COUNT; m++)
+        if (!strcmp(mode, timing_mode_names[m])) return what[m];
+    return "";
 }
 
-/* The modes present, in the page's order; returns how many. */
-static int modes_present(const struct result_set *s, const char *out[3])
+/* The modes present, in the page's order (report_modes); returns how many. */
+static int modes_present(const struct result_set *s, const char *out[MODE_COUNT])
 {
     int n = 0;
-    for (int m = 0; m < 3; m++)
+    for (int m = 0; m < MODE_COUNT; m++) {
+        const char *name = timing_mode_names[report_modes[m]];
         for (size_t i = 0; i < s->count; i++)
-            if (!strcmp(s->rows[i].key.mode, mode_order[m])) {
-                out[n++] = mode_order[m];
+            if (!strcmp(s->rows[i].key.mode, name)) {
+                out[n++] = name;
                 break;
             }
+    }
     return n;
 }
 
@@ -221,19 +218,30 @@ static void put_tflops(FILE *f, double tf)
     else fprintf(f, tf >= 99.95 ? "%.0f" : tf >= 9.995 ? "%.1f" : "%.2f", tf);
 }
 
-static void put_panel(FILE *f, const struct point *p, bool with_dtype)
+static void put_panel(FILE *f, const struct attn_problem *p, bool with_dtype)
 {
-    fprintf(f, "D = %d, %s", p->dim, p->causal ? "causal" : "non-causal");
-    if (with_dtype) {
-        fputs(", ", f);
-        html_text(f, p->dtype);
-    }
+    fprintf(f, "D = %d, %s", p->head_dim, p->causal ? "causal" : "non-causal");
+    if (with_dtype) fprintf(f, ", %s", attn_dtype_name(p->dtype));
 }
 
-static void put_point(FILE *f, const struct point *p)
+/* The point's label (attn_problem_label: its dtype named when not bf16). */
+static void put_point(FILE *f, const struct attn_problem *p)
 {
-    fprintf(f, "B=%d H=%d S=%d D=%d %s ", p->batch, p->heads, p->seq, p->dim, p->causal ? "causal" : "full");
-    html_text(f, p->dtype);
+    char label[96];
+    html_text(f, attn_problem_label(p, label, sizeof label));
+}
+
+/* ", bf16" or ", bf16 and fp16": the dtypes of the run's points, named once
+ * since a point's label names only a dtype other than bf16. */
+static void put_dtypes(FILE *f, const struct attn_problem *pts, int np)
+{
+    int named = 0;
+    for (enum attn_dtype t = ATTN_BF16; t <= ATTN_FP16; t++) {
+        bool used = false;
+        for (int i = 0; i < np && !used; i++) used = pts[i].dtype == t;
+        if (used) fprintf(f, "%s%s", named++ ? " and " : ", ", attn_dtype_name(t));
+    }
+    if (named > 1) fprintf(f, " (a point's dtype named when not %s)", attn_dtype_name(ATTN_BF16));
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -262,9 +270,10 @@ static int distinct_sorted(int *v, int n)
     return m;
 }
 
-/* The grid in a line: the largest family of points sharing batch·S and
- * heads·D (the FlashAttention grid), its axes, then the other points. */
-static void put_grid(FILE *f, const struct point *pts, int np)
+/* The grid in a line: the count and dtypes of the points, the largest
+ * family of points sharing batch·S, heads·D and dtype (the FlashAttention
+ * grid) by its axes, then the other points. */
+static void put_grid(FILE *f, const struct attn_problem *pts, int np)
 {
     int *seqs = malloc(3 * (size_t)np * sizeof *seqs);
     bool *in = calloc((size_t)np, sizeof *in);
@@ -276,31 +285,34 @@ static void put_grid(FILE *f, const struct point *pts, int np)
     int *dims = seqs + np, *causal = seqs + 2 * np;
     long tokens = 0, hidden = 0;
     int fam = 0;
-    const char *dtype = "";
+    enum attn_dtype dtype = ATTN_BF16;
+    bool dtypes = false; /* more than one dtype in the run */
     for (int i = 0; i < np; i++) {
-        long t = (long)pts[i].batch * pts[i].seq, h = (long)pts[i].heads * pts[i].dim;
+        long t = (long)pts[i].batch * pts[i].seq_len, h = (long)pts[i].heads * pts[i].head_dim;
         int n = 0;
         for (int j = 0; j < np; j++)
-            n += (long)pts[j].batch * pts[j].seq == t && (long)pts[j].heads * pts[j].dim == h &&
-                 !strcmp(pts[j].dtype, pts[i].dtype);
+            n += (long)pts[j].batch * pts[j].seq_len == t && (long)pts[j].heads * pts[j].head_dim == h &&
+                 pts[j].dtype == pts[i].dtype;
         if (n > fam) {
             fam = n;
             tokens = t;
             hidden = h;
             dtype = pts[i].dtype;
         }
+        dtypes |= pts[i].dtype != pts[0].dtype;
     }
     fprintf(f, "%d point%s", np, np == 1 ? "" : "s");
+    put_dtypes(f, pts, np);
     int others = np;
     if (fam >= 2) {
         int ns = 0, nd = 0, nc = 0;
         for (int i = 0; i < np; i++) {
-            if ((long)pts[i].batch * pts[i].seq != tokens || (long)pts[i].heads * pts[i].dim != hidden ||
-                strcmp(dtype, pts[i].dtype))
+            if ((long)pts[i].batch * pts[i].seq_len != tokens ||
+                (long)pts[i].heads * pts[i].head_dim != hidden || pts[i].dtype != dtype)
                 continue;
             in[i] = true;
-            seqs[ns++] = pts[i].seq;
-            dims[nd++] = pts[i].dim;
+            seqs[ns++] = pts[i].seq_len;
+            dims[nd++] = pts[i].head_dim;
             causal[nc++] = pts[i].causal;
         }
         others = np - ns;
@@ -314,8 +326,8 @@ static void put_grid(FILE *f, const struct point *pts, int np)
         else put_int_list(f, seqs, ns);
         fputs(", D = ", f);
         put_int_list(f, dims, nd);
-        fputs(nc == 2 ? ", causal and not, " : causal[0] ? ", causal only, " : ", non-causal, ", f);
-        html_text(f, dtype);
+        fputs(nc == 2 ? ", causal and not" : causal[0] ? ", causal only" : ", non-causal", f);
+        if (dtypes) fprintf(f, ", %s", attn_dtype_name(dtype));
     } else {
         fputs(":", f);
     }
@@ -339,10 +351,8 @@ static void put_grid(FILE *f, const struct point *pts, int np)
 
 /* ------------------------------------------------------------- sections */
 
-static const char *const statuses[] = {"ok", "skipped", "oom", "mismatch", "error"};
-
 static void section_run(FILE *f, const struct report_args *a, const struct result_set *s,
-                        const struct env *e, const struct point *pts, int np,
+                        const struct env *e, const struct attn_problem *pts, int np,
                         const char *const *modes, int nm, const char *const *variants, int nv)
 {
     fputs("<div class=\"section\" id=\"run\">\n<h2>What ran</h2>\n<dl class=\"facts\">\n<dt>GPU</dt><dd>", f);
@@ -392,17 +402,18 @@ static void section_run(FILE *f, const struct report_args *a, const struct resul
         html_text(f, variants[v]);
     }
     fprintf(f, "</dd>\n<dt>Rows</dt><dd>%zu:", s->count);
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < STATUS_COUNT; i++) {
         size_t n = 0;
-        for (size_t j = 0; j < s->count; j++) n += !strcmp(s->rows[j].status, statuses[i]);
-        fprintf(f, "%s <span class=\"%s\">%zu %s</span>", i ? "," : "", i && n ? "bad" : "n", n, statuses[i]);
+        for (size_t j = 0; j < s->count; j++) n += !strcmp(s->rows[j].status, row_status_names[i]);
+        fprintf(f, "%s <span class=\"%s\">%zu %s</span>", i ? "," : "", i != STATUS_OK && n ? "bad" : "n", n,
+                row_status_names[i]);
     }
     fputs("</dd>\n</dl>\n</div>\n", f);
 }
 
 /* The sentences of one mode: who is fastest where, the challenger of
  * cudnn_sdpa, the gain over naive, the highest throughput. */
-static void headline_text(FILE *f, const struct result_set *s, const char *mode, const struct point *pts,
+static void headline_text(FILE *f, const struct result_set *s, const char *mode, const struct attn_problem *pts,
                           int np, const char *const *variants, int nv, double peak)
 {
     int wins[MAX_VARIANTS] = {0}, npts = 0, nobest = 0;
@@ -509,7 +520,11 @@ static void headline_text(FILE *f, const struct result_set *s, const char *mode,
         put_tflops(f, top->tflops);
         fputs(" TFLOP/s (", f);
         html_text(f, top->key.variant);
-        fprintf(f, ", S=%d D=%d %s)", top->key.seq_len, top->key.head_dim, top->key.causal ? "causal" : "non-causal");
+        struct attn_problem at;
+        result_key_problem(&top->key, &at);
+        fputs(", ", f);
+        put_point(f, &at);
+        fputs(")", f);
         if (isfinite(peak) && peak > 0)
             fprintf(f, ", %.0f%% of the measured bf16 GEMM peak", 100 * top->tflops / peak);
         fputs(".", f);
@@ -519,13 +534,13 @@ static void headline_text(FILE *f, const struct result_set *s, const char *mode,
 }
 
 /* The best kernel per point: a column group per mode. */
-static void headline_table(FILE *f, const struct result_set *s, const struct point *pts, int np,
+static void headline_table(FILE *f, const struct result_set *s, const struct attn_problem *pts, int np,
                            const char *const *modes, int nm, const char *const *variants, int nv)
 {
     bool cudnn = has_variant(variants, nv, "cudnn_sdpa"), naive = has_variant(variants, nv, "naive");
     int per = 3 + cudnn + naive;
     bool dtypes = false;
-    for (int i = 1; i < np; i++) dtypes |= strcmp(pts[i].dtype, pts[0].dtype) != 0;
+    for (int i = 1; i < np; i++) dtypes |= pts[i].dtype != pts[0].dtype;
     fputs("<div class=\"scroll\"><table class=\"best\">\n<thead><tr><th colspan=\"3\">point</th>", f);
     for (int m = 0; m < nm; m++) fprintf(f, "<th colspan=\"%d\" class=\"grp\">%s</th>", per, modes[m]);
     fputs("</tr>\n<tr><th>S</th><th>B</th><th>H</th>", f);
@@ -536,13 +551,13 @@ static void headline_table(FILE *f, const struct result_set *s, const struct poi
     }
     fputs("</tr></thead>\n<tbody>\n", f);
     for (int i = 0; i < np; i++) {
-        const struct point *p = &pts[i];
+        const struct attn_problem *p = &pts[i];
         if (i == 0 || !same_panel(p, &pts[i - 1])) {
             fprintf(f, "<tr class=\"panel\"><th colspan=\"%d\">", 3 + per * nm);
             put_panel(f, p, dtypes);
             fputs("</th></tr>\n", f);
         }
-        fprintf(f, "<tr><td>%d</td><td>%d</td><td>%d</td>", p->seq, p->batch, p->heads);
+        fprintf(f, "<tr><td>%d</td><td>%d</td><td>%d</td>", p->seq_len, p->batch, p->heads);
         for (int m = 0; m < nm; m++) {
             const struct result_rec *b = best_row(s, p, modes[m]);
             if (!b) {
@@ -571,7 +586,7 @@ static void headline_table(FILE *f, const struct result_set *s, const struct poi
     fputs("</tbody></table></div>\n", f);
 }
 
-static void section_headline(FILE *f, const struct result_set *s, const struct env *e, const struct point *pts,
+static void section_headline(FILE *f, const struct result_set *s, const struct env *e, const struct attn_problem *pts,
                              int np, const char *const *modes, int nm, const char *const *variants, int nv)
 {
     double peak = env_num(e, "peak_gemm_bf16_tflops"), copy = env_num(e, "peak_copy_gbps");
@@ -633,10 +648,10 @@ static void section_figures(FILE *f, const struct report_args *a)
 }
 
 static void full_table(FILE *f, const struct result_set *s, const char *mode,
-                       const struct point *pts, int np, const char *const *variants, int nv)
+                       const struct attn_problem *pts, int np, const char *const *variants, int nv)
 {
     bool dtypes = false;
-    for (int i = 1; i < np; i++) dtypes |= strcmp(pts[i].dtype, pts[0].dtype) != 0;
+    for (int i = 1; i < np; i++) dtypes |= pts[i].dtype != pts[0].dtype;
     fprintf(f, "<h3 id=\"table-%s\">%s <span class=\"note\">(%s)</span></h3>\n", mode, mode, mode_what(mode));
     fputs("<div class=\"scroll\"><table class=\"full\">\n<thead><tr><th colspan=\"3\">point</th>", f);
     for (int v = 0; v < nv; v++) {
@@ -647,9 +662,9 @@ static void full_table(FILE *f, const struct result_set *s, const char *mode,
     fputs("</tr>\n<tr><th>S</th><th>B</th><th>H</th>", f);
     for (int v = 0; v < nv; v++) fputs("<th class=\"grp\">ms</th><th>TFLOP/s</th>", f);
     fputs("</tr></thead>\n<tbody>\n", f);
-    const struct point *prev = NULL;
+    const struct attn_problem *prev = NULL;
     for (int i = 0; i < np; i++) {
-        const struct point *p = &pts[i];
+        const struct attn_problem *p = &pts[i];
         if (!point_has_mode(s, p, mode)) continue;
         if (!prev || !same_panel(p, prev)) {
             fprintf(f, "<tr class=\"panel\"><th colspan=\"%d\">", 3 + 2 * nv);
@@ -658,7 +673,7 @@ static void full_table(FILE *f, const struct result_set *s, const char *mode,
         }
         prev = p;
         const struct result_rec *b = best_row(s, p, mode);
-        fprintf(f, "<tr><td>%d</td><td>%d</td><td>%d</td>", p->seq, p->batch, p->heads);
+        fprintf(f, "<tr><td>%d</td><td>%d</td><td>%d</td>", p->seq_len, p->batch, p->heads);
         for (int v = 0; v < nv; v++) {
             const struct result_rec *r = find_row(s, p, mode, variants[v]);
             if (report_row_ok(r)) {
@@ -740,8 +755,8 @@ int report_html(const struct report_args *a, const struct result_set *s)
     struct env e;
     env_read(envpath, &e);
     int np = 0, nm, nv;
-    struct point *pts = collect_points(s, &np);
-    const char *modes[3], *variants[MAX_VARIANTS];
+    struct attn_problem *pts = collect_points(s, &np);
+    const char *modes[MODE_COUNT], *variants[MAX_VARIANTS];
     nm = modes_present(s, modes);
     nv = report_variants(s, variants);
     FILE *f = pts ? fopen(path, "w") : NULL;

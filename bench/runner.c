@@ -12,6 +12,7 @@
 #include "../common/gpu_util.h"
 #include "../common/nvtx.h"
 #include "../common/reference.h"
+#include "../common/schema.h"
 #include "../common/trace.h"
 #include "resume.h"
 
@@ -133,6 +134,13 @@ int runner_open_files(struct runner *r, const char *dir_arg, const char *run_id,
     return ATTN_FAIL(ATTN_ERR_INPUT, "no free run id in '%s'", dir);
 }
 
+/* mismatch and error make attnbench exit 1 */
+static bool status_failed(const char *status)
+{
+    return !strcmp(status, row_status_names[STATUS_MISMATCH]) ||
+           !strcmp(status, row_status_names[STATUS_ERROR]);
+}
+
 static int open_append(const char *path, int *fd)
 {
     *fd = open(path, O_WRONLY | O_APPEND);
@@ -157,7 +165,7 @@ int runner_resume_files(struct runner *r, const char *run_id, bool force, int ar
     ATTN_TRY(open_append(r->samples_path, &r->samples_fd));
     for (size_t i = 0; i < r->done.count; i++) {
         const char *st = r->done.rows[i].status;
-        r->rows_failed += !strcmp(st, "mismatch") || !strcmp(st, "error");
+        r->rows_failed += status_failed(st);
     }
     r->rows_done = r->done.count;
     FILE *env = fopen(env_path, "a");
@@ -175,11 +183,8 @@ bool runner_row_done(const struct runner *r, const char *variant, const struct a
                      enum attn_mode mode)
 {
     if (!r->done.count) return false;
-    struct result_key k = {.batch = p->batch, .heads = p->heads, .seq_len = p->seq_len,
-                           .head_dim = p->head_dim, .causal = p->causal};
-    snprintf(k.variant, sizeof k.variant, "%s", variant);
-    snprintf(k.dtype, sizeof k.dtype, "%s", attn_dtype_name(p->dtype));
-    snprintf(k.mode, sizeof k.mode, "%s", attn_mode_name(mode));
+    struct result_key k;
+    result_key_of(variant, p, mode, &k);
     return results_find(&r->done, &k) != NULL;
 }
 
@@ -214,8 +219,7 @@ static int emit(struct runner *r, struct result_row *row)
     if (row->timed) ATTN_TRY(results_samples_append(r->samples_fd, row));
     ATTN_TRY(csv_append(r->csv_fd, &line));
     r->rows_done++;
-    bool failed = !strcmp(row->status, "mismatch") || !strcmp(row->status, "error");
-    r->rows_failed += failed;
+    r->rows_failed += status_failed(row->status);
     if (r->opt->quiet) return ATTN_OK;
     attn_problem_label(&row->problem, label, sizeof label);
     fprintf(stderr, "[%zu/%zu] %s %s %s", r->rows_done, r->rows_total, row->variant, label,
@@ -252,7 +256,10 @@ static int emit_untimed(struct runner *r, const struct attn_variant *v,
     return ATTN_OK;
 }
 
-static const char *status_of(int rc) { return rc == ATTN_ERR_OOM ? "oom" : "error"; }
+static const char *status_of(int rc)
+{
+    return row_status_names[rc == ATTN_ERR_OOM ? STATUS_OOM : STATUS_ERROR];
+}
 
 void point_free(struct point_data *d)
 {
@@ -411,7 +418,7 @@ int row_open(struct runner *r, const struct attn_variant *v, const struct attn_p
     vr->p = *p;
     vr->d = d;
     const char *why = v->supports(p, &r->dev);
-    if (why) return emit_untimed(r, v, p, "skipped", why, NULL);
+    if (why) return emit_untimed(r, v, p, row_status_names[STATUS_SKIPPED], why, NULL);
     if (d->prepare_rc != ATTN_OK)
         return emit_untimed(r, v, p, status_of(d->prepare_rc), d->prepare_why, NULL);
 
@@ -420,16 +427,16 @@ int row_open(struct runner *r, const struct attn_variant *v, const struct attn_p
     size_t ws_bytes = v->workspace_bytes(p), free_b = 0, total_b = 0;
     char reason[640];
     if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess)
-        return emit_untimed(r, v, p, "error", "cudaMemGetInfo failed", NULL);
+        return emit_untimed(r, v, p, row_status_names[STATUS_ERROR], "cudaMemGetInfo failed", NULL);
     if (ws_bytes + MEMORY_MARGIN > free_b) {
         snprintf(reason, sizeof reason, "needs %.0f MiB of workspace, %.0f MiB free",
                  ws_bytes / MIB, free_b / MIB);
-        return emit_untimed(r, v, p, "oom", reason, NULL);
+        return emit_untimed(r, v, p, row_status_names[STATUS_OOM], reason, NULL);
     }
     if (ws_bytes && cudaMalloc(&vr->ws, ws_bytes) != cudaSuccess) {
         (void)cudaGetLastError();
         snprintf(reason, sizeof reason, "cudaMalloc of %.0f MiB workspace failed", ws_bytes / MIB);
-        return emit_untimed(r, v, p, "oom", reason, NULL);
+        return emit_untimed(r, v, p, row_status_names[STATUS_OOM], reason, NULL);
     }
     size_t free_before = 0, free_after = 0;
     cudaMemGetInfo(&free_before, &total_b);
@@ -477,7 +484,7 @@ int row_open(struct runner *r, const struct attn_variant *v, const struct attn_p
                  "%zu elements over atol %g + rtol %g, %zu non-finite, rel_err %.3g (limit %g); "
                  "first at index %zu", cmp.bad, tol.atol, tol.rtol, cmp.nonfinite, cmp.rel_err,
                  tol.rel_l2, cmp.first_bad);
-        int rc = emit_untimed(r, v, p, "mismatch", reason, base);
+        int rc = emit_untimed(r, v, p, row_status_names[STATUS_MISMATCH], reason, base);
         row_close(vr);
         return rc;
     }
@@ -542,7 +549,7 @@ int row_mode_take(struct runner *r, struct variant_row *vr, size_t min_samples, 
 static int emit_timed(struct runner *r, struct variant_row *vr)
 {
     struct result_row row = mode_row(vr);
-    row.status = "ok";
+    row.status = row_status_names[STATUS_OK];
     row.timed = true;
     row.stats = vr->tr.stats;
     row.converged = vr->tr.converged;

@@ -95,6 +95,9 @@ double attn_tflops(const struct attn_problem *, double ms);
 double attn_gbps(const struct attn_problem *, double ms);
 /* "B=4 H=16 S=4096 D=128 causal" (the dtype added when not bf16) into buf. */
 const char *attn_problem_label(const struct attn_problem *, char *buf, size_t len);
+/* Whether a and b are the same point: batch, heads, seq_len, head_dim, causal
+ * and dtype all equal (the scale is derived, not compared). */
+bool attn_problem_equal(const struct attn_problem *a, const struct attn_problem *b);
 
 #ifdef __cplusplus
 }

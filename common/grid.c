@@ -189,12 +189,6 @@ static int parse_axis(struct axis_values *axes, const char *word, const char *wh
     return ATTN_OK;
 }
 
-static bool same_problem(const struct attn_problem *a, const struct attn_problem *b)
-{
-    return a->batch == b->batch && a->heads == b->heads && a->seq_len == b->seq_len &&
-           a->head_dim == b->head_dim && a->causal == b->causal && a->dtype == b->dtype;
-}
-
 /* splitmix64's finaliser: every input bit reaches every output bit. */
 static uint64_t mix64(uint64_t x)
 {
@@ -205,7 +199,9 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
-/* Hashes exactly the fields same_problem() compares. */
+/* Hashes exactly the fields attn_problem_equal() (problem.c) compares:
+ * batch, heads, seq_len, head_dim, causal, dtype. Equal points must hash
+ * alike, so a field added to the equality is added here too. */
 static uint64_t point_hash(const struct attn_problem *p)
 {
     uint64_t h = mix64(((uint64_t)(uint32_t)p->batch << 32) | (uint32_t)p->heads);
@@ -220,7 +216,7 @@ static size_t *index_slot(const struct grid *g, const struct attn_problem *p)
     const size_t mask = g->nslots - 1;
     for (size_t i = (size_t)point_hash(p) & mask;; i = (i + 1) & mask) {
         size_t *slot = &g->slots[i];
-        if (*slot == 0 || same_problem(&g->points[*slot - 1], p)) return slot;
+        if (*slot == 0 || attn_problem_equal(&g->points[*slot - 1], p)) return slot;
     }
 }
 

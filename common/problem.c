@@ -1,6 +1,7 @@
 /* problem.c — the facts of an attention problem that every part uses: dtype
  * names and sizes, tensor sizes, the FLOP and byte counts the rates are
- * computed from, and the label a point is shown by (declared in attn.h). */
+ * computed from, the label a point is shown by and when two points are the
+ * same one (declared in attn.h). */
 #include "attn.h"
 #include "errors.h"
 
@@ -78,4 +79,10 @@ const char *attn_problem_label(const struct attn_problem *p, char *buf, size_t l
              p->causal ? "causal" : "full", p->dtype == ATTN_BF16 ? "" : " ",
              p->dtype == ATTN_BF16 ? "" : attn_dtype_name(p->dtype));
     return buf;
+}
+
+bool attn_problem_equal(const struct attn_problem *a, const struct attn_problem *b)
+{
+    return a->batch == b->batch && a->heads == b->heads && a->seq_len == b->seq_len &&
+           a->head_dim == b->head_dim && a->causal == b->causal && a->dtype == b->dtype;
 }

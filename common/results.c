@@ -1,5 +1,6 @@
-/* results.c — formatting result rows as CSV lines (results.h). The column
- * list below is the schema: header and rows are both written from it. */
+/* results.c — formatting result rows as CSV lines (results.h), and the
+ * schema's name arrays (schema.h): header, rows and samples are all written
+ * from them. */
 #include "results.h"
 #include "errors.h"
 
@@ -13,6 +14,12 @@ const char *const result_column_names[COL_COUNT] = {
 #define ATTN_COLUMN_NAME(id, name) name,
     RESULT_COLUMNS(ATTN_COLUMN_NAME)
 #undef ATTN_COLUMN_NAME
+};
+
+const char *const timing_mode_names[MODE_COUNT] = {
+#define ATTN_MODE_NAME(id, name) name,
+    TIMING_MODES(ATTN_MODE_NAME)
+#undef ATTN_MODE_NAME
 };
 
 const char *const row_status_names[STATUS_COUNT] = {
@@ -140,9 +147,9 @@ int results_format(const struct result_row *r, struct csv_line *l)
 void results_samples_header(struct csv_line *l)
 {
     csv_line_init(l);
-    for (int i = COL_VARIANT; i <= COL_MODE; i++) csv_add_str(l, result_column_names[i]);
-    csv_add_str(l, "sample");
-    csv_add_str(l, "ms");
+    for (int i = RESULT_KEY_FIRST; i <= RESULT_KEY_LAST; i++) csv_add_str(l, result_column_names[i]);
+    csv_add_str(l, SAMPLES_INDEX_COLUMN);
+    csv_add_str(l, SAMPLES_MS_COLUMN);
     csv_line_end(l);
 }
 
@@ -154,7 +161,7 @@ int results_samples_append(int fd, const struct result_row *r)
     memset(c.text, 0, sizeof c.text);
     key_cells(&c, r);
     csv_line_init(&l);
-    for (int i = COL_VARIANT; i <= COL_MODE; i++) csv_add_str(&l, c.text[i]);
+    for (int i = RESULT_KEY_FIRST; i <= RESULT_KEY_LAST; i++) csv_add_str(&l, c.text[i]);
     if (l.overflow) return ATTN_FAIL(ATTN_ERR, "samples key longer than %d bytes", CSV_LINE_MAX);
     snprintf(key, sizeof key, "%s", l.text);
     const size_t per_line = l.len + 48;

@@ -24,12 +24,6 @@ static const int required[] = {COL_VARIANT, COL_DTYPE, COL_BATCH, COL_HEADS,
                                               COL_STATUS, COL_MS, COL_NOISE};
 #define NREQUIRED (int)(sizeof required / sizeof required[0])
 
-static const char *const modes[] = {
-#define ATTN_MODE_NAME(id, name) name,
-    TIMING_MODES(ATTN_MODE_NAME)
-#undef ATTN_MODE_NAME
-};
-
 static bool one_of(const char *s, const char *const *set, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -77,7 +71,7 @@ static int copy_checked(char *dst, size_t len, const char *src, const char *path
 }
 
 
-/* The eight key columns, found at idx[COL_VARIANT .. COL_MODE]. */
+/* The key's columns (schema.h), found at idx[RESULT_KEY_FIRST .. RESULT_KEY_LAST]. */
 static int parse_key(const char *path, int line, char **f, const int *idx, struct result_key *k)
 {
     long v;
@@ -98,9 +92,9 @@ static int parse_key(const char *path, int line, char **f, const int *idx, struc
     enum attn_dtype dt;
     if (attn_dtype_parse(k->dtype, &dt) != ATTN_OK)
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: unknown dtype '%s' (bf16, fp16)", path, line, k->dtype);
-    if (!one_of(k->mode, modes, sizeof modes / sizeof modes[0]))
-        return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: unknown mode '%s' (cold, hot, graph)", path, line,
-                         f[idx[COL_MODE]]);
+    if (!one_of(k->mode, timing_mode_names, MODE_COUNT))
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: unknown mode '%s' (%s)", path, line, f[idx[COL_MODE]],
+                         TIMING_MODES_LISTED);
     return ATTN_OK;
 }
 
@@ -112,9 +106,8 @@ static int parse_row(const char *path, int line, char **f, const int *idx,
     ATTN_TRY(parse_key(path, line, f, idx, &r->key));
     ATTN_TRY(copy_checked(r->status, sizeof r->status, f[idx[COL_STATUS]], path, line, "status"));
     if (!one_of(r->status, row_status_names, STATUS_COUNT))
-        return ATTN_FAIL(ATTN_ERR_INPUT,
-                         "%s:%d: unknown status '%s' (ok, skipped, oom, mismatch, error)", path,
-                         line, f[idx[COL_STATUS]]);
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: unknown status '%s' (%s)", path, line,
+                         f[idx[COL_STATUS]], ROW_STATUSES_LISTED);
     r->samples = -1;
     if (idx[COL_SAMPLES] >= 0 && *f[idx[COL_SAMPLES]] &&
         parse_int(f[idx[COL_SAMPLES]], 0, 1L << 40, &r->samples))
@@ -164,17 +157,23 @@ struct key_index {
     size_t *slot, cap;
 };
 
+/* Hashes exactly what result_key_equal compares: variant, mode and the point
+ * as attn_problem_equal sees it (result_key_problem), so that equal keys
+ * hash alike. */
 static uint64_t key_hash(const struct result_key *k)
 {
     uint64_t h = 1469598103934665603ull;
-    const char *texts[3] = {k->variant, k->dtype, k->mode};
-    for (int t = 0; t < 3; t++)
+    const char *texts[2] = {k->variant, k->mode};
+    for (int t = 0; t < 2; t++)
         for (const char *c = texts[t];; c++) {
             h = (h ^ (unsigned char)*c) * 1099511628211ull;
             if (!*c) break;
         }
-    const int nums[5] = {k->batch, k->heads, k->seq_len, k->head_dim, k->causal};
-    for (int i = 0; i < 5; i++) h = (h ^ (uint64_t)(unsigned)nums[i]) * 1099511628211ull;
+    struct attn_problem p;
+    result_key_problem(k, &p);
+    const unsigned nums[6] = {(unsigned)p.batch, (unsigned)p.heads, (unsigned)p.seq_len,
+                              (unsigned)p.head_dim, (unsigned)p.causal, (unsigned)p.dtype};
+    for (int i = 0; i < 6; i++) h = (h ^ nums[i]) * 1099511628211ull;
     return h;
 }
 
@@ -310,7 +309,8 @@ static int add_sample(struct result_rec *r, double ms)
 static int read_samples(FILE *f, const char *path, struct result_set *out,
                         const struct key_index *keys)
 {
-    enum { S_SAMPLE = COL_COUNT, S_MS, S_COUNT };
+    /* idx by column: the key's at their schema ids, sample and ms after them */
+    enum { S_SAMPLE = COL_COUNT, S_MS, S_COUNT, S_NAMES = RESULT_KEY_COLUMNS + 2 };
     char line[CSV_LINE_MAX];
     char *fields[MAX_FIELDS];
     int idx[S_COUNT], lineno = 0, nheader = -1, rc;
@@ -321,15 +321,21 @@ static int read_samples(FILE *f, const char *path, struct result_set *out,
         int n = csv_split(line, fields, MAX_FIELDS);
         if (n < 0) return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: malformed CSV line", path, lineno);
         if (nheader < 0) {
-            static const char *const names[] = {"variant", "dtype", "batch", "heads", "seq_len",
-                                                "head_dim", "causal", "mode", "sample", "ms"};
-            static const int at[] = {COL_VARIANT, COL_DTYPE, COL_BATCH, COL_HEADS, COL_SEQ, COL_DIM, COL_CAUSAL,
-                                     COL_MODE, S_SAMPLE, S_MS};
-            int found[10];
-            static const int all[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
-            ATTN_TRY(read_header(path, lineno, fields, n, 10, names, all, 10, found));
+            /* every column required: the key's, then sample and ms */
+            const char *names[S_NAMES];
+            int at[S_NAMES], all[S_NAMES], found[S_NAMES];
+            for (int c = 0; c < RESULT_KEY_COLUMNS; c++) {
+                names[c] = result_column_names[RESULT_KEY_FIRST + c];
+                at[c] = RESULT_KEY_FIRST + c;
+            }
+            names[S_NAMES - 2] = SAMPLES_INDEX_COLUMN;
+            at[S_NAMES - 2] = S_SAMPLE;
+            names[S_NAMES - 1] = SAMPLES_MS_COLUMN;
+            at[S_NAMES - 1] = S_MS;
+            for (int c = 0; c < S_NAMES; c++) all[c] = c;
+            ATTN_TRY(read_header(path, lineno, fields, n, S_NAMES, names, all, S_NAMES, found));
             for (int c = 0; c < S_COUNT; c++) idx[c] = -1;
-            for (int c = 0; c < 10; c++) idx[at[c]] = found[c];
+            for (int c = 0; c < S_NAMES; c++) idx[at[c]] = found[c];
             nheader = n;
             continue;
         }
@@ -419,20 +425,46 @@ void results_free(struct result_set *s)
     s->count = 0;
 }
 
+void result_key_problem(const struct result_key *k, struct attn_problem *p)
+{
+    *p = (struct attn_problem){.batch = k->batch, .heads = k->heads, .seq_len = k->seq_len,
+                               .head_dim = k->head_dim, .causal = k->causal != 0,
+                               .dtype = ATTN_BF16};
+    enum attn_dtype dt;
+    if (attn_dtype_parse(k->dtype, &dt) == ATTN_OK) p->dtype = dt;
+}
+
+/* In a hash lookup over up to 100k rows: the cheap text tests first. */
+void result_key_of(const char *variant, const struct attn_problem *p, enum attn_mode mode,
+                   struct result_key *k)
+{
+    memset(k, 0, sizeof *k);
+    snprintf(k->variant, sizeof k->variant, "%s", variant);
+    snprintf(k->dtype, sizeof k->dtype, "%s", attn_dtype_name(p->dtype));
+    snprintf(k->mode, sizeof k->mode, "%s", timing_mode_names[mode]);
+    k->batch = p->batch;
+    k->heads = p->heads;
+    k->seq_len = p->seq_len;
+    k->head_dim = p->head_dim;
+    k->causal = p->causal;
+}
+
 bool result_key_equal(const struct result_key *a, const struct result_key *b)
 {
-    return a->batch == b->batch && a->heads == b->heads && a->seq_len == b->seq_len &&
-           a->head_dim == b->head_dim && a->causal == b->causal && !strcmp(a->variant, b->variant) &&
-           !strcmp(a->dtype, b->dtype) && !strcmp(a->mode, b->mode);
+    if (strcmp(a->variant, b->variant) || strcmp(a->mode, b->mode)) return false;
+    struct attn_problem pa, pb;
+    result_key_problem(a, &pa);
+    result_key_problem(b, &pb);
+    return attn_problem_equal(&pa, &pb);
 }
 
 const char *result_key_label(const struct result_key *k, char *buf, size_t len)
 {
     /* the point as every other label shows it (attn_problem_label); the dtype
      * is said before it, so the problem is labelled as bf16 */
-    const struct attn_problem p = {.batch = k->batch, .heads = k->heads, .seq_len = k->seq_len,
-                                   .head_dim = k->head_dim, .causal = k->causal != 0,
-                                   .dtype = ATTN_BF16};
+    struct attn_problem p;
+    result_key_problem(k, &p);
+    p.dtype = ATTN_BF16;
     char point[96];
     snprintf(buf, len, "%s %s %s %s", k->variant, k->dtype, attn_problem_label(&p, point, sizeof point),
              k->mode);

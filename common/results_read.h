@@ -5,6 +5,7 @@
 #define ATTN_RESULTS_READ_H
 
 #include "attn.h"
+#include "schema.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -13,8 +14,8 @@
 extern "C" {
 #endif
 
-/* The row key of design.md: variant, dtype, batch, heads, seq_len, head_dim,
- * causal, mode. */
+/* The row key of design.md (schema.h's RESULT_KEY_FIRST .. RESULT_KEY_LAST):
+ * variant, dtype, batch, heads, seq_len, head_dim, causal, mode. */
 struct result_key {
     char variant[64];
     char dtype[8];
@@ -70,6 +71,14 @@ const struct result_rec *results_find(const struct result_set *, const struct re
 
 /* "naive bf16 B=2 H=16 S=1024 D=64 causal cold" */
 const char *result_key_label(const struct result_key *, char *buf, size_t len);
+/* The key's point as a problem (scale 0: a key has none). Its dtype must be a
+ * dtype name, as in every key the reader returns (parse_key checks it); any
+ * other reads as bf16, and attn_dtype_parse's message is left set. */
+void result_key_problem(const struct result_key *, struct attn_problem *);
+/* The key of variant's row at p in mode: result_key_problem's inverse. */
+void result_key_of(const char *variant, const struct attn_problem *p, enum attn_mode mode,
+                   struct result_key *);
+/* Same variant, same mode and the same point (attn_problem_equal). */
 bool result_key_equal(const struct result_key *, const struct result_key *);
 
 #ifdef __cplusplus

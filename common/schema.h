@@ -1,7 +1,9 @@
 /* schema.h — the results CSV's schema, written down once: its columns (in
- * the order the runner writes them), the timing modes and the row statuses.
- * The writer (results.c), the reader (results_read.c), the timing code and
- * the runner take their names from here; design.md's schema 1 is this list. */
+ * the order the runner writes them), the row key among them, the timing modes
+ * and the row statuses. The writer (results.c, which also defines the name
+ * arrays), the reader (results_read.c), the timing code, the runner, the gate
+ * and the report take their names from here; design.md's schema 1 is this
+ * list. */
 #ifndef ATTN_SCHEMA_H
 #define ATTN_SCHEMA_H
 
@@ -37,9 +39,29 @@ enum result_column {
 /* The names, indexed by enum result_column. */
 extern const char *const result_column_names[COL_COUNT];
 
-/* X(ID, "name"): the timing modes (timing.h) and the row statuses. */
+/* The row key: the columns from RESULT_KEY_FIRST to RESULT_KEY_LAST (variant,
+ * dtype, batch, heads, seq_len, head_dim, causal, mode), unique within a run;
+ * the samples file starts its lines with them (results.h). */
+#define RESULT_KEY_FIRST COL_VARIANT
+#define RESULT_KEY_LAST COL_MODE
+#define RESULT_KEY_COLUMNS (RESULT_KEY_LAST - RESULT_KEY_FIRST + 1)
+/* The samples file's columns after the key: the sample's index and its time. */
+#define SAMPLES_INDEX_COLUMN "sample"
+#define SAMPLES_MS_COLUMN "ms"
+
+/* X(ID, "name"): the timing modes (what each measures: timing.h) and the
+ * row statuses. */
 #define TIMING_MODES(X) X(COLD, "cold") X(HOT, "hot") X(GRAPH, "graph")
 #define ROW_STATUSES(X) X(OK, "ok") X(SKIPPED, "skipped") X(OOM, "oom") X(MISMATCH, "mismatch") X(ERROR, "error")
+
+enum attn_mode {
+#define ATTN_MODE_ID(id, name) MODE_##id,
+    TIMING_MODES(ATTN_MODE_ID)
+#undef ATTN_MODE_ID
+    MODE_COUNT
+};
+/* The names, indexed by enum attn_mode. */
+extern const char *const timing_mode_names[MODE_COUNT];
 
 enum row_status {
 #define ATTN_STATUS_ID(id, name) STATUS_##id,
@@ -47,7 +69,15 @@ enum row_status {
 #undef ATTN_STATUS_ID
     STATUS_COUNT
 };
+/* The names, indexed by enum row_status. */
 extern const char *const row_status_names[STATUS_COUNT];
+
+/* "cold, hot, graph" and "ok, skipped, oom, mismatch, error": each list as
+ * one string constant, for the messages that name the choices. Every name
+ * is put after ", "; [2] starts the string past the first one. */
+#define ATTN_NAME_LISTED(id, name) ", " name
+#define TIMING_MODES_LISTED (&(TIMING_MODES(ATTN_NAME_LISTED))[2])
+#define ROW_STATUSES_LISTED (&(ROW_STATUSES(ATTN_NAME_LISTED))[2])
 
 #ifdef __cplusplus
 }

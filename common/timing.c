@@ -30,22 +30,16 @@ struct bench_timer {
     long long extra_cycles; /* the injected slowdown after each call (SLOWDOWN=); 0 normally */
 };
 
-static const char *const mode_names[MODE_COUNT] = {
-#define ATTN_MODE_NAME(id, name) name,
-    TIMING_MODES(ATTN_MODE_NAME)
-#undef ATTN_MODE_NAME
-};
-
-const char *attn_mode_name(enum attn_mode m) { return m < MODE_COUNT ? mode_names[m] : "?"; }
+const char *attn_mode_name(enum attn_mode m) { return m < MODE_COUNT ? timing_mode_names[m] : "?"; }
 
 int attn_mode_parse(const char *name, enum attn_mode *out)
 {
     for (int m = 0; m < MODE_COUNT; m++)
-        if (strcmp(name, mode_names[m]) == 0) {
+        if (strcmp(name, timing_mode_names[m]) == 0) {
             *out = (enum attn_mode)m;
             return ATTN_OK;
         }
-    return ATTN_FAIL(ATTN_ERR_INPUT, "unknown mode '%s' (cold, hot, graph)", name);
+    return ATTN_FAIL(ATTN_ERR_INPUT, "unknown mode '%s' (%s)", name, TIMING_MODES_LISTED);
 }
 
 static double wall_ms(void)

@@ -19,12 +19,7 @@
 extern "C" {
 #endif
 
-enum attn_mode {
-#define ATTN_MODE_ID(id, name) MODE_##id,
-    TIMING_MODES(ATTN_MODE_ID)
-#undef ATTN_MODE_ID
-    MODE_COUNT
-};
+/* enum attn_mode (MODE_COLD, MODE_HOT, MODE_GRAPH) is in schema.h. */
 const char *attn_mode_name(enum attn_mode);
 int attn_mode_parse(const char *name, enum attn_mode *out);
 

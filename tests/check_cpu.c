@@ -13,6 +13,7 @@
 #include "../common/reference.h"
 #include "../common/registry.h"
 #include "../common/results.h"
+#include "../common/results_read.h"
 #include "../common/stats.h"
 #include "../common/timing.h"
 
@@ -591,6 +592,111 @@ START_TEST(test_error_messages)
     ck_assert_message_has("broke 7");
     attn_error_clear();
     ck_assert_str_eq(attn_error_message(), "");
+}
+END_TEST
+
+/* Points are equal exactly when all six fields are: each one changed alone
+ * makes them differ (both ways round); the scale is derived, not compared. */
+START_TEST(test_problem_equal_every_field)
+{
+    const struct attn_problem base = problem(2, 16, 1024, 64, true);
+    struct attn_problem same = base;
+    same.scale = 0.5f;
+    ck_assert(attn_problem_equal(&base, &base));
+    ck_assert(attn_problem_equal(&base, &same));
+    struct attn_problem changed[6];
+    for (int i = 0; i < 6; i++) changed[i] = base;
+    changed[0].batch = 3;
+    changed[1].heads = 8;
+    changed[2].seq_len = 2048;
+    changed[3].head_dim = 128;
+    changed[4].causal = false;
+    changed[5].dtype = ATTN_FP16;
+    for (int i = 0; i < 6; i++) {
+        ck_assert_msg(!attn_problem_equal(&base, &changed[i]), "field %d changed, still equal", i);
+        ck_assert_msg(!attn_problem_equal(&changed[i], &base), "field %d changed, still equal", i);
+    }
+}
+END_TEST
+
+static struct result_key make_key(const char *variant, const char *dtype, int batch, int heads,
+                                       int seq, int dim, int causal, const char *mode)
+{
+    struct result_key k = {.batch = batch, .heads = heads, .seq_len = seq, .head_dim = dim,
+                           .causal = causal};
+    snprintf(k.variant, sizeof k.variant, "%s", variant);
+    snprintf(k.dtype, sizeof k.dtype, "%s", dtype);
+    snprintf(k.mode, sizeof k.mode, "%s", mode);
+    return k;
+}
+
+START_TEST(test_result_key_problem)
+{
+    struct attn_problem p;
+    const struct result_key fp16 = make_key("naive", "fp16", 2, 16, 1024, 64, 1, "graph");
+    result_key_problem(&fp16, &p);
+    ck_assert_int_eq(p.batch, 2);
+    ck_assert_int_eq(p.heads, 16);
+    ck_assert_int_eq(p.seq_len, 1024);
+    ck_assert_int_eq(p.head_dim, 64);
+    ck_assert(p.causal);
+    ck_assert_int_eq(p.dtype, ATTN_FP16);
+    const struct result_key bf16 = make_key("naive", "bf16", 8, 4, 512, 128, 0, "cold");
+    result_key_problem(&bf16, &p);
+    ck_assert(!p.causal);
+    ck_assert_int_eq(p.dtype, ATTN_BF16);
+    struct attn_problem want = problem(8, 4, 512, 128, false);
+    ck_assert(attn_problem_equal(&p, &want));
+}
+END_TEST
+
+/* Keys are equal exactly when all eight fields are. */
+START_TEST(test_result_key_equal_every_field)
+{
+    const struct result_key base = make_key("naive", "bf16", 2, 16, 1024, 64, 1, "cold");
+    const struct result_key changed[8] = {
+        make_key("inplace", "bf16", 2, 16, 1024, 64, 1, "cold"),
+        make_key("naive", "fp16", 2, 16, 1024, 64, 1, "cold"),
+        make_key("naive", "bf16", 3, 16, 1024, 64, 1, "cold"),
+        make_key("naive", "bf16", 2, 8, 1024, 64, 1, "cold"),
+        make_key("naive", "bf16", 2, 16, 2048, 64, 1, "cold"),
+        make_key("naive", "bf16", 2, 16, 1024, 128, 1, "cold"),
+        make_key("naive", "bf16", 2, 16, 1024, 64, 0, "cold"),
+        make_key("naive", "bf16", 2, 16, 1024, 64, 1, "graph"),
+    };
+    const struct result_key same = base;
+    ck_assert(result_key_equal(&base, &same));
+    for (int i = 0; i < 8; i++) {
+        ck_assert_msg(!result_key_equal(&base, &changed[i]), "field %d changed, still equal", i);
+        ck_assert_msg(!result_key_equal(&changed[i], &base), "field %d changed, still equal", i);
+    }
+}
+END_TEST
+
+/* The reader's index hashes what result_key_equal compares: rows that differ
+ * in any one key field are all kept, and each is found by its key. */
+START_TEST(test_results_find_by_every_field)
+{
+    char path[32];
+    write_temp(path, "variant,dtype,batch,heads,seq_len,head_dim,causal,mode,status,ms_median,noise_rel\n"
+                     "naive,bf16,2,16,1024,64,1,cold,ok,1.0,0.01\n"
+                     "inplace,bf16,2,16,1024,64,1,cold,ok,1.1,0.01\n"
+                     "naive,fp16,2,16,1024,64,1,cold,ok,1.2,0.01\n"
+                     "naive,bf16,3,16,1024,64,1,cold,ok,1.3,0.01\n"
+                     "naive,bf16,2,8,1024,64,1,cold,ok,1.4,0.01\n"
+                     "naive,bf16,2,16,2048,64,1,cold,ok,1.5,0.01\n"
+                     "naive,bf16,2,16,1024,128,1,cold,ok,1.6,0.01\n"
+                     "naive,bf16,2,16,1024,64,0,cold,ok,1.7,0.01\n"
+                     "naive,bf16,2,16,1024,64,1,graph,ok,1.8,0.01\n");
+    struct result_set set;
+    ck_assert_int_eq(results_read(path, &set), ATTN_OK);
+    unlink(path);
+    ck_assert_uint_eq(set.count, 9);
+    for (size_t i = 0; i < set.count; i++)
+        ck_assert_ptr_eq(results_find(&set, &set.rows[i].key), &set.rows[i]);
+    const struct result_key absent = make_key("naive", "fp16", 2, 16, 1024, 64, 0, "graph");
+    ck_assert_ptr_null(results_find(&set, &absent));
+    results_free(&set);
 }
 END_TEST
 
@@ -2126,6 +2232,13 @@ static Suite *problem_suite(void)
     tcase_add_test(tc, test_elems_overflow_saturates);
     tcase_add_test(tc, test_dtype_names);
     tcase_add_test(tc, test_error_messages);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("equality");
+    tcase_add_test(tc, test_problem_equal_every_field);
+    tcase_add_test(tc, test_result_key_problem);
+    tcase_add_test(tc, test_result_key_equal_every_field);
+    tcase_add_test(tc, test_results_find_by_every_field);
     suite_add_tcase(s, tc);
     return s;
 }
