@@ -4,6 +4,7 @@
 #include "../common/csv.h"
 #include "../common/errors.h"
 #include "../common/reference.h"
+#include "../common/results.h"
 #include "../common/schema.h"
 #include "../common/shift.h"
 
@@ -318,13 +319,27 @@ static int judge(struct gate_line *l, const struct result_rec *b, const struct r
         snprintf(how, sizeof how, "%.1f%% slower, over the %.1f%% noise", 100 * (l->ratio - 1),
                  100 * noise_allow);
     }
-    /* an interleaved pair shares the board's clock: its readings, taken at
-     * different moments, do not excuse anything */
-    if (slower && !l->paired && clock_drop > l->limit) {
+    /* Slowed by the board, not the code: a lower SM clock, or a thermal or
+     * hardware slowdown NVML reported during this row and not during the
+     * baseline's (both recorded; the power cap alone is the H200's steady
+     * state, not an excuse). An interleaved pair shares the board: its
+     * readings, taken at different moments, do not excuse anything. */
+    const unsigned long long excusing = THROTTLE_LIMITING & ~0x4ull; /* without sw_power_cap */
+    const unsigned long long new_reasons =
+        b->throttle_known && c->throttle_known ? c->throttle & ~b->throttle & excusing : 0;
+    if (slower && !l->paired && (clock_drop > l->limit || new_reasons)) {
+        char seen[96] = "none recorded";
+        if (c->throttle_known) results_throttle_names(c->throttle, seen, sizeof seen);
         l->verdict = V_THROTTLED;
-        snprintf(l->why, sizeof l->why,
-                 "%.1f%% slower, but at a %.1f%% lower SM clock (%.0f vs %.0f MHz): re-run unthrottled",
-                 100 * (l->ratio - 1), 100 * clock_drop, c->sm_clock_mhz, b->sm_clock_mhz);
+        if (clock_drop > l->limit)
+            snprintf(l->why, sizeof l->why,
+                     "%.1f%% slower, but at a %.1f%% lower SM clock (%.0f vs %.0f MHz; throttle: %s): "
+                     "re-run unthrottled", 100 * (l->ratio - 1), 100 * clock_drop, c->sm_clock_mhz,
+                     b->sm_clock_mhz, seen);
+        else
+            snprintf(l->why, sizeof l->why,
+                     "%.1f%% slower, with a slowdown the baseline's row did not have (throttle: %s): "
+                     "re-run unthrottled", 100 * (l->ratio - 1), seen);
         r->throttled++;
     } else if (slower) {
         l->verdict = V_SLOWER;

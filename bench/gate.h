@@ -98,7 +98,7 @@ struct gate_line {
     bool paired;                   /* both rows from one A/B run: ab_slowdown applies */
     double limit;                  /* the allowed slowdown used */
     enum gate_verdict verdict;
-    char why[160];
+    char why[256];
 };
 
 struct gate_report {

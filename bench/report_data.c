@@ -43,7 +43,7 @@ struct panel {
 };
 
 /* The columns of a panel file after seq_len (not the results file's COL_*). */
-enum { PANEL_MS, PANEL_TFLOPS, PANEL_MEM, PANEL_NAIVE, PANEL_CUDNN, PANEL_NCOLS };
+enum { PANEL_MS, PANEL_TFLOPS, PANEL_MEM, PANEL_NAIVE, PANEL_CUDNN, PANEL_TFLOPS_W, PANEL_NCOLS };
 
 /* What meta.gp says about the drawn data, gathered while writing it. */
 struct facts {
@@ -229,10 +229,11 @@ static double fmin_nan(double a, double b) { return isnan(a) ? b : isnan(b) ? a 
 static void write_panel_line(FILE *f, const struct result_set *s, const struct result_rec *r,
                              int seq, int p, int v, struct facts *fx)
 {
-    double ms = NAN, tf = NAN, mem = NAN, sp_naive = NAN, sp_cudnn = NAN;
+    double ms = NAN, tf = NAN, mem = NAN, sp_naive = NAN, sp_cudnn = NAN, tf_w = NAN;
     if (report_row_ok(r)) {
         ms = r->ms_median;
         tf = nan_if_bad(r->tflops);
+        tf_w = nan_if_bad(r->tflops_per_watt);
         mem = nan_if_bad(r->extra_mem_mib);
         const struct result_rec *n = report_twin(s, &r->key, "naive");
         const struct result_rec *c = report_twin(s, &r->key, "cudnn_sdpa");
@@ -244,7 +245,7 @@ static void write_panel_line(FILE *f, const struct result_set *s, const struct r
     fx->hl_lo[v] = fmin_nan(fx->hl_lo[v], sp_cudnn);
     fx->hl_hi[v] = fmax_nan(fx->hl_hi[v], sp_cudnn);
     fprintf(f, "%d", seq);
-    const double cols[PANEL_NCOLS] = {ms, tf, mem, sp_naive, sp_cudnn};
+    const double cols[PANEL_NCOLS] = {ms, tf, mem, sp_naive, sp_cudnn, tf_w};
     for (int c = 0; c < PANEL_NCOLS; c++) {
         put_num(f, cols[c]);
         fx->n[p][c][v] += isfinite(cols[c]);
@@ -629,6 +630,7 @@ static int write_meta(const struct report_args *a, const struct result_set *s, c
     panel_counts(f, "panel_n_tflops", fx, np, nv, PANEL_TFLOPS, NULL);
     panel_counts(f, "panel_n_mem", fx, np, nv, PANEL_MEM, NULL);
     panel_counts(f, "panel_n_naive", fx, np, nv, PANEL_NAIVE, NULL);
+    panel_counts(f, "panel_n_energy", fx, np, nv, PANEL_TFLOPS_W, NULL);
     headline_meta(f, variants, nv, np, fx);
     gp_number(f, "peak_tflops", report_env_value(env, "peak_gemm_bf16_tflops"));
     gp_number(f, "tflops_max", fx->tflops_max);

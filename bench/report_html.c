@@ -13,6 +13,8 @@
  * tests/check_report.sh renders the page in headless Chromium. */
 #include "report.h"
 #include "../common/errors.h"
+#include "../common/results.h"
+#include "../common/schema.h"
 
 #include <errno.h>
 #include <math.h>
@@ -216,6 +218,28 @@ static void put_tflops(FILE *f, double tf)
 {
     if (!isfinite(tf)) fputs("—", f);
     else fprintf(f, tf >= 99.95 ? "%.0f" : tf >= 9.995 ? "%.1f" : "%.2f", tf);
+}
+
+/* The reasons NVML gave for holding the row's clocks down, as a short mark
+ * (cap: the power cap; therm: a thermal limit; hw: a hardware slowdown or
+ * power brake) whose tooltip lists them with the row's average power;
+ * nothing for a row without such a reason or without a record. */
+static void put_throttle(FILE *f, const struct result_rec *r)
+{
+    const unsigned long long t = r->throttle_known ? r->throttle & THROTTLE_LIMITING : 0;
+    if (!t) return;
+    char names[128];
+    results_throttle_names(r->throttle, names, sizeof names);
+    fputs(" <span class=\"thr\" title=\"throttle: ", f);
+    html_text(f, names);
+    if (isfinite(r->watts)) fprintf(f, "; %.0f W", r->watts);
+    if (isfinite(r->tflops_per_watt)) fprintf(f, ", %.3g TFLOP/J", r->tflops_per_watt);
+    fputs("\">", f);
+    const char *sep = "";
+    if (t & 0x4ull) fputs("cap", f), sep = "+";
+    if (t & (0x20ull | 0x40ull)) fprintf(f, "%stherm", sep), sep = "+";
+    if (t & (0x8ull | 0x80ull)) fprintf(f, "%shw", sep);
+    fputs("</span>", f);
 }
 
 static void put_panel(FILE *f, const struct attn_problem *p, bool with_dtype)
@@ -626,6 +650,7 @@ static void section_figures(FILE *f, const struct report_args *a)
         {"latency", "Latency vs sequence length", ""},
         {"speedup", "Speedup over naive", ""},
         {"memory", "Extra device memory", ""},
+        {"energy", "Energy efficiency: TFLOP per joule", ""},
         {"ratio", "Current / baseline per row", "baseline"},
     };
     fputs("<div class=\"section\" id=\"figures\">\n<h2>Figures</h2>\n", f);
@@ -653,6 +678,9 @@ static void full_table(FILE *f, const struct result_set *s, const char *mode,
     bool dtypes = false;
     for (int i = 1; i < np; i++) dtypes |= pts[i].dtype != pts[0].dtype;
     fprintf(f, "<h3 id=\"table-%s\">%s <span class=\"note\">(%s)</span></h3>\n", mode, mode, mode_what(mode));
+    fputs("<p class=\"note\">A mark beside TFLOP/s says why NVML held the row's clocks down: <span class=\"thr\">cap</span> "
+          "the board's power cap, <span class=\"thr\">therm</span> a thermal limit, <span class=\"thr\">hw</span> a "
+          "hardware slowdown; hover it for the reasons, the row's average power and its TFLOP per joule.</p>\n", f);
     fputs("<div class=\"scroll\"><table class=\"full\">\n<thead><tr><th colspan=\"3\">point</th>", f);
     for (int v = 0; v < nv; v++) {
         fputs("<th colspan=\"2\" class=\"grp\">", f);
@@ -682,6 +710,7 @@ static void full_table(FILE *f, const struct result_set *s, const char *mode,
                 put_ms(f, r->ms_median);
                 fputs(best ? "</td><td class=\"best\">" : "</td><td>", f);
                 put_tflops(f, r->tflops);
+                put_throttle(f, r);
                 fputs("</td>", f);
             } else if (r) {
                 const char *why = r->reason;
@@ -739,6 +768,7 @@ static const char style[] =
     ".grp{border-left:2px solid #999}td.name{text-align:left}\n"
     "td.best{font-weight:700;background:#e3f4e3}\n"
     "td.st{color:#b00;text-align:center;cursor:help}td.gap{color:#b00;text-align:center}"
+    "span.thr{font-size:75%;color:#a60;cursor:help}"
     "td.none{color:#999;text-align:center}\n"
     "table.env th{text-align:left;background:#f4f4f4;font-weight:600}"
     "table.env td{text-align:left;white-space:normal;overflow-wrap:anywhere}\n"

@@ -556,6 +556,11 @@ static int emit_timed(struct runner *r, struct variant_row *vr)
     row.calls_per_sample = vr->tr.calls_per_sample;
     row.clock_start_mhz = vr->tr.clock_start_mhz;
     row.clock_end_mhz = vr->tr.clock_end_mhz;
+    row.watts = vr->tr.watts;
+    row.temperature_c = vr->tr.temperature_c;
+    char throttle[160];
+    row.throttle = vr->tr.throttle_known
+                       ? results_throttle_names(vr->tr.throttle, throttle, sizeof throttle) : NULL;
     row.sample_ms = time_samples(r->timer, &row.nsample_ms);
     if (r->tracing && trace_row(r, vr->mode, &vr->call, &row) != ATTN_OK) {
         fprintf(stderr, "attnbench: tracing failed: %s; op columns left empty from here\n",

@@ -21,6 +21,8 @@ static struct {
     int (*get_clock)(nvml_device, int, unsigned *);
     int (*get_temperature)(nvml_device, int, unsigned *);
     int (*get_power_mw)(nvml_device, unsigned *);
+    int (*get_energy_mj)(nvml_device, unsigned long long *);
+    int (*get_throttle)(nvml_device, unsigned long long *);
     int (*shutdown)(void);
 } nvml;
 
@@ -40,6 +42,11 @@ int clocks_open(int ordinal)
     nvml.get_clock = (int (*)(nvml_device, int, unsigned *))dlsym(lib, "nvmlDeviceGetClockInfo");
     nvml.get_temperature = (int (*)(nvml_device, int, unsigned *))dlsym(lib, "nvmlDeviceGetTemperature");
     nvml.get_power_mw = (int (*)(nvml_device, unsigned *))dlsym(lib, "nvmlDeviceGetPowerUsage");
+    nvml.get_energy_mj = (int (*)(nvml_device, unsigned long long *))dlsym(lib, "nvmlDeviceGetTotalEnergyConsumption");
+    /* the newer name first; the older stays exported by every driver since */
+    nvml.get_throttle = (int (*)(nvml_device, unsigned long long *))dlsym(lib, "nvmlDeviceGetCurrentClocksEventReasons");
+    if (!nvml.get_throttle)
+        nvml.get_throttle = (int (*)(nvml_device, unsigned long long *))dlsym(lib, "nvmlDeviceGetCurrentClocksThrottleReasons");
     nvml.shutdown = (int (*)(void))dlsym(lib, "nvmlShutdown");
     if (!init || !by_bus || !nvml.get_clock || !nvml.shutdown) {
         dlclose(lib);
@@ -66,6 +73,7 @@ int clocks_read(struct gpu_clocks *c)
 {
     memset(c, 0, sizeof *c);
     c->power_w = NAN;
+    c->energy_mj = NAN;
     if (!nvml.lib) return ATTN_FAIL(ATTN_ERR, "NVML is not open");
     int rc = nvml.get_clock(nvml.dev, NVML_CLOCK_SM, &c->sm_mhz);
     if (rc != 0) return ATTN_FAIL(ATTN_ERR, "nvmlDeviceGetClockInfo failed (NVML error %d)", rc);
@@ -73,6 +81,12 @@ int clocks_read(struct gpu_clocks *c)
     if (nvml.get_temperature && nvml.get_temperature(nvml.dev, NVML_TEMPERATURE_GPU, &v) == 0)
         c->temperature_c = v;
     if (nvml.get_power_mw && nvml.get_power_mw(nvml.dev, &v) == 0) c->power_w = v / 1000.0;
+    unsigned long long u;
+    if (nvml.get_energy_mj && nvml.get_energy_mj(nvml.dev, &u) == 0) c->energy_mj = (double)u;
+    if (nvml.get_throttle && nvml.get_throttle(nvml.dev, &u) == 0) {
+        c->throttle = u;
+        c->throttle_known = true;
+    }
     return ATTN_OK;
 }
 

@@ -9,6 +9,7 @@
 #include <cudnn_graph.h>
 #endif
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -66,9 +67,15 @@ int env_write(const char *path, const struct device_info *d, const struct peaks 
     if (clocks_ready()) {
         struct gpu_clocks c;
         fprintf(f, "nvml_driver=%s\n", clocks_driver_version());
-        if (clocks_read(&c) == ATTN_OK) fprintf(f, "sm_clock_at_start_mhz=%u\n", c.sm_mhz);
+        if (clocks_read(&c) == ATTN_OK) {
+            fprintf(f, "sm_clock_at_start_mhz=%u\n", c.sm_mhz);
+            /* how a row's watts (and mj_per_call, tflops_per_watt) are had */
+            fprintf(f, "power_source=%s\n", !isnan(c.energy_mj) ? "energy_counter (its rise over the row's timed window)"
+                                           : !isnan(c.power_w) ? "power_samples (the mean of NVML's power readings, every 50 ms)"
+                                                               : "none");
+        }
     } else {
-        fprintf(f, "nvml=unavailable\n");
+        fprintf(f, "nvml=unavailable\npower_source=none\n");
     }
 #ifdef ATTN_SLOWDOWN
     fprintf(f, "injected_slowdown=%s\n", ATTN_SLOWDOWN);

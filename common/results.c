@@ -37,6 +37,8 @@ void results_row_init(struct result_row *r)
     memset(r, 0, sizeof *r);
     r->extra_mem_mib = r->max_abs_err = r->rel_err = NAN;
     r->clock_low = -1;
+    r->watts = r->temperature_c = NAN;
+    r->throttle = NULL;
 }
 
 void results_set_reason(struct result_row *r, const char *fmt, ...)
@@ -136,6 +138,17 @@ int results_format(const struct result_row *r, struct csv_line *l)
     if (r->clock_start_mhz) set_int(&c, COL_CLOCK_START, r->clock_start_mhz);
     if (r->clock_end_mhz) set_int(&c, COL_CLOCK_END, r->clock_end_mhz);
     set_int(&c, COL_CLOCK_LOW, r->clock_low);
+    if (r->timed) {
+        /* energy of one call at the window's average power: W × ms = mJ;
+         * TFLOP/s per W = TFLOP per J */
+        if (r->watts > 0) {
+            set_num(&c, COL_WATTS, r->watts, 5);
+            set_num(&c, COL_MJ_PER_CALL, r->watts * s->median, 5);
+            set_num(&c, COL_TFLOPS_PER_WATT, attn_tflops(p, s->median) / r->watts, 5);
+        }
+        c.text[COL_THROTTLE] = r->throttle;
+        set_num(&c, COL_TEMP, r->temperature_c, 4);
+    }
     c.text[COL_IMPL] = r->impl;
     c.text[COL_AB_RUN] = r->ab_run;
     csv_line_init(l);
@@ -182,5 +195,53 @@ int results_samples_path(const char *csv_path, char *buf, size_t len)
         return ATTN_FAIL(ATTN_ERR_INPUT, "'%s' does not end in .csv", csv_path);
     if ((size_t)snprintf(buf, len, "%.*s.samples.csv", (int)(n - 4), csv_path) >= len)
         return ATTN_FAIL(ATTN_ERR_INPUT, "path too long: '%s'", csv_path);
+    return ATTN_OK;
+}
+
+static const struct {
+    unsigned long long bit;
+    const char *name;
+} throttle_words[] = {
+#define ATTN_THROTTLE_WORD(bit, name) {bit, name},
+    THROTTLE_REASONS(ATTN_THROTTLE_WORD)
+#undef ATTN_THROTTLE_WORD
+};
+#define NTHROTTLE_WORDS (sizeof throttle_words / sizeof throttle_words[0])
+
+const char *results_throttle_names(unsigned long long mask, char *buf, size_t len)
+{
+    size_t used = 0;
+    if (len) buf[0] = '\0';
+    for (size_t i = 0; i < NTHROTTLE_WORDS; i++)
+        if (mask & throttle_words[i].bit) {
+            int n = snprintf(buf + used, used < len ? len - used : 0, "%s%s", used ? "|" : "",
+                             throttle_words[i].name);
+            used += n > 0 ? (size_t)n : 0;
+            mask &= ~throttle_words[i].bit;
+        }
+    if (mask) snprintf(buf + used, used < len ? len - used : 0, "%s0x%llx", used ? "|" : "", mask);
+    return buf;
+}
+
+int results_throttle_parse(const char *names, unsigned long long *mask)
+{
+    *mask = 0;
+    for (const char *p = names; *p;) {
+        size_t n = strcspn(p, "|");
+        bool known = false;
+        for (size_t i = 0; i < NTHROTTLE_WORDS && !known; i++)
+            if (strlen(throttle_words[i].name) == n && !strncmp(p, throttle_words[i].name, n)) {
+                *mask |= throttle_words[i].bit;
+                known = true;
+            }
+        if (!known && n > 2 && n <= 18 && !strncmp(p, "0x", 2)) {
+            char *end;
+            *mask |= strtoull(p + 2, &end, 16);
+            known = end == p + n && n > 2;
+        }
+        if (!known)
+            return ATTN_FAIL(ATTN_ERR_INPUT, "unknown throttle reason '%.*s'", (int)(n > 40 ? 40 : n), p);
+        p += n + (p[n] == '|');
+    }
     return ATTN_OK;
 }

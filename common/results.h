@@ -36,6 +36,9 @@ struct result_row {
     const struct peaks *peaks;     /* the run's measured ceilings, NULL if not measured */
     unsigned clock_start_mhz, clock_end_mhz; /* 0 when unknown */
     int clock_low;                 /* 1: a reading under 90% of the run's reference clock; -1 unknown */
+    double watts;                  /* average board power over the timed window; NaN unknown */
+    const char *throttle;          /* clock event reasons seen, "a|b" ("" none); NULL unknown */
+    double temperature_c;          /* GPU temperature after the last sample; NaN unknown */
     char impl[256];                /* what the variant ran (attn_impl() after setup), "" when unsaid */
     const double *sample_ms;       /* the timed samples, ms per call, in order (timed rows) */
     size_t nsample_ms;
@@ -57,6 +60,12 @@ int results_samples_append(int fd, const struct result_row *);
 /* "DIR/RUN_ID.csv" -> "DIR/RUN_ID.samples.csv" into buf; ATTN_ERR_INPUT when
  * the path does not end in .csv or does not fit. */
 int results_samples_path(const char *csv_path, char *buf, size_t len);
+
+/* "sw_power_cap|hw_thermal" for a mask of THROTTLE_REASONS (schema.h); ""
+ * for none, an unknown bit as 0x...; the text is cut to fit len. */
+const char *results_throttle_names(unsigned long long mask, char *buf, size_t len);
+/* Such a list back into a mask; ATTN_ERR_INPUT naming the first unknown word. */
+int results_throttle_parse(const char *names, unsigned long long *mask);
 
 /* Number of columns and the name of column i (for readers and tests). */
 int results_column_count(void);

@@ -118,11 +118,13 @@ static int parse_row(const char *path, int line, char **f, const int *idx,
     static const struct { int col; double lo, hi; } nums[] = {
         {COL_MS, 1e-9, 1e9},          {COL_NOISE, 0, 1e3},         {COL_REL_ERR, 0, 1e30},
         {COL_TFLOPS, 0, 1e9},         {COL_EXTRA_MEM, 0, 1e12},    {COL_CLOCK_START, 1, 1e5},
-        {COL_CLOCK_END, 1, 1e5},
+        {COL_CLOCK_END, 1, 1e5},      {COL_WATTS, 1e-3, 1e5},      {COL_MJ_PER_CALL, 0, 1e12},
+        {COL_TFLOPS_PER_WATT, 0, 1e6}, {COL_TEMP, -100, 300},
     };
     double clock_start = NAN, clock_end = NAN;
     double *dst[] = {&r->ms_median, &r->noise_rel, &r->rel_err, &r->tflops, &r->extra_mem_mib,
-                     &clock_start, &clock_end};
+                     &clock_start, &clock_end, &r->watts, &r->mj_per_call, &r->tflops_per_watt,
+                     &r->temp_c};
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
         *dst[i] = NAN;
         const int c = nums[i].col;
@@ -143,6 +145,14 @@ static int parse_row(const char *path, int line, char **f, const int *idx,
         if (idx[texts[i].col] >= 0)
             ATTN_TRY(copy_checked((char *)r + texts[i].off, texts[i].len, f[idx[texts[i].col]], path,
                                   line, result_column_names[texts[i].col]));
+    if (idx[COL_THROTTLE] >= 0 && *f[idx[COL_THROTTLE]]) {
+        if (results_throttle_parse(f[idx[COL_THROTTLE]], &r->throttle) != ATTN_OK) {
+            char why[96];
+            snprintf(why, sizeof why, "%s", attn_error_message()); /* the next message overwrites it */
+            return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: throttle: %s", path, line, why);
+        }
+        r->throttle_known = true;
+    }
     /* the reason is shown, never compared: a long one is cut, not refused */
     if (idx[COL_REASON] >= 0) snprintf(r->reason, sizeof r->reason, "%s", f[idx[COL_REASON]]);
     /* the lower reading; NaN unless both are there and positive */

@@ -37,6 +37,9 @@ struct result_rec {
     long samples;        /* -1 when empty */
     double tflops, extra_mem_mib; /* NaN when empty or the column is absent */
     double sm_clock_mhz;          /* the lower of the row's two SM clock readings; NaN if unknown */
+    double watts, mj_per_call, tflops_per_watt, temp_c; /* NaN when empty or absent */
+    unsigned long long throttle;  /* THROTTLE_REASONS bits (schema.h) seen in the row */
+    bool throttle_known;          /* the run recorded them (the column is there and not empty) */
     double *sample_ms;            /* per-sample times from RUN_ID.samples.csv beside the file;
                                      NULL without it */
     size_t nsample_ms;

@@ -27,7 +27,9 @@ extern "C" {
     X(REF, "ref") X(KERNELS, "kernels_per_call") X(MEMCPY, "memcpy_per_call")         \
     X(MEMSET, "memset_per_call") X(BUSY, "gpu_busy_ms") X(GAP, "launch_gap_ms")       \
     X(CLOCK_START, "sm_clock_start_mhz") X(CLOCK_END, "sm_clock_end_mhz")             \
-    X(CLOCK_LOW, "clock_low") X(IMPL, "impl") X(AB_RUN, "ab_run")
+    X(CLOCK_LOW, "clock_low") X(WATTS, "watts") X(MJ_PER_CALL, "mj_per_call")          \
+    X(TFLOPS_PER_WATT, "tflops_per_watt") X(THROTTLE, "throttle") X(TEMP, "temp_c")  \
+    X(IMPL, "impl") X(AB_RUN, "ab_run")
 
 enum result_column {
 #define ATTN_COLUMN_ID(id, name) COL_##id,
@@ -78,6 +80,15 @@ extern const char *const row_status_names[STATUS_COUNT];
 #define ATTN_NAME_LISTED(id, name) ", " name
 #define TIMING_MODES_LISTED (&(TIMING_MODES(ATTN_NAME_LISTED))[2])
 #define ROW_STATUSES_LISTED (&(ROW_STATUSES(ATTN_NAME_LISTED))[2])
+
+/* X(bit, "name"): the `throttle` column's words, NVML's clock event reasons
+ * as nvml.h numbers them; a row lists those seen, joined by '|'. */
+#define THROTTLE_REASONS(X)                                                           \
+    X(0x1, "idle") X(0x2, "app_clocks") X(0x4, "sw_power_cap") X(0x8, "hw_slowdown") \
+    X(0x10, "sync_boost") X(0x20, "sw_thermal") X(0x40, "hw_thermal")                 \
+    X(0x80, "hw_power_brake") X(0x100, "display_clocks")
+/* The reasons that hold a busy GPU's clock down: power and thermal limits. */
+#define THROTTLE_LIMITING (0x4ull | 0x8ull | 0x20ull | 0x40ull | 0x80ull)
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
 #include "nvtx.h"
 
 #include <cuda_runtime_api.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -14,6 +15,18 @@
 #define BATCH_MAX_CALLS 200  /* keeps a batch's launches within the launch queue */
 #define BLOCK_TIMEOUT_MS 50.0
 #define SAMPLES_CAP 100000
+#define POWER_POLL_MS 50.0 /* NVML's power and clock reasons, at most this often */
+
+/* NVML readings over a mode's timed window: the energy counter at its two
+ * ends, power and clock event reasons polled between samples. */
+struct power_watch {
+    double t0_ms, e0_mj;    /* window start: wall time, energy counter (NaN none) */
+    double last_poll_ms;
+    double power_sum;
+    int power_n;
+    unsigned long long throttle;
+    bool throttle_known;
+};
 
 struct bench_timer {
     cudaEvent_t start, stop;
@@ -28,6 +41,7 @@ struct bench_timer {
     int batch;       /* calls per sample */
     size_t n;        /* samples taken */
     long long extra_cycles; /* the injected slowdown after each call (SLOWDOWN=); 0 normally */
+    struct power_watch watch;
 };
 
 const char *attn_mode_name(enum attn_mode m) { return m < MODE_COUNT ? timing_mode_names[m] : "?"; }
@@ -159,11 +173,55 @@ static int capture_graph(const struct bench_timer *t, const struct timed_call *c
     return ATTN_OK;
 }
 
-/* The current SM clock, 0 when NVML cannot say. */
-static unsigned sm_clock_now(void)
+/* One NVML reading into the window's sums; the reading itself in *c (sm_mhz
+ * 0 when NVML cannot say). */
+static void watch_read(struct power_watch *w, struct gpu_clocks *c)
+{
+    if (!clocks_ready() || clocks_read(c) != ATTN_OK) {
+        memset(c, 0, sizeof *c);
+        c->power_w = c->energy_mj = NAN;
+        return;
+    }
+    w->last_poll_ms = wall_ms();
+    if (!isnan(c->power_w)) {
+        w->power_sum += c->power_w;
+        w->power_n++;
+    }
+    w->throttle |= c->throttle;
+    w->throttle_known |= c->throttle_known;
+}
+
+/* The window opens: its first reading (the SM clock after the warm-up). */
+static unsigned watch_start(struct power_watch *w)
 {
     struct gpu_clocks c;
-    return clocks_ready() && clocks_read(&c) == ATTN_OK ? c.sm_mhz : 0;
+    memset(w, 0, sizeof *w);
+    watch_read(w, &c);
+    w->t0_ms = wall_ms();
+    w->e0_mj = c.energy_mj;
+    return c.sm_mhz;
+}
+
+/* Between samples: a reading when the last is POWER_POLL_MS old. */
+static void watch_poll(struct power_watch *w)
+{
+    struct gpu_clocks c;
+    if (clocks_ready() && wall_ms() - w->last_poll_ms >= POWER_POLL_MS) watch_read(w, &c);
+}
+
+/* The window closes: its last reading, and the window's figures into res. */
+static void watch_end(struct power_watch *w, struct timing_result *res)
+{
+    struct gpu_clocks c;
+    watch_read(w, &c);
+    const double dt_ms = wall_ms() - w->t0_ms;
+    res->clock_end_mhz = c.sm_mhz;
+    res->temperature_c = c.sm_mhz && c.temperature_c ? c.temperature_c : NAN;
+    res->throttle = w->throttle;
+    res->throttle_known = w->throttle_known;
+    res->watts_from_counter = !isnan(w->e0_mj) && !isnan(c.energy_mj) && dt_ms > 0 && c.energy_mj >= w->e0_mj;
+    if (res->watts_from_counter) res->watts = (c.energy_mj - w->e0_mj) / dt_ms; /* mJ/ms = W */
+    else res->watts = w->power_n ? w->power_sum / w->power_n : NAN;
 }
 
 /* Median ms of `calls` single calls, each timed alone, as the mode times them. */
@@ -233,6 +291,7 @@ int time_start(struct bench_timer *t, enum attn_mode mode, const struct timed_ca
                const struct stop_rule *rule, struct timing_result *res)
 {
     memset(res, 0, sizeof *res);
+    res->watts = res->temperature_c = NAN;
     time_abort(t);
     const bool inject = timing_slowdown_fraction(c->variant->name) > 0;
     t->extra_cycles = 0;
@@ -256,7 +315,7 @@ int time_start(struct bench_timer *t, enum attn_mode mode, const struct timed_ca
         if (mode == MODE_GRAPH) ATTN_TRY(capture_graph(t, c, &t->graph));
     }
     res->warmup_ms = wall_ms() - t0;
-    res->clock_start_mhz = sm_clock_now();
+    res->clock_start_mhz = watch_start(&t->watch);
     t->batch = 1;
     if (mode != MODE_COLD && one_ms > 0) {
         double b = BATCH_TARGET_MS / one_ms;
@@ -277,6 +336,7 @@ int time_take(struct bench_timer *t, size_t min_samples, double min_timed_ms, bo
         ATTN_TRY(timed_batch(t, t->call, t->graph, t->batch, t->flush_each, &ms));
         t->samples[t->n++] = ms / t->batch;
         timed += ms;
+        watch_poll(&t->watch);
     }
     return ATTN_OK;
 }
@@ -289,7 +349,7 @@ const double *time_samples(const struct bench_timer *t, size_t *n)
 
 int time_finish(struct bench_timer *t, struct timing_result *res)
 {
-    res->clock_end_mhz = sm_clock_now();
+    watch_end(&t->watch, res);
     int rc = stats_summarize(t->samples, t->n, &res->stats);
     time_abort(t);
     return rc;

@@ -51,6 +51,14 @@ struct timing_result {
     int calls_per_sample;
     unsigned clock_start_mhz, clock_end_mhz; /* SM clock after warm-up and after the
                                                 last sample; 0 without NVML */
+    /* From NVML over the timed window (after the warm-up to after the last
+     * sample; in an A/B run the other side's interleaved blocks lie inside it) */
+    double watts;              /* average board power: the energy counter's rise over the
+                                  window's time, else the mean of polled power; NaN unknown */
+    bool watts_from_counter;   /* which of the two */
+    unsigned long long throttle; /* clock event reasons seen at any poll (clocks.h) */
+    bool throttle_known;
+    double temperature_c;      /* at the window's end; NaN unknown */
 };
 
 /* Times one mode with the stop rule: time_start, then one sample at a time

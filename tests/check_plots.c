@@ -82,7 +82,7 @@ struct fixture {
     bool cudnn, naive;          /* headline needs cudnn_sdpa rows, speedup naive rows */
 };
 
-static const char *const scripts[] = {"headline", "throughput", "latency", "speedup", "memory", "ratio"};
+static const char *const scripts[] = {"headline", "throughput", "latency", "speedup", "memory", "energy", "ratio"};
 #define NSCRIPTS (sizeof scripts / sizeof scripts[0])
 
 static bool draws(const struct fixture *fx, const char *script)

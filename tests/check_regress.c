@@ -103,6 +103,8 @@ struct rspec {
     int nsamples;       /* > 0: that many samples in NAME.samples.csv, ms ± jitter */
     double jitter;      /* relative half-width of the samples' spread; 0: 0.003 */
     const char *ab_run; /* the ab_run column; NULL: plain run */
+    const char *throttle; /* the throttle column; NULL: not recorded */
+    double watts;         /* average board power; 0: unknown */
 };
 
 /* Sample i of a row: ms spread evenly over ±jitter in a fixed shuffled order. */
@@ -162,6 +164,9 @@ static void format_row(const struct rspec *s, const char *run_id, struct csv_lin
         r.max_abs_err = r.rel_err;
         r.ref = "cpu_f64";
         r.clock_start_mhz = r.clock_end_mhz = s->clock_mhz;
+        r.throttle = s->throttle;
+        r.watts = s->watts ? s->watts : NAN;
+        r.temperature_c = s->watts ? 61 : NAN;
     } else {
         results_set_reason(&r, "%s: made up for the gate's tests, with a comma", r.status);
     }
@@ -474,6 +479,107 @@ START_TEST(test_slowdown_at_lower_clock_is_throttled)
     ck_assert_int_eq(compare(base, cur, NULL, NULL, &rep), ATTN_OK);
     ck_assert_verdict(&rep, "inplace", 1024, "cold", V_SLOWER);
     gate_report_free(&rep);
+}
+END_TEST
+
+/* The recorded clock event reasons: a thermal or hardware slowdown this row
+ * had and the baseline's did not excuses a slowdown (throttled, named); the
+ * power cap both had does not, nor a reason the baseline could not record. */
+START_TEST(test_slowdown_with_new_thermal_reason_is_throttled)
+{
+    struct rspec b[NELEMS(base4)], c[NELEMS(base4)];
+    memcpy(b, base4, sizeof b);
+    for (size_t i = 0; i < NELEMS(b); i++) b[i].throttle = "sw_power_cap";
+    memcpy(c, b, sizeof c);
+    c[2].ms = 0.88, c[2].throttle = "sw_power_cap|hw_thermal"; /* inplace cold: +10% */
+    path_t base = write_rows("base.csv", b, NELEMS(b));
+    path_t cur = write_rows("cur.csv", c, NELEMS(c));
+    struct gate_report rep;
+    ck_assert_int_eq(compare(base, cur, NULL, NULL, &rep), ATTN_OK);
+    ck_assert_verdict(&rep, "inplace", 1024, "cold", V_THROTTLED);
+    const struct gate_line *l = find_line(&rep, "inplace", 1024, "cold");
+    ck_assert_msg(strstr(l->why, "throttle: sw_power_cap|hw_thermal"), "why: %s", l->why);
+    ck_assert_int_eq(gate_exit_code(&rep), 0);
+    gate_report_free(&rep);
+
+    c[2].throttle = "sw_power_cap"; /* the cap both rows had explains nothing */
+    cur = write_rows("cur.csv", c, NELEMS(c));
+    ck_assert_int_eq(compare(base, cur, NULL, NULL, &rep), ATTN_OK);
+    ck_assert_verdict(&rep, "inplace", 1024, "cold", V_SLOWER);
+    gate_report_free(&rep);
+
+    c[2].throttle = "sw_power_cap|hw_thermal";
+    for (size_t i = 0; i < NELEMS(b); i++) b[i].throttle = NULL; /* a baseline without reasons */
+    base = write_rows("base.csv", b, NELEMS(b));
+    cur = write_rows("cur.csv", c, NELEMS(c));
+    ck_assert_int_eq(compare(base, cur, NULL, NULL, &rep), ATTN_OK);
+    ck_assert_verdict(&rep, "inplace", 1024, "cold", V_SLOWER);
+    gate_report_free(&rep);
+
+    /* a lower clock names the reasons the row recorded */
+    for (size_t i = 0; i < NELEMS(b); i++) b[i].clock_mhz = 1980, c[i].clock_mhz = 1980;
+    c[2].clock_mhz = 1700;
+    base = write_rows("base.csv", b, NELEMS(b));
+    cur = write_rows("cur.csv", c, NELEMS(c));
+    ck_assert_int_eq(compare(base, cur, NULL, NULL, &rep), ATTN_OK);
+    ck_assert_verdict(&rep, "inplace", 1024, "cold", V_THROTTLED);
+    l = find_line(&rep, "inplace", 1024, "cold");
+    ck_assert_msg(strstr(l->why, "lower SM clock") && strstr(l->why, "hw_thermal"), "why: %s", l->why);
+    gate_report_free(&rep);
+}
+END_TEST
+
+/* The power columns: derived as W × ms and TFLOP/s per W, read back; empty
+ * (not zero) where power is unknown; an older run without them still loads;
+ * a bad value or word is refused with file:line. */
+START_TEST(test_power_columns)
+{
+    struct rspec rows[2] = {{.variant = "naive", .seq = 1024, .ms = 2.0, .watts = 500,
+                             .throttle = "sw_power_cap|0x200"},
+                            {.variant = "inplace", .seq = 1024, .ms = 1.0}};
+    path_t p = write_rows("power.csv", rows, 2);
+    struct result_set set;
+    read_ok(p.s, &set);
+    const struct result_rec *r = &set.rows[0];
+    ck_assert_double_eq_tol(r->watts, 500, 1e-9);
+    ck_assert_double_eq_tol(r->mj_per_call, 1000, 1e-6); /* 500 W × 2 ms */
+    ck_assert_double_eq_tol(r->tflops_per_watt, r->tflops / 500, 1e-6 * r->tflops);
+    ck_assert_double_eq_tol(r->temp_c, 61, 1e-9);
+    ck_assert(r->throttle_known);
+    ck_assert_uint_eq(r->throttle, 0x4 | 0x200);
+    r = &set.rows[1];
+    ck_assert(isnan(r->watts) && isnan(r->mj_per_call) && isnan(r->tflops_per_watt) && isnan(r->temp_c));
+    ck_assert(!r->throttle_known);
+    results_free(&set);
+
+    char names[64];
+    ck_assert_str_eq(results_throttle_names(0x4 | 0x40, names, sizeof names), "sw_power_cap|hw_thermal");
+    ck_assert_str_eq(results_throttle_names(0, names, sizeof names), "");
+    unsigned long long mask;
+    ck_assert_int_eq(results_throttle_parse("idle|hw_slowdown", &mask), ATTN_OK);
+    ck_assert_uint_eq(mask, 0x9);
+
+    path_t old = write_text("old.csv", "variant,dtype,batch,heads,seq_len,head_dim,causal,mode,status,ms_median,noise_rel\n"
+                                       "naive,bf16,2,16,1024,64,1,cold,ok,0.69,0.01\n");
+    read_ok(old.s, &set);
+    ck_assert(isnan(set.rows[0].watts) && !set.rows[0].throttle_known);
+    results_free(&set);
+
+    static const struct { const char *column, *value, *says; } bad[] = {
+        {"throttle", "sw_power_cap|fast", "unknown throttle reason 'fast'"},
+        {"watts", "inf", "watts 'inf'"},
+        {"watts", "-3", "watts '-3'"},
+        {"tflops_per_watt", "nan", "tflops_per_watt 'nan'"},
+        {"temp_c", "1e999", "temp_c '1e999'"},
+    };
+    for (size_t i = 0; i < NELEMS(bad); i++) {
+        struct rspec row = {.variant = "naive", .seq = 1024, .ms = 2.0, .watts = 500,
+                            .set_column = bad[i].column, .set_value = bad[i].value};
+        path_t q = write_rows("bad.csv", &row, 1);
+        ck_assert_int_eq(results_read(q.s, &set), ATTN_ERR_INPUT);
+        ck_assert_msg(strstr(attn_error_message(), bad[i].says) && names_place(attn_error_message(), q.s, 2),
+                      "%s=%s: %s", bad[i].column, bad[i].value, attn_error_message());
+    }
 }
 END_TEST
 
@@ -1418,6 +1524,8 @@ static Suite *compare_suite(void)
     tcase_add_test(tc, test_identical_files_pass);
     tcase_add_test(tc, test_slowdown_past_limit_fails);
     tcase_add_test(tc, test_slowdown_at_lower_clock_is_throttled);
+    tcase_add_test(tc, test_slowdown_with_new_thermal_reason_is_throttled);
+    tcase_add_test(tc, test_power_columns);
     tcase_add_test(tc, test_slowdown_inside_noise_passes);
     tcase_add_test(tc, test_tiny_difference_under_min_ms_passes);
     tcase_add_test(tc, test_improvement_is_faster_and_passes);
