@@ -90,6 +90,13 @@ int clocks_read(struct gpu_clocks *c)
     return ATTN_OK;
 }
 
+double clocks_energy_mj(void)
+{
+    unsigned long long u;
+    if (!nvml.lib || !nvml.get_energy_mj || nvml.get_energy_mj(nvml.dev, &u) != 0) return NAN;
+    return (double)u;
+}
+
 void clocks_close(void)
 {
     if (!nvml.lib) return;

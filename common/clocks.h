@@ -28,6 +28,8 @@ struct gpu_clocks {
 int clocks_open(int ordinal);
 bool clocks_ready(void);
 int clocks_read(struct gpu_clocks *);
+/* The energy counter alone (cheaper than clocks_read); NaN without one. */
+double clocks_energy_mj(void);
 /* The driver version NVML reports, "" when NVML is not open. */
 const char *clocks_driver_version(void);
 void clocks_close(void);

@@ -15,17 +15,25 @@
 #define BATCH_MAX_CALLS 200  /* keeps a batch's launches within the launch queue */
 #define BLOCK_TIMEOUT_MS 50.0
 #define SAMPLES_CAP 100000
-#define POWER_POLL_MS 50.0 /* NVML's power and clock reasons, at most this often */
+#define POWER_POLL_MS 50.0  /* NVML's power and clock reasons, at most this often */
+#define ENERGY_POLL_MS 1.0  /* the energy counter, at most this often */
 
-/* NVML readings over a mode's timed window: the energy counter at its two
- * ends, power and clock event reasons polled between samples. */
+/* NVML readings over a mode's window, its warm-up and its timed samples.
+ * The board's energy counter moves in steps (about every 100 ms on the
+ * H200), so a window's rise says little about a window of 20 ms: the power
+ * is the rise between the first and the last step seen, over the time
+ * between them (seen within ENERGY_POLL_MS). Power readings and the clock
+ * event reasons are polled every POWER_POLL_MS; their mean is the power
+ * when fewer than two steps were seen. */
 struct power_watch {
-    double t0_ms, e0_mj;    /* window start: wall time, energy counter (NaN none) */
-    double last_poll_ms;
+    double last_poll_ms, last_energy_ms;
     double power_sum;
     int power_n;
     unsigned long long throttle;
     bool throttle_known;
+    double e_seen;                 /* the counter's last value; NaN: no counter */
+    double e_first, t_first, e_last, t_last;
+    int steps;
 };
 
 struct bench_timer {
@@ -191,36 +199,59 @@ static void watch_read(struct power_watch *w, struct gpu_clocks *c)
     w->throttle_known |= c->throttle_known;
 }
 
-/* The window opens: its first reading (the SM clock after the warm-up). */
-static unsigned watch_start(struct power_watch *w)
+/* The energy counter, when ENERGY_POLL_MS have passed: a step is noted. */
+static void watch_energy(struct power_watch *w)
+{
+    const double now = wall_ms();
+    if (isnan(w->e_seen) || now - w->last_energy_ms < ENERGY_POLL_MS) return;
+    w->last_energy_ms = now;
+    const double e = clocks_energy_mj();
+    if (isnan(e) || e == w->e_seen) return;
+    if (w->steps++ == 0) w->e_first = e, w->t_first = now;
+    else w->e_last = e, w->t_last = now;
+    w->e_seen = e;
+}
+
+/* The window opens (before the warm-up). */
+static void watch_begin(struct power_watch *w)
 {
     struct gpu_clocks c;
     memset(w, 0, sizeof *w);
+    w->e_seen = clocks_ready() ? clocks_energy_mj() : NAN;
+    w->last_energy_ms = wall_ms();
     watch_read(w, &c);
-    w->t0_ms = wall_ms();
-    w->e0_mj = c.energy_mj;
-    return c.sm_mhz;
 }
 
-/* Between samples: a reading when the last is POWER_POLL_MS old. */
+/* Between calls and samples: the counter, and a full reading when the last
+ * is POWER_POLL_MS old. */
 static void watch_poll(struct power_watch *w)
 {
     struct gpu_clocks c;
-    if (clocks_ready() && wall_ms() - w->last_poll_ms >= POWER_POLL_MS) watch_read(w, &c);
+    if (!clocks_ready()) return;
+    watch_energy(w);
+    if (wall_ms() - w->last_poll_ms >= POWER_POLL_MS) watch_read(w, &c);
 }
 
-/* The window closes: its last reading, and the window's figures into res. */
-static void watch_end(struct power_watch *w, struct timing_result *res)
+/* The SM clock now (after the warm-up), 0 when NVML cannot say. */
+static unsigned watch_clock(struct power_watch *w)
 {
     struct gpu_clocks c;
     watch_read(w, &c);
-    const double dt_ms = wall_ms() - w->t0_ms;
+    return c.sm_mhz;
+}
+
+/* The window closes: its last reading, and its figures into res. */
+static void watch_end(struct power_watch *w, struct timing_result *res)
+{
+    struct gpu_clocks c;
+    watch_energy(w);
+    watch_read(w, &c);
     res->clock_end_mhz = c.sm_mhz;
     res->temperature_c = c.sm_mhz && c.temperature_c ? c.temperature_c : NAN;
     res->throttle = w->throttle;
     res->throttle_known = w->throttle_known;
-    res->watts_from_counter = !isnan(w->e0_mj) && !isnan(c.energy_mj) && dt_ms > 0 && c.energy_mj >= w->e0_mj;
-    if (res->watts_from_counter) res->watts = (c.energy_mj - w->e0_mj) / dt_ms; /* mJ/ms = W */
+    res->watts_from_counter = w->steps >= 2 && w->t_last > w->t_first && w->e_last > w->e_first;
+    if (res->watts_from_counter) res->watts = (w->e_last - w->e_first) / (w->t_last - w->t_first); /* mJ/ms = W */
     else res->watts = w->power_n ? w->power_sum / w->power_n : NAN;
 }
 
@@ -304,9 +335,11 @@ int time_start(struct bench_timer *t, enum attn_mode mode, const struct timed_ca
     const double t0 = wall_ms();
     double one_ms = 0, ms;
     size_t warm = 0;
+    watch_begin(&t->watch);
     while (stats_keep_warming(rule, warm, wall_ms() - t0)) {
         if (attn_interrupted) return ATTN_FAIL(ATTN_ERR_INTERRUPTED, "interrupted");
         ATTN_TRY(timed_batch(t, c, t->graph, 1, t->flush_each, &ms));
+        watch_poll(&t->watch);
         one_ms = ms; /* the last warm-up call estimates a call's time */
         warm++;
     }
@@ -315,7 +348,7 @@ int time_start(struct bench_timer *t, enum attn_mode mode, const struct timed_ca
         if (mode == MODE_GRAPH) ATTN_TRY(capture_graph(t, c, &t->graph));
     }
     res->warmup_ms = wall_ms() - t0;
-    res->clock_start_mhz = watch_start(&t->watch);
+    res->clock_start_mhz = watch_clock(&t->watch);
     t->batch = 1;
     if (mode != MODE_COLD && one_ms > 0) {
         double b = BATCH_TARGET_MS / one_ms;
