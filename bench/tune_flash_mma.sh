@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# tune_flash_mma.sh — run flash_mma once per compiled tile shape
-# (ATTN_FLASH_MMA_TILE) over a grid, cold mode, and print a table of TFLOP/s
-# per shape and point. The CSVs go to OUT/tune/SHAPE/.
-#   usage: bench/tune_flash_mma.sh [GRID] [SHAPE...]   (after make all)
+# tune_flash_mma.sh — run the lab's flash_mma_lab once per compiled tile
+# shape (ATTN_FLASH_MMA_TILE) over a grid, cold mode, and print a table of
+# TFLOP/s per shape and point. The CSVs go to OUT/tune/SHAPE/.
+#   usage: bench/tune_flash_mma.sh [GRID] [SHAPE...]   (after make lab)
 set -u -o pipefail
 OUT=${OUT:-$PWD/tune-out}
 GRID=${1:-tune}
@@ -12,7 +12,7 @@ SHAPES=("$@")
 for s in "${SHAPES[@]}"; do
     mkdir -p "$OUT/tune/$s"
     echo "== tile $s"
-    ATTN_FLASH_MMA_TILE=$s ./build/attnbench --quiet --variants flash_mma --grid "$GRID" --mode cold \
+    ATTN_FLASH_MMA_TILE=$s ./build/lab/attnbench --quiet --variants flash_mma_lab --grid "$GRID" --mode cold \
         --budget-ms 1500 --out "$OUT/tune/$s" || echo "   (exit $?)"
 done
 # one line per shape and point: shape D S causal status TFLOP/s ms

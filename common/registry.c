@@ -14,9 +14,9 @@
 #else
 #define CUDNN_VARIANTS(X)
 #endif
-/* The tuning lab's variant exists only in `make lab`'s build (ATTN_LAB). */
+/* The tuning lab's variants exist only in `make lab`'s build (ATTN_LAB). */
 #ifdef ATTN_LAB
-#define LAB_VARIANTS(X) X(flash_hopper_lab)
+#define LAB_VARIANTS(X) X(flash_hopper_lab) X(flash_mma_lab)
 #else
 #define LAB_VARIANTS(X)
 #endif

@@ -17,6 +17,7 @@
 #include "../common/results.h"
 #include "../common/results_read.h"
 #include "../common/trace.h"
+#include "../variants/flash_hopper.h"
 
 #include <check.h>
 #include <cuda_runtime_api.h>
@@ -631,6 +632,76 @@ START_TEST(test_resume_completes_a_cut_run)
 }
 END_TEST
 
+/* ------------------------- flash_hopper: every shipped configuration (issue 22)
+ * flash_hopper picks one of its compiled configurations per problem, so the
+ * shapes above reach only those it picks at them. Here each configuration
+ * runs through the variant's test hooks (variants/flash_hopper.h) at odd
+ * shapes: B·H = 3; S = 1, 17 (one ragged tile; SPAN: work tiles of three
+ * heads), 64 (causal: a block that starts before row 0), 200 and 320
+ * (a short last 192-key tile, a ragged or an idle consumer), 1000; causal
+ * and not, where the configuration takes causal work (else it must refuse
+ * it); persistent grids also capped at 3 CTAs, so that a CTA runs several
+ * work tiles. _i: configuration _i / 2, causal _i % 2. */
+static const int hopper_seqs[] = {1, 17, 64, 200, 320, 1000};
+#define N_HOPPER_SEQS ((int)(sizeof hopper_seqs / sizeof hopper_seqs[0]))
+#define N_HOPPER_TESTS (2 * FLASH_HOPPER_CONFIGS)
+
+/* Configuration cfg on c (poisoned output first) against the reference. */
+static void check_hopper_config_on(int cfg, int max_ctas, struct case_data *c)
+{
+    const struct attn_variant *v = registry_find("flash_hopper");
+    ck_assert_ptr_nonnull(v);
+    char label[160];
+    snprintf(label, sizeof label, "flash_hopper %s %s S=%d %s%s", flash_hopper_config_name(cfg),
+             attn_dtype_name(c->p.dtype), c->p.seq_len, c->p.causal ? "causal" : "full",
+             max_ctas ? " (3 CTAs)" : "");
+    void *ctx = NULL;
+    ck_assert_msg(flash_hopper_config_setup(cfg, max_ctas, &ctx, &c->p) == ATTN_OK, "%s: setup: %s", label,
+                  attn_error_message());
+    ck_assert_int_eq(gpu_poison(c->o, c->bytes, stream), ATTN_OK);
+    ck_assert_msg(v->run(ctx, c->q, c->k, c->v, c->o, stream) == ATTN_OK, "%s: run: %s", label,
+                  attn_error_message());
+    ck_assert_int_eq(cudaGetLastError(), cudaSuccess);
+    ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
+    v->teardown(ctx);
+    ck_assert_int_eq(cudaMemcpy(c->hout, c->o, c->bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    struct attn_comparison cmp = attn_compare(c->ref, c->hout, c->n, c->p.dtype, attn_tolerance_for(c->p.dtype));
+    ck_assert_msg(cmp.ok, "%s: %zu bad, %zu non-finite, max_abs_err %g, rel_err %g, first at %zu", label, cmp.bad,
+                  cmp.nonfinite, cmp.max_abs_err, cmp.rel_err, cmp.first_bad);
+}
+
+START_TEST(test_flash_hopper_configs_match_reference)
+{
+    const int cfg = _i / 2;
+    const bool causal = _i % 2;
+    ck_assert_ptr_nonnull(flash_hopper_config_name(cfg));
+    struct shape s = {.batch = 1, .heads = 3, .dim = flash_hopper_config_head_dim(cfg), .causal = causal,
+                      .dtype = flash_hopper_config_dtype(cfg)};
+    if (causal && !flash_hopper_config_causal_ok(cfg)) {
+        s.seq = 1000;
+        struct attn_problem p = problem_of(s);
+        ck_assert_msg(flash_hopper_config_supports(cfg, &p, &dev) != NULL, "%s takes causal work",
+                      flash_hopper_config_name(cfg));
+        return;
+    }
+    for (int j = 0; j < N_HOPPER_SEQS; j++) {
+        s.seq = hopper_seqs[j];
+        struct attn_problem p = problem_of(s);
+        const char *why = flash_hopper_config_supports(cfg, &p, &dev);
+        if (why) {
+            fprintf(stderr, "  flash_hopper %s: not supported (%s)\n", flash_hopper_config_name(cfg), why);
+            return;
+        }
+        struct case_data c;
+        case_open(&c, s, fresh_seed());
+        check_hopper_config_on(cfg, 0, &c);
+        if (flash_hopper_config_persistent(cfg)) check_hopper_config_on(cfg, 3, &c);
+        case_close(&c);
+    }
+}
+END_TEST
+/* ------------------------------------------- end of flash_hopper's configurations */
+
 static Suite *gpu_suite(void)
 {
     Suite *s = suite_create("gpu");
@@ -639,6 +710,10 @@ static Suite *gpu_suite(void)
     tcase_add_loop_test(t, test_variants_match_reference, 0, 2 * N_ODD);
     tcase_add_loop_test(t, test_variants_in_graph_match_reference, 0, N_ODD);
     tcase_add_loop_test(t, test_variants_long_rows_match_reference, 0, N_LONG);
+    suite_add_tcase(s, t);
+    t = tcase_create("hopper_configs");
+    tcase_set_timeout(t, 600);
+    tcase_add_loop_test(t, test_flash_hopper_configs_match_reference, 0, N_HOPPER_TESTS);
     suite_add_tcase(s, t);
     t = tcase_create("helpers");
     tcase_set_timeout(t, 120);
@@ -667,7 +742,7 @@ static Suite *gpu_suite(void)
 }
 
 /* Tests in gpu_suite(), for the skipped count: keep in step with it. */
-#define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_LONG + N_ODD + 2 + 2 + 1 + N_CUDNN_TESTS + 4 + 2)
+#define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_LONG + N_ODD + 2 + 2 + 1 + N_CUDNN_TESTS + 4 + 2 + N_HOPPER_TESTS)
 
 int main(void)
 {

@@ -369,26 +369,37 @@ struct flash_cfg {
 #define CFG_BF16(NAME, D, W, M, N, U) CFG(NAME, __nv_bfloat16, ATTN_BF16, D, W, M, N, U)
 #define CFG_FP16(NAME, D, W, M, N, U) CFG(NAME, __half, ATTN_FP16, D, W, M, N, U)
 
-/* The first entry of each (dtype, head_dim) is the default; the others are
- * there for tuning with ATTN_FLASH_MMA_TILE=NAME (bf16 only). */
+/* One tile shape per (dtype, head_dim) ships. The tuning lab (variants/lab/,
+ * `make lab`) compiles this file again with FLASH_MMA_LAB, as the variant
+ * flash_mma_lab: the other shapes too (bf16), picked with
+ * ATTN_FLASH_MMA_TILE=NAME; the first entry of each (dtype, head_dim) stays
+ * the default. */
 static const struct flash_cfg cfgs[] = {
     CFG_BF16("w4m2n64", 128, 4, 2, 64, 0),
+#ifdef FLASH_MMA_LAB
     CFG_BF16("w4m2n64u1", 128, 4, 2, 64, 1),
     CFG_BF16("w4m2n64u2", 128, 4, 2, 64, 2),
     CFG_BF16("w4m2n32", 128, 4, 2, 32, 0),
+#endif
     CFG_BF16("w4m2n128", 64, 4, 2, 128, 0),
+#ifdef FLASH_MMA_LAB
     CFG_BF16("w4m2n128u1", 64, 4, 2, 128, 1),
     CFG_BF16("w4m2n64", 64, 4, 2, 64, 0),
+#endif
     CFG_FP16("w4m2n64", 128, 4, 2, 64, 0),
     CFG_FP16("w4m2n128", 64, 4, 2, 128, 0),
 };
 #define N_CFGS (sizeof cfgs / sizeof cfgs[0])
 
-/* The tile shape for p: ATTN_FLASH_MMA_TILE when set (NULL if it names none
- * compiled for p's dtype and head_dim), else the default. */
+/* The tile shape for p: in the lab, ATTN_FLASH_MMA_TILE when set (NULL if it
+ * names none compiled for p's dtype and head_dim); else the default. */
 static const struct flash_cfg *pick_cfg(const struct attn_problem *p)
 {
+#ifdef FLASH_MMA_LAB
     const char *want = getenv("ATTN_FLASH_MMA_TILE");
+#else
+    const char *want = NULL;
+#endif
     for (size_t i = 0; i < N_CFGS; i++) {
         const struct flash_cfg *c = &cfgs[i];
         if (c->dtype != p->dtype || c->head_dim != p->head_dim) continue;
@@ -408,7 +419,7 @@ static const char *flash_supports(const struct attn_problem *p, const struct dev
     if (dev->cc_major < 8) return "needs compute capability 8.0 or newer (mma.sync bf16)";
     if (p->head_dim != 64 && p->head_dim != 128) return "head_dim 64 and 128 only";
     const struct flash_cfg *c = pick_cfg(p);
-    if (!c) return "ATTN_FLASH_MMA_TILE names no tile shape compiled for this dtype and head_dim";
+    if (!c) return "ATTN_FLASH_MMA_TILE names no tile shape compiled for this dtype and head_dim (lab)";
     if (c->smem > dev->smem_optin_bytes) return "not enough shared memory per block";
     if ((size_t)p->batch * p->heads > 65535) return "batch*heads above 65535";
     return NULL;
@@ -441,9 +452,15 @@ static int flash_run(void *ctx, const void *q, const void *k, const void *v, voi
 
 static void flash_teardown(void *ctx) { free(ctx); }
 
+#ifdef FLASH_MMA_LAB
+extern "C" const struct attn_variant attn_variant_flash_mma_lab = {
+    .name = "flash_mma_lab",
+    .summary = "lab: flash_mma with every compiled tile shape (ATTN_FLASH_MMA_TILE=NAME)",
+#else
 extern "C" const struct attn_variant attn_variant_flash_mma = {
     .name = "flash_mma",
     .summary = "fused FlashAttention-2-style kernel: mma.sync, cp.async double buffer, online softmax",
+#endif
     .fused = true,
     .supports = flash_supports,
     .workspace_bytes = attn_no_workspace,

@@ -1,0 +1,634 @@
+/* flash_hopper_phases.cuh — the parts flash_hopper's kernel is made of:
+ * its configuration type and shared-memory map, the barrier protocol
+ * (every mbarrier, its count and each role's waits and arrivals, in one
+ * place), the tile scheduler, the producer, and the consumer's math
+ * phases (Q·Kᵀ, softmax, P·V, the epilogue's store). The consumer's work
+ * loop and the kernel are in flash_hopper_kernel.cuh, whose header
+ * comment is the design: what runs where, the shared-memory map, the
+ * pipeline and the protocol. The tuning lab (lab/) builds its kernels
+ * from the same parts. */
+#ifndef ATTN_FLASH_HOPPER_PHASES_CUH
+#define ATTN_FLASH_HOPPER_PHASES_CUH
+
+#include <cuda.h> /* CUtensorMap */
+#include <math.h>
+#include <stdint.h>
+
+
+#include "hopper_ptx.cuh"
+
+/* One compiled configuration of the kernel (the table in flash_hopper.cu
+ * names each instance). */
+template <int NCW_, int STAGES_, int VSTAGES_, int BN_, bool PVN_, bool PERS_ = false, int XT_ = 0,
+          bool SPAN_ = false>
+struct hop_cfg {
+    static constexpr int NCW = NCW_;       /* consumer warpgroups, 64 query rows each */
+    static constexpr int STAGES = STAGES_; /* K ring depth (K+V ring when VSTAGES_ = 0) */
+    static constexpr bool SEPKV = VSTAGES_ > 0; /* K and V in rings of their own */
+    static constexpr int VSTAGES = SEPKV ? VSTAGES_ : STAGES_;
+    static constexpr int BN = BN_;         /* keys per K/V tile */
+    static constexpr bool PVN = PVN_;      /* D = 128: P·V as one m64n128k16 per k-step */
+    static constexpr bool PERS = PERS_;    /* persistent grid: one CTA per SM walks the work tiles */
+    /* XT_ 1: the next work tile's first Q·Kᵀ goes out with this tile's last
+     * P·V and its softmax runs under it, then this tile's epilogue; 2: both
+     * GEMMs are waited for, the epilogue, then the softmax (fewer registers
+     * live: what fits the 3-consumer kernel's 160) */
+    static constexpr bool XT = XT_ != 0;
+    static constexpr bool XT_EARLY = XT_ == 2;
+    /* a work tile is NCW consecutive 64-row slices of every head's slices */
+    static constexpr bool SPAN = SPAN_;
+    static_assert(BN_ == 128 || BN_ == 192, "BN: 128 or 192");
+    static_assert(!XT || (PERS_ && SEPKV), "XT: the persistent kernel with separate K and V rings");
+    static_assert(!SPAN_ || (PERS_ && VSTAGES_ >= NCW_ && STAGES_ >= NCW_ && XT),
+                  "SPAN: persistent XT kernel, K and V rings at least NCW deep");
+    static constexpr int BM = 64 * NCW;
+    static constexpr int THREADS = 128 * (NCW + 1);
+    static constexpr int PREG = 24;
+    /* 2 consumers: 24 + 2·240 = 3·168; 3 consumers: 24 + 3·160 <= 4·128 */
+    static constexpr int CREG = NCW == 2 ? 240 : 160;
+};
+
+#define HOP_Q_CHUNK (64 * 128) /* one Q box: 64 rows × 128 bytes */
+#define HOP_SMEM_OPTIN 232448  /* 227 KiB, the sm_90 opt-in limit per block */
+#define HOP_BAR_BYTES 256      /* mbarriers of one ring; the last 64 bytes hold the scratch words */
+
+template <typename C> static constexpr __host__ __device__ uint32_t hop_bar_bytes(void)
+{
+    return C::SEPKV ? 2 * HOP_BAR_BYTES : HOP_BAR_BYTES;
+}
+template <int D, typename C> static constexpr __host__ __device__ size_t hop_smem_with(int qbufs)
+{
+    return (size_t)qbufs * C::NCW * (D / HOP_CHUNK_COLS) * HOP_Q_CHUNK +
+           (size_t)(C::STAGES + C::VSTAGES) * (D / HOP_CHUNK_COLS) * C::BN * 128 + hop_bar_bytes<C>() + 1024;
+}
+/* Q buffers: persistent configs double-buffer Q where it fits (the next
+ * tile's Q loads while this tile's epilogue still uses the current one). */
+template <int D, typename C> static constexpr __host__ __device__ int hop_qbufs(void)
+{
+    return C::PERS && hop_smem_with<D, C>(2) <= HOP_SMEM_OPTIN ? 2 : 1;
+}
+template <int D, typename C> static constexpr __host__ __device__ size_t hop_smem_bytes(void)
+{
+    return hop_smem_with<D, C>(hop_qbufs<D, C>());
+}
+
+#if HOP_DEVICE
+/* ------------------------------------------------------ shared memory */
+
+/* The addresses of the shared-memory map (flash_hopper_kernel.cuh's header),
+ * from the 1024-aligned base. */
+template <int D, typename C> struct hop_smem {
+    static constexpr int CHUNKS = D / HOP_CHUNK_COLS;
+    static constexpr uint32_t KCH = C::BN * 128;           /* one K or V box: BN rows × 128 bytes */
+    static constexpr uint32_t TILE = CHUNKS * KCH;         /* one K or V tile */
+    static constexpr uint32_t QWG = CHUNKS * HOP_Q_CHUNK;  /* one consumer's 64 Q rows */
+    static constexpr int QB = hop_qbufs<D, C>();
+    uint32_t q, k, v, bars;
+    __device__ __forceinline__ explicit hop_smem(uint32_t base)
+        : q(base), k(base + QB * C::NCW * QWG), v(k + C::STAGES * TILE), bars(v + C::VSTAGES * TILE)
+    {
+    }
+    __device__ __forceinline__ uint32_t q_slice(int b, int w) const { return q + (b * C::NCW + w) * QWG; }
+    __device__ __forceinline__ uint32_t k_tile(int n) const { return k + (n % C::STAGES) * TILE; }
+    __device__ __forceinline__ uint32_t v_tile(int n) const { return v + (n % C::VSTAGES) * TILE; }
+    __device__ __forceinline__ uint32_t scratch(void) const { return bars + hop_bar_bytes<C>() - 4 * HOP_SCRATCH_WORDS; }
+};
+
+/* -------------------------------------------------- the barrier protocol */
+
+/* Every mbarrier of the block, its arrival count, and each role's side of
+ * the protocol (flash_hopper_kernel.cuh's header). n is a ring position;
+ * with one shared ring, the V calls of the producer and the K release of a
+ * consumer are folded into the K ones. */
+template <int D, typename C> struct hop_barriers {
+    static constexpr int STAGES = C::STAGES, VSTAGES = C::VSTAGES, NCW = C::NCW;
+    static constexpr int QB = hop_qbufs<D, C>();
+    static constexpr int NRING = C::SEPKV ? 2 * (STAGES + VSTAGES) : 2 * STAGES;
+    static constexpr uint32_t TILE = hop_smem<D, C>::TILE;
+    static constexpr uint32_t CONSUMER_WARPS = 4 * NCW; /* arrivals that free a K/V slot */
+    static_assert((NRING + 2 * QB * NCW) * 8 <= (int)hop_bar_bytes<C>() - 4 * HOP_SCRATCH_WORDS,
+                  "mbarriers must end before the scratch words");
+    static_assert(4 * (NCW + 1) <= HOP_SCRATCH_WORDS, "a scratch word per warp");
+    uint32_t bars;
+
+    /* full/empty: the K ring (or the shared K+V ring); vfull/vempty: the V ring */
+    __device__ __forceinline__ uint32_t full(int s) const { return bars + 8u * s; }
+    __device__ __forceinline__ uint32_t empty(int s) const { return bars + 8u * (STAGES + s); }
+    __device__ __forceinline__ uint32_t vfull(int s) const { return bars + 8u * (2 * STAGES + s); }
+    __device__ __forceinline__ uint32_t vempty(int s) const { return bars + 8u * (2 * STAGES + VSTAGES + s); }
+    __device__ __forceinline__ uint32_t qfull(int b, int w) const { return bars + 8u * (NRING + b * NCW + w); }
+    __device__ __forceinline__ uint32_t qempty(int b, int w) const
+    {
+        return bars + 8u * (NRING + QB * NCW + b * NCW + w);
+    }
+
+    /* thread 0, before the __syncthreads() that splits the roles */
+    __device__ __forceinline__ void init(void) const
+    {
+#pragma unroll
+        for (int s = 0; s < STAGES; s++) {
+            mbar_init(full(s), 1);
+            mbar_init(empty(s), CONSUMER_WARPS);
+        }
+        if constexpr (C::SEPKV) {
+#pragma unroll
+            for (int s = 0; s < VSTAGES; s++) {
+                mbar_init(vfull(s), 1);
+                mbar_init(vempty(s), CONSUMER_WARPS);
+            }
+        }
+#pragma unroll
+        for (int b = 0; b < QB; b++)
+#pragma unroll
+            for (int w = 0; w < NCW; w++) {
+                mbar_init(qfull(b, w), 1);
+                mbar_init(qempty(b, w), 4);
+            }
+        mbar_init_fence();
+    }
+
+    /* ---- producer: wait until slot n is free, arm its full barrier for the
+     * bytes about to be loaded; returns that barrier for the TMA loads.
+     * SPAN, when the work tile spans heads (spans): first arrive stand_in
+     * times for the consumer warps of the other heads, which do not use
+     * this slot. */
+    __device__ __forceinline__ uint32_t acquire_k(int n, bool spans, uint32_t stand_in) const
+    {
+        const int s = n % STAGES;
+        mbar_wait(empty(s), ((uint32_t)(n / STAGES) & 1u) ^ 1u, "kempty");
+        if (C::SPAN && spans) mbar_arrive_n(empty(s), stand_in);
+        mbar_arrive_expect_tx(full(s), C::SEPKV ? TILE : 2 * TILE);
+        return full(s);
+    }
+    __device__ __forceinline__ uint32_t acquire_v(int n, bool spans, uint32_t stand_in) const
+    {
+        static_assert(C::SEPKV, "one shared ring: V comes with K");
+        const int s = n % VSTAGES;
+        mbar_wait(vempty(s), ((uint32_t)(n / VSTAGES) & 1u) ^ 1u, "vempty");
+        if (C::SPAN && spans) mbar_arrive_n(vempty(s), stand_in);
+        mbar_arrive_expect_tx(vfull(s), TILE);
+        return vfull(s);
+    }
+    /* Q buffer b of consumer w, its use-th use; bytes 0: no rows to load
+     * (the consumer is idle), a plain arrival completes the phase */
+    __device__ __forceinline__ void acquire_q(int b, int w, int use, uint32_t bytes) const
+    {
+        mbar_wait(qempty(b, w), ((uint32_t)use & 1u) ^ 1u, "qempty");
+        if (bytes)
+            mbar_arrive_expect_tx(qfull(b, w), bytes);
+        else
+            mbar_arrive(qfull(b, w));
+    }
+
+    /* ---- consumer: wait until slot n has arrived; release it once every
+     * wgmma that reads it is complete (one arrival per warp) */
+    __device__ __forceinline__ void wait_k(int n) const
+    {
+        mbar_wait(full(n % STAGES), (uint32_t)(n / STAGES) & 1u, "full");
+    }
+    __device__ __forceinline__ void wait_v(int n) const
+    {
+        if constexpr (C::SEPKV) mbar_wait(vfull(n % VSTAGES), (uint32_t)(n / VSTAGES) & 1u, "vfull");
+    }
+    __device__ __forceinline__ void release_k(int n, int lane) const
+    {
+        if constexpr (C::SEPKV) {
+            __syncwarp();
+            if (lane == 0) mbar_arrive(empty(n % STAGES));
+        }
+    }
+    /* V of slot n; with one shared ring, K and V of slot n */
+    __device__ __forceinline__ void release_v(int n, int lane) const
+    {
+        __syncwarp();
+        if constexpr (C::SEPKV) {
+            if (lane == 0) mbar_arrive(vempty(n % VSTAGES));
+        } else {
+            if (lane == 0) mbar_arrive(empty(n % STAGES));
+        }
+    }
+    __device__ __forceinline__ void wait_q(int b, int w, int use) const
+    {
+        mbar_wait(qfull(b, w), (uint32_t)use & 1u, "qfull");
+    }
+    /* the consumer's Q slice (read by its wgmmas, then O's staging) goes
+     * back to the producer: generic accesses before the next TMA write */
+    __device__ __forceinline__ void release_q(int b, int w, int lane) const
+    {
+        fence_proxy_async();
+        __syncwarp();
+        if (lane == 0) mbar_arrive(qempty(b, w));
+    }
+};
+
+/* ------------------------------------------------------ tile scheduler */
+
+/* Work tiles and their order. Persistent: CTA x takes in round k the tile
+ * k·G + (k odd ? G-1-x : x) (G CTAs; a snake, so that the CTAs that got the
+ * heavier tile of a round get the lighter one of the next); plain: one
+ * tile, its index the linear block index (the order the hardware
+ * dispatches CTAs in). Tile index → section of sec_heads heads → row block
+ * → head within the section: the CTAs running at one time share a few
+ * heads' K/V in L2, and causal row blocks run last-first (heaviest first).
+ * Two refinements (Order): non-causal, S not a multiple of the row block,
+ * every head's short last block comes after all the full ones (the grid's
+ * tail is made of short blocks: ragged_last); causal, S % 64 == 0, the row
+ * blocks are laid to end at S, so that the block with idle consumers (rows
+ * < 0) is the lightest one (one key tile) instead of the heaviest
+ * (ragged_first). SPAN: tile t is slices NCW·t .. NCW·t + NCW-1 of the
+ * sequence of every head's 64-row slices; only the grid's last tile can
+ * leave a consumer idle. */
+
+/* Both refinements on: the shipped kernel's order (the lab's scheduler
+ * turns them off one by one for A/B). */
+struct hop_order_all {
+    __device__ __forceinline__ constexpr bool ragged_last(void) const { return true; }
+    __device__ __forceinline__ constexpr bool ragged_first(void) const { return true; }
+};
+
+template <typename C, typename Order = hop_order_all> struct hop_schedule {
+    int S, causal, n_bh, sec_heads;
+    int n_mb;   /* row blocks per head */
+    int n_sl;   /* SPAN: 64-row slices per head */
+    int n_work; /* work tiles of the grid (plain: the CTA's one) */
+    Order order;
+
+    __device__ __forceinline__ hop_schedule(int S_, int causal_, int n_bh_, int sec_heads_, Order order_ = Order())
+        : S(S_), causal(causal_), n_bh(n_bh_), sec_heads(sec_heads_), n_mb((S_ + C::BM - 1) / C::BM),
+          n_sl((S_ + 63) / 64),
+          n_work(C::SPAN ? (n_sl * n_bh_ + C::NCW - 1) / C::NCW : C::PERS ? n_mb * n_bh_ : 1), order(order_)
+    {
+    }
+
+    /* this CTA's k-th work tile (>= n_work: none) */
+    __device__ __forceinline__ int tile_at(int k) const
+    {
+        if constexpr (C::PERS) {
+            const int G = (int)gridDim.x, x = (int)blockIdx.x;
+            return k * G + ((k & 1) ? G - 1 - x : x);
+        } else {
+            return k;
+        }
+    }
+
+    /* consumer w's rows of work tile `tile`: m0 + 64·w .. of head bh (m0 may
+     * be below 0, and rows may reach past S: an idle consumer), and the key
+     * tiles the tile's rows see */
+    __device__ __forceinline__ void decode(int tile, int w, int &m0, int &bh, int &n_tiles) const
+    {
+        constexpr int BN = C::BN;
+        if constexpr (C::SPAN) {
+            const int g = tile * C::NCW + w;
+            if (g < n_sl * n_bh) {
+                bh = g / n_sl;
+                m0 = (g - bh * n_sl - w) * 64;
+            } else { /* past the last slice: rows from S */
+                bh = n_bh - 1;
+                m0 = S - 64 * w;
+            }
+            n_tiles = (S + BN - 1) / BN;
+            return;
+        }
+        const int lin = C::PERS ? tile : (int)(blockIdx.x + blockIdx.y * gridDim.x);
+        int mb_sec = n_mb;
+        if (!causal && order.ragged_last() && n_mb > 1 && n_mb * C::BM > S) {
+            mb_sec = n_mb - 1;
+            if (lin >= mb_sec * n_bh) {
+                bh = lin - mb_sec * n_bh;
+                m0 = mb_sec * C::BM;
+                n_tiles = (S + BN - 1) / BN;
+                return;
+            }
+        }
+        const int sec_tiles = sec_heads * mb_sec;
+        const int sec = lin / sec_tiles;
+        const int r = lin - sec * sec_tiles;
+        const int h0 = sec * sec_heads;
+        const int nh = min(sec_heads, n_bh - h0);
+        const int mi = r / nh;
+        bh = h0 + (r - mi * nh);
+        const int m_block = causal ? n_mb - 1 - mi : mi; /* causal: mb_sec == n_mb */
+        m0 = m_block * C::BM;
+        if (causal && order.ragged_first() && S % 64 == 0) m0 -= n_mb * C::BM - S;
+        const int n_end = causal ? min(S, m0 + C::BM) : S;
+        n_tiles = (n_end + BN - 1) / BN;
+    }
+
+    /* the first head of a work tile and how many heads its rows span (SPAN:
+     * up to NCW; otherwise the tile's one head bh) */
+    __device__ __forceinline__ void heads(int tile, int bh, int &h0, int &ns) const
+    {
+        h0 = bh;
+        ns = 1;
+        if constexpr (C::SPAN) {
+            const int g0 = tile * C::NCW;
+            h0 = g0 / n_sl;
+            ns = (min(g0 + C::NCW, n_sl * n_bh) - 1) / n_sl - h0 + 1;
+        }
+    }
+
+    /* SPAN: the arrivals on an empty barrier of head h0 + h's slot that the
+     * consumer warps of the tile's other heads do not make (idle consumers
+     * of the grid's last tile keep head 0's protocol) */
+    __device__ __forceinline__ uint32_t stand_in(int tile, int h0, int h) const
+    {
+        const int g0 = tile * C::NCW, g_end = min(g0 + C::NCW, n_sl * n_bh);
+        int users = min(g_end, (h0 + h + 1) * n_sl) - max(g0, (h0 + h) * n_sl);
+        if (h == 0) users += g0 + C::NCW - g_end;
+        return 4u * (uint32_t)(C::NCW - users);
+    }
+};
+
+/* ------------------------------------------------------------ producer */
+
+/* Thread 0 of warpgroup 0: every TMA load of the CTA, in the order the
+ * consumers use them. */
+template <int D, typename C, typename Schedule>
+static __device__ __forceinline__ void hop_produce(const Schedule &sch, const hop_smem<D, C> &sm,
+                                                   const hop_barriers<D, C> &bar, const CUtensorMap *tm_q,
+                                                   const CUtensorMap *tm_k, const CUtensorMap *tm_v)
+{
+    constexpr int CHUNKS = hop_smem<D, C>::CHUNKS, QB = hop_smem<D, C>::QB;
+    constexpr uint32_t KCH = hop_smem<D, C>::KCH, QWG = hop_smem<D, C>::QWG;
+    int gi = 0; /* K/V tiles issued so far, over all work tiles: the ring position */
+    for (int k = 0;; k++) {
+        const int tile = sch.tile_at(k);
+        if (tile >= sch.n_work) break;
+        int m0, bh, n_tiles, h0, ns;
+        sch.decode(tile, 0, m0, bh, n_tiles);
+        sch.heads(tile, bh, h0, ns);
+        const int b = k % QB;
+        /* one Q buffer: the first STAGES K/V tiles go ahead of Q, whose
+         * buffer is free only once the previous tile's epilogue is done */
+        const int q_at = (QB == 2 || k == 0) ? 0 : min(n_tiles, C::STAGES);
+        /* each consumer's 64 Q rows: m0 + 64·w of head bh (SPAN: its own slice) */
+        auto load_q = [&]() {
+#pragma unroll
+            for (int w = 0; w < C::NCW; w++) {
+                int q_m0 = m0, q_bh = bh, q_n;
+                if constexpr (C::SPAN) sch.decode(tile, w, q_m0, q_bh, q_n);
+                const bool rows = q_m0 + 64 * w >= 0; /* RAGGED_FIRST: rows before 0, an idle consumer */
+                bar.acquire_q(b, w, k / QB, rows ? QWG : 0);
+                if (!rows) continue;
+#pragma unroll
+                for (int c = 0; c < CHUNKS; c++)
+                    tma_load_3d(sm.q_slice(b, w) + c * HOP_Q_CHUNK, tm_q, bar.qfull(b, w), c * HOP_CHUNK_COLS,
+                                q_m0 + 64 * w, q_bh);
+            }
+        };
+        if constexpr (C::SEPKV) {
+            /* step it loads K(it), then V(it-1); SPAN: one tile per head of
+             * the work tile, head h0 + h at ring position gi + ns·it + h */
+            for (int it = 0; it <= n_tiles; it++) {
+                if (it == q_at) load_q();
+                if (it < n_tiles) {
+                    for (int h = 0; h < ns; h++) {
+                        const int n = gi + ns * it + h;
+                        const uint32_t full = bar.acquire_k(n, ns > 1, sch.stand_in(tile, h0, h));
+#pragma unroll
+                        for (int c = 0; c < CHUNKS; c++)
+                            tma_load_3d(sm.k_tile(n) + c * KCH, tm_k, full, c * HOP_CHUNK_COLS, it * C::BN, h0 + h);
+                    }
+                }
+                if (it > 0) {
+                    for (int h = 0; h < ns; h++) {
+                        const int n = gi + ns * (it - 1) + h;
+                        const uint32_t full = bar.acquire_v(n, ns > 1, sch.stand_in(tile, h0, h));
+#pragma unroll
+                        for (int c = 0; c < CHUNKS; c++)
+                            tma_load_3d(sm.v_tile(n) + c * KCH, tm_v, full, c * HOP_CHUNK_COLS, (it - 1) * C::BN,
+                                        h0 + h);
+                    }
+                }
+            }
+            gi += ns * n_tiles;
+        } else {
+            for (int it = 0;; it++) {
+                if (it == q_at) load_q();
+                if (it == n_tiles) break;
+                const uint32_t full = bar.acquire_k(gi, false, 0u);
+#pragma unroll
+                for (int c = 0; c < CHUNKS; c++)
+                    tma_load_3d(sm.k_tile(gi) + c * KCH, tm_k, full, c * HOP_CHUNK_COLS, it * C::BN, bh);
+#pragma unroll
+                for (int c = 0; c < CHUNKS; c++)
+                    tma_load_3d(sm.v_tile(gi) + c * KCH, tm_v, full, c * HOP_CHUNK_COLS, it * C::BN, bh);
+                gi++;
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------- the consumer's math */
+
+/* S = Q·Kᵀ of the K tile at k_tile into acc_s (BN keys; SHORT: only the
+ * first 128, the rest of acc_s keeps stale values that the mask sets to
+ * -inf). k-step kk is box kk/4, 32 bytes per 16 columns within it. */
+template <typename T, int D, int BN, bool SHORT>
+static __device__ __forceinline__ void hop_issue_qk(float (&acc_s)[BN / 2], uint64_t desc_q, uint32_t k_tile)
+{
+    constexpr uint32_t KCH = BN * 128;
+    const uint64_t desc_k = make_desc(k_tile, 16, 1024);
+    fence_regs(acc_s);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++) {
+        const uint64_t oq = (uint64_t)(((kk / 4) * HOP_Q_CHUNK + (kk % 4) * 32) >> 4);
+        const uint64_t ok = (uint64_t)(((kk / 4) * KCH + (kk % 4) * 32) >> 4);
+        /* keys 128·c.. of the tile: 128 rows of 128 bytes further on */
+#pragma unroll
+        for (int c = 0; c < (SHORT ? 1 : BN / 128); c++)
+            wgmma_ss_n128<T>(acc_s + 64 * c, desc_q + oq, desc_k + ok + (uint64_t)((c * 128 * 128) >> 4), kk > 0);
+        if constexpr (BN % 128 != 0 && !SHORT)
+            wgmma_ss_n64<T>(acc_s + 64 * (BN / 128), desc_q + oq,
+                            desc_k + ok + (uint64_t)(((BN / 128) * 128 * 128) >> 4), kk > 0);
+    }
+    wgmma_commit();
+}
+
+template <int BN> static __device__ __forceinline__ void hop_fence_p(uint32_t (&p)[BN / 16][4])
+{
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; kk++) fence_regs(p[kk]);
+}
+
+/* O += P·V of the V tile at v_tile, KSTEPS k-steps of 16 keys, 2048 bytes
+ * apart (fewer than BN / 16: P is 0 beyond them). */
+template <typename T, int D, int BN, int KSTEPS, bool PVN>
+static __device__ __forceinline__ void hop_issue_pv(float (&acc_o)[D / 2], uint32_t (&p)[BN / 16][4],
+                                                    uint32_t v_tile)
+{
+    constexpr uint32_t KCH = BN * 128;
+    fence_regs(acc_o);
+    hop_fence_p<BN>(p);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < KSTEPS; kk++) {
+        if constexpr (PVN && D == 128) {
+            /* MN-major SW128: LBO = bytes between 64-column atoms, SBO = 8 keys */
+            wgmma_rs_n128_tb<T>(acc_o, p[kk], make_desc(v_tile + kk * 2048, KCH, 1024));
+        } else {
+#pragma unroll
+            for (int c = 0; c < D / 64; c++)
+                wgmma_rs_n64_tb<T>(acc_o + 32 * c, p[kk], make_desc(v_tile + c * KCH + kk * 2048, 1024, 1024));
+        }
+    }
+    wgmma_commit();
+}
+
+/* The thread's place in the accumulator layout, and what the softmax needs
+ * of the problem. */
+struct hop_rows {
+    int warp_row0; /* first row of this warp */
+    int row0;      /* this thread's rows: row0 and row0 + 8 */
+    int t;         /* thread in its quad: columns 2t, 2t + 1 of every 8 */
+};
+
+/* First half of the online softmax of key tile `it` (keys it·BN ..): the
+ * mask (keys past S, causal: keys past the row) on tiles that need it, the
+ * new row maxima, O's rescale factors, and the exponent base; row_sum is
+ * rescaled. Rows row0 (e = 0, 1) and row0 + 8 (e = 2, 3). */
+template <int BN>
+static __device__ __forceinline__ void hop_softmax_max(float (&acc_s)[BN / 2], float (&row_max)[2],
+                                                       float (&row_sum)[2], float (&rescale)[2],
+                                                       float (&neg_base)[2], const hop_rows &r, int it, int S,
+                                                       int causal, float scale_log2)
+{
+    const int n0 = it * BN;
+    /* two loops, each under a uniform branch: one mask loop with both tests
+     * on every tile costs a select per score on tiles that need none
+     * (ptxas if-converts it) */
+    if (n0 + BN > S || (causal && n0 + BN - 1 > r.warp_row0)) {
+        if (causal) {
+#pragma unroll
+            for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int key = n0 + 8 * j + 2 * r.t + (e & 1);
+                    const int row = r.row0 + 8 * (e >> 1);
+                    if (key >= S || key > row) acc_s[4 * j + e] = -INFINITY;
+                }
+        } else {
+#pragma unroll
+            for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    if (n0 + 8 * j + 2 * r.t + (e & 1) >= S) acc_s[4 * j + e] = -INFINITY;
+        }
+    }
+    float new_max[2] = {row_max[0], row_max[1]};
+#pragma unroll
+    for (int j = 0; j < BN / 8; j++) {
+        new_max[0] = fmaxf(new_max[0], fmaxf(acc_s[4 * j], acc_s[4 * j + 1]));
+        new_max[1] = fmaxf(new_max[1], fmaxf(acc_s[4 * j + 2], acc_s[4 * j + 3]));
+    }
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        new_max[h] = fmaxf(new_max[h], __shfl_xor_sync(0xffffffffu, new_max[h], 1));
+        new_max[h] = fmaxf(new_max[h], __shfl_xor_sync(0xffffffffu, new_max[h], 2));
+        /* a row with nothing unmasked yet keeps max -inf: use 0 as its base */
+        neg_base[h] = new_max[h] == -INFINITY ? 0.f : -new_max[h] * scale_log2;
+        rescale[h] = ex2(fmaf(row_max[h], scale_log2, neg_base[h]));
+        row_max[h] = new_max[h];
+        row_sum[h] *= rescale[h];
+    }
+}
+
+/* Second half: acc_s becomes exp2(s·scale·log2 e - max·...) in place, and
+ * the row sums grow by it. */
+template <int BN>
+static __device__ __forceinline__ void hop_softmax_exp(float (&acc_s)[BN / 2], float (&row_sum)[2],
+                                                       const float (&neg_base)[2], float scale_log2)
+{
+#pragma unroll
+    for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const float x = ex2(fmaf(acc_s[4 * j + e], scale_log2, neg_base[e >> 1]));
+            acc_s[4 * j + e] = x;
+            row_sum[e >> 1] += x;
+        }
+}
+
+template <int D> static __device__ __forceinline__ void hop_rescale_o(float (&acc_o)[D / 2], const float (&rescale)[2])
+{
+#pragma unroll
+    for (int j = 0; j < D / 8; j++) {
+        acc_o[4 * j + 0] *= rescale[0];
+        acc_o[4 * j + 1] *= rescale[0];
+        acc_o[4 * j + 2] *= rescale[1];
+        acc_o[4 * j + 3] *= rescale[1];
+    }
+}
+
+/* P's k-step kk = accumulator columns 16kk.. = acc_s[8kk .. 8kk+7] */
+template <typename T, int BN>
+static __device__ __forceinline__ void hop_convert_p(uint32_t (&p)[BN / 16][4], const float (&acc_s)[BN / 2])
+{
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; kk++)
+#pragma unroll
+        for (int r = 0; r < 4; r++) p[kk][r] = pack2(acc_s[8 * kk + 2 * r], acc_s[8 * kk + 2 * r + 1], (T *)nullptr);
+}
+
+/* 1 / the sums of the thread's two rows, each spread over its quad */
+static __device__ __forceinline__ void hop_row_inverse(const float (&sum)[2], float (&inv)[2])
+{
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        float s = sum[h];
+        s += __shfl_xor_sync(0xffffffffu, s, 1);
+        s += __shfl_xor_sync(0xffffffffu, s, 2);
+        inv[h] = 1.f / s;
+    }
+}
+
+/* O / row sums of one consumer's 64 rows (r_base.. of the head at oh) to
+ * global, rows < S only: through the consumer's Q slice s_o (all its wgmma
+ * reads are complete), in the same swizzled layout — piece j of row r at
+ * j ^ (r % 8), which spreads a warp's 4-byte stores over all 32 banks —
+ * then 16-byte coalesced loads and stores. bar_id: a named barrier of the
+ * consumer's 128 threads. */
+template <typename T, int D>
+static __device__ __forceinline__ void hop_store_o(const float (&acc_o)[D / 2], const float (&sum)[2], uint32_t s_o,
+                                                   T *oh, int r_base, int S, int warp, int g, int t, int tid,
+                                                   uint32_t bar_id)
+{
+    /* computed here, at each call: hoisted out of the work-tile loop (they
+     * are the same for every tile), the addresses stay live across the
+     * whole loop and spill */
+    asm volatile("" : "+r"(s_o), "+r"(warp), "+r"(g), "+r"(t), "+r"(tid));
+    float inv[2];
+    hop_row_inverse(sum, inv);
+    /* the thread's rows r = 16·warp + g + 8h: r % 8 == g for both */
+    const uint32_t row_addr = s_o + (16 * warp + g) * 128 + 4 * t;
+#pragma unroll
+    for (int h = 0; h < 2; h++)
+#pragma unroll
+        for (int j = 0; j < D / 8; j++) {
+            const uint32_t pair =
+                pack2(acc_o[4 * j + 2 * h] * inv[h], acc_o[4 * j + 2 * h + 1] * inv[h], (T *)nullptr);
+            const uint32_t addr = row_addr + h * 8 * 128 + (j / 8) * HOP_Q_CHUNK + (((j % 8) ^ g) * 16);
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(pair) : "memory");
+        }
+    named_sync(bar_id, 128);
+    /* thread tid copies 16-byte piece cp of rows r0, r0 + ROWS, ... (ROWS
+     * a multiple of 8: the same swizzle for all of them) */
+    constexpr int PIECES_PER_ROW = D / 8, ROWS = 128 / PIECES_PER_ROW;
+    const int r0 = tid / PIECES_PER_ROW, cp = tid % PIECES_PER_ROW;
+    const uint32_t piece_addr = s_o + (cp / 8) * HOP_Q_CHUNK + r0 * 128 + (((cp % 8) ^ (r0 % 8)) * 16);
+#pragma unroll
+    for (int i = 0; i < 64 / ROWS; i++) {
+        const int r = r0 + ROWS * i;
+        if (r_base + r >= S) continue;
+        uint32_t v0, v1, v2, v3;
+        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
+                     : "r"(piece_addr + i * ROWS * 128)
+                     : "memory");
+        *reinterpret_cast<uint4 *>(oh + (size_t)(r_base + r) * D + 8 * cp) = make_uint4(v0, v1, v2, v3);
+    }
+}
+
+#endif /* HOP_DEVICE */
+#endif

@@ -1,0 +1,134 @@
+/* hopper_host.cuh — the host side that flash_hopper (flash_hopper.cu) and
+ * its tuning lab (lab/flash_hopper_lab.cu) share: the TMA tensor maps of
+ * Q, K and V, the launch geometry of a configuration, the device checks of
+ * supports(), and the SM count a persistent grid is sized by. */
+#ifndef ATTN_HOPPER_HOST_CUH
+#define ATTN_HOPPER_HOST_CUH
+
+#include "../common/attn.h"
+#include "../common/errors.h"
+#include "hopper_ptx.cuh"
+
+#include <cuda.h> /* CUtensorMap and its enums only: no -lcuda, see hop_get_encode() */
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <string.h>
+
+/* cuTensorMapEncodeTiled through the runtime's driver entry point, so that
+ * attnbench does not link libcuda directly. */
+static int hop_get_encode(PFN_cuTensorMapEncodeTiled_v12000 *out)
+{
+    static PFN_cuTensorMapEncodeTiled_v12000 fn;
+    if (!fn) {
+        void *p = NULL;
+        cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+        CUDA_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q));
+        if (q != cudaDriverEntryPointSuccess || !p)
+            return ATTN_FAIL(ATTN_ERR, "cuTensorMapEncodeTiled not found in the driver (%d)", (int)q);
+        fn = (PFN_cuTensorMapEncodeTiled_v12000)p;
+    }
+    *out = fn;
+    return ATTN_OK;
+}
+
+/* The tensor [B·H, S, D] at ptr as TMA sees it: (D, S, B·H), boxes of
+ * 64 columns × rows × 1 head, 128-byte swizzle; rows past S read as zeros. */
+static int hop_encode_map(PFN_cuTensorMapEncodeTiled_v12000 encode, const struct attn_problem *p,
+                          CUtensorMap *map, const void *ptr, unsigned rows)
+{
+    if ((uintptr_t)ptr % 16) return ATTN_FAIL(ATTN_ERR, "flash_hopper: tensor not 16-byte aligned");
+    const cuuint64_t elem = 2;
+    const cuuint64_t dims[3] = {(cuuint64_t)p->head_dim, (cuuint64_t)p->seq_len,
+                                (cuuint64_t)p->batch * (cuuint64_t)p->heads};
+    const cuuint64_t strides[2] = {(cuuint64_t)p->head_dim * elem,
+                                   (cuuint64_t)p->seq_len * (cuuint64_t)p->head_dim * elem};
+    const cuuint32_t box[3] = {HOP_CHUNK_COLS, rows, 1};
+    const cuuint32_t estr[3] = {1, 1, 1};
+    CUresult r = encode(map, p->dtype == ATTN_FP16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                        3, const_cast<void *>(ptr), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) return ATTN_FAIL(ATTN_ERR, "cuTensorMapEncodeTiled failed (CUresult %d)", (int)r);
+    return ATTN_OK;
+}
+
+/* The tensor maps of a call's Q (boxes of 64 rows), K and V (boxes of bn
+ * rows, a key tile), kept for the next call with the same tensors. */
+struct hop_maps {
+    PFN_cuTensorMapEncodeTiled_v12000 encode;
+    int bn;
+    const void *q, *k, *v; /* the tensors tm describes */
+    CUtensorMap tm[3];
+};
+
+static int hop_maps_init(struct hop_maps *m, int bn)
+{
+    memset(m, 0, sizeof *m);
+    m->bn = bn;
+    return hop_get_encode(&m->encode);
+}
+
+/* The maps for q, k, v: encoded again only when a pointer changed
+ * (host-side only, no stream work: safe under graph capture). */
+static int hop_maps_for(struct hop_maps *m, const struct attn_problem *p, const void *q, const void *k, const void *v)
+{
+    if (q == m->q && k == m->k && v == m->v) return ATTN_OK;
+    m->q = m->k = m->v = NULL;
+    ATTN_TRY(hop_encode_map(m->encode, p, &m->tm[0], q, 64));
+    ATTN_TRY(hop_encode_map(m->encode, p, &m->tm[1], k, (unsigned)m->bn));
+    ATTN_TRY(hop_encode_map(m->encode, p, &m->tm[2], v, (unsigned)m->bn));
+    m->q = q, m->k = k, m->v = v;
+    return ATTN_OK;
+}
+
+/* The grid of configuration C for S rows of bh heads: (row blocks, B·H),
+ * or for a persistent one as many CTAs as work tiles, n_sm at most (SPAN:
+ * tiles of NCW 64-row slices over every head's slices). */
+template <typename C> static dim3 hop_grid(int S, size_t bh, int n_sm)
+{
+    const unsigned n_mb = (unsigned)((S + C::BM - 1) / C::BM);
+    if (!C::PERS) return dim3(n_mb, (unsigned)bh);
+    const size_t work = C::SPAN ? ((size_t)((S + 63) / 64) * bh + C::NCW - 1) / C::NCW : (size_t)n_mb * bh;
+    return dim3((unsigned)(work < (size_t)n_sm ? work : (size_t)n_sm), 1);
+}
+
+/* The SMs of the current device (132 when it cannot be read). */
+static int hop_sm_count(void)
+{
+    int dev = 0, n_sm = 132;
+    if (cudaGetDevice(&dev) == cudaSuccess) {
+        if (cudaDeviceGetAttribute(&n_sm, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || n_sm < 1)
+            n_sm = 132;
+    }
+    (void)cudaGetLastError();
+    return n_sm;
+}
+
+/* supports()'s checks that do not depend on the configuration: NULL when
+ * the device and the problem's shape suit the kernel at all. */
+static const char *hop_supports_shape(const struct attn_problem *p, const struct device_info *dev)
+{
+    if (!dev->present) return "no CUDA device";
+    if (dev->cc_major != 9 || dev->cc_minor != 0)
+        return "needs compute capability 9.0 (sm_90a: wgmma, TMA, setmaxnreg)";
+    if (p->head_dim != 64 && p->head_dim != 128) return "head_dim 64 and 128 only";
+    if (p->seq_len < 1) return "seq_len must be at least 1";
+    if ((size_t)p->batch * p->heads > 65535) return "batch*heads above 65535";
+    return NULL;
+}
+
+/* ... and those of one compiled kernel: its shared memory, and whether this
+ * build holds sm_90a code for it. */
+static const char *hop_supports_kernel(const void *kernel, size_t smem, const struct device_info *dev)
+{
+    if (smem > dev->smem_optin_bytes) return "not enough shared memory per block";
+    struct cudaFuncAttributes a;
+    if (cudaFuncGetAttributes(&a, kernel) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return "no sm_90a code in this build (compile with -gencode=arch=compute_90a,code=sm_90a)";
+    }
+    return NULL;
+}
+
+#endif
