@@ -631,6 +631,10 @@ static int write_meta(const struct report_args *a, const struct result_set *s, c
     panel_counts(f, "panel_n_mem", fx, np, nv, PANEL_MEM, NULL);
     panel_counts(f, "panel_n_naive", fx, np, nv, PANEL_NAIVE, NULL);
     panel_counts(f, "panel_n_energy", fx, np, nv, PANEL_TFLOPS_W, NULL);
+    int energy = 0; /* rows with a TFLOP per joule: none in a run without power readings */
+    for (int p = 0; p < np; p++)
+        for (int v = 0; v < nv; v++) energy += fx->n[p][PANEL_TFLOPS_W][v];
+    fprintf(f, "have_energy = %d\n", energy > 0);
     headline_meta(f, variants, nv, np, fx);
     gp_number(f, "peak_tflops", report_env_value(env, "peak_gemm_bf16_tflops"));
     gp_number(f, "tflops_max", fx->tflops_max);

@@ -678,7 +678,10 @@ static void full_table(FILE *f, const struct result_set *s, const char *mode,
     bool dtypes = false;
     for (int i = 1; i < np; i++) dtypes |= pts[i].dtype != pts[0].dtype;
     fprintf(f, "<h3 id=\"table-%s\">%s <span class=\"note\">(%s)</span></h3>\n", mode, mode, mode_what(mode));
-    fputs("<p class=\"note\">A mark beside TFLOP/s says why NVML held the row's clocks down: <span class=\"thr\">cap</span> "
+    bool recorded = false; /* the note only for a run that recorded the reasons */
+    for (size_t i = 0; i < s->count && !recorded; i++) recorded = s->rows[i].throttle_known;
+    if (recorded)
+        fputs("<p class=\"note\">A mark beside TFLOP/s says why NVML held the row's clocks down: <span class=\"thr\">cap</span> "
           "the board's power cap, <span class=\"thr\">therm</span> a thermal limit, <span class=\"thr\">hw</span> a "
           "hardware slowdown; hover it for the reasons, the row's average power and its TFLOP per joule.</p>\n", f);
     fputs("<div class=\"scroll\"><table class=\"full\">\n<thead><tr><th colspan=\"3\">point</th>", f);

@@ -1,9 +1,11 @@
 # energy.gp — energy efficiency vs sequence length: TFLOP per joule (the
 # row's TFLOP/s over its average board power, NVML, over its timed window),
 # linear from 0, one panel per head_dim × causal, one line per variant. A
-# run without power readings (no NVML, or an older run) draws empty panels.
+# run without power readings (no NVML, or a run older than the power
+# columns) says so and draws nothing.
 #   gnuplot -c plots/energy.gp DATADIR OUTFILE [png|svg]
 load ARG1."/meta.gp"
+if (!have_energy) { print "energy.gp: no power recorded in this run: nothing to draw"; exit }
 fig_title = sprintf("Attention forward energy efficiency — %s", gpu_name)
 fig_subtitle = sprintf("%s · run %s · TFLOP per joule = TFLOP/s ÷ average board power", grid_note, run_id)
 call "plots/style.gp" (ARG3 eq "" ? "png" : ARG3) ARG2 sprintf("%d", npanels)
