@@ -80,6 +80,7 @@ static void assert_svg(const char *path)
 struct fixture {
     const char *csv, *baseline; /* baseline NULL: no ratio figure */
     bool cudnn, naive;          /* headline needs cudnn_sdpa rows, speedup naive rows */
+    bool power;                 /* energy needs rows with a TFLOP per joule */
 };
 
 static const char *const scripts[] = {"headline", "throughput", "latency", "speedup", "memory", "energy", "ratio"};
@@ -88,7 +89,7 @@ static const char *const scripts[] = {"headline", "throughput", "latency", "spee
 static bool draws(const struct fixture *fx, const char *script)
 {
     return !(!strcmp(script, "headline") && !fx->cudnn) && !(!strcmp(script, "speedup") && !fx->naive) &&
-           !(!strcmp(script, "ratio") && !fx->baseline);
+           !(!strcmp(script, "ratio") && !fx->baseline) && !(!strcmp(script, "energy") && !fx->power);
 }
 
 static void report_data(const struct fixture *fx)
@@ -157,8 +158,17 @@ END_TEST
 
 START_TEST(test_full_run_renders)
 {
-    render_all(&(struct fixture){"tests/fixtures/full.csv", "tests/fixtures/full.csv", false, true});
+    render_all(&(struct fixture){"tests/fixtures/full.csv", "tests/fixtures/full.csv", false, true, false});
     assert_report_page("tests/fixtures/full.csv");
+}
+END_TEST
+
+/* A run with the power columns (H200, tune grid, flash_hopper and
+ * cudnn_sdpa; results/h200/power/): the energy figure is drawn. */
+START_TEST(test_power_run_renders)
+{
+    render_all(&(struct fixture){"tests/fixtures/power.csv", NULL, true, false, true});
+    ck_assert_msg(data_has("meta.gp", "^have_energy = 1$"), "meta.gp does not say the run has power");
 }
 END_TEST
 
@@ -168,7 +178,7 @@ START_TEST(test_fused_run_renders)
      * in which flash_hopper S=4096 D=128 causal cold ran at a higher clock
      * (the gate: throttled) and flash_mma S=512 D=64 full graph was faster
      * at the same clock (the gate: SLOWER) */
-    render_all(&(struct fixture){"tests/fixtures/fused.csv", "tests/fixtures/fused_base.csv", true, true});
+    render_all(&(struct fixture){"tests/fixtures/fused.csv", "tests/fixtures/fused_base.csv", true, true, false});
     ck_assert_msg(data_has("meta.gp", "^peak_tflops = 798.2$"), "the peak of fused.env is not in meta.gp");
     ck_assert_msg(data_has("meta.gp", "^grid_note = 'batch = 16384 / S, heads = 2048 / D, bf16, cold mode'$"),
                   "meta.gp lacks the grid's note");
@@ -190,7 +200,7 @@ END_TEST
 START_TEST(test_gaps_render)
 {
     /* oom and skipped rows and a variant missing at one point: still figures */
-    render_all(&(struct fixture){"tests/fixtures/gaps.csv", "tests/fixtures/full.csv", false, true});
+    render_all(&(struct fixture){"tests/fixtures/gaps.csv", "tests/fixtures/full.csv", false, true, false});
     char path[128];
     snprintf(path, sizeof path, "%s/data/panel_D128_full.dat", dir);
     /* the gap is kept as a gap: NaN where naive was oom at S=4096 */
@@ -203,14 +213,14 @@ END_TEST
 
 START_TEST(test_single_point_renders)
 {
-    render_all(&(struct fixture){"tests/fixtures/single.csv", NULL, false, true});
+    render_all(&(struct fixture){"tests/fixtures/single.csv", NULL, false, true, false});
 }
 END_TEST
 
 START_TEST(test_one_variant_renders)
 {
     /* inplace only: no naive to be faster than, no cudnn_sdpa */
-    render_all(&(struct fixture){"tests/fixtures/one_variant.csv", NULL, false, false});
+    render_all(&(struct fixture){"tests/fixtures/one_variant.csv", NULL, false, false, false});
 }
 END_TEST
 
@@ -236,7 +246,7 @@ START_TEST(test_data_strings_do_not_run)
     static const char *const pwned[] = {"/tmp/attnbench-pwned-gpu", "/tmp/attnbench-pwned-variant",
                                         "/tmp/attnbench-pwned-env"};
     for (size_t i = 0; i < 3; i++) remove(pwned[i]);
-    render_all(&(struct fixture){"tests/fixtures/hostile.csv", "tests/fixtures/hostile.csv", false, true});
+    render_all(&(struct fixture){"tests/fixtures/hostile.csv", "tests/fixtures/hostile.csv", false, true, false});
     for (size_t i = 0; i < 3; i++) ck_assert_msg(file_size(pwned[i]) < 0, "loading the data ran a command: %s", pwned[i]);
     /* the text is kept, as text */
     ck_assert_msg(data_has("meta.gp", "^gpu = 'x\\\";system(\\\"touch /tmp/attnbench-pwned-gpu\\\");y=\\\"'$"),
@@ -266,6 +276,7 @@ static Suite *plots_suite(void)
     tcase_add_test(t, test_tools_present);
     tcase_add_test(t, test_full_run_renders);
     tcase_add_test(t, test_fused_run_renders);
+    tcase_add_test(t, test_power_run_renders);
     tcase_add_test(t, test_gaps_render);
     tcase_add_test(t, test_single_point_renders);
     tcase_add_test(t, test_one_variant_renders);
