@@ -4,7 +4,7 @@
  * problem, the tensor maps and the launch. Every configuration here is the
  * default for some (head_dim, causal, seq_len); A/B candidates live in the
  * tuning lab (variants/lab/, `make lab`), whose README says how a winner
- * is promoted into this table. variants/NOTES.md has the measurements
+ * is promoted into this table. variants/NOTES-flash_hopper.md has the measurements
  * behind each choice.
  *
  * Device code exists only in the sm_90a pass: any other target compiles a
@@ -105,7 +105,7 @@ static const struct hopper_cfg cfgs[] = {
 static_assert(sizeof cfgs / sizeof cfgs[0] == FLASH_HOPPER_CONFIGS, "flash_hopper.h counts the table");
 
 /* The configuration per (head_dim, causal, seq_len), both dtypes, from the
- * A/Bs on the H200 (variants/NOTES.md, flash_hopper v4–v9; the lab's names
+ * A/Bs on the H200 (variants/NOTES-flash_hopper.md, v4–v9; the lab's names
  * of each in brackets). */
 static const char *default_cfg(int head_dim, bool causal, int seq_len)
 {
