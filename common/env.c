@@ -70,9 +70,9 @@ int env_write(const char *path, const struct device_info *d, const struct peaks 
         if (clocks_read(&c) == ATTN_OK) {
             fprintf(f, "sm_clock_at_start_mhz=%u\n", c.sm_mhz);
             /* how a row's watts (and mj_per_call, tflops_per_watt) are had */
-            fprintf(f, "power_source=%s\n", !isnan(c.energy_mj) ? "energy_counter (its rise between its first and last step during a row's warm-up and samples; "
+            fprintf(f, "power_source=%s\n", !isnan(c.energy_mj) ? "energy_counter (its rise between its first and last step during a row's warm-up; "
                                                                     "a row with fewer than two steps: the mean of NVML's power readings)"
-                                           : !isnan(c.power_w) ? "power_samples (the mean of NVML's power readings, every 50 ms of a row's warm-up and samples)"
+                                           : !isnan(c.power_w) ? "power_samples (the mean of NVML's power readings, every 50 ms of a row's warm-up)"
                                                                : "none");
         }
     } else {

@@ -18,13 +18,17 @@
 #define POWER_POLL_MS 50.0  /* NVML's power and clock reasons, at most this often */
 #define ENERGY_POLL_MS 1.0  /* the energy counter, at most this often */
 
-/* NVML readings over a mode's window, its warm-up and its timed samples.
- * The board's energy counter moves in steps (about every 100 ms on the
- * H200), so a window's rise says little about a window of 20 ms: the power
- * is the rise between the first and the last step seen, over the time
- * between them (seen within ENERGY_POLL_MS). Power readings and the clock
- * event reasons are polled every POWER_POLL_MS; their mean is the power
- * when fewer than two steps were seen. */
+/* NVML readings of a mode: polled during its warm-up only (the same calls in
+ * the same mode, untimed), and read once after the last sample; never
+ * between timed samples, whose gaps they would widen (the first run with
+ * these readings polled between samples, and its fused rows' noise was
+ * 2.5x the previous run's). The board's energy counter moves in steps
+ * (about every 100 ms on the H200), so a window's own rise says little
+ * about a short window: the power is the rise between the first and the
+ * last step seen during the warm-up, over the time between them (seen
+ * within ENERGY_POLL_MS). Power readings and the clock event reasons are
+ * polled every POWER_POLL_MS of it; their mean is the power when fewer than
+ * two steps were seen. */
 struct power_watch {
     double last_poll_ms, last_energy_ms;
     double power_sum;
@@ -222,8 +226,8 @@ static void watch_begin(struct power_watch *w)
     watch_read(w, &c);
 }
 
-/* Between calls and samples: the counter, and a full reading when the last
- * is POWER_POLL_MS old. */
+/* Between warm-up calls: the counter, and a full reading when the last is
+ * POWER_POLL_MS old. */
 static void watch_poll(struct power_watch *w)
 {
     struct gpu_clocks c;
@@ -240,11 +244,11 @@ static unsigned watch_clock(struct power_watch *w)
     return c.sm_mhz;
 }
 
-/* The window closes: its last reading, and its figures into res. */
+/* After the last sample: one more reading (the clock, the temperature, the
+ * reasons now), and the warm-up's power into res. */
 static void watch_end(struct power_watch *w, struct timing_result *res)
 {
     struct gpu_clocks c;
-    watch_energy(w);
     watch_read(w, &c);
     res->clock_end_mhz = c.sm_mhz;
     res->temperature_c = c.sm_mhz && c.temperature_c ? c.temperature_c : NAN;
@@ -369,7 +373,6 @@ int time_take(struct bench_timer *t, size_t min_samples, double min_timed_ms, bo
         ATTN_TRY(timed_batch(t, t->call, t->graph, t->batch, t->flush_each, &ms));
         t->samples[t->n++] = ms / t->batch;
         timed += ms;
-        watch_poll(&t->watch);
     }
     return ATTN_OK;
 }

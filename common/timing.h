@@ -51,13 +51,14 @@ struct timing_result {
     int calls_per_sample;
     unsigned clock_start_mhz, clock_end_mhz; /* SM clock after warm-up and after the
                                                 last sample; 0 without NVML */
-    /* From NVML over the mode's window: its warm-up and its samples (in an
-     * A/B run the other side's interleaved blocks lie inside it) */
-    double watts;              /* average board power: the energy counter's rise between the
-                                  first and last of its steps in the window, over their time;
-                                  else the mean of polled power; NaN unknown */
+    /* From NVML, polled during the mode's warm-up (never between timed
+     * samples) and read after its last sample */
+    double watts;              /* average board power during the warm-up: the energy counter's
+                                  rise between the first and last of its steps, over their
+                                  time; else the mean of polled power; NaN unknown */
     bool watts_from_counter;   /* which of the two */
-    unsigned long long throttle; /* clock event reasons seen at any poll (clocks.h) */
+    unsigned long long throttle; /* clock event reasons seen in the warm-up or after the last
+                                    sample (schema.h) */
     bool throttle_known;
     double temperature_c;      /* at the window's end; NaN unknown */
 };
