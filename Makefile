@@ -99,7 +99,7 @@ VARIANT_SRCS := $(wildcard variants/*.cu)
 VARIANT_C := $(filter-out $(if $(HAVE_CUDNN),,variants/cudnn_sdpa.c),$(wildcard variants/*.c))
 LIB_OBJS  := $(COMMON_C:%.c=$(BUILD)/%.o) $(COMMON_CU:%.cu=$(BUILD)/%.o) $(VARIANT_SRCS:%.cu=$(BUILD)/%.o) \
              $(VARIANT_C:%.c=$(BUILD)/%.o)
-BENCH_LIB := $(BUILD)/bench/options.o $(BUILD)/bench/gate.o $(BUILD)/bench/resume.o $(BUILD)/bench/supervise.o
+BENCH_LIB := $(BUILD)/bench/options.o $(BUILD)/bench/gate.o $(BUILD)/bench/resume.o $(BUILD)/bench/supervise.o $(BUILD)/bench/shard.o
 
 ATTNBENCH := $(BUILD)/attnbench
 # attnbench with the test-only variants of tests/variants/ (a kernel that never
@@ -114,6 +114,7 @@ TEST_PLOTS := $(BUILD)/test_plots
 TEST_SHIFT := $(BUILD)/test_shift
 TEST_AB   := $(BUILD)/test_ab
 TEST_WATCHDOG := $(BUILD)/test_watchdog
+TEST_SHARD := $(BUILD)/test_shard
 REGRESS   := $(BUILD)/regress
 AB        := $(BUILD)/ab
 REPORT    := $(BUILD)/report
@@ -352,6 +353,10 @@ $(TEST_TRACE): $(BUILD)/tests/check_trace.o $(BENCH_LIB) $(LIB_OBJS)
 $(TEST_PLOTS): $(BUILD)/tests/check_plots.o $(BUILD)/tests/testutil.o | $(REPORT)
 	$(CC) $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
 
+# the shard plan, and attnbench --dry-run (no GPU)
+$(TEST_SHARD): $(BUILD)/tests/check_shard.o $(BUILD)/tests/testutil.o $(BENCH_LIB) $(LIB_OBJS) | $(ATTNBENCH)
+	$(CC) $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(MK_LDLIBS) $(LDLIBS)
+
 # the supervisor with tests/fake_runner.sh as its child; resume's file work
 $(TEST_WATCHDOG): $(BUILD)/tests/check_watchdog.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(MK_LDLIBS) $(LDLIBS)
@@ -378,6 +383,7 @@ TEST_SUITES_CPU = \
 	regress ./$(TEST_REGRESS) \
 	ab ./$(TEST_AB) \
 	watchdog ./$(TEST_WATCHDOG) \
+	shard ./$(TEST_SHARD) \
 	plots ./$(TEST_PLOTS) \
 	cpu ./$(TEST_CPU) \
 	gate tests/check_committed.sh \
@@ -388,10 +394,10 @@ TEST_SUITES_CPU = \
 	fuzz "$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)"
 TEST_SUITES = gpu "CK_FORK=no ./$(TEST_GPU)" $(TEST_SUITES_CPU)
 
-test: deps $(ATTNBENCH) $(ATTNBENCH_TEST) $(REGRESS) $(AB) $(REPORT) $(TEST_CPU) $(TEST_GPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_WATCHDOG) $(TEST_PLOTS) ## build everything; every suite (GPU ones skipped without a device), the gate over the committed A/B pairs; one summary line
+test: deps $(ATTNBENCH) $(ATTNBENCH_TEST) $(REGRESS) $(AB) $(REPORT) $(TEST_CPU) $(TEST_GPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_WATCHDOG) $(TEST_SHARD) $(TEST_PLOTS) ## build everything; every suite (GPU ones skipped without a device), the gate over the committed A/B pairs; one summary line
 	@tests/run_suites.sh $(TEST_SUITES)
 
-test-cpu: deps $(REPORT) $(REGRESS) $(AB) $(TEST_CPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_WATCHDOG) $(TEST_PLOTS) ## every suite but the GPU one
+test-cpu: deps $(REPORT) $(REGRESS) $(AB) $(TEST_CPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_WATCHDOG) $(TEST_SHARD) $(TEST_PLOTS) ## every suite but the GPU one
 	@tests/run_suites.sh $(TEST_SUITES_CPU)
 
 # The host code and the CPU suites again under AddressSanitizer and UBSan, in
@@ -400,7 +406,7 @@ test-cpu: deps $(REPORT) $(REGRESS) $(AB) $(TEST_CPU) $(TEST_TRACE) $(TEST_REGRE
 # they are copied from the main build rather than compiled twice.
 SAN_BUILD := $(BUILD)/asan
 CU_OBJS   := $(COMMON_CU:%.cu=%.o) $(VARIANT_SRCS:%.cu=%.o)
-SAN_TESTS := trace test_trace shift test_shift regress test_regress ab test_ab watchdog test_watchdog plots test_plots cpu test_cpu
+SAN_TESTS := trace test_trace shift test_shift regress test_regress ab test_ab watchdog test_watchdog shard test_shard plots test_plots cpu test_cpu
 test-sanitize: check-deps $(addprefix $(BUILD)/,$(CU_OBJS)) ## the CPU suites under AddressSanitizer and UBSan, built in build/asan
 	@for o in $(CU_OBJS); do mkdir -p $(SAN_BUILD)/$$(dirname $$o); cp $(BUILD)/$$o $(SAN_BUILD)/$$o; done
 	@echo "make test-sanitize: building the host code with -fsanitize=address,undefined in $(SAN_BUILD)/"

@@ -6,11 +6,13 @@
 #include "options.h"
 #include "resume.h"
 #include "runner.h"
+#include "shard.h"
 #include "supervise.h"
 #include "worker.h"
 #include "../common/errors.h"
 #include "../common/nvtx.h"
 #include "../common/registry.h"
+#include "../common/csv.h"
 #include "../common/schema.h"
 
 #include <signal.h>
@@ -76,12 +78,19 @@ static int run_variant(struct runner *r, const struct attn_variant *v, const str
     return rc != ATTN_OK ? rc : drc;
 }
 
-static int run_point(struct runner *r, const struct attn_problem *p, uint64_t seed)
+/* A variant's rows at point i are this process's: its shard's (shard.h). */
+static bool mine(const struct options *o, const int *assign, size_t i, int v)
 {
+    return !assign || assign[i * (size_t)o->nvariants + (size_t)v] == o->shard_index;
+}
+
+static int run_point(struct runner *r, size_t pi, const int *assign, uint64_t seed)
+{
+    const struct attn_problem *p = &r->opt->grid.points[pi];
     enum attn_mode todo[MODE_COUNT];
     bool work = false;
     for (int i = 0; i < r->opt->nvariants && !work; i++)
-        work = modes_to_do(r, r->opt->variants[i], p, todo) > 0;
+        work = mine(r->opt, assign, pi, i) && modes_to_do(r, r->opt->variants[i], p, todo) > 0;
     if (!work) return ATTN_OK; /* a resumed run holds every row of it */
     char label[96];
     attn_problem_label(p, label, sizeof label);
@@ -91,6 +100,7 @@ static int run_point(struct runner *r, const struct attn_problem *p, uint64_t se
     int rc = ATTN_OK;
     for (int i = 0; i < r->opt->nvariants && rc == ATTN_OK; i++) {
         const struct attn_variant *v = r->opt->variants[i];
+        if (!mine(r->opt, assign, pi, i)) continue;
         if (attn_interrupted) {
             rc = ATTN_ERR_INTERRUPTED;
             break;
@@ -149,6 +159,44 @@ static unsigned long long run_seed(const struct options *o, const struct runner 
     return (uint64_t)time(NULL) * 1000003u + (uint64_t)getpid();
 }
 
+/* --dry-run: the rows this command would run, CSV on stdout: the key
+ * columns, the shard, the predicted ms. */
+static int dry_run(const struct options *o, const int *assign)
+{
+    struct csv_line l;
+    csv_line_init(&l);
+    for (int c = RESULT_KEY_FIRST; c <= RESULT_KEY_LAST; c++) csv_add_str(&l, result_column_names[c]);
+    csv_add_str(&l, result_column_names[COL_SHARD]);
+    csv_add_str(&l, "cost");
+    ATTN_TRY(csv_line_end(&l));
+    fputs(l.text, stdout);
+    char shard[24];
+    snprintf(shard, sizeof shard, "%d/%d", o->shard_index, o->shard_count);
+    for (size_t i = 0; i < o->grid.count; i++)
+        for (int v = 0; v < o->nvariants; v++) {
+            if (!mine(o, assign, i, v)) continue;
+            const struct attn_problem *p = &o->grid.points[i];
+            for (int m = 0; m < o->nmodes; m++) {
+                csv_line_init(&l);
+                csv_add_str(&l, o->variants[v]->name);
+                csv_add_str(&l, attn_dtype_name(p->dtype));
+                csv_add_int(&l, p->batch);
+                csv_add_int(&l, p->heads);
+                csv_add_int(&l, p->seq_len);
+                csv_add_int(&l, p->head_dim);
+                csv_add_int(&l, p->causal);
+                csv_add_str(&l, attn_mode_name(o->modes[m]));
+                csv_add_str(&l, shard);
+                csv_add_num(&l, shard_row_cost_ms(p, o->variants[v], o->modes[m], &o->rule), 5);
+                ATTN_TRY(csv_line_end(&l));
+                fputs(l.text, stdout);
+            }
+        }
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return ATTN_FAIL(ATTN_ERR_INPUT, "writing the rows to stdout failed");
+    return ATTN_OK;
+}
+
 static void print_list(void)
 {
     printf("%-12s %s\n", "variant", "summary");
@@ -183,7 +231,21 @@ int main(int argc, char **argv)
         grid_free(&opt.grid);
         return code;
     }
+    int *assign = NULL; /* the shard plan; NULL: every unit is this process's */
+    if (opt.shard_count > 1 && shard_plan(&opt, opt.shard_count, &assign, NULL) != ATTN_OK) {
+        fprintf(stderr, "attnbench: %s\n", attn_error_message());
+        grid_free(&opt.grid);
+        return 2;
+    }
+    if (opt.dry_run) {
+        int rc = dry_run(&opt, assign);
+        if (rc != ATTN_OK) fprintf(stderr, "attnbench: %s\n", attn_error_message());
+        free(assign);
+        grid_free(&opt.grid);
+        return rc == ATTN_OK ? 0 : 2;
+    }
     if (opt.row_timeout_s > 0 && opt.supervised_fd < 0) {
+        free(assign);
         /* the supervisor: no CUDA here; the sweep runs in its children */
         grid_free(&opt.grid);
         return supervise("/proc/self/exe", argv, opt.row_timeout_s);
@@ -192,6 +254,7 @@ int main(int argc, char **argv)
 
     struct runner r;
     int rc = runner_init(&r, &opt);
+    snprintf(r.shard, sizeof r.shard, "%d/%d", opt.shard_index, opt.shard_count);
     if (rc == ATTN_OK && opt.resume_id) {
         rc = runner_resume_files(&r, opt.resume_id, opt.force, argc, argv);
         if (rc == ATTN_OK) rc = check_resumed_rows(&r);
@@ -205,19 +268,23 @@ int main(int argc, char **argv)
         fprintf(stderr, "attnbench: %s\n", attn_error_message());
         runner_close(&r);
         grid_free(&opt.grid);
+        free(assign);
         return 2;
     }
+    r.rows_total = 0; /* this process's rows: its shard's */
+    for (size_t i = 0; i < opt.grid.count; i++)
+        for (int v = 0; v < opt.nvariants; v++) r.rows_total += mine(&opt, assign, i, v) ? (size_t)opt.nmodes : 0;
     if (opt.resume_id)
-        fprintf(stderr, "attnbench: resuming %s: %zu rows kept, %zu to go\n", r.csv_path,
-                r.rows_done, opt.grid.count * (size_t)opt.nvariants * (size_t)opt.nmodes - r.rows_done);
+        fprintf(stderr, "attnbench: resuming %s: %zu rows kept, %zu to go\n", r.csv_path, r.rows_done,
+                r.rows_total > r.rows_done ? r.rows_total - r.rows_done : 0);
     for (int i = 0; i < opt.nvariants; i++)
         if (timing_slowdown_fraction(opt.variants[i]->name) > 0)
             fprintf(stderr, "attnbench: this build injects a %.0f%% slowdown into %s (SLOWDOWN=)\n",
                     100 * timing_slowdown_fraction(opt.variants[i]->name), opt.variants[i]->name);
-    r.rows_total = opt.grid.count * (size_t)opt.nvariants * (size_t)opt.nmodes;
 
     for (size_t i = 0; i < opt.grid.count && rc == ATTN_OK; i++)
-        rc = run_point(&r, &opt.grid.points[i], r.seed + 7919u * i);
+        rc = run_point(&r, i, assign, r.seed + 7919u * i);
+    free(assign);
 
     bool traced = r.ops_txt != NULL;
     runner_close(&r);

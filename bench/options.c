@@ -1,5 +1,6 @@
 /* options.c — parsing attnbench's command line (options.h). */
 #include "options.h"
+#include "shard.h"
 #include "../common/errors.h"
 #include "../common/registry.h"
 
@@ -41,6 +42,11 @@ void options_usage(FILE *f)
         "                      results/<gpu>): its rows are kept and skipped, the rest of\n"
         "                      the sweep appended; same GPU model and revision required\n"
         "  --force             with --resume: continue a run another revision started\n"
+        "  --shard I/N         run shard I of N: the sweep's points x variants split into N\n"
+        "                      parts of about equal predicted time (the same plan in every\n"
+        "                      shard: their union is the sweep, each row once)\n"
+        "  --dry-run           print the rows this command would run as CSV on stdout (the\n"
+        "                      eight key columns, shard, cost: predicted ms) and exit; no GPU\n"
         "  --quiet             no progress lines\n"
         "  --worker            serve one side of an A/B run on stdin/stdout (build/ab starts it)\n"
         "  --help              this text\n"
@@ -111,6 +117,7 @@ int options_parse(struct options *o, int argc, char **argv)
     o->modes[0] = MODE_COLD;
     o->nmodes = 1;
     o->row_timeout_s = 120;
+    o->shard_index = o->shard_count = 1;
     o->supervised_fd = -1;
     o->rule = (struct stop_rule){.min_samples = 10, .min_ms = 20.0, .target_noise = 0.005,
                                  .budget_ms = 3000.0, .max_samples = 5000};
@@ -126,12 +133,13 @@ int options_parse(struct options *o, int argc, char **argv)
         if (!strcmp(a, "--no-trace")) { o->no_trace = true; continue; }
         if (!strcmp(a, "--worker")) { o->worker = true; continue; }
         if (!strcmp(a, "--force")) { o->force = true; continue; }
+        if (!strcmp(a, "--dry-run")) { o->dry_run = true; continue; }
         if (strncmp(a, "--", 2) != 0)
             return ATTN_FAIL(ATTN_ERR_INPUT, "unexpected argument '%s'", a);
         static const char *const with_value[] = {"--grid", "--point", "--variants", "--mode",
                                                  "--out", "--grids-dir", "--budget-ms", "--noise",
                                                  "--min-samples", "--seed", "--trace", "--warm-ms",
-                                                 "--row-timeout", "--resume", "--supervised-fd"};
+                                                 "--row-timeout", "--resume", "--supervised-fd", "--shard"};
         bool known = false;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
             known |= strcmp(a, with_value[k]) == 0;
@@ -176,6 +184,8 @@ int options_parse(struct options *o, int argc, char **argv)
                 return ATTN_FAIL(ATTN_ERR_INPUT, "--resume: '%s' is not a run id (RUN_ID, as in "
                                                  "results/<gpu>/RUN_ID.csv)", val);
             o->resume_id = val;
+        } else if (!strcmp(a, "--shard")) {
+            ATTN_TRY(shard_parse(val, &o->shard_index, &o->shard_count));
         } else if (!strcmp(a, "--supervised-fd")) {
             ATTN_TRY(parse_number(a, val, 0, 1 << 20, &x));
             o->supervised_fd = (int)x;

@@ -32,6 +32,8 @@ struct options {
     int supervised_fd;               /* a watched child's pipe to its supervisor; -1 none */
     const char *resume_id;           /* continue this run (--resume); NULL: a new run */
     bool force;                      /* --resume across revisions */
+    int shard_index, shard_count;    /* --shard I/N: this process runs shard I of N (1/1: all) */
+    bool dry_run;                    /* print the rows it would run (CSV, stdout), run nothing */
 };
 
 /* Fills *o from argv. ATTN_ERR_INPUT with a one-line message on a usage

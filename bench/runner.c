@@ -196,6 +196,7 @@ int runner_format_row(struct runner *r, struct result_row *row, struct csv_line 
     iso_now(when, sizeof when);
     row->run_id = r->run_id;
     row->ab_run = r->ab_run;
+    row->shard = r->shard;
     row->timestamp = when;
     row->git_rev = env_git_rev();
     row->gpu = r->gpu;
@@ -222,6 +223,7 @@ static int emit(struct runner *r, struct result_row *row)
     r->rows_failed += status_failed(row->status);
     if (r->opt->quiet) return ATTN_OK;
     attn_problem_label(&row->problem, label, sizeof label);
+    if (r->opt->shard_count > 1) fprintf(stderr, "[shard %s] ", r->shard);
     fprintf(stderr, "[%zu/%zu] %s %s %s", r->rows_done, r->rows_total, row->variant, label,
             row->mode);
     if (row->timed) {

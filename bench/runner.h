@@ -19,6 +19,7 @@ struct runner {
     struct device_info dev;
     char gpu[64], run_id[96], csv_path[1200], samples_path[1200];
     char ab_run[64]; /* the A/B run this side belongs to; "" in a plain run */
+    char shard[24];  /* "I/N" of a sharded sweep, "1/1" otherwise; "" in an A/B side */
     int csv_fd, samples_fd;
     struct bench_timer *timer;
     attn_stream_t stream;

@@ -151,6 +151,7 @@ int results_format(const struct result_row *r, struct csv_line *l)
     }
     c.text[COL_IMPL] = r->impl;
     c.text[COL_AB_RUN] = r->ab_run;
+    c.text[COL_SHARD] = r->shard;
     csv_line_init(l);
     for (int i = 0; i < COL_COUNT; i++) csv_add_str(l, c.text[i]);
     return csv_line_end(l);

@@ -17,6 +17,7 @@ extern "C" {
 struct result_row {
     const char *run_id, *timestamp, *git_rev, *gpu; /* which run, when, which code, where */
     const char *ab_run; /* the A/B run that measured it interleaved with its other side; NULL/"" plain */
+    const char *shard;  /* "I/N": the shard of a sharded sweep that measured it ("1/1" a plain run) */
     const char *variant;
     struct attn_problem problem;
     const char *mode;

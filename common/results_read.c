@@ -139,6 +139,7 @@ static int parse_row(const char *path, int line, char **f, const int *idx,
         {COL_RUN_ID, offsetof(struct result_rec, run_id), sizeof((struct result_rec *)0)->run_id},
         {COL_GIT_REV, offsetof(struct result_rec, git_rev), sizeof((struct result_rec *)0)->git_rev},
         {COL_AB_RUN, offsetof(struct result_rec, ab_run), sizeof((struct result_rec *)0)->ab_run},
+        {COL_SHARD, offsetof(struct result_rec, shard), sizeof((struct result_rec *)0)->shard},
         {COL_TIMESTAMP, offsetof(struct result_rec, timestamp), sizeof((struct result_rec *)0)->timestamp},
     };
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)

@@ -28,6 +28,7 @@ struct result_rec {
     int line;            /* where it stands in its file */
     char run_id[96], git_rev[64], timestamp[32];
     char ab_run[64];     /* the A/B run that measured it interleaved; "" in a plain run */
+    char shard[16];      /* "I/N" of a sharded sweep; "" when the run has no shard column */
     char gpu[64];
     char status[16];     /* ok, skipped, oom, mismatch, error */
     char reason[512];    /* why a row is not ok; "" when ok or absent */

@@ -29,7 +29,7 @@ extern "C" {
     X(CLOCK_START, "sm_clock_start_mhz") X(CLOCK_END, "sm_clock_end_mhz")             \
     X(CLOCK_LOW, "clock_low") X(WATTS, "watts") X(MJ_PER_CALL, "mj_per_call")          \
     X(TFLOPS_PER_WATT, "tflops_per_watt") X(THROTTLE, "throttle") X(TEMP, "temp_c")  \
-    X(IMPL, "impl") X(AB_RUN, "ab_run")
+    X(IMPL, "impl") X(AB_RUN, "ab_run") X(SHARD, "shard")
 
 enum result_column {
 #define ATTN_COLUMN_ID(id, name) COL_##id,
