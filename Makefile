@@ -118,6 +118,7 @@ TEST_SHARD := $(BUILD)/test_shard
 REGRESS   := $(BUILD)/regress
 AB        := $(BUILD)/ab
 REPORT    := $(BUILD)/report
+MERGE     := $(BUILD)/merge
 
 # ------------------------------------------------------------- user knobs
 GRID     ?= default
@@ -136,7 +137,7 @@ TRACE_DIR ?= results/$(GPU_SLUG)/traces
 
 .PHONY: all bench sanitize-gpu trace regress baseline ab plots figures browser-deps fuzz-deps test-sanitize report plot-deps check-deps test test-cpu test-gpu deps help clean FORCE
 
-all: $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(BUILD)/mma_peak ## build the runner (build/attnbench), the gate (build/regress), the A/B driver (build/ab), the report and tools
+all: $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(MERGE) $(BUILD)/mma_peak ## build the runner (build/attnbench), the gate (build/regress), the A/B driver (build/ab), the report, the shards' merge and tools
 
 # What the binary was built from: the git revision, and an injected slowdown
 # when SLOWDOWN=VARIANT:PERCENT is set (for proving the gate). Rewritten only
@@ -208,6 +209,9 @@ $(ATTNBENCH_TEST): $(BUILD)/bench/attnbench.o $(BUILD)/bench/runner.o $(BUILD)/b
 $(AB): $(BUILD)/bench/ab.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
 
+$(MERGE): $(BUILD)/bench/merge.o $(BENCH_LIB) $(LIB_OBJS)
+	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
+
 $(REGRESS): $(BUILD)/bench/regress.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
 
@@ -255,10 +259,13 @@ ab: ## measure BASE=rev against CAND=rev (default: the working tree) interleaved
 	 $(AB) --base $$base --cand $$cand $(AB_ARGS); $(call regress_exit,ab)
 
 # bench and trace look for a GPU before they build anything.
-bench: ## run GRID × VARIANTS × MODE on the GPU, write results/<gpu>/RUN_ID.csv; RESUME=RUN_ID continues one
+# GPUS=all or GPUS=0,2,3: one attnbench per GPU, each a shard of the sweep
+# (--shard I/N, CUDA_VISIBLE_DEVICES), merged into one run (bench/multi_gpu.sh)
+GPUS ?=
+bench: ## run GRID × VARIANTS × MODE on the GPU, write results/<gpu>/RUN_ID.csv; RESUME=RUN_ID continues one; GPUS=all spreads it over the box's GPUs
 	@$(call gpu_check,bench)
-	@$(MAKE) --no-print-directory $(ATTNBENCH)
-	$(ATTNBENCH) $(BENCH_ARGS)
+	@$(MAKE) --no-print-directory $(ATTNBENCH) $(if $(GPUS),$(MERGE))
+	$(if $(GPUS),OUT=$(OUT) ATTNBENCH=$(ATTNBENCH) MERGE=$(MERGE) bench/multi_gpu.sh $(GPUS) $(filter-out --out $(OUT),$(BENCH_ARGS)),$(ATTNBENCH) $(BENCH_ARGS))
 
 sanitize-gpu: ## compute-sanitizer (memcheck, racecheck, synccheck, initcheck) over every variant at small odd shapes; logs in results/<gpu>/sanitizer/
 	@$(call gpu_check,sanitize-gpu)
@@ -353,8 +360,8 @@ $(TEST_TRACE): $(BUILD)/tests/check_trace.o $(BENCH_LIB) $(LIB_OBJS)
 $(TEST_PLOTS): $(BUILD)/tests/check_plots.o $(BUILD)/tests/testutil.o | $(REPORT)
 	$(CC) $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(LDLIBS)
 
-# the shard plan, and attnbench --dry-run (no GPU)
-$(TEST_SHARD): $(BUILD)/tests/check_shard.o $(BUILD)/tests/testutil.o $(BENCH_LIB) $(LIB_OBJS) | $(ATTNBENCH)
+# the shard plan, attnbench --dry-run (no GPU), build/merge
+$(TEST_SHARD): $(BUILD)/tests/check_shard.o $(BUILD)/tests/testutil.o $(BENCH_LIB) $(LIB_OBJS) | $(ATTNBENCH) $(MERGE)
 	$(CC) $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(MK_LDLIBS) $(LDLIBS)
 
 # the supervisor with tests/fake_runner.sh as its child; resume's file work
@@ -411,7 +418,7 @@ test-sanitize: check-deps $(addprefix $(BUILD)/,$(CU_OBJS)) ## the CPU suites un
 	@for o in $(CU_OBJS); do mkdir -p $(SAN_BUILD)/$$(dirname $$o); cp $(BUILD)/$$o $(SAN_BUILD)/$$o; done
 	@echo "make test-sanitize: building the host code with -fsanitize=address,undefined in $(SAN_BUILD)/"
 	@$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) SANITIZE=1 \
-	  $(addprefix $(SAN_BUILD)/,regress ab report $(filter test_%,$(SAN_TESTS))) >$(SAN_BUILD)/build.log 2>&1 || \
+	  $(addprefix $(SAN_BUILD)/,regress ab report merge $(filter test_%,$(SAN_TESTS))) >$(SAN_BUILD)/build.log 2>&1 || \
 	  { tail -n 30 $(SAN_BUILD)/build.log; exit 1; }
 	@ATTN_BUILD=$(SAN_BUILD) ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  tests/run_suites.sh $(foreach t,$(filter-out test_%,$(SAN_TESTS)),$(t) ./$(SAN_BUILD)/test_$(t))
@@ -431,6 +438,7 @@ help: ## this list
 	@echo "  TRACE_GRID=NAME    grid for trace (default: seed)"
 	@echo "  TRACE_DIR=DIR      where trace writes JSON, ops.txt and its CSV (default: results/<gpu>/traces)"
 	@echo "  OUT=DIR            results directory for bench (default: results/<gpu>)"
+	@echo "  GPUS=all|0,2,3     bench: one attnbench per GPU, each a shard of the sweep, merged into one run"
 	@echo "  RESUME=RUN_ID      bench: continue that interrupted run (same GRID, VARIANTS, MODE); FORCE=1 across revisions"
 	@echo "  ROW_TIMEOUT=120    bench: seconds a row may run before the watchdog ends it as error (0: no watchdog)"
 	@echo "  RESULTS=FILE BASELINE=FILE THRESHOLDS=FILE GPU=NAME MARKDOWN=FILE  for regress / baseline"

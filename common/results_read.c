@@ -419,6 +419,17 @@ int results_line_key(char **fields, int n, const char *where, struct result_key 
     return parse_key(where, 0, fields, idx, k);
 }
 
+int results_index(struct result_set *s, const struct result_rec **dup)
+{
+    struct key_index x = {0};
+    *dup = NULL;
+    for (size_t i = 0; i < s->count && !*dup; i++) ATTN_TRY(index_add(&x, s, i, dup));
+    free(s->index_slots);
+    s->index_slots = x.slot;
+    s->index_cap = x.cap;
+    return ATTN_OK;
+}
+
 const struct result_rec *results_find(const struct result_set *s, const struct result_key *k)
 {
     const struct key_index x = {s->index_slots, s->index_cap};

@@ -70,6 +70,9 @@ void results_free(struct result_set *);
 /* The key of a row as results_format wrote it (every column, in the schema's
  * order), split by csv_split; `where` names it in messages. */
 int results_line_key(char **fields, int n, const char *where, struct result_key *k);
+/* Indexes a set built by hand (rows[0..count) set) for results_find; *dup
+ * is the first row whose key an earlier row has, or NULL. */
+int results_index(struct result_set *, const struct result_rec **dup);
 /* The row with key k, or NULL; in constant time. */
 const struct result_rec *results_find(const struct result_set *, const struct result_key *k);
 

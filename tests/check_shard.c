@@ -3,16 +3,22 @@
  * shards' predicted times are within 10% of each other on the default grid
  * for N <= 8, the plan is the same every time; `attnbench --dry-run`
  * (no GPU) prints each shard's rows, and their union is the sweep, each
- * row once; --shard refuses what is not I/N. Run from the repository root. */
+ * row once; --shard refuses what is not I/N; build/merge joins the shards'
+ * parts into one run and refuses what would corrupt it (tests/merge_parts.sh
+ * cuts the parts from a committed H200 run); bench/multi_gpu.sh starts a
+ * shard per GPU and merges them (tests/fake_shard.sh stands in for attnbench,
+ * a made-up nvidia-smi for the GPUs). Run from the repository root. */
 #include "../bench/options.h"
 #include "../bench/shard.h"
 #include "../common/errors.h"
+#include "../common/results_read.h"
 #include "testutil.h"
 
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #define ck_assert_message_has(needle)                                             \
     ck_assert_msg(strstr(attn_error_message(), (needle)) != NULL,                 \
@@ -148,6 +154,159 @@ START_TEST(test_dry_run_shards_cover_the_sweep)
 }
 END_TEST
 
+/* The parts of a 2-shard sweep, spoiled as `spoil` says, merged: the exit
+ * status; the merge's stderr in dir/merge.err. */
+static int merge_case(const char *spoil, char *dir, size_t len)
+{
+    snprintf(dir, len, "/tmp/attn-merge-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "ATTN_BUILD=%.*s tests/merge_parts.sh %s %s", (int)(strlen(tool_path("merge")) - 6),
+             tool_path("merge"), dir, spoil);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s --plan %s/plan.csv --out %s/out/RUN.csv %s/part-1.csv %s/part-2.csv 2> %s/merge.err",
+             tool_path("merge"), dir, dir, dir, dir, dir);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static bool err_has(const char *dir, const char *text)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "grep -qF -- '%s' %s/merge.err", text, dir);
+    return system(cmd) == 0;
+}
+
+static void remove_dir(const char *dir)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(test_merge_joins_the_parts)
+{
+    char dir[64], path[128];
+    ck_assert_int_eq(merge_case("", dir, sizeof dir), 0);
+    snprintf(path, sizeof path, "%s/out/RUN.csv", dir);
+    struct result_set set;
+    ck_assert_msg(results_read(path, &set) == ATTN_OK, "%s", attn_error_message());
+    ck_assert_uint_eq(set.count, 16);
+    size_t with_samples = 0;
+    for (size_t i = 0; i < set.count; i++) {
+        with_samples += set.rows[i].nsample_ms == (size_t)set.rows[i].samples;
+        ck_assert(!strcmp(set.rows[i].shard, "1/2") || !strcmp(set.rows[i].shard, "2/2"));
+    }
+    ck_assert_uint_eq(with_samples, 16);
+    results_free(&set);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "test -s %s/out/RUN.env && test -s %s/out/RUN.part-1.env && test -s %s/out/RUN.part-2.env && "
+                              "grep -qx 'merged_rows=16' %s/out/RUN.env", dir, dir, dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    remove_dir(dir);
+}
+END_TEST
+
+START_TEST(test_merge_names_a_failed_shard)
+{
+    char dir[64], path[128];
+    ck_assert_int_eq(merge_case("missing", dir, sizeof dir), 1);
+    ck_assert(err_has(dir, "shard 2/2: 3 of its 8 rows missing"));
+    snprintf(path, sizeof path, "%s/out/RUN.csv", dir);
+    struct result_set set;
+    ck_assert_msg(results_read(path, &set) == ATTN_OK, "%s", attn_error_message());
+    ck_assert_uint_eq(set.count, 13); /* the rows that were measured are kept */
+    results_free(&set);
+    remove_dir(dir);
+}
+END_TEST
+
+START_TEST(test_merge_refuses)
+{
+    static const struct { const char *spoil, *says; } cases[] = {
+        {"gpu", "one run is one GPU model"},
+        {"twice", "was measured twice (also by part 1)"},
+        {"unplanned", "is not in the plan"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char dir[64], cmd[160];
+        ck_assert_int_eq(merge_case(cases[i].spoil, dir, sizeof dir), 2);
+        ck_assert_msg(err_has(dir, cases[i].says), "%s: the message lacks '%s'", cases[i].spoil, cases[i].says);
+        snprintf(cmd, sizeof cmd, "test ! -e %s/out/RUN.csv", dir);
+        ck_assert_msg(system(cmd) == 0, "%s: a merged run was written", cases[i].spoil);
+        remove_dir(dir);
+    }
+}
+END_TEST
+
+/* bench/multi_gpu.sh with tests/fake_shard.sh as attnbench and a made-up
+ * nvidia-smi listing `gpus` ("0, NVIDIA H200\n1, ..."): its exit status;
+ * stderr in dir/multi.err. */
+static int multi_gpu(const char *gpus_listed, const char *gpus, const char *fail, char *dir, size_t len)
+{
+    snprintf(dir, len, "/tmp/attn-multi-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "ATTN_BUILD=%.*s tests/merge_parts.sh %s/parts && printf '#!/bin/sh\nprintf \"%s\"\n' > %s/smi && "
+                              "chmod +x %s/smi", (int)(strlen(tool_path("merge")) - 6), tool_path("merge"), dir,
+             gpus_listed, dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "OUT=%s/out NVIDIA_SMI=%s/smi ATTNBENCH=tests/fake_shard.sh REAL_ATTNBENCH=%s "
+                              "MERGE=%s FAKE_PARTS=%s/parts FAKE_FAIL=%s bench/multi_gpu.sh %s --grid tune "
+                              "--variants flash_hopper,cudnn_sdpa --mode cold --warm-ms 500 2> %s/multi.err",
+             dir, dir, tool_path("attnbench"), tool_path("merge"), dir, fail, gpus, dir);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static bool file_has(const char *path, const char *text)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "grep -qF -- '%s' %s", text, path);
+    return system(cmd) == 0;
+}
+
+START_TEST(test_multi_gpu_one_run_from_two_gpus)
+{
+    char dir[64], err[128], devices[128];
+    ck_assert_int_eq(multi_gpu("0, NVIDIA H200\\n1, NVIDIA H200\\n", "all", "", dir, sizeof dir), 0);
+    snprintf(err, sizeof err, "%s/multi.err", dir);
+    ck_assert(file_has(err, "merge: 16 rows from 2 parts"));
+    snprintf(devices, sizeof devices, "%s/parts/devices", dir);
+    ck_assert(file_has(devices, "1 0") && file_has(devices, "2 1")); /* shard 1 on GPU 0, shard 2 on GPU 1 */
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "ls %s/out/*Z.csv %s/out/*Z.part-2.env >/dev/null && ls -d %s/out/*Z.parts >/dev/null", dir, dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    remove_dir(dir);
+}
+END_TEST
+
+START_TEST(test_multi_gpu_failed_shard_named_rows_kept)
+{
+    char dir[64], err[128];
+    ck_assert_int_eq(multi_gpu("0, NVIDIA H200\\n1, NVIDIA H200\\n", "0,1", "2", dir, sizeof dir), 1);
+    snprintf(err, sizeof err, "%s/multi.err", dir);
+    ck_assert(file_has(err, "shard 2/2 (GPU 1) exited 2"));
+    ck_assert(file_has(err, "shard 2/2: 6 of its 8 rows missing"));
+    ck_assert(file_has(err, "merge: 10 rows from 2 parts"));
+    remove_dir(dir);
+}
+END_TEST
+
+START_TEST(test_multi_gpu_refuses)
+{
+    char dir[64], err[128];
+    ck_assert_int_eq(multi_gpu("0, NVIDIA H200\\n1, NVIDIA A100-SXM4-80GB\\n", "all", "", dir, sizeof dir), 2);
+    snprintf(err, sizeof err, "%s/multi.err", dir);
+    ck_assert(file_has(err, "one run is one GPU model"));
+    remove_dir(dir);
+    ck_assert_int_eq(multi_gpu("0, NVIDIA H200\\n", "0,3", "", dir, sizeof dir), 2);
+    snprintf(err, sizeof err, "%s/multi.err", dir);
+    ck_assert(file_has(err, "no GPU 3 here"));
+    remove_dir(dir);
+}
+END_TEST
+
 static Suite *shard_suite(void)
 {
     Suite *s = suite_create("shard");
@@ -159,6 +318,12 @@ static Suite *shard_suite(void)
     tcase_add_test(tc, test_cost_follows_the_work);
     tcase_add_test(tc, test_shard_parse);
     tcase_add_test(tc, test_dry_run_shards_cover_the_sweep);
+    tcase_add_test(tc, test_merge_joins_the_parts);
+    tcase_add_test(tc, test_merge_names_a_failed_shard);
+    tcase_add_test(tc, test_merge_refuses);
+    tcase_add_test(tc, test_multi_gpu_one_run_from_two_gpus);
+    tcase_add_test(tc, test_multi_gpu_failed_shard_named_rows_kept);
+    tcase_add_test(tc, test_multi_gpu_refuses);
     suite_add_tcase(s, tc);
     return s;
 }
