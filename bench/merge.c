@@ -185,6 +185,14 @@ static int take_part(struct plan *p, const char *path, int part, char gpu[64], c
 
 /* The parts' samples files, one after the other (a row's samples stay in
  * order; samples of a row no part's CSV holds are ignored by the reader). */
+static void plan_free(struct plan *p)
+{
+    for (size_t i = 0; i < p->count; i++) free(p->rows[i].line);
+    free(p->rows);
+    results_free(&p->index);
+    memset(p, 0, sizeof *p);
+}
+
 static int write_samples(char *const *parts, int nparts, const char *out)
 {
     FILE *o = fopen(out, "w");
@@ -303,6 +311,7 @@ int main(int argc, char **argv)
     }
     if (rc != ATTN_OK) {
         fprintf(stderr, "merge: %s\n", attn_error_message());
+        plan_free(&plan);
         return 2;
     }
     /* the rows missing, counted by shard */
@@ -321,5 +330,6 @@ int main(int argc, char **argv)
     }
     fprintf(stderr, "merge: %zu rows from %d parts into %s%s\n", merged, nparts, out,
             missing ? "; rows missing (above)" : "");
+    plan_free(&plan);
     return missing ? 1 : 0;
 }
