@@ -135,7 +135,7 @@ TRACE_GRID ?= seed
 GPU_SLUG  = $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | sed 's/^NVIDIA //' | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$$//')
 TRACE_DIR ?= results/$(GPU_SLUG)/traces
 
-.PHONY: all bench sanitize-gpu trace regress baseline ab plots figures browser-deps fuzz-deps test-sanitize report plot-deps check-deps test test-cpu test-gpu deps help clean FORCE
+.PHONY: all bench bench-slurm sanitize-gpu trace regress baseline ab plots figures browser-deps fuzz-deps test-sanitize report plot-deps check-deps slurm-deps test test-cpu test-gpu deps help clean FORCE
 
 all: $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(MERGE) $(BUILD)/mma_peak ## build the runner (build/attnbench), the gate (build/regress), the A/B driver (build/ab), the report, the shards' merge and tools
 
@@ -267,6 +267,23 @@ bench: ## run GRID × VARIANTS × MODE on the GPU, write results/<gpu>/RUN_ID.cs
 	@$(MAKE) --no-print-directory $(ATTNBENCH) $(if $(GPUS),$(MERGE))
 	$(if $(GPUS),OUT=$(OUT) ATTNBENCH=$(ATTNBENCH) MERGE=$(MERGE) bench/multi_gpu.sh $(GPUS) $(filter-out --out $(OUT),$(BENCH_ARGS)),$(ATTNBENCH) $(BENCH_ARGS))
 
+# bench-slurm: the same sweep on a Slurm cluster (bench/slurm/README.md): a
+# job array of SHARDS tasks, one GPU each (--gres=gpu:1, GRES= to change), at
+# most MAX_PARALLEL at once, and a merge job after them; prints the job ids and
+# where the run lands (results/<GPU>/RUN_ID.csv). GPU= is required: the submit
+# host may have no GPU, or not the nodes' model. Needs no GPU here; the paths
+# must be on a filesystem the nodes share. GRES and SBATCH_ARGS pass through.
+SHARDS       ?=
+PARTITION    ?=
+ACCOUNT      ?=
+MAX_PARALLEL ?=
+bench-slurm: ## submit GRID × VARIANTS × MODE to Slurm: SHARDS=N array tasks (one GPU each), GPU=h200, [PARTITION= ACCOUNT= MAX_PARALLEL=K]; a merge job joins them
+	@[ -n "$(SHARDS)" ] || { echo "make bench-slurm: SHARDS=N (the number of array tasks, one GPU each) is required" >&2; exit 2; }
+	@[ -n "$(GPU)" ] || { echo "make bench-slurm: GPU=NAME (the nodes' GPU model as results/<gpu>/ names it, e.g. h200) is required" >&2; exit 2; }
+	@$(MAKE) --no-print-directory $(ATTNBENCH) $(MERGE)
+	@SHARDS='$(SHARDS)' GPU='$(GPU)' PARTITION='$(PARTITION)' ACCOUNT='$(ACCOUNT)' MAX_PARALLEL='$(MAX_PARALLEL)' OUT='$(OUT)' \
+	  ATTNBENCH=$(ATTNBENCH) MERGE=$(MERGE) bench/slurm/submit.sh $(filter-out --out $(OUT),$(BENCH_ARGS))
+
 sanitize-gpu: ## compute-sanitizer (memcheck, racecheck, synccheck, initcheck) over every variant at small odd shapes; logs in results/<gpu>/sanitizer/
 	@$(call gpu_check,sanitize-gpu)
 	@$(MAKE) --no-print-directory $(ATTNBENCH)
@@ -323,7 +340,9 @@ apt_install = if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  echo "make: missing $(1): install it (Debian: apt-get install $(2))" >&2; exit 1; \
 	fi
 
-deps: check-deps plot-deps browser-deps fuzz-deps ## install what the tests need (check, pkg-config, gnuplot-nox, libxml2-utils, chromium, clang) with apt-get when root
+# slurm-deps only as root: the Slurm suite starts its daemons as root, and
+# skips itself (not fails) on a machine where it cannot.
+deps: check-deps plot-deps browser-deps fuzz-deps $(if $(filter 0,$(shell id -u)),slurm-deps) ## install what the tests need (check, pkg-config, gnuplot-nox, libxml2-utils, chromium, clang, slurm-wlm, munge) with apt-get when root
 
 # The test programs need only Check to build (a GPU box without gnuplot
 # still builds and runs the GPU tests); running the plot tests needs gnuplot.
@@ -339,6 +358,11 @@ fuzz-deps: ## install clang (libFuzzer, for make fuzz) with apt-get when root
 browser-deps: ## install Chromium (the report page's test renders it headless) with apt-get when root
 	@if command -v chromium >/dev/null || command -v chromium-browser >/dev/null; then exit 0; fi; \
 	$(call apt_install,Chromium (the report page's test),chromium)
+
+slurm-deps: ## install Slurm and MUNGE (slurm-wlm, munge: the Slurm suite's single-node cluster) with apt-get when root
+	@if command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v sbatch >/dev/null && \
+	    command -v munged >/dev/null; then exit 0; fi; \
+	$(call apt_install,Slurm and MUNGE (the Slurm suite),slurm-wlm munge)
 
 plot-deps: ## install gnuplot-nox (and xmllint for the plot tests) with apt-get when root
 	@if command -v gnuplot >/dev/null && command -v xmllint >/dev/null; then exit 0; fi; \
@@ -397,6 +421,7 @@ TEST_SUITES_CPU = \
 	markdown "tests/check_markdown.sh README.md plots/README.md" \
 	clean-tree tests/check_clean_tree.sh \
 	report "tests/check_report.sh $(BUILD)/report-screenshot.png" \
+	slurm tests/check_slurm.sh \
 	sanitizers "$(MAKE) --no-print-directory test-sanitize" \
 	fuzz "$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)"
 TEST_SUITES = gpu "CK_FORK=no ./$(TEST_GPU)" $(TEST_SUITES_CPU)
@@ -439,6 +464,9 @@ help: ## this list
 	@echo "  TRACE_DIR=DIR      where trace writes JSON, ops.txt and its CSV (default: results/<gpu>/traces)"
 	@echo "  OUT=DIR            results directory for bench (default: results/<gpu>)"
 	@echo "  GPUS=all|0,2,3     bench: one attnbench per GPU, each a shard of the sweep, merged into one run"
+	@echo "  SHARDS=8 GPU=h200  bench-slurm: array tasks (one GPU each), and the nodes' GPU model (both required)"
+	@echo "  PARTITION=p ACCOUNT=a MAX_PARALLEL=4  bench-slurm: sbatch's --partition, --account; at most 4 tasks at once"
+	@echo "  GRES=gpu:h200:1 SBATCH_ARGS='--time=4:00:00'  bench-slurm: each task's --gres (default gpu:1), more sbatch options"
 	@echo "  RESUME=RUN_ID      bench: continue that interrupted run (same GRID, VARIANTS, MODE); FORCE=1 across revisions"
 	@echo "  ROW_TIMEOUT=120    bench: seconds a row may run before the watchdog ends it as error (0: no watchdog)"
 	@echo "  RESULTS=FILE BASELINE=FILE THRESHOLDS=FILE GPU=NAME MARKDOWN=FILE  for regress / baseline"
