@@ -119,6 +119,10 @@ REGRESS   := $(BUILD)/regress
 AB        := $(BUILD)/ab
 REPORT    := $(BUILD)/report
 MERGE     := $(BUILD)/merge
+# the rules of a row for the PyTorch peers (tools/peers/), through ctypes
+PEER_LIB  := $(BUILD)/libattnpeer.so
+PEER_SRCS := bench/peer_api.c common/stats.c common/problem.c common/results.c common/csv.c \
+             common/errors.c common/reference.c
 
 # ------------------------------------------------------------- user knobs
 GRID     ?= default
@@ -137,7 +141,7 @@ TRACE_DIR ?= results/$(GPU_SLUG)/traces
 
 .PHONY: all bench bench-slurm sanitize-gpu trace regress baseline ab plots figures browser-deps fuzz-deps test-sanitize report plot-deps check-deps slurm-deps test test-cpu test-gpu deps help clean FORCE
 
-all: $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(MERGE) $(BUILD)/mma_peak ## build the runner (build/attnbench), the gate (build/regress), the A/B driver (build/ab), the report, the shards' merge and tools
+all: $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(MERGE) $(PEER_LIB) $(BUILD)/mma_peak ## build the runner (build/attnbench), the gate (build/regress), the A/B driver (build/ab), the report, the shards' merge and tools
 
 # What the binary was built from: the git revision, and an injected slowdown
 # when SLOWDOWN=VARIANT:PERCENT is set (for proving the gate). Rewritten only
@@ -208,6 +212,10 @@ $(ATTNBENCH_TEST): $(BUILD)/bench/attnbench.o $(BUILD)/bench/runner.o $(BUILD)/b
 
 $(AB): $(BUILD)/bench/ab.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
+
+$(PEER_LIB): $(PEER_SRCS) $(wildcard common/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fPIC -shared $(PEER_SRCS) -o $@ $(ALL_LDFLAGS) -lm
 
 $(MERGE): $(BUILD)/bench/merge.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
@@ -415,6 +423,7 @@ TEST_SUITES_CPU = \
 	ab ./$(TEST_AB) \
 	watchdog ./$(TEST_WATCHDOG) \
 	shard ./$(TEST_SHARD) \
+	peers "if command -v python3 >/dev/null; then ATTN_BUILD=$(BUILD) python3 tests/check_peers.py; else echo 'peers: no python3: skipped'; echo 'peers: 0 passed, 0 failed, 1 skipped'; fi" \
 	plots ./$(TEST_PLOTS) \
 	cpu ./$(TEST_CPU) \
 	gate tests/check_committed.sh \
@@ -426,10 +435,10 @@ TEST_SUITES_CPU = \
 	fuzz "$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)"
 TEST_SUITES = gpu "CK_FORK=no ./$(TEST_GPU)" $(TEST_SUITES_CPU)
 
-test: deps $(ATTNBENCH) $(ATTNBENCH_TEST) $(REGRESS) $(AB) $(REPORT) $(TEST_CPU) $(TEST_GPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_WATCHDOG) $(TEST_SHARD) $(TEST_PLOTS) ## build everything; every suite (GPU ones skipped without a device), the gate over the committed A/B pairs; one summary line
+test: deps $(ATTNBENCH) $(ATTNBENCH_TEST) $(REGRESS) $(AB) $(REPORT) $(TEST_CPU) $(TEST_GPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_WATCHDOG) $(TEST_SHARD) $(TEST_PLOTS) $(PEER_LIB) ## build everything; every suite (GPU ones skipped without a device), the gate over the committed A/B pairs; one summary line
 	@tests/run_suites.sh $(TEST_SUITES)
 
-test-cpu: deps $(REPORT) $(REGRESS) $(AB) $(TEST_CPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_WATCHDOG) $(TEST_SHARD) $(TEST_PLOTS) ## every suite but the GPU one
+test-cpu: deps $(REPORT) $(REGRESS) $(AB) $(TEST_CPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_WATCHDOG) $(TEST_SHARD) $(TEST_PLOTS) $(PEER_LIB) ## every suite but the GPU one
 	@tests/run_suites.sh $(TEST_SUITES_CPU)
 
 # The host code and the CPU suites again under AddressSanitizer and UBSan, in
