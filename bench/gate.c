@@ -324,9 +324,8 @@ static int judge(struct gate_line *l, const struct result_rec *b, const struct r
      * baseline's (both recorded; the power cap alone is the H200's steady
      * state, not an excuse). An interleaved pair shares the board: its
      * readings, taken at different moments, do not excuse anything. */
-    const unsigned long long excusing = THROTTLE_LIMITING & ~0x4ull; /* without sw_power_cap */
     const unsigned long long new_reasons =
-        b->throttle_known && c->throttle_known ? c->throttle & ~b->throttle & excusing : 0;
+        b->throttle_known && c->throttle_known ? c->throttle & ~b->throttle & THROTTLE_HEAT_OR_HW : 0;
     if (slower && !l->paired && (clock_drop > l->limit || new_reasons)) {
         char seen[96] = "none recorded";
         if (c->throttle_known) results_throttle_names(c->throttle, seen, sizeof seen);

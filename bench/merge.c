@@ -220,8 +220,7 @@ static int write_samples(char *const *parts, int nparts, const char *out)
 static int copy_env(const char *part, const char *to, const char *extra)
 {
     char from[1200];
-    size_t n = strlen(part);
-    snprintf(from, sizeof from, "%.*s.env", (int)(n > 4 ? n - 4 : n), part);
+    ATTN_TRY(results_beside_path(part, ".env", from, sizeof from));
     FILE *f = fopen(from, "r"), *o = fopen(to, "w");
     if (!o) {
         if (f) fclose(f);
@@ -295,13 +294,15 @@ int main(int argc, char **argv)
     if (rc == ATTN_OK) rc = results_samples_path(out, spath, sizeof spath);
     if (rc == ATTN_OK) rc = write_samples(parts, nparts, spath);
     for (int k = 0; k < nparts && rc == ATTN_OK; k++) {
-        snprintf(epath, sizeof epath, "%.*s.part-%d.env", (int)(olen - 4), out, k + 1);
-        rc = copy_env(parts[k], epath, NULL);
+        char suffix[32];
+        snprintf(suffix, sizeof suffix, ".part-%d.env", k + 1);
+        rc = results_beside_path(out, suffix, epath, sizeof epath);
+        if (rc == ATTN_OK) rc = copy_env(parts[k], epath, NULL);
     }
     if (rc == ATTN_OK) {
-        snprintf(epath, sizeof epath, "%.*s.env", (int)(olen - 4), out);
+        rc = results_beside_path(out, ".env", epath, sizeof epath);
         snprintf(extra, sizeof extra, "merged_parts=%d\nmerged_rows=%zu\nmissing_rows=%zu\n", nparts, merged, missing);
-        rc = copy_env(parts[0], epath, extra);
+        if (rc == ATTN_OK) rc = copy_env(parts[0], epath, extra);
     }
     /* and the merged run must read back whole (samples counts, keys) */
     struct result_set check;

@@ -236,9 +236,9 @@ static void put_throttle(FILE *f, const struct result_rec *r)
     if (isfinite(r->tflops_per_watt)) fprintf(f, ", %.3g TFLOP/J", r->tflops_per_watt);
     fputs("\">", f);
     const char *sep = "";
-    if (t & 0x4ull) fputs("cap", f), sep = "+";
-    if (t & (0x20ull | 0x40ull)) fprintf(f, "%stherm", sep), sep = "+";
-    if (t & (0x8ull | 0x80ull)) fprintf(f, "%shw", sep);
+    if (t & THROTTLE_SW_POWER_CAP) fputs("cap", f), sep = "+";
+    if (t & THROTTLE_THERMAL) fprintf(f, "%stherm", sep), sep = "+";
+    if (t & THROTTLE_HARDWARE) fprintf(f, "%shw", sep);
     fputs("</span>", f);
 }
 

@@ -107,11 +107,8 @@ int resume_check(const struct result_set *rows, const char *gpu, const char *git
 
 int resume_env_value(const char *csv_path, const char *key, char *buf, size_t len)
 {
-    char path[600];
-    size_t n = strlen(csv_path);
-    if (n < 4 || strcmp(csv_path + n - 4, ".csv") || n + 1 > sizeof path)
-        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: not a RUN_ID.csv path", csv_path);
-    snprintf(path, sizeof path, "%.*s.env", (int)(n - 4), csv_path);
+    char path[1200];
+    ATTN_TRY(results_beside_path(csv_path, ".env", path, sizeof path));
     FILE *f = fopen(path, "r");
     if (!f) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to open: %s", path, strerror(errno));
     char line[CSV_LINE_MAX];

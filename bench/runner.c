@@ -126,8 +126,7 @@ int runner_open_files(struct runner *r, const char *dir_arg, const char *run_id,
         ATTN_TRY(csv_create(r->samples_path, &samples_header, &r->samples_fd));
         char when[32];
         iso_now(when, sizeof when);
-        if ((size_t)snprintf(env_path, sizeof env_path, "%s/%s.env", dir, r->run_id) >= sizeof env_path)
-            return ATTN_FAIL(ATTN_ERR_INPUT, "path too long: '%s'", dir);
+        ATTN_TRY(results_beside_path(r->csv_path, ".env", env_path, sizeof env_path));
         return env_write(env_path, &r->dev, r->have_peaks ? &r->peaks : NULL, r->run_id, when,
                          r->seed, argc, argv);
     }
@@ -153,7 +152,7 @@ int runner_resume_files(struct runner *r, const char *run_id, bool force, int ar
     run_dir(r, NULL, dir, sizeof dir);
     snprintf(r->run_id, sizeof r->run_id, "%s", run_id);
     if ((size_t)snprintf(r->csv_path, sizeof r->csv_path, "%s/%s.csv", dir, run_id) >= sizeof r->csv_path ||
-        (size_t)snprintf(env_path, sizeof env_path, "%s/%s.env", dir, run_id) >= sizeof env_path ||
+        results_beside_path(r->csv_path, ".env", env_path, sizeof env_path) != ATTN_OK ||
         results_samples_path(r->csv_path, r->samples_path, sizeof r->samples_path) != ATTN_OK)
         return ATTN_FAIL(ATTN_ERR_INPUT, "--resume %s: path too long", run_id);
     if (access(r->csv_path, F_OK) != 0)

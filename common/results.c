@@ -189,21 +189,26 @@ int results_samples_append(int fd, const struct result_row *r)
     return rc;
 }
 
-int results_samples_path(const char *csv_path, char *buf, size_t len)
+int results_beside_path(const char *csv_path, const char *suffix, char *buf, size_t len)
 {
     size_t n = strlen(csv_path);
     if (n < 4 || strcmp(csv_path + n - 4, ".csv") != 0)
         return ATTN_FAIL(ATTN_ERR_INPUT, "'%s' does not end in .csv", csv_path);
-    if ((size_t)snprintf(buf, len, "%.*s.samples.csv", (int)(n - 4), csv_path) >= len)
+    if ((size_t)snprintf(buf, len, "%.*s%s", (int)(n - 4), csv_path, suffix) >= len)
         return ATTN_FAIL(ATTN_ERR_INPUT, "path too long: '%s'", csv_path);
     return ATTN_OK;
+}
+
+int results_samples_path(const char *csv_path, char *buf, size_t len)
+{
+    return results_beside_path(csv_path, ".samples.csv", buf, len);
 }
 
 static const struct {
     unsigned long long bit;
     const char *name;
 } throttle_words[] = {
-#define ATTN_THROTTLE_WORD(bit, name) {bit, name},
+#define ATTN_THROTTLE_WORD(id, bit, name) {bit, name},
     THROTTLE_REASONS(ATTN_THROTTLE_WORD)
 #undef ATTN_THROTTLE_WORD
 };

@@ -61,6 +61,9 @@ int results_samples_append(int fd, const struct result_row *);
 /* "DIR/RUN_ID.csv" -> "DIR/RUN_ID.samples.csv" into buf; ATTN_ERR_INPUT when
  * the path does not end in .csv or does not fit. */
 int results_samples_path(const char *csv_path, char *buf, size_t len);
+/* "DIR/RUN_ID.csv" -> "DIR/RUN_ID" SUFFIX (".env", ".part-2.env") into buf;
+ * the same refusals. */
+int results_beside_path(const char *csv_path, const char *suffix, char *buf, size_t len);
 
 /* "sw_power_cap|hw_thermal" for a mask of THROTTLE_REASONS (schema.h); ""
  * for none, an unknown bit as 0x...; the text is cut to fit len. */

@@ -81,14 +81,25 @@ extern const char *const row_status_names[STATUS_COUNT];
 #define TIMING_MODES_LISTED (&(TIMING_MODES(ATTN_NAME_LISTED))[2])
 #define ROW_STATUSES_LISTED (&(ROW_STATUSES(ATTN_NAME_LISTED))[2])
 
-/* X(bit, "name"): the `throttle` column's words, NVML's clock event reasons
- * as nvml.h numbers them; a row lists those seen, joined by '|'. */
-#define THROTTLE_REASONS(X)                                                           \
-    X(0x1, "idle") X(0x2, "app_clocks") X(0x4, "sw_power_cap") X(0x8, "hw_slowdown") \
-    X(0x10, "sync_boost") X(0x20, "sw_thermal") X(0x40, "hw_thermal")                 \
-    X(0x80, "hw_power_brake") X(0x100, "display_clocks")
-/* The reasons that hold a busy GPU's clock down: power and thermal limits. */
-#define THROTTLE_LIMITING (0x4ull | 0x8ull | 0x20ull | 0x40ull | 0x80ull)
+/* X(ID, bit, "name"): the `throttle` column's words, NVML's clock event
+ * reasons as nvml.h numbers them; a row lists those seen, joined by '|'. */
+#define THROTTLE_REASONS(X)                                                        \
+    X(IDLE, 0x1, "idle") X(APP_CLOCKS, 0x2, "app_clocks")                          \
+    X(SW_POWER_CAP, 0x4, "sw_power_cap") X(HW_SLOWDOWN, 0x8, "hw_slowdown")        \
+    X(SYNC_BOOST, 0x10, "sync_boost") X(SW_THERMAL, 0x20, "sw_thermal")            \
+    X(HW_THERMAL, 0x40, "hw_thermal") X(HW_POWER_BRAKE, 0x80, "hw_power_brake")    \
+    X(DISPLAY_CLOCKS, 0x100, "display_clocks")
+enum {
+#define ATTN_THROTTLE_BIT(id, bit, name) THROTTLE_##id = bit,
+    THROTTLE_REASONS(ATTN_THROTTLE_BIT)
+#undef ATTN_THROTTLE_BIT
+};
+/* The reasons that hold a busy GPU's clock down: power and thermal limits;
+ * THROTTLE_HEAT_OR_HW without the power cap (the H200's steady state). */
+#define THROTTLE_THERMAL (THROTTLE_SW_THERMAL | THROTTLE_HW_THERMAL)
+#define THROTTLE_HARDWARE (THROTTLE_HW_SLOWDOWN | THROTTLE_HW_POWER_BRAKE)
+#define THROTTLE_HEAT_OR_HW (0ull | THROTTLE_THERMAL | THROTTLE_HARDWARE)
+#define THROTTLE_LIMITING (THROTTLE_HEAT_OR_HW | THROTTLE_SW_POWER_CAP)
 
 #ifdef __cplusplus
 }
