@@ -119,10 +119,16 @@ REGRESS   := $(BUILD)/regress
 AB        := $(BUILD)/ab
 REPORT    := $(BUILD)/report
 MERGE     := $(BUILD)/merge
-# the rules of a row for the PyTorch peers (tools/peers/), through ctypes
+# The PyTorch peers' runner (tools/peers/), through ctypes: attnbench's own
+# sweep (bench/attnbench.c and all it uses) as a shared library with no
+# built-in variants, no CUPTI and no cuDNN (PyTorch loads its own), built
+# position-independent in build/pic/; the peers add themselves at run time.
 PEER_LIB  := $(BUILD)/libattnpeer.so
-PEER_SRCS := bench/peer_api.c common/stats.c common/problem.c common/results.c common/csv.c \
-             common/errors.c common/reference.c
+PIC_BUILD := $(BUILD)/pic
+PEER_C    := bench/peer_api.c bench/attnbench.c bench/runner.c bench/worker.c bench/options.c \
+             bench/gate.c bench/resume.c bench/supervise.c bench/shard.c $(COMMON_C)
+PEER_OBJS := $(PEER_C:%.c=$(PIC_BUILD)/%.o) $(COMMON_CU:%.cu=$(PIC_BUILD)/%.o)
+PIC_CFLAGS = $(filter-out -DATTN_HAVE_CUPTI -DATTN_HAVE_CUDNN,$(ALL_CFLAGS)) -fPIC
 
 # ------------------------------------------------------------- user knobs
 GRID     ?= default
@@ -155,6 +161,8 @@ $(BUILD)/build_info.h: FORCE
 BUILD_INFO_USERS := $(BUILD)/common/env.o $(BUILD)/common/timing.o
 $(BUILD_INFO_USERS): $(BUILD)/build_info.h
 $(BUILD_INFO_USERS): MK_CFLAGS += -include $(BUILD)/build_info.h
+$(BUILD_INFO_USERS:$(BUILD)/%=$(PIC_BUILD)/%): $(BUILD)/build_info.h
+$(BUILD_INFO_USERS:$(BUILD)/%=$(PIC_BUILD)/%): MK_CFLAGS += -include $(BUILD)/build_info.h
 
 # flash_hopper needs sm_90a (wgmma, TMA, setmaxnreg); other targets compile a
 # stub that traps. A plain sm_90 cubin beside the sm_90a one is dropped, so
@@ -199,23 +207,32 @@ $(BUILD)/mma_peak: tools/mma_peak.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(ALL_NVCCFLAGS) $< -o $@
 
-$(ATTNBENCH): $(BUILD)/bench/attnbench.o $(BUILD)/bench/runner.o $(BUILD)/bench/worker.o $(BENCH_LIB) $(LIB_OBJS)
+$(ATTNBENCH): $(BUILD)/bench/attnbench_main.o $(BUILD)/bench/attnbench.o $(BUILD)/bench/runner.o $(BUILD)/bench/worker.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
 
 $(BUILD)/tests/registry_test_variants.o: common/registry.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DATTN_TEST_VARIANTS -MMD -MP -c $< -o $@
 
-$(ATTNBENCH_TEST): $(BUILD)/bench/attnbench.o $(BUILD)/bench/runner.o $(BUILD)/bench/worker.o $(BENCH_LIB) \
+$(ATTNBENCH_TEST): $(BUILD)/bench/attnbench_main.o $(BUILD)/bench/attnbench.o $(BUILD)/bench/runner.o $(BUILD)/bench/worker.o $(BENCH_LIB) \
                    $(filter-out $(BUILD)/common/registry.o,$(LIB_OBJS)) $(BUILD)/tests/registry_test_variants.o $(TEST_VARIANT_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
 
 $(AB): $(BUILD)/bench/ab.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
 
-$(PEER_LIB): $(PEER_SRCS) $(wildcard common/*.h)
+$(PIC_BUILD)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -fPIC -shared $(PEER_SRCS) -o $@ $(ALL_LDFLAGS) -lm
+	$(CC) $(PIC_CFLAGS) -MMD -MP -c $< -o $@
+
+$(PIC_BUILD)/%.o: %.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(ALL_NVCCFLAGS) -Xcompiler -fPIC -MMD -MP -c $< -o $@
+
+$(PIC_BUILD)/common/registry.o: PIC_CFLAGS += -DATTN_NO_BUILTIN_VARIANTS
+
+$(PEER_LIB): $(PEER_OBJS)
+	$(CC) -shared $^ -o $@ $(ALL_LDFLAGS) -lcublas -lcudart -lstdc++ -ldl -lm
 
 $(MERGE): $(BUILD)/bench/merge.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
@@ -270,10 +287,15 @@ ab: ## measure BASE=rev against CAND=rev (default: the working tree) interleaved
 # GPUS=all or GPUS=0,2,3: one attnbench per GPU, each a shard of the sweep
 # (--shard I/N, CUDA_VISIBLE_DEVICES), merged into one run (bench/multi_gpu.sh)
 GPUS ?=
-bench: ## run GRID × VARIANTS × MODE on the GPU, write results/<gpu>/RUN_ID.csv; RESUME=RUN_ID continues one; GPUS=all spreads it over the box's GPUs
+# PEERS=torch: PyTorch's attention (tools/peers/torch_peers.py) measured into
+# the same run after the C variants (bench/peers.sh); PEER_VARIANTS=a,b picks peers
+PEERS ?=
+PEER_VARIANTS ?=
+bench: ## run GRID × VARIANTS × MODE on the GPU, write results/<gpu>/RUN_ID.csv; RESUME=RUN_ID continues one; GPUS=all spreads it over the box's GPUs; PEERS=torch adds PyTorch's variants
 	@$(call gpu_check,bench)
-	@$(MAKE) --no-print-directory $(ATTNBENCH) $(if $(GPUS),$(MERGE))
-	$(if $(GPUS),OUT=$(OUT) ATTNBENCH=$(ATTNBENCH) MERGE=$(MERGE) bench/multi_gpu.sh $(GPUS) $(filter-out --out $(OUT),$(BENCH_ARGS)),$(ATTNBENCH) $(BENCH_ARGS))
+	@$(if $(and $(GPUS),$(PEERS)),echo "make bench: GPUS= and PEERS= do not go together: the peers run on one GPU" >&2; exit 2)
+	@$(MAKE) --no-print-directory $(ATTNBENCH) $(if $(GPUS),$(MERGE)) $(if $(PEERS),$(PEER_LIB))
+	$(if $(GPUS),OUT=$(OUT) ATTNBENCH=$(ATTNBENCH) MERGE=$(MERGE) bench/multi_gpu.sh $(GPUS) $(filter-out --out $(OUT),$(BENCH_ARGS)),$(if $(PEERS),ATTNBENCH=$(ATTNBENCH) PEER_VARIANTS=$(PEER_VARIANTS) ATTN_BUILD=$(BUILD) bench/peers.sh $(PEERS) $(BENCH_ARGS),$(ATTNBENCH) $(BENCH_ARGS)))
 
 # bench-slurm: the same sweep on a Slurm cluster (bench/slurm/README.md): a
 # job array of SHARDS tasks, one GPU each (--gres=gpu:1, GRES= to change), at

@@ -1,8 +1,11 @@
 /* attnbench.c — the runner's command line: for every grid point × variant ×
  * timing mode, one CSV row (runner.c measures it). The sweep runs in a
  * child process under a watchdog (supervise.c) unless --row-timeout 0; with
- * --resume it continues a run; with --worker it serves an A/B run instead
- * (worker.c). Usage: attnbench --help. */
+ * --resume it continues a run, with --extend it adds variants to one; with
+ * --worker it serves an A/B run instead (worker.c). attnbench_main is the
+ * executable's (attnbench_main.c) and the PyTorch peers' (peer_api.c), who
+ * run it in their Python process. Usage: attnbench --help. */
+#include "attnbench.h"
 #include "options.h"
 #include "resume.h"
 #include "runner.h"
@@ -117,7 +120,15 @@ static int run_point(struct runner *r, size_t pi, const int *assign, uint64_t se
 }
 
 /* A resumed run continues only the sweep that started it: every row it holds
- * must be one this command line would measure. */
+ * must be one this command line would measure (with --extend: every row of
+ * the variants this command line names; the others' rows are not its). */
+static bool selected(const struct options *o, const char *variant)
+{
+    for (int v = 0; v < o->nvariants; v++)
+        if (!strcmp(o->variants[v]->name, variant)) return true;
+    return false;
+}
+
 static int check_resumed_rows(const struct runner *r)
 {
     const struct result_set *done = &r->done;
@@ -135,7 +146,7 @@ static int check_resumed_rows(const struct runner *r)
             }
     int rc = ATTN_OK;
     for (size_t i = 0; i < done->count && rc == ATTN_OK; i++)
-        if (!planned[i]) {
+        if (!planned[i] && !(o->extend && !selected(o, done->rows[i].key.variant))) {
             char label[256];
             rc = ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: the row %s is not in this sweep: resume with "
                            "the grid, variants and modes that started the run (its .env's command=)",
@@ -204,7 +215,7 @@ static void print_list(void)
         printf("%-12s %s\n", registry_get(i)->name, registry_get(i)->summary);
 }
 
-int main(int argc, char **argv)
+int attnbench_main(int argc, char **argv, bool may_fork)
 {
     struct options opt;
     if (registry_check() != ATTN_OK) {
@@ -226,7 +237,7 @@ int main(int argc, char **argv)
     }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
-    if (opt.worker) {
+    if (opt.worker && may_fork) {
         int code = worker_main(&opt, argc, argv);
         grid_free(&opt.grid);
         return code;
@@ -244,7 +255,12 @@ int main(int argc, char **argv)
         grid_free(&opt.grid);
         return rc == ATTN_OK ? 0 : 2;
     }
-    if (opt.row_timeout_s > 0 && opt.supervised_fd < 0) {
+    if (!may_fork && (opt.worker || opt.supervised_fd >= 0)) {
+        fprintf(stderr, "attnbench: --worker and --supervised-fd are the executable's\n");
+        grid_free(&opt.grid);
+        return 2;
+    }
+    if (may_fork && opt.row_timeout_s > 0 && opt.supervised_fd < 0) {
         free(assign);
         /* the supervisor: no CUDA here; the sweep runs in its children */
         grid_free(&opt.grid);
@@ -261,7 +277,7 @@ int main(int argc, char **argv)
         r.seed = run_seed(&opt, &r);
     } else if (rc == ATTN_OK) {
         r.seed = run_seed(&opt, &r);
-        rc = runner_open_files(&r, NULL, NULL, argc, argv);
+        rc = runner_open_files(&r, NULL, opt.run_id, argc, argv);
     }
     if (rc == ATTN_OK) rc = supervised_run(r.csv_path);
     if (rc != ATTN_OK) {
@@ -275,7 +291,8 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < opt.grid.count; i++)
         for (int v = 0; v < opt.nvariants; v++) r.rows_total += mine(&opt, assign, i, v) ? (size_t)opt.nmodes : 0;
     if (opt.resume_id)
-        fprintf(stderr, "attnbench: resuming %s: %zu rows kept, %zu to go\n", r.csv_path, r.rows_done,
+        fprintf(stderr, "attnbench: %s %s: %zu rows kept, %zu to go\n",
+                opt.extend ? "extending" : "resuming", r.csv_path, r.rows_done,
                 r.rows_total > r.rows_done ? r.rows_total - r.rows_done : 0);
     for (int i = 0; i < opt.nvariants; i++)
         if (timing_slowdown_fraction(opt.variants[i]->name) > 0)

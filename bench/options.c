@@ -41,7 +41,11 @@ void options_usage(FILE *f)
         "  --resume RUN_ID     continue the interrupted run DIR/RUN_ID.csv (DIR: --out or\n"
         "                      results/<gpu>): its rows are kept and skipped, the rest of\n"
         "                      the sweep appended; same GPU model and revision required\n"
-        "  --force             with --resume: continue a run another revision started\n"
+        "  --force             with --resume or --extend: a run another revision started\n"
+        "  --extend RUN_ID     add this sweep's rows to run RUN_ID: its other variants' rows\n"
+        "                      are kept as they are, its seed reused (the PyTorch peers join\n"
+        "                      a run this way: make bench PEERS=torch)\n"
+        "  --run-id ID         the new run's id (default: its start time, e.g. 20261201T031500Z)\n"
         "  --shard I/N         run shard I of N: the sweep's points x variants split into N\n"
         "                      parts of about equal predicted time (the same plan in every\n"
         "                      shard: their union is the sweep, each row once)\n"
@@ -139,7 +143,8 @@ int options_parse(struct options *o, int argc, char **argv)
         static const char *const with_value[] = {"--grid", "--point", "--variants", "--mode",
                                                  "--out", "--grids-dir", "--budget-ms", "--noise",
                                                  "--min-samples", "--seed", "--trace", "--warm-ms",
-                                                 "--row-timeout", "--resume", "--supervised-fd", "--shard"};
+                                                 "--row-timeout", "--resume", "--supervised-fd", "--shard",
+                                                 "--extend", "--run-id"};
         bool known = false;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
             known |= strcmp(a, with_value[k]) == 0;
@@ -179,11 +184,18 @@ int options_parse(struct options *o, int argc, char **argv)
             o->rule.min_samples = (size_t)x;
         } else if (!strcmp(a, "--row-timeout")) {
             ATTN_TRY(parse_number(a, val, 0, 86400, &o->row_timeout_s));
-        } else if (!strcmp(a, "--resume")) {
+        } else if (!strcmp(a, "--resume") || !strcmp(a, "--extend") || !strcmp(a, "--run-id")) {
             if (!*val || strchr(val, '/') || !strcmp(val, ".") || !strcmp(val, ".."))
-                return ATTN_FAIL(ATTN_ERR_INPUT, "--resume: '%s' is not a run id (RUN_ID, as in "
-                                                 "results/<gpu>/RUN_ID.csv)", val);
-            o->resume_id = val;
+                return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s' is not a run id (RUN_ID, as in "
+                                                 "results/<gpu>/RUN_ID.csv)", a, val);
+            if (!strcmp(a, "--run-id")) {
+                o->run_id = val;
+            } else {
+                if (o->resume_id && o->extend != !strcmp(a, "--extend"))
+                    return ATTN_FAIL(ATTN_ERR_INPUT, "--resume and --extend contradict each other");
+                o->resume_id = val;
+                o->extend = !strcmp(a, "--extend");
+            }
         } else if (!strcmp(a, "--shard")) {
             ATTN_TRY(shard_parse(val, &o->shard_index, &o->shard_count));
         } else if (!strcmp(a, "--supervised-fd")) {
@@ -197,7 +209,11 @@ int options_parse(struct options *o, int argc, char **argv)
         }
     }
     if (o->list || o->help || o->worker) return ATTN_OK; /* a worker is sent its points */
-    if (o->force && !o->resume_id) return ATTN_FAIL(ATTN_ERR_INPUT, "--force goes with --resume");
+    if (o->force && !o->resume_id)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "--force goes with --resume or --extend");
+    if (o->run_id && o->resume_id)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "--run-id names a new run; %s continues one",
+                         o->extend ? "--extend" : "--resume");
     if (o->trace_dir && o->no_trace)
         return ATTN_FAIL(ATTN_ERR_INPUT, "--trace and --no-trace contradict each other");
     if (ngrids == 0 && npoints == 0) grids[ngrids++] = "default";

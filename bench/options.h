@@ -30,7 +30,9 @@ struct options {
     bool worker;                     /* serve an A/B run on stdin/stdout (worker.h) */
     double row_timeout_s;            /* the watchdog's limit per row; 0 = no watchdog */
     int supervised_fd;               /* a watched child's pipe to its supervisor; -1 none */
-    const char *resume_id;           /* continue this run (--resume); NULL: a new run */
+    const char *resume_id;           /* continue this run (--resume, --extend); NULL: a new run */
+    bool extend;                     /* --extend: add other variants' rows to resume_id */
+    const char *run_id;              /* a new run's id (--run-id); NULL: its start time */
     bool force;                      /* --resume across revisions */
     int shard_index, shard_count;    /* --shard I/N: this process runs shard I of N (1/1: all) */
     bool dry_run;                    /* print the rows it would run (CSV, stdout), run nothing */

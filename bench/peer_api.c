@@ -1,11 +1,16 @@
-/* peer_api.c — build/libattnpeer.so: the rules of a row, for the PyTorch
- * peers (tools/peers/): sample statistics and the stop rule, FLOP and byte
- * counts, the output comparison with its tolerances, the warm-up rule and
- * the results columns — the C functions the runner uses, behind a plain C
- * ABI that Python's ctypes can call, so that the two sides cannot drift.
- * Every function returns 0 on success and a negative number on bad input. */
+/* peer_api.c — build/libattnpeer.so's entry points, for the PyTorch peers
+ * (tools/peers/) through ctypes: attnbench itself (attn_peer_register adds a
+ * variant whose ops are Python callbacks; attn_peer_bench runs attnbench's
+ * command line in the calling process, so every rule of a row is the C
+ * runner's), and the rules of a row one by one (sample statistics and the
+ * stop rule, FLOP and byte counts, the output comparison with its
+ * tolerances, the warm-up rule, the results columns), which the Python
+ * tests hold to the same cases as the C ones. Every function returns 0 on
+ * success and a negative number on bad input. */
+#include "attnbench.h"
 #include "../common/attn.h"
 #include "../common/errors.h"
+#include "../common/registry.h"
 #include "../common/reference.h"
 #include "../common/results.h"
 #include "../common/schema.h"
@@ -99,3 +104,30 @@ int attn_peer_compare(const double *ref, const uint16_t *out, size_t n, const ch
 /* The results schema: its column count and names, in file order. */
 int attn_peer_column_count(void) { return results_column_count(); }
 const char *attn_peer_column_name(int i) { return results_column_name(i); }
+
+/* The layouts ctypes must mirror (tools/peers/attnpeer.py checks them). */
+size_t attn_peer_sizeof_variant(void) { return sizeof(struct attn_variant); }
+size_t attn_peer_sizeof_problem(void) { return sizeof(struct attn_problem); }
+size_t attn_peer_sizeof_op_counts(void) { return sizeof(struct attn_op_counts); }
+
+/* Adds a variant defined by the caller (its strings and callbacks must live
+ * as long as the process); the message of a refusal is attn_peer_error(). */
+int attn_peer_register(const struct attn_variant *v) { return registry_add(v); }
+
+/* A callback's failure: the message the row's reason will carry, as it is
+ * (recorded as an input message so that no place of ours is prefixed: the
+ * place is PyTorch's). */
+void attn_peer_fail(const char *message) { (void)ATTN_FAIL(ATTN_ERR_INPUT, "%s", message ? message : "?"); }
+
+/* What a setup chose to run (the row's impl column), as attn_set_impl. */
+void attn_peer_set_impl(const char *what) { attn_set_impl("%s", what ? what : ""); }
+
+const char *attn_peer_error(void) { return attn_error_message(); }
+
+/* attnbench with this command line (argv[0] the program's name), in this
+ * process: its exit status. */
+int attn_peer_bench(int argc, char **argv)
+{
+    if (argc < 1 || !argv) return 2;
+    return attnbench_main(argc, argv, false);
+}

@@ -170,7 +170,8 @@ int runner_resume_files(struct runner *r, const char *run_id, bool force, int ar
     FILE *env = fopen(env_path, "a");
     if (!env) return ATTN_FAIL(ATTN_ERR_INPUT, "unable to open '%s': %s", env_path, strerror(errno));
     iso_now(when, sizeof when);
-    fprintf(env, "resumed=%s git_rev=%s rows_kept=%zu command=", when, env_git_rev(), r->done.count);
+    fprintf(env, "%s=%s git_rev=%s rows_kept=%zu command=", r->opt->extend ? "extended" : "resumed",
+            when, env_git_rev(), r->done.count);
     for (int i = 0; i < argc; i++) fprintf(env, "%s%s", i ? " " : "", argv[i]);
     fprintf(env, "\n");
     if (fclose(env) != 0)
@@ -259,7 +260,9 @@ static int emit_untimed(struct runner *r, const struct attn_variant *v,
 
 static const char *status_of(int rc)
 {
-    return row_status_names[rc == ATTN_ERR_OOM ? STATUS_OOM : STATUS_ERROR];
+    return row_status_names[rc == ATTN_ERR_OOM           ? STATUS_OOM
+                            : rc == ATTN_ERR_UNSUPPORTED ? STATUS_SKIPPED
+                                                         : STATUS_ERROR];
 }
 
 void point_free(struct point_data *d)
@@ -365,9 +368,22 @@ static int validate(struct runner *r, const struct attn_variant *v, void *ctx,
     ATTN_TRY(v->run(ctx, d->q, d->k, d->v, d->o, r->stream));
     CUDA_TRY(cudaGetLastError());
     CUDA_TRY(cudaStreamSynchronize(s));
-    CUDA_TRY(cudaMemcpy(d->out, d->o, bytes, cudaMemcpyDeviceToHost));
+    const void *out = v->framework && v->framework->output ? v->framework->output(ctx) : d->o;
+    if (!out) return ATTN_FAIL(ATTN_ERR, "%s: no output after its call", v->name);
+    CUDA_TRY(cudaMemcpy(d->out, out, bytes, cudaMemcpyDeviceToHost));
     *cmp = attn_compare(d->ref, d->out, n, p->dtype, attn_tolerance_for(p->dtype));
     return ATTN_OK;
+}
+
+/* The op columns of a row from one call's counts (the tracer's or a framework's). */
+static void set_op_columns(struct result_row *row, const struct attn_op_counts *n)
+{
+    row->traced = true;
+    row->kernels_per_call = n->kernels;
+    row->memcpy_per_call = n->memcpy;
+    row->memset_per_call = n->memset;
+    row->gpu_busy_ms = n->busy_ms;
+    row->launch_gap_ms = n->span_ms - n->busy_ms;
 }
 
 /* The row's traced call: op counts, busy time and launch gap into the row;
@@ -383,12 +399,11 @@ static int trace_row(struct runner *r, enum attn_mode mode, const struct timed_c
     if (rc != ATTN_OK) return rc;
     struct trace_summary sum;
     trace_summarize(&cap, 1, &sum);
-    row->traced = true;
-    row->kernels_per_call = sum.kernels_per_call;
-    row->memcpy_per_call = sum.memcpy_per_call;
-    row->memset_per_call = sum.memset_per_call;
-    row->gpu_busy_ms = sum.busy_ms_per_call;
-    row->launch_gap_ms = sum.span_ms_per_call - sum.busy_ms_per_call;
+    set_op_columns(row, &(struct attn_op_counts){.kernels = sum.kernels_per_call,
+                                                 .memcpy = sum.memcpy_per_call,
+                                                 .memset = sum.memset_per_call,
+                                                 .busy_ms = sum.busy_ms_per_call,
+                                                 .span_ms = sum.span_ms_per_call});
     if (r->opt->trace_dir) {
         char label[96], file[160], path[1200], ops[1024];
         const struct attn_problem *p = &row->problem;
@@ -545,6 +560,21 @@ int row_mode_take(struct runner *r, struct variant_row *vr, size_t min_samples, 
     return vrc == ATTN_OK ? ATTN_OK : mode_failed(r, vr, vrc, ended);
 }
 
+/* A variant that counts its own ops (its framework's profiler): the op
+ * columns from it; a failure leaves them empty and the row standing. */
+static int emit_counted(struct runner *r, struct variant_row *vr, struct result_row *row)
+{
+    struct attn_op_counts n;
+    attn_error_clear();
+    if (vr->v->framework->count_ops(vr->ctx, (int)vr->mode, &n) == ATTN_OK) {
+        set_op_columns(row, &n);
+    } else {
+        fprintf(stderr, "attnbench: %s: counting its ops failed: %s; op columns left empty\n",
+                vr->v->name, attn_error_message());
+    }
+    return emit(r, row);
+}
+
 /* Writes the timed row: statistics, then the traced call (its failure leaves
  * the timing standing; only the op columns are lost, from here on). */
 static int emit_timed(struct runner *r, struct variant_row *vr)
@@ -563,6 +593,7 @@ static int emit_timed(struct runner *r, struct variant_row *vr)
     row.throttle = vr->tr.throttle_known
                        ? results_throttle_names(vr->tr.throttle, throttle, sizeof throttle) : NULL;
     row.sample_ms = time_samples(r->timer, &row.nsample_ms);
+    if (vr->v->framework && vr->v->framework->count_ops) return emit_counted(r, vr, &row);
     if (r->tracing && trace_row(r, vr->mode, &vr->call, &row) != ATTN_OK) {
         fprintf(stderr, "attnbench: tracing failed: %s; op columns left empty from here\n",
                 attn_error_message());

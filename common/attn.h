@@ -46,10 +46,22 @@ enum attn_rc {
     ATTN_ERR_OOM = -2,   /* the device ran out of memory */
     ATTN_ERR_INPUT = -3, /* bad input from the user (file, spec, option) */
     ATTN_ERR_INTERRUPTED = -4, /* the user asked to stop (SIGINT/SIGTERM) */
+    ATTN_ERR_UNSUPPORTED = -5, /* the variant found at its first call that it cannot run
+                                  the point (a framework's backend refused it): skipped */
+};
+
+/* One call's device work as a variant's own framework counts it
+ * (attn_variant.count_ops); per call. */
+struct attn_op_counts {
+    double kernels, memcpy, memset;
+    double busy_ms; /* the device activities' summed time */
+    double span_ms; /* first start to last end */
 };
 
 /* Set by the runner's signal handler; long loops check it and stop early. */
 extern volatile int attn_interrupted;
+
+struct attn_framework_ops;
 
 struct attn_variant {
     const char *name;    /* short, unique, [a-z0-9_] */
@@ -66,6 +78,25 @@ struct attn_variant {
     int (*run)(void *ctx, const void *q, const void *k, const void *v, void *o,
                attn_stream_t stream);
     void (*teardown)(void *ctx);
+
+    /* NULL in every C variant: the extra ops of a framework's (attn_framework_ops). */
+    const struct attn_framework_ops *framework;
+};
+
+/* The ops of a variant that runs in a framework which allocates its own
+ * output and captures its own graphs: the PyTorch peers (tools/peers/). */
+struct attn_framework_ops {
+    /* Where the last run() put its output, [batch, heads, seq_len, head_dim]
+     * contiguous: validated instead of o. */
+    const void *(*output)(void *ctx);
+    /* Graph mode: capture one call into the framework's own CUDA graph
+     * (replay false), or launch that graph on the stream (replay true); the
+     * runner then never stream-captures run(). */
+    int (*graph)(void *ctx, const void *q, const void *k, const void *v, void *o,
+                 attn_stream_t stream, bool replay);
+    /* The ops of one call in a timing mode (enum attn_mode), counted by the
+     * framework's own profiler, in place of the runner's tracer. */
+    int (*count_ops)(void *ctx, int mode, struct attn_op_counts *out);
 };
 
 /* What a variant chose to run, when it has a choice (a library's graph and

@@ -2,7 +2,10 @@
  * prints them. Adding a variant: one file in variants/ exporting a
  * `const struct attn_variant attn_variant_NAME`, and one X(NAME) line in
  * VARIANT_LIST below. Variants that need an optional library go inside the
- * #if of the macro the Makefile defines when it finds that library. */
+ * #if of the macro the Makefile defines when it finds that library.
+ * Variants defined at run time (the PyTorch peers, through libattnpeer.so,
+ * whose build has no built-in variants: ATTN_NO_BUILTIN_VARIANTS) are added
+ * after the built-in ones with registry_add. */
 #include "registry.h"
 #include "errors.h"
 
@@ -27,6 +30,9 @@
 #else
 #define TEST_VARIANTS(X)
 #endif
+#ifdef ATTN_NO_BUILTIN_VARIANTS
+#define VARIANT_LIST(X)
+#else
 #define VARIANT_LIST(X) \
     X(naive)            \
     X(inplace)          \
@@ -35,24 +41,42 @@
     X(flash_hopper)     \
     LAB_VARIANTS(X)     \
     TEST_VARIANTS(X)
+#endif
 
 #define DECLARE(name) extern const struct attn_variant attn_variant_##name;
 #define ENTRY(name) &attn_variant_##name,
 VARIANT_LIST(DECLARE)
-static const struct attn_variant *const variants[] = {VARIANT_LIST(ENTRY)};
+static const struct attn_variant *const builtin[] = {VARIANT_LIST(ENTRY) NULL};
+static size_t builtin_count(void) { return sizeof builtin / sizeof builtin[0] - 1; }
 
-size_t registry_count(void) { return sizeof variants / sizeof variants[0]; }
+#define ADDED_MAX 32
+static const struct attn_variant *added[ADDED_MAX];
+static size_t added_count;
+
+size_t registry_count(void) { return builtin_count() + added_count; }
 
 const struct attn_variant *registry_get(size_t i)
 {
-    return i < registry_count() ? variants[i] : NULL;
+    if (i < builtin_count()) return builtin[i];
+    return i < registry_count() ? added[i - builtin_count()] : NULL;
 }
 
 const struct attn_variant *registry_find(const char *name)
 {
     for (size_t i = 0; i < registry_count(); i++)
-        if (strcmp(variants[i]->name, name) == 0) return variants[i];
+        if (strcmp(registry_get(i)->name, name) == 0) return registry_get(i);
     return NULL;
+}
+
+int registry_add(const struct attn_variant *v)
+{
+    if (!v) return ATTN_FAIL(ATTN_ERR, "registry_add: no variant");
+    if (added_count == ADDED_MAX)
+        return ATTN_FAIL(ATTN_ERR, "registry_add: more than %d added variants", ADDED_MAX);
+    added[added_count++] = v;
+    if (registry_check() == ATTN_OK) return ATTN_OK;
+    added_count--;
+    return ATTN_ERR;
 }
 
 static bool valid_name(const char *s)
@@ -67,7 +91,7 @@ int registry_check(void)
 {
     if (registry_count() == 0) return ATTN_FAIL(ATTN_ERR, "the variant registry is empty");
     for (size_t i = 0; i < registry_count(); i++) {
-        const struct attn_variant *v = variants[i];
+        const struct attn_variant *v = registry_get(i);
         if (!valid_name(v->name))
             return ATTN_FAIL(ATTN_ERR, "variant %zu: name '%s' is not [a-z0-9_]+", i,
                              v->name ? v->name : "(null)");
@@ -76,7 +100,7 @@ int registry_check(void)
         if (!v->supports || !v->workspace_bytes || !v->setup || !v->run || !v->teardown)
             return ATTN_FAIL(ATTN_ERR, "variant '%s' lacks a required op", v->name);
         for (size_t j = 0; j < i; j++)
-            if (strcmp(variants[j]->name, v->name) == 0)
+            if (strcmp(registry_get(j)->name, v->name) == 0)
                 return ATTN_FAIL(ATTN_ERR, "variant name '%s' is registered twice", v->name);
     }
     return ATTN_OK;

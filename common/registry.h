@@ -15,6 +15,9 @@ const struct attn_variant *registry_find(const char *name);
 /* ATTN_OK when the table is well formed: non-empty, names valid and unique,
  * every required op present; else ATTN_ERR naming the first fault. */
 int registry_check(void);
+/* Adds a variant defined at run time (a PyTorch peer) after the others;
+ * refused, naming the fault, when the table would not pass registry_check. */
+int registry_add(const struct attn_variant *v);
 
 #ifdef __cplusplus
 }

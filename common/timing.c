@@ -40,6 +40,13 @@ struct power_watch {
     int steps;
 };
 
+/* A call captured for graph mode: the runner's CUDA graph of run(), or the
+ * variant's own (attn_variant.graph: a framework that captures itself). */
+struct captured_call {
+    cudaGraphExec_t exec;
+    bool by_variant;
+};
+
 struct bench_timer {
     cudaEvent_t start, stop;
     volatile int *release; /* host-mapped: lets the stream go once a batch is queued */
@@ -48,7 +55,7 @@ struct bench_timer {
     double *samples;
     /* the mode being timed, between time_start and time_finish */
     const struct timed_call *call;
-    cudaGraphExec_t graph;
+    struct captured_call graph;
     bool flush_each; /* cold: flush L2 before every sample */
     int batch;       /* calls per sample */
     size_t n;        /* samples taken */
@@ -130,13 +137,19 @@ double timing_slowdown_fraction(const char *variant)
     return 0;
 }
 
-/* Enqueues `calls` calls (or graph replays) of the variant. */
-static int enqueue(const struct bench_timer *t, const struct timed_call *c, cudaGraphExec_t graph,
-                   int calls)
+/* Enqueues `calls` calls (or graph replays: graph not NULL) of the variant. */
+static int enqueue(const struct bench_timer *t, const struct timed_call *c,
+                   const struct captured_call *graph, int calls)
 {
     for (int i = 0; i < calls; i++) {
-        if (graph) CUDA_TRY(cudaGraphLaunch(graph, (cudaStream_t)c->stream));
-        else ATTN_TRY(call_once(t, c));
+        if (graph && graph->exec) {
+            CUDA_TRY(cudaGraphLaunch(graph->exec, (cudaStream_t)c->stream));
+        } else if (graph && graph->by_variant) {
+            ATTN_TRY(c->variant->framework->graph(c->ctx, c->q, c->k, c->v, c->o, c->stream, true));
+            if (t->extra_cycles > 0) ATTN_TRY(gpu_busy_cycles(t->extra_cycles, c->stream));
+        } else {
+            ATTN_TRY(call_once(t, c));
+        }
     }
     return ATTN_OK;
 }
@@ -144,8 +157,8 @@ static int enqueue(const struct bench_timer *t, const struct timed_call *c, cuda
 /* Device milliseconds of `calls` enqueued calls, the L2 flushed first if
  * asked. The stream is held by a blocking kernel until the whole batch and
  * its stop event are queued, so the first launch's latency is not timed. */
-static int timed_batch(struct bench_timer *t, const struct timed_call *c, cudaGraphExec_t graph,
-                       int calls, bool flush, double *ms)
+static int timed_batch(struct bench_timer *t, const struct timed_call *c,
+                       const struct captured_call *graph, int calls, bool flush, double *ms)
 {
     cudaStream_t s = (cudaStream_t)c->stream;
     if (flush) CUDA_TRY(cudaMemsetAsync(t->flush, (int)(wall_ms()) & 0xff, t->flush_bytes, s));
@@ -167,8 +180,15 @@ static int timed_batch(struct bench_timer *t, const struct timed_call *c, cudaGr
 }
 
 static int capture_graph(const struct bench_timer *t, const struct timed_call *c,
-                         cudaGraphExec_t *exec)
+                         struct captured_call *out)
 {
+    memset(out, 0, sizeof *out);
+    if (c->variant->framework && c->variant->framework->graph) {
+        ATTN_TRY(c->variant->framework->graph(c->ctx, c->q, c->k, c->v, c->o, c->stream, false));
+        out->by_variant = true;
+        return ATTN_OK;
+    }
+    cudaGraphExec_t *exec = &out->exec;
     cudaStream_t s = (cudaStream_t)c->stream;
     cudaGraph_t graph = NULL;
     CUDA_TRY(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
@@ -342,7 +362,7 @@ int time_start(struct bench_timer *t, enum attn_mode mode, const struct timed_ca
     watch_begin(&t->watch);
     while (stats_keep_warming(rule, warm, wall_ms() - t0)) {
         if (attn_interrupted) return ATTN_FAIL(ATTN_ERR_INTERRUPTED, "interrupted");
-        ATTN_TRY(timed_batch(t, c, t->graph, 1, t->flush_each, &ms));
+        ATTN_TRY(timed_batch(t, c, &t->graph, 1, t->flush_each, &ms));
         watch_poll(&t->watch);
         one_ms = ms; /* the last warm-up call estimates a call's time */
         warm++;
@@ -366,11 +386,11 @@ int time_take(struct bench_timer *t, size_t min_samples, double min_timed_ms, bo
 {
     if (!t->call) return ATTN_FAIL(ATTN_ERR, "time_take outside time_start/time_finish");
     double ms, timed = 0;
-    if (rewarm) ATTN_TRY(timed_batch(t, t->call, t->graph, t->batch, t->flush_each, &ms));
+    if (rewarm) ATTN_TRY(timed_batch(t, t->call, &t->graph, t->batch, t->flush_each, &ms));
     for (size_t taken = 0; taken < min_samples || timed < min_timed_ms; taken++) {
         if (attn_interrupted) return ATTN_FAIL(ATTN_ERR_INTERRUPTED, "interrupted");
         if (t->n == SAMPLES_CAP) return ATTN_FAIL(ATTN_ERR, "more than %d samples", SAMPLES_CAP);
-        ATTN_TRY(timed_batch(t, t->call, t->graph, t->batch, t->flush_each, &ms));
+        ATTN_TRY(timed_batch(t, t->call, &t->graph, t->batch, t->flush_each, &ms));
         t->samples[t->n++] = ms / t->batch;
         timed += ms;
     }
@@ -393,8 +413,8 @@ int time_finish(struct bench_timer *t, struct timing_result *res)
 
 void time_abort(struct bench_timer *t)
 {
-    if (t->graph) cudaGraphExecDestroy(t->graph);
-    t->graph = NULL;
+    if (t->graph.exec) cudaGraphExecDestroy(t->graph.exec);
+    memset(&t->graph, 0, sizeof t->graph);
     t->call = NULL;
 }
 
@@ -402,7 +422,7 @@ int trace_call(struct bench_timer *t, enum attn_mode mode, const struct timed_ca
                struct trace_capture *cap)
 {
     cudaStream_t s = (cudaStream_t)c->stream;
-    cudaGraphExec_t graph = NULL;
+    struct captured_call graph = {0};
     if (mode == MODE_GRAPH) ATTN_TRY(capture_graph(t, c, &graph));
     int rc = ATTN_OK;
     /* the flush runs and finishes before the capture starts: it is not the call's */
@@ -412,13 +432,13 @@ int trace_call(struct bench_timer *t, enum attn_mode mode, const struct timed_ca
     if (rc == ATTN_OK) rc = trace_begin();
     if (rc == ATTN_OK) {
         attn_range_push("traced call");
-        int erc = enqueue(t, c, graph, 1);
+        int erc = enqueue(t, c, mode == MODE_GRAPH ? &graph : NULL, 1);
         attn_range_pop();
         int trc = trace_end(cap); /* always ends the capture */
         rc = erc != ATTN_OK ? erc : trc;
         if (erc != ATTN_OK) trace_capture_free(cap);
     }
-    if (graph) cudaGraphExecDestroy(graph);
+    if (graph.exec) cudaGraphExecDestroy(graph.exec);
     return rc;
 }
 

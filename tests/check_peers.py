@@ -1,10 +1,16 @@
-"""check_peers.py — the PyTorch peers' shared rules (tools/peers/attnpeer.py
-over build/libattnpeer.so), tested with neither PyTorch nor a GPU: the
-statistics, the stop and warm-up rules, the FLOP and byte counts, the
-output comparison give the values the C tests hold the runner to, and a
-row written by Python with attnpeer.columns() is read and gated by the C
-tools unchanged. Prints `peers: N passed, N failed, N skipped`; run from the
-repository root after `make build/libattnpeer.so build/regress`."""
+"""check_peers.py — the PyTorch peers (tools/peers/): attnpeer.py over
+build/libattnpeer.so, tested with neither PyTorch nor a GPU: the statistics,
+the stop and warm-up rules, the FLOP and byte counts, the output comparison
+give the values the C tests hold the runner to; a row written by Python
+with attnpeer.columns() is read and gated by the C tools unchanged; a Peer
+registered from Python is a variant of attnbench's own command line (--list,
+--dry-run), and a bad one is refused; without PyTorch, torch_peers.py and
+make bench PEERS=torch (bench/peers.sh) say so in one line and the C
+variants run. With PyTorch and a GPU (else skipped): make bench PEERS=torch
+on two points writes every C variant's and every peer's rows into one run,
+the seed's 7 vs 6 ops in both pairs. Prints `peers: N passed, N failed, N
+skipped`; run from the repository root after `make build/libattnpeer.so
+build/regress build/attnbench`."""
 
 import csv
 import os
@@ -115,6 +121,178 @@ class Schema(unittest.TestCase):
             r = subprocess.run([os.path.join(BUILD, "regress"), "--results", cur, "--baseline", base],
                                capture_output=True, text=True)
             self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PEERS_DIR = os.path.join(ROOT, "tools", "peers")
+
+
+def run_python(code, env=None):
+    """A snippet in a fresh interpreter (the runner's table is per process)."""
+    e = dict(os.environ, ATTN_BUILD=BUILD, **(env or {}))
+    return subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {PEERS_DIR!r})\n" + code],
+                          capture_output=True, text=True, env=e, cwd=ROOT)
+
+
+FAKE_PEER = """
+import attnpeer
+class P(attnpeer.Peer):
+    name, summary = "py_fake", "a test peer"
+    def supports(self, p):
+        return "a test peer never runs"
+attnpeer.register(P())
+"""
+
+
+class PythonVariants(unittest.TestCase):
+    def test_listed_as_a_variant(self):
+        r = run_python(FAKE_PEER + "sys.exit(attnpeer.bench(['--list']))")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"py_fake +a test peer")
+
+    def test_dry_run_plans_its_rows(self):
+        r = run_python(FAKE_PEER + "sys.exit(attnpeer.bench(['--dry-run', '--point', "
+                                   "'batch=2 heads=3 seq=77,128 dim=64 causal=1', '--mode', 'cold,graph']))")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = list(csv.DictReader(r.stdout.splitlines()))
+        self.assertEqual([(x["variant"], x["seq_len"], x["mode"]) for x in rows],
+                         [("py_fake", "77", "cold"), ("py_fake", "77", "graph"),
+                          ("py_fake", "128", "cold"), ("py_fake", "128", "graph")])
+
+    def test_bad_variants_refused(self):
+        r = run_python(FAKE_PEER + "attnpeer.register(P())")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("registered twice", r.stderr)
+        r = run_python(FAKE_PEER + "P.name = 'Bad-Name'\nattnpeer.register(P())")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("is not [a-z0-9_]+", r.stderr)
+
+    def test_extend_and_run_id_checked(self):
+        for args, message in ((["--extend", "A", "--resume", "A"], "--resume and --extend contradict each other"),
+                              (["--extend", "x/y"], "--extend: 'x/y' is not a run id"),
+                              (["--run-id", "A", "--extend", "B"], "--run-id names a new run")):
+            r = run_python(FAKE_PEER + f"sys.exit(attnpeer.bench({args + ['--dry-run']!r}))")
+            self.assertEqual(r.returncode, 2, args)
+            self.assertIn(message, r.stderr)
+
+
+def torch_on_gpu():
+    try:
+        import torch
+        return torch.cuda.is_available()
+    except ImportError:
+        return False
+
+
+class WithoutTorch(unittest.TestCase):
+    """PyTorch shadowed by a module that fails to import, as where it is missing."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        with open(os.path.join(self.tmp.name, "torch.py"), "w") as fh:
+            fh.write("raise ImportError('No module named torch (shadowed by check_peers.py)')\n")
+        self.fake = os.path.join(self.tmp.name, "attnbench")
+        with open(self.fake, "w") as fh:
+            fh.write(f"#!/bin/sh\necho \"$@\" > {self.tmp.name}/args\nexit 0\n")
+        os.chmod(self.fake, 0o755)
+        self.env = dict(os.environ, PYTHONPATH=self.tmp.name, ATTNBENCH=self.fake, PYTHON=sys.executable,
+                        ATTN_BUILD=BUILD)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_torch_peers_says_so(self):
+        r = subprocess.run([sys.executable, os.path.join(PEERS_DIR, "torch_peers.py"), "--grid", "seed"],
+                           capture_output=True, text=True, env=self.env, cwd=ROOT)
+        self.assertEqual(r.returncode, 3)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("PyTorch is not importable", r.stderr)
+
+    def test_make_bench_peers_runs_the_c_variants(self):
+        r = subprocess.run(["bench/peers.sh", "torch", "--grid", "seed", "--variants", "naive,inplace"],
+                           capture_output=True, text=True, env=self.env, cwd=ROOT)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("PyTorch is not usable", r.stderr)
+        self.assertIn("the C variants run without peers", r.stderr)
+        with open(os.path.join(self.tmp.name, "args")) as fh:
+            self.assertEqual(fh.read().split(), ["--grid", "seed", "--variants", "naive,inplace"])
+
+    def test_options_it_sets_refused(self):
+        r = subprocess.run(["bench/peers.sh", "torch", "--shard", "1/2"], capture_output=True, text=True,
+                           env=self.env, cwd=ROOT)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--shard is set by make bench PEERS= itself", r.stderr)
+        r = subprocess.run(["bench/peers.sh", "jax"], capture_output=True, text=True, env=self.env, cwd=ROOT)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("unknown peers", r.stderr)
+
+
+SEED_POINT = "batch=8 heads=16 seq=1024 dim=64 causal=1"
+ODD_POINT = "batch=2 heads=3 seq=77 dim=64 causal=1"
+TORCH_PEERS = ("torch_naive", "torch_inplace", "torch_sdpa_math", "torch_sdpa_efficient", "torch_sdpa_flash",
+               "torch_sdpa_cudnn", "torch_flex")
+
+
+@unittest.skipUnless(torch_on_gpu(), "needs PyTorch and a GPU")
+class TorchOnGpu(unittest.TestCase):
+    """make bench PEERS=torch on two points, cold and graph."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        env = dict(os.environ, ATTNBENCH=os.path.join(BUILD, "attnbench"), ATTN_BUILD=BUILD)
+        cls.proc = subprocess.run(["bench/peers.sh", "torch", "--point", SEED_POINT, "--point", ODD_POINT,
+                                   "--variants", "naive,inplace", "--mode", "cold,graph", "--warm-ms", "0",
+                                   "--budget-ms", "100", "--out", cls.tmp.name, "--quiet"],
+                                  capture_output=True, text=True, env=env, cwd=ROOT)
+        runs = sorted(f for f in os.listdir(cls.tmp.name) if f.endswith(".csv") and ".samples" not in f)
+        cls.csv = os.path.join(cls.tmp.name, runs[0]) if len(runs) == 1 else None
+        cls.rows = list(csv.DictReader(open(cls.csv))) if cls.csv else []
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def row(self, variant, seq, mode):
+        found = [r for r in self.rows if r["variant"] == variant and r["seq_len"] == str(seq) and r["mode"] == mode]
+        self.assertEqual(len(found), 1, f"{variant} S={seq} {mode}: {len(found)} rows")
+        return found[0]
+
+    def test_one_run_every_row(self):
+        self.assertEqual(self.proc.returncode, 0, self.proc.stderr[-3000:])
+        self.assertIsNotNone(self.csv, "not exactly one run written")
+        self.assertEqual(len(self.rows), (2 + len(TORCH_PEERS)) * 2 * 2)
+        self.assertEqual(len({r["run_id"] for r in self.rows}), 1)
+
+    def test_rows_ok_or_skipped_with_pytorchs_reason(self):
+        for r in self.rows:
+            if r["variant"] in ("naive", "inplace", "torch_naive", "torch_inplace", "torch_sdpa_math"):
+                self.assertEqual(r["status"], "ok", f"{r['variant']} {r['seq_len']} {r['mode']}: {r['reason']}")
+            elif r["status"] == "skipped":
+                self.assertTrue(r["reason"].startswith("PyTorch"), r["reason"])
+            else:
+                self.assertEqual(r["status"], "ok", f"{r['variant']} {r['seq_len']} {r['mode']}: {r['reason']}")
+            if r["status"] == "ok":
+                self.assertLess(float(r["rel_err"]), 0.02)
+                self.assertGreater(float(r["ms_median"]), 0)
+
+    def test_seed_op_counts_in_both_pairs(self):
+        for mode in ("cold", "graph"):
+            ops = {}
+            for v in ("naive", "inplace", "torch_naive", "torch_inplace"):
+                r = self.row(v, 1024, mode)
+                ops[v] = sum(float(r[c]) for c in ("kernels_per_call", "memcpy_per_call", "memset_per_call"))
+                self.assertEqual(float(r["memcpy_per_call"]), 1.0 if "naive" in v else 0.0, f"{v} {mode}")
+            self.assertEqual(ops["naive"] - ops["inplace"], 1, ops)
+            self.assertEqual(ops["torch_naive"] - ops["torch_inplace"], 1, ops)
+
+    def test_the_gate_reads_the_run(self):
+        r = subprocess.run([os.path.join(BUILD, "regress"), "--results", self.csv, "--baseline", self.csv],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        with open(self.csv[:-4] + ".env") as fh:
+            self.assertIn("extended=", fh.read())
 
 
 if __name__ == "__main__":

@@ -245,6 +245,7 @@ extern "C" const struct attn_variant attn_variant_flash_hopper = {
     .setup = hopper_setup,
     .run = hopper_run,
     .teardown = hopper_teardown,
+    .framework = NULL,
 };
 
 /* ------------------------------------------------------ the test hooks */

@@ -467,4 +467,5 @@ extern "C" const struct attn_variant attn_variant_flash_mma = {
     .setup = flash_setup,
     .run = flash_run,
     .teardown = flash_teardown,
+    .framework = NULL,
 };

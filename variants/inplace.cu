@@ -37,4 +37,5 @@ extern "C" const struct attn_variant attn_variant_inplace = {
     .setup = inplace_setup,
     .run = inplace_run,
     .teardown = eager_ctx_destroy,
+    .framework = NULL,
 };

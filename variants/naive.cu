@@ -42,4 +42,5 @@ extern "C" const struct attn_variant attn_variant_naive = {
     .setup = naive_setup,
     .run = naive_run,
     .teardown = eager_ctx_destroy,
+    .framework = NULL,
 };

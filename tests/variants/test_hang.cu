@@ -88,6 +88,7 @@ extern "C" const struct attn_variant attn_variant_test_hang = {
     .setup = hang_setup,
     .run = hang_run,
     .teardown = hang_teardown,
+    .framework = NULL,
 };
 
 extern "C" const struct attn_variant attn_variant_test_hang_late = {
@@ -99,4 +100,5 @@ extern "C" const struct attn_variant attn_variant_test_hang_late = {
     .setup = hang_setup,
     .run = hang_late_run,
     .teardown = hang_teardown,
+    .framework = NULL,
 };

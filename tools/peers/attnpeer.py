@@ -1,14 +1,20 @@
-"""attnpeer.py — the rules of a row, for the PyTorch peers: a ctypes binding
-of build/libattnpeer.so (bench/peer_api.c), the same C code the runner
-uses, so that statistics, the stop rule, the warm-up rule, FLOP and byte
-counts, the output comparison and the results columns cannot drift between
-the C variants and the Python ones. Needs neither PyTorch nor a GPU.
+"""attnpeer.py — attnbench for variants written in Python: a ctypes binding
+of build/libattnpeer.so (bench/peer_api.c), which is attnbench's own sweep
+built as a library. A Python variant is a Peer (its ops as methods);
+register() adds it to the runner's table and bench() runs attnbench's
+command line in this process, so that the grid, the inputs, the reference
+and its tolerances, the timing modes, warm-up, stop rule, power readings
+and the CSV are the C runner's, not a copy. The rules one by one
+(statistics, stop and warm-up rules, FLOP and byte counts, the comparison,
+the columns) are bound too, for the tests. Needs neither PyTorch nor a GPU;
+the PyTorch peers themselves are in torch_peers.py.
 
 The library is found in $ATTN_BUILD (default build/) under the repository
 root, or where ATTN_PEER_LIB points."""
 
 import ctypes
 import os
+import sys
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -30,6 +36,13 @@ def _load():
     lib.attn_peer_column_count.restype = i
     lib.attn_peer_column_name.argtypes = [i]
     lib.attn_peer_column_name.restype = ctypes.c_char_p
+    for f in ("variant", "problem", "op_counts"):
+        getattr(lib, "attn_peer_sizeof_" + f).restype = z
+    lib.attn_peer_register.argtypes = [ctypes.c_void_p]
+    lib.attn_peer_fail.argtypes = [ctypes.c_char_p]
+    lib.attn_peer_set_impl.argtypes = [ctypes.c_char_p]
+    lib.attn_peer_error.restype = ctypes.c_char_p
+    lib.attn_peer_bench.argtypes = [i, ctypes.POINTER(ctypes.c_char_p)]
     return lib
 
 
@@ -102,3 +115,199 @@ def compare(ref, out_bits, dtype):
 def columns():
     """The results CSV's columns, in file order (common/schema.h)."""
     return [_lib.attn_peer_column_name(i).decode() for i in range(_lib.attn_peer_column_count())]
+
+
+# ---------------------------------------------------------------- variants
+# The return codes of common/attn.h that a Peer's ops may raise (PeerError).
+OK, ERR, ERR_OOM, ERR_UNSUPPORTED = 0, -1, -2, -5
+DTYPES = ("bf16", "fp16")  # enum attn_dtype's order
+MODES = ("cold", "hot", "graph")  # enum attn_mode's order
+
+
+class PeerError(Exception):
+    """An op's failure: rc says the row's status (ERR_UNSUPPORTED: skipped,
+    ERR_OOM: oom, ERR: error), the message its reason."""
+
+    def __init__(self, rc, message):
+        super().__init__(message)
+        self.rc = rc
+
+
+class Problem(ctypes.Structure):
+    """struct attn_problem (common/attn.h)."""
+    _fields_ = [("batch", ctypes.c_int), ("heads", ctypes.c_int), ("seq_len", ctypes.c_int),
+                ("head_dim", ctypes.c_int), ("causal", ctypes.c_bool), ("dtype_id", ctypes.c_int),
+                ("scale", ctypes.c_float)]
+
+    @property
+    def dtype(self):
+        return DTYPES[self.dtype_id]
+
+    @property
+    def shape(self):
+        return (self.batch, self.heads, self.seq_len, self.head_dim)
+
+
+class OpCounts(ctypes.Structure):
+    """struct attn_op_counts (common/attn.h): one call's device work."""
+    _fields_ = [("kernels", ctypes.c_double), ("memcpy", ctypes.c_double), ("memset", ctypes.c_double),
+                ("busy_ms", ctypes.c_double), ("span_ms", ctypes.c_double)]
+
+
+_V, _P = ctypes.c_void_p, ctypes.POINTER(Problem)
+_SUPPORTS = ctypes.CFUNCTYPE(_V, _P, _V)
+_WORKSPACE = ctypes.CFUNCTYPE(ctypes.c_size_t, _P)
+_SETUP = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(_V), _P, _V)
+_RUN = ctypes.CFUNCTYPE(ctypes.c_int, _V, _V, _V, _V, _V, _V)
+_TEARDOWN = ctypes.CFUNCTYPE(None, _V)
+_OUTPUT = ctypes.CFUNCTYPE(_V, _V)
+_GRAPH = ctypes.CFUNCTYPE(ctypes.c_int, _V, _V, _V, _V, _V, _V, ctypes.c_bool)
+_COUNT = ctypes.CFUNCTYPE(ctypes.c_int, _V, ctypes.c_int, ctypes.POINTER(OpCounts))
+
+
+class _FrameworkOps(ctypes.Structure):
+    """struct attn_framework_ops (common/attn.h)."""
+    _fields_ = [("output", _OUTPUT), ("graph", _GRAPH), ("count_ops", _COUNT)]
+
+
+class _Variant(ctypes.Structure):
+    """struct attn_variant (common/attn.h)."""
+    _fields_ = [("name", ctypes.c_char_p), ("summary", ctypes.c_char_p), ("fused", ctypes.c_bool),
+                ("supports", _SUPPORTS), ("workspace_bytes", _WORKSPACE), ("setup", _SETUP),
+                ("run", _RUN), ("teardown", _TEARDOWN), ("framework", ctypes.POINTER(_FrameworkOps))]
+
+
+for _name, _struct in (("variant", _Variant), ("problem", Problem), ("op_counts", OpCounts)):
+    assert getattr(_lib, "attn_peer_sizeof_" + _name)() == ctypes.sizeof(_struct), \
+        f"libattnpeer.so and attnpeer.py disagree on struct attn_{_name}: rebuild (make build/libattnpeer.so)"
+
+
+class Peer:
+    """A variant written in Python. Subclasses set name, summary, fused and
+    define the ops; the runner owns Q, K, V (device pointers, [B, H, S, D] of
+    the problem's dtype) and calls them as it calls a C variant's. An op
+    raises PeerError to fail with a status; any other exception is an error
+    row with its message."""
+    name = summary = None
+    fused = False
+
+    def supports(self, problem):
+        """None when the peer can run the point, else why not (skipped)."""
+        return None
+
+    def setup(self, problem):
+        """A state object for the point's calls."""
+        raise NotImplementedError
+
+    def run(self, state, q, k, v, stream):
+        """Enqueue one forward pass on the stream (a cudaStream_t as int)."""
+        raise NotImplementedError
+
+    def output(self, state):
+        """Device pointer of the last call's output ([B, H, S, D], contiguous)."""
+        raise NotImplementedError
+
+    def graph(self, state, q, k, v, stream, replay):
+        """Capture one call into the peer's own CUDA graph, or replay it on the stream."""
+        raise NotImplementedError
+
+    def count_ops(self, state, mode):
+        """(kernels, memcpy, memset, busy_ms, span_ms) of one call in mode ('cold', 'hot', 'graph')."""
+        raise NotImplementedError
+
+    def teardown(self, state):
+        pass
+
+
+_alive = []  # every struct, callback and string handed to C lives as long as the process
+
+
+def _fail(exc):
+    rc = exc.rc if isinstance(exc, PeerError) else ERR
+    msg = str(exc) if isinstance(exc, PeerError) else f"{type(exc).__name__}: {exc}"
+    _lib.attn_peer_fail(" ".join(msg.split()).encode(errors="replace")[:900])
+    return rc
+
+
+def _cstring(text):
+    buf = ctypes.create_string_buffer(text.encode(errors="replace"))
+    _alive.append(buf)
+    return ctypes.addressof(buf)
+
+
+def register(peer):
+    """Adds the peer to the runner's variant table (after the C variants)."""
+    states, counter = {}, [0]
+
+    def supports(p, _dev):
+        try:
+            why = peer.supports(p.contents)
+            return _cstring(why) if why else None
+        except Exception as exc:  # noqa: BLE001  (a callback must not raise into C)
+            return _cstring(f"{type(exc).__name__}: {exc}")
+
+    def setup(ctx, p, _ws):
+        try:
+            counter[0] += 1
+            states[counter[0]] = peer.setup(p.contents)
+            ctx[0] = counter[0]
+            return OK
+        except Exception as exc:  # noqa: BLE001
+            return _fail(exc)
+
+    def run(ctx, q, k, v, _o, stream):
+        try:
+            peer.run(states[ctx], q, k, v, stream or 0)
+            return OK
+        except Exception as exc:  # noqa: BLE001
+            return _fail(exc)
+
+    def teardown(ctx):
+        state = states.pop(ctx, None)
+        try:
+            peer.teardown(state)
+        except Exception as exc:  # noqa: BLE001
+            print(f"{peer.name}: teardown: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+    def output(ctx):
+        try:
+            return peer.output(states[ctx])
+        except Exception as exc:  # noqa: BLE001
+            _fail(exc)
+            return None
+
+    def graph(ctx, q, k, v, _o, stream, replay):
+        try:
+            peer.graph(states[ctx], q, k, v, stream or 0, bool(replay))
+            return OK
+        except Exception as exc:  # noqa: BLE001
+            return _fail(exc)
+
+    def count_ops(ctx, mode, out):
+        try:
+            n = peer.count_ops(states[ctx], MODES[mode])
+            out[0] = OpCounts(*n)
+            return OK
+        except Exception as exc:  # noqa: BLE001
+            return _fail(exc)
+
+    ops = _FrameworkOps(_OUTPUT(output), _GRAPH(graph), _COUNT(count_ops))
+    v = _Variant(peer.name.encode(), peer.summary.encode(), peer.fused, _SUPPORTS(supports),
+                 _WORKSPACE(lambda _p: 0), _SETUP(setup), _RUN(run), _TEARDOWN(teardown),
+                 ctypes.pointer(ops))
+    _alive.extend((peer, states, ops, v))
+    if _lib.attn_peer_register(ctypes.byref(v)) != 0:
+        raise ValueError(f"{peer.name}: {_lib.attn_peer_error().decode()}")
+
+
+def set_impl(what):
+    """From a Peer's setup: what it chose to run (the row's impl column)."""
+    _lib.attn_peer_set_impl(what.encode(errors="replace")[:250])
+
+
+def bench(args, program="attnbench"):
+    """attnbench with these arguments, in this process, over the registered
+    peers: its exit status (0 ok, 1 a row failed, 2 bad input, 130 interrupted)."""
+    argv = [program] + list(args)
+    arr = (ctypes.c_char_p * (len(argv) + 1))(*[a.encode() for a in argv], None)
+    return _lib.attn_peer_bench(len(argv), arr)

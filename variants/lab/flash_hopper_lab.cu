@@ -318,4 +318,5 @@ extern "C" const struct attn_variant attn_variant_flash_hopper_lab = {
     .setup = lab_setup,
     .run = lab_run,
     .teardown = lab_teardown,
+    .framework = NULL,
 };
