@@ -290,6 +290,8 @@ int attnbench_main(int argc, char **argv, bool may_fork)
     r.rows_total = 0; /* this process's rows: its shard's */
     for (size_t i = 0; i < opt.grid.count; i++)
         for (int v = 0; v < opt.nvariants; v++) r.rows_total += mine(&opt, assign, i, v) ? (size_t)opt.nmodes : 0;
+    if (opt.extend) /* the run's rows of other variants count among its rows, done */
+        for (size_t i = 0; i < r.done.count; i++) r.rows_total += !selected(&opt, r.done.rows[i].key.variant);
     if (opt.resume_id)
         fprintf(stderr, "attnbench: %s %s: %zu rows kept, %zu to go\n",
                 opt.extend ? "extending" : "resuming", r.csv_path, r.rows_done,
