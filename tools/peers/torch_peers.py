@@ -251,19 +251,23 @@ class SdpaCudnn(Sdpa):
 
 
 class Flex(TorchPeer):
-    """FlexAttention compiled by torch.compile (one compiled function; a
-    new shape compiles on its first, untimed, call); causal through a block
-    mask made once per point."""
+    """FlexAttention compiled by torch.compile for each point (its first,
+    untimed, call compiles); causal through a block mask made once per
+    point. Dynamo's caches are reset per point: past its recompile limit (8
+    shapes) it would fall back to eager flex_attention, a slow unfused
+    path, and our rows would time that instead; a fallback anyway is an
+    error row, not a number."""
     name = "torch_flex"
     summary = "PyTorch FlexAttention under torch.compile (Triton kernel)"
     fused = True
     refusals_skip = True
-    compiled = None
 
     def prepare(self, st):
         from torch.nn.attention.flex_attention import create_block_mask, flex_attention
-        if Flex.compiled is None:
-            Flex.compiled = torch.compile(flex_attention, dynamic=False)
+        torch._dynamo.reset()
+        if hasattr(torch._dynamo.config, "fail_on_recompile_limit_hit"):
+            torch._dynamo.config.fail_on_recompile_limit_hit = True
+        st.extra["compiled"] = torch.compile(flex_attention, dynamic=False)
         if st.p.causal:
             s = st.p.seq_len
             st.extra["block_mask"] = create_block_mask(lambda b, h, qi, ki: qi >= ki, None, None, s, s,
@@ -273,7 +277,7 @@ class Flex(TorchPeer):
         return f"{st.extra['versions']}, torch.compile(flex_attention)"
 
     def call(self, st, q, k, v):
-        return Flex.compiled(q, k, v, block_mask=st.extra.get("block_mask"), scale=st.p.scale)
+        return st.extra["compiled"](q, k, v, block_mask=st.extra.get("block_mask"), scale=st.p.scale)
 
 
 PEERS = (TorchNaive, TorchInplace, SdpaMath, SdpaEfficient, SdpaFlash, SdpaCudnn, Flex)
