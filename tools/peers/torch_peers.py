@@ -182,23 +182,25 @@ class TorchPeer(Peer):
 
 
 class Eager(TorchPeer):
-    """The seed's eager attention: matmul, scale, masked_fill (causal),
-    softmax, matmul; the mask is made once per point, as the seed passes it in."""
+    """The seed's eager attention: matmul, scale, masked_fill, softmax,
+    matmul, with the mask an input made once per point, as the seed passes
+    it in: the causal triangle, or all false when the point is not causal
+    (the seed's code still calls masked_fill; our naive and inplace do the
+    same)."""
     in_place = False
 
     def prepare(self, st):
-        if st.p.causal:
-            s = st.p.seq_len
-            st.extra["mask"] = torch.triu(torch.ones(s, s, dtype=torch.bool, device="cuda"), 1)
+        s = st.p.seq_len
+        ones = torch.ones(s, s, dtype=torch.bool, device="cuda")
+        st.extra["mask"] = torch.triu(ones, 1) if st.p.causal else torch.zeros_like(ones)
 
     def call(self, st, q, k, v):
         scores = torch.matmul(q, k.transpose(-2, -1))
         scores = scores * st.p.scale
-        if st.p.causal:
-            if self.in_place:
-                scores.masked_fill_(st.extra["mask"], float("-inf"))
-            else:
-                scores = scores.masked_fill(st.extra["mask"], float("-inf"))
+        if self.in_place:
+            scores.masked_fill_(st.extra["mask"], float("-inf"))
+        else:
+            scores = scores.masked_fill(st.extra["mask"], float("-inf"))
         return torch.matmul(torch.softmax(scores, dim=-1), v)
 
 
