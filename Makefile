@@ -334,7 +334,7 @@ trace: ## trace one call of each variant at TRACE_GRID's points: Chrome JSON + o
 PLOT_RESULTS = $(or $(RESULTS),$(lastword $(sort $(filter-out %.samples.csv,$(wildcard results/*/2*Z*.csv)))))
 PLOT_GPU     = $(notdir $(patsubst %/,%,$(dir $(PLOT_RESULTS))))
 PLOT_DIR    ?= $(BUILD)/plots/$(PLOT_GPU)/$(basename $(notdir $(PLOT_RESULTS)))
-PLOT_SCRIPTS := headline throughput latency speedup memory energy ratio
+PLOT_SCRIPTS := headline throughput latency speedup speedup_torch memory energy ratio
 
 plots: $(REPORT) plot-deps ## render plots/*.gp from RESULTS (default: newest run) into build/plots/<gpu>/RUN_ID/ as PNG and SVG
 	@[ -n "$(PLOT_RESULTS)" ] || { echo "make plots: no results CSV under results/ (make bench, or RESULTS=FILE)" >&2; exit 2; }

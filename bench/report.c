@@ -11,7 +11,11 @@
  *       are in plots/README.md.
  *   report html RESULTS OUTDIR [--env ENVFILE] [--baseline B]
  *       OUTDIR/report.html: what ran, the headline, the figures found in
- *       OUTDIR, the full tables per mode and the run's environment.
+ *       OUTDIR (with speedup_torch's numbers as a table), the full tables
+ *       per mode and the run's environment.
+ * Both know the PyTorch peers (report_is_peer): the figures draw them
+ * dashed, the page marks them, and both set our variants against the
+ * fastest of them (report_best_peer).
  * Exit 0, or 2 with "report: file:line: why" on bad input. */
 #include "report.h"
 #include "../common/errors.h"
@@ -49,6 +53,26 @@ bool report_row_ok(const struct result_rec *r)
 {
     return r && !strcmp(r->status, row_status_names[STATUS_OK]) && isfinite(r->ms_median) &&
            r->ms_median > 0;
+}
+
+bool report_is_peer(const char *variant)
+{
+    static const char prefix[] = "torch_";
+    return !strncmp(variant, prefix, sizeof prefix - 1);
+}
+
+const struct result_rec *report_best_peer(const struct result_set *s, const struct result_key *k)
+{
+    const struct result_rec *best = NULL;
+    for (size_t i = 0; i < s->count; i++) {
+        const struct result_rec *r = &s->rows[i];
+        struct result_key at = r->key;
+        snprintf(at.variant, sizeof at.variant, "%s", k->variant);
+        if (report_is_peer(r->key.variant) && result_key_equal(&at, k) && report_row_ok(r) &&
+            (!best || r->ms_median < best->ms_median))
+            best = r;
+    }
+    return best;
 }
 
 const char *report_pick_mode(const struct result_set *s, const char *want)

@@ -28,6 +28,13 @@ const struct result_rec *report_twin(const struct result_set *, const struct res
                                      const char *variant);
 /* ok with a positive, finite time. */
 bool report_row_ok(const struct result_rec *);
+/* A PyTorch peer (tools/peers/torch_peers.py): a variant named torch_*. The
+ * one place that says which variants are peers: the figures draw them dashed,
+ * the page marks them, speedup_torch sets ours against the best of them. */
+bool report_is_peer(const char *variant);
+/* The fastest ok peer row at k's point and mode, or NULL: the reference of
+ * "speedup over the best PyTorch peer" in the figures and on the page. */
+const struct result_rec *report_best_peer(const struct result_set *, const struct result_key *k);
 /* want, else cold when the run has it, else the first row's mode. */
 const char *report_pick_mode(const struct result_set *, const char *want);
 /* RESULTS.csv → RESULTS.env */

@@ -8,8 +8,11 @@
  *       FlashAttention grid keeps batch·seq_len = 16384): a block per variant
  *       in the run's order (block i = variant i, so colours match across
  *       figures), each "# VARIANT" then one line per seq_len:
- *       "seq_len ms tflops extra_mib speedup_naive speedup_cudnn"; NaN where
- *       the row is not ok, so gaps stay gaps.
+ *       "seq_len ms tflops extra_mib speedup_naive speedup_cudnn
+ *       tflops_per_watt speedup_torch"; NaN where the row is not ok, so gaps
+ *       stay gaps. speedup_torch is the fastest PyTorch peer's ms at the same
+ *       point (report_best_peer) over this row's, for our variants only
+ *       (NaN on a peer's own rows).
  *   OUTDIR/ratio_D{d}_{full,causal}.dat, with a baseline: the gate's
  *       (gate_compare) compared rows of that head_dim × causal, every mode, a
  *       block per variant as above, one line per row: "seq_len ratio allowed
@@ -18,10 +21,11 @@
  *       0 cold / 1 graph / 2 hot, throttled and slower the gate's verdicts
  *       (0/1); then a last block "# allowed": "seq_len allowed" once per
  *       distinct pair.
- *   OUTDIR/meta.gp: what the scripts need to know (panels, variants, peak,
- *       the grid in words, axis ranges, what each figure leaves out; every
- *       key is listed in plots/README.md). Every string from the data is
- *       written by gp_quote, which no results file can make gnuplot run. */
+ *   OUTDIR/meta.gp: what the scripts need to know (panels, variants, which
+ *       are PyTorch peers and each one's colour, peak, the grid in words,
+ *       axis ranges, what each figure leaves out; every key is listed in
+ *       plots/README.md). Every string from the data is written by
+ *       gp_quote, which no results file can make gnuplot run. */
 #include "report.h"
 #include "gate.h"
 #include "../common/errors.h"
@@ -43,14 +47,16 @@ struct panel {
 };
 
 /* The columns of a panel file after seq_len (not the results file's COL_*). */
-enum { PANEL_MS, PANEL_TFLOPS, PANEL_MEM, PANEL_NAIVE, PANEL_CUDNN, PANEL_TFLOPS_W, PANEL_NCOLS };
+enum { PANEL_MS, PANEL_TFLOPS, PANEL_MEM, PANEL_NAIVE, PANEL_CUDNN, PANEL_TFLOPS_W, PANEL_TORCH, PANEL_NCOLS };
 
 /* What meta.gp says about the drawn data, gathered while writing it. */
 struct facts {
     double mem_max[MAX_VARIANTS];                     /* MiB, over every panel */
     double hl_lo[MAX_VARIANTS], hl_hi[MAX_VARIANTS];  /* cudnn_sdpa ms / variant ms */
     double tflops_max;
+    double torch_hi; /* the highest best-peer ms / our ms, over every panel */
     int seq_min, seq_max;
+    int best_peer[MAX_VARIANTS]; /* drawn points at which variant v is the fastest peer */
     /* finite values per panel, column and variant: a panel with none gets
      * an empty frame (gnuplot refuses a plot with no point at all) */
     int n[MAX_PANELS][PANEL_NCOLS][MAX_VARIANTS];
@@ -229,7 +235,7 @@ static double fmin_nan(double a, double b) { return isnan(a) ? b : isnan(b) ? a 
 static void write_panel_line(FILE *f, const struct result_set *s, const struct result_rec *r,
                              int seq, int p, int v, struct facts *fx)
 {
-    double ms = NAN, tf = NAN, mem = NAN, sp_naive = NAN, sp_cudnn = NAN, tf_w = NAN;
+    double ms = NAN, tf = NAN, mem = NAN, sp_naive = NAN, sp_cudnn = NAN, tf_w = NAN, sp_torch = NAN;
     if (report_row_ok(r)) {
         ms = r->ms_median;
         tf = nan_if_bad(r->tflops);
@@ -237,20 +243,37 @@ static void write_panel_line(FILE *f, const struct result_set *s, const struct r
         mem = nan_if_bad(r->extra_mem_mib);
         const struct result_rec *n = report_twin(s, &r->key, "naive");
         const struct result_rec *c = report_twin(s, &r->key, "cudnn_sdpa");
+        const struct result_rec *t = report_is_peer(r->key.variant) ? NULL : report_best_peer(s, &r->key);
         if (report_row_ok(n)) sp_naive = n->ms_median / ms;
         if (report_row_ok(c)) sp_cudnn = c->ms_median / ms;
+        if (t) sp_torch = t->ms_median / ms;
     }
     fx->mem_max[v] = fmax_nan(fx->mem_max[v], mem);
     fx->tflops_max = fmax_nan(fx->tflops_max, tf);
     fx->hl_lo[v] = fmin_nan(fx->hl_lo[v], sp_cudnn);
     fx->hl_hi[v] = fmax_nan(fx->hl_hi[v], sp_cudnn);
+    fx->torch_hi = fmax_nan(fx->torch_hi, sp_torch);
     fprintf(f, "%d", seq);
-    const double cols[PANEL_NCOLS] = {ms, tf, mem, sp_naive, sp_cudnn, tf_w};
+    const double cols[PANEL_NCOLS] = {ms, tf, mem, sp_naive, sp_cudnn, tf_w, sp_torch};
     for (int c = 0; c < PANEL_NCOLS; c++) {
         put_num(f, cols[c]);
         fx->n[p][c][v] += isfinite(cols[c]);
     }
     fputc('\n', f);
+}
+
+/* Tallies, for the speedup_torch figure's subtitle, which peer is the
+ * fastest at the point of panel p at seq (any row there names the point). */
+static void tally_best_peer(const struct result_set *s, const char *mode, const struct panel *p, int seq,
+                            const char *const *variants, int nv, struct facts *fx)
+{
+    for (size_t i = 0; i < s->count; i++) {
+        const struct result_key *k = &s->rows[i].key;
+        if (!in_family(k, mode, p) || k->seq_len != seq) continue;
+        const struct result_rec *best = report_best_peer(s, k);
+        for (int v = 0; best && v < nv; v++) fx->best_peer[v] += !strcmp(variants[v], best->key.variant);
+        return;
+    }
 }
 
 /* One panel's file: a block per variant over the family's seq_lens. */
@@ -271,6 +294,7 @@ static int write_panel(const struct result_set *s, const char *mode, const struc
         for (int j = 0; j < ns; j++)
             write_panel_line(f, s, find_row(s, mode, &panels[p], seqs[j], variants[v]), seqs[j], p, v, fx);
     }
+    for (int j = 0; j < ns; j++) tally_best_peer(s, mode, &panels[p], seqs[j], variants, nv, fx);
     if (fclose(f) != 0) return ATTN_FAIL(ATTN_ERR, "%s: write failed", path);
     return ATTN_OK;
 }
@@ -512,14 +536,39 @@ static void panel_counts(FILE *f, const char *name, const struct facts *fx, int 
     fputs("]\n", f);
 }
 
+/* Variants named in a subtitle: ours by name, the PyTorch peers counted
+ * ("naive, inplace and 4 PyTorch peers"), since seven peers' names would run
+ * past the figure's width. */
+struct name_list {
+    char names[256];
+    int peers;
+};
+
+static void name_list_add(struct name_list *l, const char *variant)
+{
+    size_t n = strlen(l->names);
+    if (report_is_peer(variant)) l->peers++;
+    else snprintf(l->names + n, sizeof l->names - n, "%s%s", n ? ", " : "", variant);
+}
+
+static bool name_list_empty(const struct name_list *l) { return !l->names[0] && !l->peers; }
+
+static void name_list_text(const struct name_list *l, char *buf, size_t len)
+{
+    if (!l->peers) snprintf(buf, len, "%s", l->names);
+    else snprintf(buf, len, "%s%s%d PyTorch peer%s", l->names, l->names[0] ? " and " : "", l->peers,
+                  l->peers == 1 ? "" : "s");
+}
+
 /* Which variants the headline draws: all but cudnn_sdpa itself and those
  * more than 2× slower than it at every point (the eager ones), which would
- * crush the axis that has to show a few percent; the note names them. */
+ * crush the axis that has to show a few percent; the note names ours among
+ * them and counts the PyTorch peers, which would make it too long to read. */
 static void headline_meta(FILE *f, const char *const *variants, int nv, int np, const struct facts *fx)
 {
     int show[MAX_VARIANTS], shown = 0;
     double lo = 1, hi = 1, slow_lo = NAN, slow_hi = NAN;
-    char left_out[256] = "";
+    struct name_list left_out = {0};
     for (int v = 0; v < nv; v++) {
         bool has = !isnan(fx->hl_hi[v]) && strcmp(variants[v], "cudnn_sdpa") != 0;
         show[v] = has && fx->hl_hi[v] >= 0.5;
@@ -530,8 +579,7 @@ static void headline_meta(FILE *f, const char *const *variants, int nv, int np, 
         } else if (has) {
             slow_lo = fmin_nan(slow_lo, 1 / fx->hl_hi[v]);
             slow_hi = fmax_nan(slow_hi, 1 / fx->hl_lo[v]);
-            snprintf(left_out + strlen(left_out), sizeof left_out - strlen(left_out), "%s%s",
-                     left_out[0] ? ", " : "", variants[v]);
+            name_list_add(&left_out, variants[v]);
         }
     }
     fprintf(f, "headline_n = %d\narray headline_show[%d] = [", shown, nv);
@@ -541,17 +589,18 @@ static void headline_meta(FILE *f, const char *const *variants, int nv, int np, 
     const double pad = 0.12 * (hi - lo) + 0.01; /* room for the values written beside the points */
     gp_number(f, "headline_ymin", lo - pad);
     gp_number(f, "headline_ymax", hi + pad);
-    char note[400] = "";
-    if (left_out[0])
-        snprintf(note, sizeof note, "not shown: %s, %.2g–%.2g× slower than cudnn_sdpa", left_out, slow_lo,
-                 slow_hi);
+    char names[320], note[400] = "";
+    name_list_text(&left_out, names, sizeof names);
+    if (!name_list_empty(&left_out))
+        snprintf(note, sizeof note, "not shown: %s, %.2g–%.2g× slower than cudnn_sdpa", names, slow_lo, slow_hi);
     gp_string(f, "headline_note", note);
 }
 
 /* Extra memory: GiB when any variant needs 1 GiB or more, else MiB, on a
  * linear axis from 0, so that the fused kernels' zero shows; the note names
- * the variants that lie on the zero line (under 1% of the largest value) and
- * the most any of them needed, since their markers hide one another there. */
+ * the variants that lie on the zero line (under 1% of the largest value;
+ * the PyTorch peers among them counted) and the most any of them needed,
+ * since their markers hide one another there. */
 static void memory_meta(FILE *f, const char *const *variants, int nv, const struct facts *fx)
 {
     double max = 0, zero_max = 0;
@@ -560,14 +609,121 @@ static void memory_meta(FILE *f, const char *const *variants, int nv, const stru
     gp_string(f, "mem_unit", gib ? "GiB" : "MiB");
     gp_number(f, "mem_per_unit", gib ? 1024 : 1);
     gp_number(f, "mem_max", max);
-    char zero[256] = "", note[320] = "";
+    struct name_list zero = {0};
+    char names[320], note[400] = "";
     for (int v = 0; v < nv; v++)
         if (!isnan(fx->mem_max[v]) && fx->mem_max[v] < 0.01 * max) {
             zero_max = fmax(zero_max, fx->mem_max[v]);
-            snprintf(zero + strlen(zero), sizeof zero - strlen(zero), "%s%s", zero[0] ? ", " : "", variants[v]);
+            name_list_add(&zero, variants[v]);
         }
-    if (zero[0]) snprintf(note, sizeof note, "on the zero line: %s (at most %.3g MiB at any S)", zero, zero_max);
+    name_list_text(&zero, names, sizeof names);
+    if (!name_list_empty(&zero))
+        snprintf(note, sizeof note, "on the zero line: %s (at most %.3g MiB at any S)", names, zero_max);
     gp_string(f, "mem_note", note);
+}
+
+/* ------------------------------------------------------------ line styles */
+
+/* The colours of plots/style.gp's palette: linetypes 1–8 draw our variants,
+ * 11–18 the same colours, darker and dashed, the PyTorch peers. */
+#define PALETTE 8
+
+/* Each PyTorch peer that computes what one of our variants computes, and
+ * that variant: a pair shares a colour, so the figures read as pairs. */
+static const char *const counterparts[][2] = {
+    {"torch_naive", "naive"},
+    {"torch_inplace", "inplace"},
+    {"torch_sdpa_cudnn", "cudnn_sdpa"},
+    {"torch_sdpa_flash", "flash_mma"},
+};
+
+static int counterpart_of(const char *peer, const char *const *variants, int nv)
+{
+    for (size_t c = 0; c < sizeof counterparts / sizeof counterparts[0]; c++)
+        if (!strcmp(peer, counterparts[c][0])) return variant_index(variants, nv, counterparts[c][1]);
+    return -1;
+}
+
+/* colour[v], 1..PALETTE. Our variants take the palette in the run's order,
+ * skipping the peers, so each keeps the colour it has in a run without
+ * peers; a peer takes its counterpart's colour when the run has that
+ * variant, else the first colour none of ours uses (past the palette's end,
+ * the colours again: the dash still tells a peer from ours). */
+static void variant_colours(const char *const *variants, int nv, int *colour)
+{
+    bool used[PALETTE + 1] = {false};
+    int ours = 0, reused = 0;
+    for (int v = 0; v < nv; v++)
+        if (!report_is_peer(variants[v])) {
+            colour[v] = ours++ % PALETTE + 1;
+            used[colour[v]] = true;
+        }
+    for (int v = 0; v < nv; v++) {
+        if (!report_is_peer(variants[v])) continue;
+        int partner = counterpart_of(variants[v], variants, nv);
+        if (partner >= 0) {
+            colour[v] = colour[partner];
+            continue;
+        }
+        int c = 1;
+        while (c <= PALETTE && used[c]) c++;
+        if (c > PALETTE) c = reused++ % PALETTE + 1;
+        colour[v] = c;
+        used[c] = true;
+    }
+}
+
+static void gp_int_array(FILE *f, const char *name, const int *v, int n)
+{
+    fprintf(f, "array %s[%d] = [", name, n);
+    for (int i = 0; i < n; i++) fprintf(f, "%s%d", i ? ", " : "", v[i]);
+    fputs("]\n", f);
+}
+
+/* variant_peer[] (1: a PyTorch peer, drawn dashed), npeers and
+ * variant_colour[]. */
+static void style_meta(FILE *f, const char *const *variants, int nv)
+{
+    int peer[MAX_VARIANTS], colour[MAX_VARIANTS], npeers = 0;
+    for (int v = 0; v < nv; v++) npeers += peer[v] = report_is_peer(variants[v]);
+    variant_colours(variants, nv, colour);
+    fprintf(f, "npeers = %d\n", npeers);
+    gp_int_array(f, "variant_peer", peer, nv);
+    gp_int_array(f, "variant_colour", colour, nv);
+}
+
+/* The speedup_torch figure: whether it has anything to draw, its y range
+ * (from 0, the parity line in view), and which peers were the fastest, for
+ * its subtitle ("fastest PyTorch peer: torch_sdpa_cudnn at 2 points,
+ * torch_flex at 1", the most frequent first). */
+static void torch_meta(FILE *f, const char *const *variants, int nv, int np, const struct facts *fx)
+{
+    int drawn = 0;
+    for (int p = 0; p < np; p++)
+        for (int v = 0; v < nv; v++) drawn += fx->n[p][PANEL_TORCH][v];
+    fprintf(f, "have_torch = %d\n", drawn > 0);
+    panel_counts(f, "panel_n_torch", fx, np, nv, PANEL_TORCH, NULL);
+    gp_number(f, "torch_ymax", 1.1 * fmax_nan(1, fx->torch_hi));
+    int points = 0;
+    for (int v = 0; v < nv; v++) points += fx->best_peer[v];
+    char note[400] = "";
+    bool done[MAX_VARIANTS] = {false};
+    for (;;) {
+        int top = -1;
+        for (int v = 0; v < nv; v++)
+            if (!done[v] && fx->best_peer[v] && (top < 0 || fx->best_peer[v] > fx->best_peer[top])) top = v;
+        if (top < 0) break;
+        done[top] = true;
+        size_t len = strlen(note);
+        const int n = fx->best_peer[top];
+        if (!len && n == points) /* one peer was the fastest everywhere */
+            snprintf(note, sizeof note, "fastest PyTorch peer: %s at %s %d point%s", variants[top],
+                     n > 2 ? "all" : n == 2 ? "both" : "the", n, n == 1 ? "" : "s");
+        else
+            snprintf(note + len, sizeof note - len, "%s%s at %d%s", len ? ", " : "fastest PyTorch peer: ",
+                     variants[top], n, len ? "" : n == 1 ? " point" : " points");
+    }
+    gp_string(f, "torch_note", note);
 }
 
 static void ratio_meta(FILE *f, const struct report_args *a, const struct ratio_facts *rf)
@@ -623,6 +779,7 @@ static int write_meta(const struct report_args *a, const struct result_set *s, c
     panels_meta(f, a->outdir, "panel", "npanels", "panel_file", "panel_title", panels, np);
     fprintf(f, "nvariants = %d\n", nv);
     gp_string_array(f, "variant_name", variants, nv);
+    style_meta(f, variants, nv);
     fprintf(f, "have_cudnn = %d\n", variant_index(variants, nv, "cudnn_sdpa") >= 0);
     fprintf(f, "have_naive = %d\n", variant_index(variants, nv, "naive") >= 0);
     fprintf(f, "seq_min = %d\nseq_max = %d\n", fx->seq_min, fx->seq_max);
@@ -639,6 +796,7 @@ static int write_meta(const struct report_args *a, const struct result_set *s, c
     gp_number(f, "peak_tflops", report_env_value(env, "peak_gemm_bf16_tflops"));
     gp_number(f, "tflops_max", fx->tflops_max);
     memory_meta(f, variants, nv, fx);
+    torch_meta(f, variants, nv, np, fx);
     ratio_meta(f, a, rf);
     if (fclose(f) != 0) return ATTN_FAIL(ATTN_ERR, "%s: write failed", path);
     return ATTN_OK;
@@ -654,7 +812,7 @@ int report_data(const struct report_args *a, const struct result_set *s)
     struct panel panels[MAX_PANELS];
     int np = find_panels(s, mode, panels);
     if (!np) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: no %s-mode rows to plot", s->path, mode);
-    struct facts fx = {.tflops_max = NAN};
+    struct facts fx = {.tflops_max = NAN, .torch_hi = NAN};
     for (int v = 0; v < MAX_VARIANTS; v++) fx.mem_max[v] = fx.hl_lo[v] = fx.hl_hi[v] = NAN;
     for (int p = 0; p < np; p++) {
         char path[1100];

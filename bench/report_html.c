@@ -2,12 +2,14 @@
  *   1. what ran: GPU, date, code revision, grid, modes, variants, rows by status;
  *   2. the headline: sentences generated from the rows (who is fastest where,
  *      against cudnn_sdpa and naive), the run's measured peaks, and the best
- *      kernel per point in every mode;
+ *      kernel per point in every mode, PyTorch peers (torch_*) competing;
  *   3. the figures found in OUTDIR (headline, throughput, latency, speedup,
- *      memory, and ratio with a baseline);
+ *      speedup_torch, memory, energy, and ratio with a baseline); beside
+ *      speedup_torch, when the run has PyTorch peers, its numbers as a table;
  *   4. one full table per mode: every point × variant, the point's best in
  *      bold, a row that is not ok showing its status with its reason as a tooltip;
  *   5. the run's environment (.env).
+ * A PyTorch peer's name is marked "(PyTorch)" wherever the page shows it.
  * Fits 1400 px without sideways scrolling (wide tables scroll inside their own
  * box); everything taken from an input file is HTML-escaped; no JavaScript.
  * tests/check_report.sh renders the page in headless Chromium. */
@@ -34,6 +36,13 @@ static void html_text(FILE *f, const char *s)
         else if (*s == '"') fputs("&quot;", f);
         else fputc(*s, f);
     }
+}
+
+/* A variant's name, a PyTorch peer's marked as such. */
+static void put_variant(FILE *f, const char *variant)
+{
+    html_text(f, variant);
+    if (report_is_peer(variant)) fputs(" <span class=\"peer\">(PyTorch)</span>", f);
 }
 
 static bool exists(const char *dir, const char *name)
@@ -423,7 +432,7 @@ static void section_run(FILE *f, const struct report_args *a, const struct resul
     fputs("</dd>\n<dt>Variants</dt><dd>", f);
     for (int v = 0; v < nv; v++) {
         fputs(v ? ", " : "", f);
-        html_text(f, variants[v]);
+        put_variant(f, variants[v]);
     }
     fprintf(f, "</dd>\n<dt>Rows</dt><dd>%zu:", s->count);
     for (int i = 0; i < STATUS_COUNT; i++) {
@@ -468,22 +477,23 @@ static void headline_text(FILE *f, const struct result_set *s, const char *mode,
         free(ratio);
         return;
     }
-    html_text(f, variants[order[0]]);
+    put_variant(f, variants[order[0]]);
     fprintf(f, " is fastest at %d of %d point%s", wins[order[0]], npts, npts == 1 ? "" : "s");
     for (int i = 1; i < nv && wins[order[i]]; i++) {
         fputs(i + 1 < nv && wins[order[i + 1]] ? ", " : " and ", f);
-        html_text(f, variants[order[i]]);
+        put_variant(f, variants[order[i]]);
         fprintf(f, " at %d", wins[order[i]]);
     }
     fputs(".", f);
     if (nobest) fprintf(f, " At %d point%s no variant has an ok row.", nobest, nobest == 1 ? "" : "s");
 
-    /* against cudnn_sdpa: the other variant with the best median ratio */
+    /* against cudnn_sdpa: the other variant of ours with the best median
+     * ratio (the peers' standing is in the tables and speedup_torch) */
     if (has_variant(variants, nv, "cudnn_sdpa")) {
         int who = -1, who_n = 0;
         double who_med = 0;
         for (int v = 0; v < nv; v++) {
-            if (!strcmp(variants[v], "cudnn_sdpa")) continue;
+            if (!strcmp(variants[v], "cudnn_sdpa") || report_is_peer(variants[v])) continue;
             int n = 0;
             for (int i = 0; i < np; i++) {
                 const struct result_rec *r = find_row(s, &pts[i], mode, variants[v]);
@@ -511,7 +521,7 @@ static void headline_text(FILE *f, const struct result_set *s, const char *mode,
             }
             qsort(ratio, (size_t)n, sizeof *ratio, cmp_double);
             fputs(" Against the vendor kernel cudnn_sdpa, ", f);
-            html_text(f, variants[who]);
+            put_variant(f, variants[who]);
             if (fabs(ratio[0] - ratio[n - 1]) < 0.005) fprintf(f, " runs %.2f× as fast", ratio[0]);
             else fprintf(f, " runs %.2f–%.2f× as fast", ratio[0], ratio[n - 1]);
             fprintf(f, " (cudnn_sdpa ms / its ms; median %.2f×), ahead at %d of %d points.", who_med, ahead,
@@ -543,7 +553,7 @@ static void headline_text(FILE *f, const struct result_set *s, const char *mode,
         fputs(" Highest throughput: ", f);
         put_tflops(f, top->tflops);
         fputs(" TFLOP/s (", f);
-        html_text(f, top->key.variant);
+        put_variant(f, top->key.variant);
         struct attn_problem at;
         result_key_problem(&top->key, &at);
         fputs(", ", f);
@@ -555,6 +565,19 @@ static void headline_text(FILE *f, const struct result_set *s, const char *mode,
     }
     fputs("</p>\n", f);
     free(ratio);
+}
+
+/* A table row's start: the panel's header row when p opens a new panel
+ * (prev NULL or of another panel), then the point's S, B and H cells. */
+static void put_point_start(FILE *f, const struct attn_problem *p, const struct attn_problem *prev,
+                            int columns, bool dtypes)
+{
+    if (!prev || !same_panel(p, prev)) {
+        fprintf(f, "<tr class=\"panel\"><th colspan=\"%d\">", columns);
+        put_panel(f, p, dtypes);
+        fputs("</th></tr>\n", f);
+    }
+    fprintf(f, "<tr><td>%d</td><td>%d</td><td>%d</td>", p->seq_len, p->batch, p->heads);
 }
 
 /* The best kernel per point: a column group per mode. */
@@ -576,12 +599,7 @@ static void headline_table(FILE *f, const struct result_set *s, const struct att
     fputs("</tr></thead>\n<tbody>\n", f);
     for (int i = 0; i < np; i++) {
         const struct attn_problem *p = &pts[i];
-        if (i == 0 || !same_panel(p, &pts[i - 1])) {
-            fprintf(f, "<tr class=\"panel\"><th colspan=\"%d\">", 3 + per * nm);
-            put_panel(f, p, dtypes);
-            fputs("</th></tr>\n", f);
-        }
-        fprintf(f, "<tr><td>%d</td><td>%d</td><td>%d</td>", p->seq_len, p->batch, p->heads);
+        put_point_start(f, p, i ? &pts[i - 1] : NULL, 3 + per * nm, dtypes);
         for (int m = 0; m < nm; m++) {
             const struct result_rec *b = best_row(s, p, modes[m]);
             if (!b) {
@@ -591,7 +609,7 @@ static void headline_table(FILE *f, const struct result_set *s, const struct att
                 continue;
             }
             fputs("<td class=\"grp name\">", f);
-            html_text(f, b->key.variant);
+            put_variant(f, b->key.variant);
             fputs("</td><td>", f);
             put_ms(f, b->ms_median);
             fputs("</td><td>", f);
@@ -642,13 +660,87 @@ static void section_headline(FILE *f, const struct result_set *s, const struct e
     fputs("</div>\n", f);
 }
 
-static void section_figures(FILE *f, const struct report_args *a)
+/* Any row at p in mode, whose key names the point for report_best_peer. */
+static const struct result_key *point_key(const struct result_set *s, const struct attn_problem *p,
+                                          const char *mode)
+{
+    for (size_t i = 0; i < s->count; i++)
+        if (at_point(&s->rows[i].key, p) && !strcmp(s->rows[i].key.mode, mode)) return &s->rows[i].key;
+    return NULL;
+}
+
+/* The speedup_torch figure's numbers, at every point of the figures' mode:
+ * the fastest PyTorch peer (report_best_peer) and its ms, and each of our
+ * variants' speedup over it, its ms over ours (> 1, ours is faster: shaded).
+ * Nothing when the run has no peer or none of ours. */
+static void torch_table(FILE *f, const struct result_set *s, const char *mode, const struct attn_problem *pts,
+                        int np, const char *const *variants, int nv)
+{
+    int ours[MAX_VARIANTS], no = 0, npeers = 0;
+    for (int v = 0; v < nv; v++) {
+        if (report_is_peer(variants[v])) npeers++;
+        else ours[no++] = v;
+    }
+    if (!npeers || !no) return;
+    bool dtypes = false;
+    for (int i = 1; i < np; i++) dtypes |= pts[i].dtype != pts[0].dtype;
+    fputs("<div class=\"fig\" id=\"table-speedup-torch\">\n<p class=\"cap\">Speedup over the best PyTorch peer, ", f);
+    html_text(f, mode);
+    fprintf(f, " mode</p>\n<p class=\"note\">At each point the fastest of the run's %d PyTorch peers and its "
+               "median ms; for each of our variants, that ms over the variant's (&gt; 1: ours is faster, "
+               "shaded).</p>\n",
+            npeers);
+    fprintf(f, "<div class=\"scroll\"><table class=\"best\">\n<thead><tr><th colspan=\"3\">point</th>"
+               "<th colspan=\"2\" class=\"grp\">fastest PyTorch peer</th><th colspan=\"%d\" class=\"grp\">"
+               "speedup over it</th></tr>\n<tr><th>S</th><th>B</th><th>H</th><th class=\"grp\">peer</th><th>ms</th>",
+            no);
+    for (int k = 0; k < no; k++) {
+        fputs(k ? "<th>" : "<th class=\"grp\">", f);
+        html_text(f, variants[ours[k]]);
+        fputs("</th>", f);
+    }
+    fputs("</tr></thead>\n<tbody>\n", f);
+    const struct attn_problem *prev = NULL;
+    for (int i = 0; i < np; i++) {
+        const struct attn_problem *p = &pts[i];
+        const struct result_key *k = point_key(s, p, mode);
+        if (!k) continue;
+        put_point_start(f, p, prev, 5 + no, dtypes);
+        prev = p;
+        const struct result_rec *best = report_best_peer(s, k);
+        if (!best) {
+            fprintf(f, "<td colspan=\"%d\" class=\"gap grp\">no ok PyTorch row</td></tr>\n", 2 + no);
+            continue;
+        }
+        fputs("<td class=\"grp name\">", f);
+        html_text(f, best->key.variant);
+        fputs("</td><td>", f);
+        put_ms(f, best->ms_median);
+        fputs("</td>", f);
+        for (int j = 0; j < no; j++) {
+            const struct result_rec *r = find_row(s, p, mode, variants[ours[j]]);
+            const char *grp = j ? "" : " grp"; /* the first column opens the group */
+            if (!report_row_ok(r)) {
+                fprintf(f, "<td class=\"none%s\">%s</td>", grp, r ? r->status : "—");
+                continue;
+            }
+            const double speedup = best->ms_median / r->ms_median;
+            fprintf(f, "<td class=\"%s%s\">%.2f</td>", speedup > 1 ? "best" : "num", grp, speedup);
+        }
+        fputs("</tr>\n", f);
+    }
+    fputs("</tbody></table></div>\n</div>\n", f);
+}
+
+static void section_figures(FILE *f, const struct report_args *a, const struct result_set *s,
+                            const struct attn_problem *pts, int np, const char *const *variants, int nv)
 {
     static const char *const figs[][3] = {
         {"headline", "Each fused kernel's speed relative to cudnn_sdpa", ""},
         {"throughput", "Throughput vs sequence length", ""},
         {"latency", "Latency vs sequence length", ""},
         {"speedup", "Speedup over naive", ""},
+        {"speedup_torch", "Speedup of our variants over the best PyTorch peer", ""},
         {"memory", "Extra device memory", ""},
         {"energy", "Energy efficiency: TFLOP per joule", ""},
         {"ratio", "Current / baseline per row", "baseline"},
@@ -661,12 +753,16 @@ static void section_figures(FILE *f, const struct report_args *a)
         snprintf(svg, sizeof svg, "%s.svg", figs[i][0]);
         snprintf(png, sizeof png, "%s.png", figs[i][0]);
         bool has_png = exists(a->outdir, png), has_svg = exists(a->outdir, svg);
-        if (!has_png && !has_svg) continue;
-        fprintf(f, "<div class=\"fig\" id=\"fig-%s\">\n<p class=\"cap\">%s", figs[i][0], figs[i][1]);
-        if (has_svg) fprintf(f, " (<a href=\"%s\">SVG</a>)", svg);
-        fprintf(f, "</p>\n<a href=\"%s\"><img src=\"%s\" alt=\"%s\"></a>\n</div>\n",
-                has_svg ? svg : png, has_png ? png : svg, figs[i][1]);
-        shown++;
+        if (has_png || has_svg) {
+            fprintf(f, "<div class=\"fig\" id=\"fig-%s\">\n<p class=\"cap\">%s", figs[i][0], figs[i][1]);
+            if (has_svg) fprintf(f, " (<a href=\"%s\">SVG</a>)", svg);
+            fprintf(f, "</p>\n<a href=\"%s\"><img src=\"%s\" alt=\"%s\"></a>\n</div>\n",
+                    has_svg ? svg : png, has_png ? png : svg, figs[i][1]);
+            shown++;
+        }
+        /* the figure's numbers, also where the figure was not drawn */
+        if (!strcmp(figs[i][0], "speedup_torch"))
+            torch_table(f, s, report_pick_mode(s, a->mode), pts, np, variants, nv);
     }
     if (!shown) fputs("<p>No figures beside this page (<code>make plots</code> draws them).</p>\n", f);
     fputs("</div>\n", f);
@@ -687,7 +783,7 @@ static void full_table(FILE *f, const struct result_set *s, const char *mode,
     fputs("<div class=\"scroll\"><table class=\"full\">\n<thead><tr><th colspan=\"3\">point</th>", f);
     for (int v = 0; v < nv; v++) {
         fputs("<th colspan=\"2\" class=\"grp\">", f);
-        html_text(f, variants[v]);
+        put_variant(f, variants[v]);
         fputs("</th>", f);
     }
     fputs("</tr>\n<tr><th>S</th><th>B</th><th>H</th>", f);
@@ -697,14 +793,9 @@ static void full_table(FILE *f, const struct result_set *s, const char *mode,
     for (int i = 0; i < np; i++) {
         const struct attn_problem *p = &pts[i];
         if (!point_has_mode(s, p, mode)) continue;
-        if (!prev || !same_panel(p, prev)) {
-            fprintf(f, "<tr class=\"panel\"><th colspan=\"%d\">", 3 + 2 * nv);
-            put_panel(f, p, dtypes);
-            fputs("</th></tr>\n", f);
-        }
+        put_point_start(f, p, prev, 3 + 2 * nv, dtypes);
         prev = p;
         const struct result_rec *b = best_row(s, p, mode);
-        fprintf(f, "<tr><td>%d</td><td>%d</td><td>%d</td>", p->seq_len, p->batch, p->heads);
         for (int v = 0; v < nv; v++) {
             const struct result_rec *r = find_row(s, p, mode, variants[v]);
             if (report_row_ok(r)) {
@@ -769,7 +860,7 @@ static const char style[] =
     "thead th{background:#eef0f2;text-align:center}\n"
     "tr.panel th{background:#f7f7f7;text-align:left;font-weight:600}\n"
     ".grp{border-left:2px solid #999}td.name{text-align:left}\n"
-    "td.best{font-weight:700;background:#e3f4e3}\n"
+    "td.best{font-weight:700;background:#e3f4e3}span.peer{color:#777;font-size:.85em;font-weight:normal}\n"
     "td.st{color:#b00;text-align:center;cursor:help}td.gap{color:#b00;text-align:center}"
     "span.thr{font-size:75%;color:#a60;cursor:help}"
     "td.none{color:#999;text-align:center}\n"
@@ -820,7 +911,7 @@ int report_html(const struct report_args *a, const struct result_set *s)
 
     section_run(f, a, s, &e, pts, np, modes, nm, variants, nv);
     section_headline(f, s, &e, pts, np, modes, nm, variants, nv);
-    section_figures(f, a);
+    section_figures(f, a, s, pts, np, variants, nv);
     fputs("<div class=\"section\" id=\"tables\">\n<h2>Full tables</h2>\n<p class=\"note\">Every point × variant: median ms "
           "per call and TFLOP/s; the point's fastest in bold; a row that is not ok shows its status "
           "(hover for the reason).</p>\n",

@@ -16,9 +16,9 @@ do for [p = 1:npanels] {
     eval panel_at(p)
     set title panel_title[p]
     if (panel_n_energy[p] == 0) { eval empty_panel } else {
-        plot for [i = 1:nvariants] panel_file[p] index i - 1 using 1:7 with linespoints lt i notitle
+        plot for [i = 1:nvariants] panel_file[p] index i - 1 using 1:7 with linespoints lt vlt(i) notitle
     }
 }
 eval fig_legend
-plot for [i = 1:nvariants] NaN with linespoints lt i title variant_name[i]
+plot for [i = 1:nvariants] NaN with linespoints lt vlt(i) title variant_name[i]
 unset multiplot

@@ -1,10 +1,11 @@
 # ratio.gp — current / baseline per row, as the gate (bench/gate.c) sees
 # it: one panel per head_dim × causal, x = S, one marker series per variant
-# (the colours of the other figures), filled = cold rows, open = graph rows
-# (+ = hot), every mode the two runs share; the red bar at each S is the
-# allowed ratio, 1 + the row's limit (bench/thresholds.conf); a black ring
-# marks a row the gate calls throttled (slower, at an SM clock lower by more
-# than the limit: reported, not judged), a red ring one it calls SLOWER.
+# (the colours of the other figures; a PyTorch peer a shade darker),
+# filled = cold rows, open = graph rows (+ = hot), every mode the two runs
+# share; the red bar at each S is the allowed ratio, 1 + the row's limit
+# (bench/thresholds.conf); a black ring marks a row the gate calls
+# throttled (slower, at an SM clock lower by more than the limit: reported,
+# not judged), a red ring one it calls SLOWER.
 # Variants sit side by side around their S so that markers do not hide one
 # another. Rows off the panels' main family (e.g. the seed's point) are
 # drawn at their S too.
@@ -24,7 +25,7 @@ set ylabel "current / baseline (median time)"
 # variant i sits dodge(i) octaves off its S
 dodge(i) = (i - (nvariants + 1) / 2.0) * (nvariants > 1 ? 0.5 / nvariants : 0)
 xat(x, i) = x * 2 ** dodge(i)
-mark(m, i) = m == 0 ? pt_filled[(i - 1) % 8 + 1] : m == 1 ? pt_open[(i - 1) % 8 + 1] : 1
+mark(m, i) = m == 0 ? pt_filled[variant_colour[i]] : m == 1 ? pt_open[variant_colour[i]] : 1
 bar = 0.32
 set multiplot
 do for [p = 1:nratio_panels] {
@@ -33,13 +34,13 @@ do for [p = 1:nratio_panels] {
     f = ratio_panel_file[p]
     plot 1 with lines dt 3 lc rgb "#888888" notitle, \
          f index nvariants using ($1 * 2 ** -bar):2:($1 * (2 ** bar - 2 ** -bar)):(0) with vectors nohead lw 3 lc rgb "#d62728" notitle, \
-         for [i = 1:nvariants] f index i - 1 using (xat($1, i)):2:(mark($6, i)) with points lt i pt variable ps 1.2 notitle, \
+         for [i = 1:nvariants] f index i - 1 using (xat($1, i)):2:(mark($6, i)) with points lt vlt(i) pt variable ps 1.2 notitle, \
          for [i = 1:nvariants] f index i - 1 using (xat($1, i)):($7 != 0 ? $2 : NaN) with points pt 6 ps 2.6 lw 1.5 lc rgb "#000000" notitle, \
          for [i = 1:nvariants] f index i - 1 using (xat($1, i)):($8 != 0 ? $2 : NaN) with points pt 6 ps 2.6 lw 2 lc rgb "#d62728" notitle
 }
 eval fig_legend
 set key maxrows 1 width -2 samplen 1.5
-plot for [i = 1:nvariants] NaN with points lt i pt pt_filled[(i - 1) % 8 + 1] title variant_name[i], \
+plot for [i = 1:nvariants] NaN with points lt vlt(i) pt pt_filled[variant_colour[i]] title variant_name[i], \
      for [m in ratio_modes] NaN with points pt (m eq "cold" ? 7 : m eq "graph" ? 6 : 1) lc rgb "#666666" title m, \
      NaN with lines lw 3 lc rgb "#d62728" title "1 + limit", \
      NaN with points pt 6 ps 1.8 lw 1.5 lc rgb "#000000" title "throttled", \

@@ -9,7 +9,7 @@
 #   set multiplot
 #   do for [p = 1:npanels] { eval panel_at(p); set title ...; plot ... }
 #   eval fig_legend
-#   plot for [i = 1:nvariants] NaN with linespoints lt i title variant_name[i]
+#   plot for [i = 1:nvariants] NaN with linespoints lt vlt(i) title variant_name[i]
 #   unset multiplot
 # Panels are placed by hand (not `multiplot layout`) so that they line up
 # whatever their tic labels, and no legend sits on a data line.
@@ -42,13 +42,18 @@ panel_at(p) = sprintf("set lmargin at screen %.5f; set rmargin at screen %.5f; s
     sy(band + row_of(p) * cell_h + m_top), sy(band + (row_of(p) + 1) * cell_h - m_bottom))
 
 unset key
+# a legend of more than 8 variants (ours and the PyTorch peers) packs its
+# entries closer: two rows of six fit the strip; with peers, longer line
+# samples, so that the legend shows their dash
+legend_width = exists("nvariants") && nvariants > 8 ? -2 : 1
+legend_samplen = exists("npeers") && npeers > 0 ? 3.5 : 2.5
 # the legend strip: everything the panels set, undone; title, subtitle and
 # key at the top (the label texts are the variables, never eval'd text)
 fig_legend = "unset logscale; unset border; unset tics; unset xlabel; unset ylabel; unset y2label; " . \
     "unset title; unset grid; unset label; unset arrow; unset object; set offsets 0, 0, 0, 0; " . \
     "set xrange [0:1]; set yrange [0:1]; " . \
     sprintf("set lmargin at screen 0.01; set rmargin at screen 0.99; set tmargin at screen %.5f; set bmargin at screen %.5f; ", sy(62), sy(band - 4)) . \
-    "set key center center horizontal Left reverse samplen 2.5 spacing 1.1 width 1 nobox maxcols 12; " . \
+    sprintf("set key center center horizontal Left reverse samplen %g spacing 1.1 width %d nobox maxcols 12; ", legend_samplen, legend_width) . \
     sprintf("set label 101 fig_title at screen 0.5, %.5f center font ',17' tc rgb '#111111'; ", sy(24)) . \
     sprintf("set label 102 fig_subtitle at screen 0.5, %.5f center font ',12' tc rgb '#555555'", sy(50))
 
@@ -57,8 +62,13 @@ set grid xtics ytics mxtics mytics lw 1 lc rgb "#e4e4e4", lw 1 lc rgb "#f2f2f2"
 set tics textcolor rgb "#333333"
 set title offset 0, -0.4 font ",13"
 
-# one colour and marker per variant, in --list order (colour-blind safe);
-# variant i (1-based) is linetype i in every figure
+# one colour and marker per variant (colour-blind safe): our variants take
+# linetypes 1-8 in the run's order, solid with filled markers; a PyTorch
+# peer (torch_*) takes 11-18, the same colours a shade darker (black and
+# grey as they are), dashed, with open markers, in the colour of the variant
+# of ours it pairs with (torch_sdpa_cudnn with cudnn_sdpa, ...). meta.gp says which variant is
+# which (variant_peer, variant_colour: bench/report_data.c); vlt(i) is the
+# linetype of variant i in every figure.
 set linetype 1 lc rgb "#0072b2" lw 2 pt 7 ps 1.0
 set linetype 2 lc rgb "#e69f00" lw 2 pt 5 ps 1.0
 set linetype 3 lc rgb "#009e73" lw 2 pt 9 ps 1.1
@@ -67,8 +77,18 @@ set linetype 5 lc rgb "#d55e00" lw 2 pt 13 ps 1.1
 set linetype 6 lc rgb "#56b4e9" lw 2 pt 15 ps 1.1
 set linetype 7 lc rgb "#000000" lw 2 pt 7 ps 1.0
 set linetype 8 lc rgb "#999999" lw 2 pt 5 ps 1.0
+peer_dash = "dt (12, 6)"
+eval "set linetype 11 lc rgb '#004c78' lw 2 pt 6 ps 1.1 " . peer_dash
+eval "set linetype 12 lc rgb '#a87400' lw 2 pt 4 ps 1.1 " . peer_dash
+eval "set linetype 13 lc rgb '#00674b' lw 2 pt 8 ps 1.2 " . peer_dash
+eval "set linetype 14 lc rgb '#a34d80' lw 2 pt 10 ps 1.2 " . peer_dash
+eval "set linetype 15 lc rgb '#9c4400' lw 2 pt 12 ps 1.2 " . peer_dash
+eval "set linetype 16 lc rgb '#2a86bd' lw 2 pt 14 ps 1.2 " . peer_dash
+eval "set linetype 17 lc rgb '#000000' lw 2 pt 6 ps 1.1 " . peer_dash
+eval "set linetype 18 lc rgb '#999999' lw 2 pt 4 ps 1.1 " . peer_dash
 set linetype cycle 8
-# the same markers filled and open (ratio.gp: cold vs graph rows)
+vlt(i) = variant_colour[i] + (variant_peer[i] ? 10 : 0)
+# the same markers filled and open (ratio.gp: cold vs graph rows), by colour
 array pt_filled[8] = [7, 5, 9, 11, 13, 15, 7, 5]
 array pt_open[8] = [6, 4, 8, 10, 12, 14, 6, 4]
 

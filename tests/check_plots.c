@@ -2,12 +2,15 @@
  * fixture CSVs in tests/fixtures/ (a full run, one with gaps — oom and
  * skipped rows and a variant absent at a point —, a single point, one
  * variant only, a run of the fused kernels with cudnn_sdpa and its .env
- * (peak) against a baseline with a throttled and a slower row, one whose
- * gpu field, variant name and .env hold gnuplot code, and a malformed
- * file), build/report and every plots/ script must produce PNG files with
- * the PNG signature and SVG files that parse as XML (xmllint) — or, where
- * the run lacks what a figure needs (cudnn_sdpa, naive, a baseline), say so
- * and exit 0 without a file —, the report page must parse as HTML, nothing
+ * (peak) against a baseline with a throttled and a slower row, a run with
+ * power readings, an H200 run of ours beside the seven PyTorch peers and
+ * its peer rows alone, one whose gpu field, variant name and .env hold
+ * gnuplot code, and a malformed file), build/report and every plots/
+ * script must produce PNG files with the PNG signature and SVG files that
+ * parse as XML (xmllint) — or, where the run lacks what a figure needs
+ * (cudnn_sdpa, naive, a baseline, power, PyTorch peers beside ours), say
+ * so and exit 0 without a file —, the report page must parse as HTML, the
+ * peers must be drawn dashed and marked on the page, nothing
  * in a results file may run when gnuplot loads the data, and the malformed
  * CSV must give exit 2 and a message naming file:line. Needs gnuplot and
  * xmllint (`make test` installs them); run from the repository root after
@@ -15,6 +18,7 @@
 #include "testutil.h"
 
 #include <check.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -81,15 +85,18 @@ struct fixture {
     const char *csv, *baseline; /* baseline NULL: no ratio figure */
     bool cudnn, naive;          /* headline needs cudnn_sdpa rows, speedup naive rows */
     bool power;                 /* energy needs rows with a TFLOP per joule */
+    bool torch;                 /* speedup_torch needs PyTorch peer rows beside ours */
 };
 
-static const char *const scripts[] = {"headline", "throughput", "latency", "speedup", "memory", "energy", "ratio"};
+static const char *const scripts[] = {"headline", "throughput",    "latency", "speedup",
+                                      "memory",   "speedup_torch", "energy",  "ratio"};
 #define NSCRIPTS (sizeof scripts / sizeof scripts[0])
 
 static bool draws(const struct fixture *fx, const char *script)
 {
     return !(!strcmp(script, "headline") && !fx->cudnn) && !(!strcmp(script, "speedup") && !fx->naive) &&
-           !(!strcmp(script, "ratio") && !fx->baseline) && !(!strcmp(script, "energy") && !fx->power);
+           !(!strcmp(script, "ratio") && !fx->baseline) && !(!strcmp(script, "energy") && !fx->power) &&
+           !(!strcmp(script, "speedup_torch") && !fx->torch);
 }
 
 static void report_data(const struct fixture *fx)
@@ -136,6 +143,40 @@ static bool data_has(const char *file, const char *pattern)
     return sh("grep -q -- \"%s\" %s", pattern, path) == 0;
 }
 
+/* Column col (1: seq_len) of the line for seq in the block "# variant" of
+ * DIR/data/FILE, a panel file; NAN where the file, block or line is missing
+ * (and where the file holds NaN). */
+static double panel_value(const char *file, const char *variant, int seq, int col)
+{
+    char path[192], line[512], want[96];
+    snprintf(path, sizeof path, "%s/data/%s", dir, file);
+    snprintf(want, sizeof want, "# %s\n", variant);
+    FILE *f = fopen(path, "r");
+    if (!f) return NAN;
+    bool in_block = false;
+    double v = NAN;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#') in_block = !strcmp(line, want);
+        if (!in_block || atoi(line) != seq) continue;
+        char *p = line;
+        for (int c = 1; c <= col; c++) {
+            char *end;
+            v = strtod(p, &end);
+            if (end == p) v = NAN;
+            p = end;
+        }
+        break;
+    }
+    fclose(f);
+    return v;
+}
+
+/* Whether FILE (an SVG of gnuplot's) strokes a dashed path in rgb(r, g, b). */
+static bool svg_dashed_in(const char *file, int r, int g, int b)
+{
+    return sh("grep -Eq \"stroke='rgb\\( *%d, *%d, *%d\\)' stroke-dasharray\" %s/%s", r, g, b, dir, file) == 0;
+}
+
 static void assert_report_page(const char *fixture)
 {
     ck_assert_int_eq(sh("%s html %s %s >/dev/null", tool_path("report"), fixture, dir), 0);
@@ -158,7 +199,7 @@ END_TEST
 
 START_TEST(test_full_run_renders)
 {
-    render_all(&(struct fixture){"tests/fixtures/full.csv", "tests/fixtures/full.csv", false, true, false});
+    render_all(&(struct fixture){"tests/fixtures/full.csv", "tests/fixtures/full.csv", false, true, false, false});
     assert_report_page("tests/fixtures/full.csv");
 }
 END_TEST
@@ -167,7 +208,7 @@ END_TEST
  * cudnn_sdpa; results/h200/power/): the energy figure is drawn. */
 START_TEST(test_power_run_renders)
 {
-    render_all(&(struct fixture){"tests/fixtures/power.csv", NULL, true, false, true});
+    render_all(&(struct fixture){"tests/fixtures/power.csv", NULL, true, false, true, false});
     ck_assert_msg(data_has("meta.gp", "^have_energy = 1$"), "meta.gp does not say the run has power");
 }
 END_TEST
@@ -178,8 +219,14 @@ START_TEST(test_fused_run_renders)
      * in which flash_hopper S=4096 D=128 causal cold ran at a higher clock
      * (the gate: throttled) and flash_mma S=512 D=64 full graph was faster
      * at the same clock (the gate: SLOWER) */
-    render_all(&(struct fixture){"tests/fixtures/fused.csv", "tests/fixtures/fused_base.csv", true, true, false});
+    render_all(&(struct fixture){"tests/fixtures/fused.csv", "tests/fixtures/fused_base.csv", true, true, false, false});
     ck_assert_msg(data_has("meta.gp", "^peak_tflops = 798.2$"), "the peak of fused.env is not in meta.gp");
+    /* no peers: every variant solid, linetypes 1-5 in the run's order, and
+     * speedup_torch has nothing to draw */
+    ck_assert_msg(data_has("meta.gp", "^array variant_peer\\[5\\] = \\[0, 0, 0, 0, 0\\]$") &&
+                      data_has("meta.gp", "^array variant_colour\\[5\\] = \\[1, 2, 3, 4, 5\\]$"),
+                  "meta.gp changes the look of a run without peers");
+    ck_assert_msg(data_has("meta.gp", "^have_torch = 0$"), "meta.gp claims PyTorch rows in a run without peers");
     ck_assert_msg(data_has("meta.gp", "^grid_note = 'batch = 16384 / S, heads = 2048 / D, bf16, cold mode'$"),
                   "meta.gp lacks the grid's note");
     /* the headline leaves the eager variants out and says so */
@@ -197,10 +244,67 @@ START_TEST(test_fused_run_renders)
 }
 END_TEST
 
+/* tests/fixtures/peers.csv: an H200 run of our five variants and the seven
+ * PyTorch peers (torch_*) at three points, cold and graph. */
+START_TEST(test_peers_run_renders)
+{
+    render_all(&(struct fixture){"tests/fixtures/peers.csv", NULL, true, true, true, true});
+    /* the peers are marked, and paired by colour with ours: torch_naive and
+     * torch_inplace with naive and inplace, torch_sdpa_flash with flash_mma,
+     * torch_sdpa_cudnn with cudnn_sdpa; ours keep linetypes 1-5 */
+    ck_assert_msg(data_has("meta.gp", "^array variant_peer\\[12\\] = \\[0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1\\]$"),
+                  "meta.gp does not mark exactly the torch_* variants as peers");
+    ck_assert_msg(data_has("meta.gp", "^array variant_colour\\[12\\] = \\[1, 2, 3, 4, 5, 1, 2, 6, 7, 4, 3, 8\\]$"),
+                  "meta.gp does not pair the peers' colours with ours");
+    /* drawn dashed: torch_sdpa_cudnn (#00674b) and torch_naive (#004c78) in
+     * dashes, cudnn_sdpa (#009e73) and naive (#0072b2) solid */
+    ck_assert_msg(svg_dashed_in("latency.svg", 0, 103, 75) && svg_dashed_in("latency.svg", 0, 76, 120),
+                  "latency.svg does not draw torch_sdpa_cudnn and torch_naive dashed");
+    ck_assert_msg(!svg_dashed_in("latency.svg", 0, 158, 115) && !svg_dashed_in("latency.svg", 0, 114, 178),
+                  "latency.svg draws one of our variants dashed");
+    /* speedup over the best peer, by hand from the fixture: at S=16384 D=128
+     * non-causal cold the fastest torch_* row is torch_sdpa_cudnn, 3.17006 ms
+     * (torch_flex 4.31461, torch_sdpa_flash 6.05422, ...); flash_hopper
+     * takes 3.04902 ms */
+    ck_assert_double_eq_tol(panel_value("panel_D128_full.dat", "flash_hopper", 16384, 8), 3.17006 / 3.04902, 1e-4);
+    ck_assert_double_eq_tol(panel_value("panel_D128_full.dat", "naive", 16384, 8), 3.17006 / 17.6944, 1e-4);
+    ck_assert_msg(isnan(panel_value("panel_D128_full.dat", "torch_flex", 16384, 8)),
+                  "a peer's own row has a speedup over the peers");
+    ck_assert_msg(data_has("meta.gp", "^have_torch = 1$"), "meta.gp does not say speedup_torch has data");
+    ck_assert_msg(data_has("meta.gp", "^torch_note = 'fastest PyTorch peer: torch_sdpa_cudnn at all 3 points'$"),
+                  "meta.gp does not name the fastest peer");
+    /* the page: peers compete for the fastest kernel per point
+     * (torch_sdpa_cudnn wins D=64 causal, marked), and the speedup table */
+    assert_report_page("tests/fixtures/peers.csv");
+    char page[128];
+    snprintf(page, sizeof page, "%s/report.html", dir);
+    ck_assert_msg(sh("grep -q '<td class=\"grp name\">torch_sdpa_cudnn <span class=\"peer\">(PyTorch)</span></td>' %s",
+                     page) == 0,
+                  "the fastest-kernel table does not show the peer torch_sdpa_cudnn, marked (PyTorch)");
+    ck_assert_msg(sh("grep -q 'id=\"fig-speedup_torch\"' %s && grep -q 'id=\"table-speedup-torch\"' %s", page, page) == 0,
+                  "the page lacks the speedup_torch figure or its table");
+    ck_assert_msg(sh("sed -n '/id=\"table-speedup-torch\"/,/<\\/table>/p' %s | "
+                     "grep -q '<td>3.17</td>.*<td class=\"best\">1.04</td></tr>'", page) == 0,
+                  "the speedup table lacks flash_hopper's 1.04 over torch_sdpa_cudnn's 3.17 ms at D=128 non-causal");
+}
+END_TEST
+
+/* The peers' rows alone (tests/fixtures/peers_only.csv, cut from peers.csv):
+ * every figure still renders (dashed), speedup_torch says it has nothing to
+ * set the peers against. */
+START_TEST(test_peers_only_run_renders)
+{
+    render_all(&(struct fixture){"tests/fixtures/peers_only.csv", NULL, false, false, true, false});
+    ck_assert_msg(data_has("meta.gp", "^array variant_peer\\[7\\] = \\[1, 1, 1, 1, 1, 1, 1\\]$"),
+                  "meta.gp does not mark the peers");
+    ck_assert_msg(data_has("meta.gp", "^have_torch = 0$"), "speedup_torch claims data without our variants");
+}
+END_TEST
+
 START_TEST(test_gaps_render)
 {
     /* oom and skipped rows and a variant missing at one point: still figures */
-    render_all(&(struct fixture){"tests/fixtures/gaps.csv", "tests/fixtures/full.csv", false, true, false});
+    render_all(&(struct fixture){"tests/fixtures/gaps.csv", "tests/fixtures/full.csv", false, true, false, false});
     char path[128];
     snprintf(path, sizeof path, "%s/data/panel_D128_full.dat", dir);
     /* the gap is kept as a gap: NaN where naive was oom at S=4096 */
@@ -213,14 +317,14 @@ END_TEST
 
 START_TEST(test_single_point_renders)
 {
-    render_all(&(struct fixture){"tests/fixtures/single.csv", NULL, false, true, false});
+    render_all(&(struct fixture){"tests/fixtures/single.csv", NULL, false, true, false, false});
 }
 END_TEST
 
 START_TEST(test_one_variant_renders)
 {
     /* inplace only: no naive to be faster than, no cudnn_sdpa */
-    render_all(&(struct fixture){"tests/fixtures/one_variant.csv", NULL, false, false, false});
+    render_all(&(struct fixture){"tests/fixtures/one_variant.csv", NULL, false, false, false, false});
 }
 END_TEST
 
@@ -246,7 +350,7 @@ START_TEST(test_data_strings_do_not_run)
     static const char *const pwned[] = {"/tmp/attnbench-pwned-gpu", "/tmp/attnbench-pwned-variant",
                                         "/tmp/attnbench-pwned-env"};
     for (size_t i = 0; i < 3; i++) remove(pwned[i]);
-    render_all(&(struct fixture){"tests/fixtures/hostile.csv", "tests/fixtures/hostile.csv", false, true, false});
+    render_all(&(struct fixture){"tests/fixtures/hostile.csv", "tests/fixtures/hostile.csv", false, true, false, false});
     for (size_t i = 0; i < 3; i++) ck_assert_msg(file_size(pwned[i]) < 0, "loading the data ran a command: %s", pwned[i]);
     /* the text is kept, as text */
     ck_assert_msg(data_has("meta.gp", "^gpu = 'x\\\";system(\\\"touch /tmp/attnbench-pwned-gpu\\\");y=\\\"'$"),
@@ -277,6 +381,8 @@ static Suite *plots_suite(void)
     tcase_add_test(t, test_full_run_renders);
     tcase_add_test(t, test_fused_run_renders);
     tcase_add_test(t, test_power_run_renders);
+    tcase_add_test(t, test_peers_run_renders);
+    tcase_add_test(t, test_peers_only_run_renders);
     tcase_add_test(t, test_gaps_render);
     tcase_add_test(t, test_single_point_renders);
     tcase_add_test(t, test_one_variant_renders);

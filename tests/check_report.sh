@@ -8,7 +8,10 @@
 #   (d) a screenshot of the top of the page (1400×1800), kept as a CI artefact;
 # plus the page's order (what ran, headline, figures, tables, environment), the
 # sentences generated from the rows, a non-ok row's reason as its tooltip,
-# and markup in the input files shown as text (escaped).
+# markup in the input files shown as text (escaped), and a run with PyTorch
+# peers (tests/fixtures/peers.csv): peers compete for the fastest kernel per
+# point, marked "(PyTorch)", the speedup-over-PyTorch table holds the run's
+# numbers, and that page too fits 1400 px.
 #
 # Needs: build/report (make build/report) and Chromium from Debian
 # (apt-get install chromium; found as chromium or chromium-browser), bash,
@@ -253,6 +256,35 @@ elif grep -qF 'in&lt;b&gt;place&lt;/b&gt;&amp;&quot;x&quot;' "$H/report.html" &&
     ok "escaping: markup in a variant name, the GPU, a reason and the .env is shown as text"
 else
     fail "escaping: the escaped variant name, reason, GPU or .env value is missing from the page"
+fi
+
+# PyTorch peers: at D=64 causal (cold and graph) torch_sdpa_cudnn is the
+# fastest of all, so the fastest-kernel table names it, marked; the
+# speedup table has the three points, flash_hopper at D=128 causal 1.24×
+# over torch_sdpa_cudnn (1.89776 / 1.52669 ms), shaded as a win.
+P=$TMP/peers
+mkdir -p "$P"
+if ! "$REPORT_BIN" html tests/fixtures/peers.csv "$P" >"$P/out" 2>&1; then
+    fail "peers: build/report html refused tests/fixtures/peers.csv: $(tr '\n' ' ' <"$P/out")"
+else
+    sed -n '/id="table-speedup-torch"/,/<\/table>/p' "$P/report.html" >"$P/torch.html"
+    # the fastest-kernel table is the only one whose name cells carry the mark
+    wins=$(grep -o '<td class="grp name">torch_sdpa_cudnn <span class="peer">(PyTorch)</span></td>' "$P/report.html" | wc -l)
+    if [ "$wins" != 2 ]; then
+        fail "peers: the fastest-kernel table does not name torch_sdpa_cudnn (PyTorch) at D=64 causal in both modes ($wins cells)"
+    elif [ "$(grep -c '^<tr><td>' "$P/torch.html")" != 3 ] ||
+        ! grep -q '<td class="grp name">torch_sdpa_cudnn</td><td>1.898</td>.*<td class="best">1.24</td></tr>' "$P/torch.html"; then
+        fail "peers: the speedup-over-PyTorch table lacks its 3 points or flash_hopper's 1.24 at D=128 causal"
+    else
+        cp "$P/report.html" "$P/probe.html"
+        echo "$PROBE_JS" >>"$P/probe.html"
+        line=$(probe "$P/probe.html" "$P/probe.log")
+        if [ -z "$line" ] || [ "$(field "$line" scroll)" -gt "$(field "$line" client)" ]; then
+            fail "peers: the page with 12 variants scrolls sideways at $WIDTH px (probe '${line:-none}')"
+        else
+            ok "peers: torch_sdpa_cudnn (PyTorch) fastest at D=64 causal, the speedup table right, no sideways scrolling"
+        fi
+    fi
 fi
 
 finish
