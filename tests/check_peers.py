@@ -7,8 +7,10 @@ registered from Python is a variant of attnbench's own command line (--list,
 --dry-run), and a bad one is refused; without PyTorch, torch_peers.py and
 make bench PEERS=torch (bench/peers.sh) say so in one line and the C
 variants run. With PyTorch and a GPU (else skipped): make bench PEERS=torch
-on two points writes every C variant's and every peer's rows into one run,
-the seed's 7 vs 6 ops in both pairs. Prints `peers: N passed, N failed, N
+on three points (one past the flash and cuDNN backends' head_dim), cold,
+hot and graph, writes every C variant's and every peer's rows into one
+run: refusals skipped with PyTorch's reason, the seed's 7 vs 6 ops in both
+pairs. Prints `peers: N passed, N failed, N
 skipped`; run from the repository root after `make build/libattnpeer.so
 build/regress build/attnbench`."""
 
@@ -230,20 +232,22 @@ class WithoutTorch(unittest.TestCase):
 
 SEED_POINT = "batch=8 heads=16 seq=1024 dim=64 causal=1"
 ODD_POINT = "batch=2 heads=3 seq=77 dim=64 causal=1"
+WIDE_POINT = "batch=1 heads=2 seq=64 dim=512 causal=0"  # past the flash and cuDNN backends' 256
 TORCH_PEERS = ("torch_naive", "torch_inplace", "torch_sdpa_math", "torch_sdpa_efficient", "torch_sdpa_flash",
                "torch_sdpa_cudnn", "torch_flex")
 
 
 @unittest.skipUnless(torch_on_gpu(), "needs PyTorch and a GPU")
 class TorchOnGpu(unittest.TestCase):
-    """make bench PEERS=torch on two points, cold and graph."""
+    """make bench PEERS=torch on three points, cold, hot and graph."""
 
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         env = dict(os.environ, ATTNBENCH=os.path.join(BUILD, "attnbench"), ATTN_BUILD=BUILD)
         cls.proc = subprocess.run(["bench/peers.sh", "torch", "--point", SEED_POINT, "--point", ODD_POINT,
-                                   "--variants", "naive,inplace", "--mode", "cold,graph", "--warm-ms", "0",
+                                   "--point", WIDE_POINT,
+                                   "--variants", "naive,inplace", "--mode", "cold,hot,graph", "--warm-ms", "0",
                                    "--budget-ms", "100", "--out", cls.tmp.name, "--quiet"],
                                   capture_output=True, text=True, env=env, cwd=ROOT)
         runs = sorted(f for f in os.listdir(cls.tmp.name) if f.endswith(".csv") and ".samples" not in f)
@@ -262,7 +266,7 @@ class TorchOnGpu(unittest.TestCase):
     def test_one_run_every_row(self):
         self.assertEqual(self.proc.returncode, 0, self.proc.stderr[-3000:])
         self.assertIsNotNone(self.csv, "not exactly one run written")
-        self.assertEqual(len(self.rows), (2 + len(TORCH_PEERS)) * 2 * 2)
+        self.assertEqual(len(self.rows), (2 + len(TORCH_PEERS)) * 3 * 3)
         self.assertEqual(len({r["run_id"] for r in self.rows}), 1)
 
     def test_rows_ok_or_skipped_with_pytorchs_reason(self):
@@ -276,6 +280,14 @@ class TorchOnGpu(unittest.TestCase):
             if r["status"] == "ok":
                 self.assertLess(float(r["rel_err"]), 0.02)
                 self.assertGreater(float(r["ms_median"]), 0)
+
+    def test_backend_refusal_is_skipped_with_its_reason(self):
+        for v in ("torch_sdpa_flash", "torch_sdpa_cudnn"):
+            for mode in ("cold", "graph"):
+                r = self.row(v, 64, mode)
+                self.assertEqual(r["status"], "skipped", f"{v} {mode}")
+                self.assertTrue(r["reason"].startswith("PyTorch: "), r["reason"])
+                self.assertIn("256", r["reason"])
 
     def test_seed_op_counts_in_both_pairs(self):
         for mode in ("cold", "graph"):
