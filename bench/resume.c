@@ -125,3 +125,27 @@ int resume_env_value(const char *csv_path, const char *key, char *buf, size_t le
     fclose(f);
     return found ? ATTN_OK : ATTN_FAIL(ATTN_ERR_INPUT, "%s: no '%s=' line", path, key);
 }
+
+/* path's first line equals want's text (header and line end). */
+static int header_matches(const char *path, const struct csv_line *want)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: %s", path, strerror(errno));
+    char line[CSV_LINE_MAX];
+    const bool same = fgets(line, sizeof line, f) && strcmp(line, want->text) == 0;
+    fclose(f);
+    if (!same)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s:1: written with other columns than this build's (another "
+                         "schema): a run is continued by a build of its own schema; start a new run",
+                         path);
+    return ATTN_OK;
+}
+
+int resume_check_schema(const char *csv_path, const char *samples_path)
+{
+    struct csv_line h;
+    results_header(&h);
+    ATTN_TRY(header_matches(csv_path, &h));
+    results_samples_header(&h);
+    return header_matches(samples_path, &h);
+}

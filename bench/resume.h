@@ -21,6 +21,12 @@ int resume_trim(const char *csv_path, struct result_set *rows);
  * an A/B run. ATTN_ERR_INPUT naming the first row that is not. */
 int resume_check(const struct result_set *rows, const char *gpu, const char *git_rev, bool force);
 
+/* The run's CSV and samples file were written with this build's columns
+ * (their header lines are results_header's and results_samples_header's):
+ * rows of another schema must not be appended to them, --force or not.
+ * ATTN_ERR_INPUT naming the file otherwise. */
+int resume_check_schema(const char *csv_path, const char *samples_path);
+
 /* The value of `key=` in a run's .env file beside csv_path into buf;
  * ATTN_ERR_INPUT when the file or the key is missing. */
 int resume_env_value(const char *csv_path, const char *key, char *buf, size_t len);

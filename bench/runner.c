@@ -159,6 +159,7 @@ int runner_resume_files(struct runner *r, const char *run_id, bool force, int ar
         return ATTN_FAIL(ATTN_ERR_INPUT, "--resume %s: no run '%s' (%s)", run_id, r->csv_path,
                          strerror(errno));
     ATTN_TRY(resume_trim(r->csv_path, &r->done));
+    ATTN_TRY(resume_check_schema(r->csv_path, r->samples_path));
     ATTN_TRY(resume_check(&r->done, r->gpu, env_git_rev(), force));
     ATTN_TRY(open_append(r->csv_path, &r->csv_fd));
     ATTN_TRY(open_append(r->samples_path, &r->samples_fd));

@@ -249,6 +249,20 @@ END_TEST
 
 /* --------------------------------------------------------------- resume */
 
+/* A run written with other columns (an older schema) is not continued:
+ * this build's rows would not line up with its header. */
+START_TEST(test_other_schema_refused)
+{
+    ck_assert_int_eq(resume_check_schema(csv_path, samples_path), ATTN_OK);
+    put("RUN.samples.csv", "variant,dtype,batch,heads,seq_len,head_dim,causal,mode,sample,ms\n", "w");
+    ck_assert_int_eq(resume_check_schema(csv_path, samples_path), ATTN_ERR_INPUT);
+    ck_assert_message_has("RUN.samples.csv:1: written with other columns than this build's");
+    put("RUN.csv", "run_id,variant,status\n", "w");
+    ck_assert_int_eq(resume_check_schema(csv_path, samples_path), ATTN_ERR_INPUT);
+    ck_assert_message_has("RUN.csv:1: written with other columns");
+}
+END_TEST
+
 START_TEST(test_trim_keeps_whole_rows_and_their_samples)
 {
     struct csv_line l;
@@ -395,6 +409,7 @@ static Suite *watchdog_suite(void)
     tc = tcase_create("resume");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_trim_keeps_whole_rows_and_their_samples);
+    tcase_add_test(tc, test_other_schema_refused);
     tcase_add_test(tc, test_trim_accepts_a_run_without_rows);
     tcase_add_test(tc, test_trim_refuses_a_file_without_header);
     tcase_add_test(tc, test_check_gpu_revision_ab);
