@@ -371,6 +371,38 @@ START_TEST(test_reference_large_scores_stable)
 END_TEST
 
 /* B·H = 3 heads: each head's output is what that head alone gives. */
+/* Grouped K/V heads: the reference with 2 batches × 6 query heads over 2 K/V
+ * heads equals the reference with every head's K and V written out (query
+ * head h of a batch reads K/V head h / 3 of that batch). */
+START_TEST(test_reference_grouped_heads_read_their_group)
+{
+    enum { B = 2, H = 6, KV = 2, G = H / KV, S = 4, D = 2 };
+    enum { NQ = B * H * S * D, NKV = B * KV * S * D };
+    struct attn_problem gqa = problem(B, H, S, D, false), mha = gqa;
+    gqa.kv_heads = KV;
+    float qf[NQ], kf[NKV], vf[NKV];
+    for (int i = 0; i < NQ; i++) qf[i] = (float)((i * 7) % 5) - 2;
+    for (int i = 0; i < NKV; i++) {
+        kf[i] = (float)((i * 3) % 7) * 0.5f - 1;
+        vf[i] = (float)i - 9;
+    }
+    uint16_t q[NQ], k[NKV], v[NKV], k_full[NQ], v_full[NQ];
+    to_bf16(qf, q, NQ);
+    to_bf16(kf, k, NKV);
+    to_bf16(vf, v, NKV);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < S * D; i++) {
+                k_full[((b * H + h) * S * D) + i] = k[((b * KV + h / G) * S * D) + i];
+                v_full[((b * H + h) * S * D) + i] = v[((b * KV + h / G) * S * D) + i];
+            }
+    double o_gqa[NQ], o_mha[NQ];
+    ck_assert_int_eq(attn_reference_f64(&gqa, q, k, v, o_gqa), ATTN_OK);
+    ck_assert_int_eq(attn_reference_f64(&mha, q, k_full, v_full, o_mha), ATTN_OK);
+    for (int i = 0; i < NQ; i++) ck_assert_double_eq(o_gqa[i], o_mha[i]);
+}
+END_TEST
+
 START_TEST(test_reference_heads_independent)
 {
     enum { HEADS = 3, S = 3, D = 2, N = HEADS * S * D };
@@ -2287,6 +2319,7 @@ static Suite *numerics_suite(void)
     tcase_add_test(tc, test_reference_uniform_keys_average_v);
     tcase_add_test(tc, test_reference_large_scores_stable);
     tcase_add_test(tc, test_reference_heads_independent);
+    tcase_add_test(tc, test_reference_grouped_heads_read_their_group);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("compare");
