@@ -354,10 +354,14 @@ static int time_mode(struct side sides[2], const struct ab_args *a, enum attn_mo
     return ATTN_OK;
 }
 
-/* "batch=8 heads=16 seq=1024 dim=64 causal=1 dtype=bf16": a point in grid syntax. */
+/* "batch=8 heads=16 seq=1024 dim=64 causal=1 dtype=bf16": a point in grid
+ * syntax; kv_heads= only when it is not heads, so that a base revision from
+ * before that key still reads the points it can run. */
 static void point_spec(const struct attn_problem *p, char *buf, size_t len)
 {
-    snprintf(buf, len, "batch=%d heads=%d seq=%d dim=%d causal=%d dtype=%s", p->batch, p->heads,
+    char kv[32] = "";
+    if (attn_kv_heads(p) != p->heads) snprintf(kv, sizeof kv, " kv_heads=%d", attn_kv_heads(p));
+    snprintf(buf, len, "batch=%d heads=%d%s seq=%d dim=%d causal=%d dtype=%s", p->batch, p->heads, kv,
              p->seq_len, p->head_dim, p->causal ? 1 : 0, attn_dtype_name(p->dtype));
 }
 

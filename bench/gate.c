@@ -20,9 +20,10 @@
 
 /* The fields a rule's condition tests: the row key's columns, named as in
  * the results file (schema.h), the text ones first. */
-enum { F_VARIANT, F_DTYPE, F_MODE, F_BATCH, F_HEADS, F_SEQ, F_DIM, F_CAUSAL, F_COUNT };
+enum { F_VARIANT, F_DTYPE, F_MODE, F_BATCH, F_HEADS, F_KV_HEADS, F_SEQ, F_DIM, F_CAUSAL, F_COUNT };
 static const enum result_column field_column[F_COUNT] = {COL_VARIANT, COL_DTYPE, COL_MODE, COL_BATCH,
-                                                         COL_HEADS, COL_SEQ, COL_DIM, COL_CAUSAL};
+                                                         COL_HEADS, COL_KV_HEADS, COL_SEQ, COL_DIM,
+                                                         COL_CAUSAL};
 #define F_FIRST_NUMBER F_BATCH
 
 static const char *field_name(int f) { return result_column_names[field_column[f]]; }
@@ -199,7 +200,7 @@ static bool cond_holds(const struct gate_cond *c, const struct result_key *k)
         const char *s = c->field == F_VARIANT ? k->variant : c->field == F_DTYPE ? k->dtype : k->mode;
         return (strcmp(s, c->text) == 0) == (c->op == OP_EQ);
     }
-    const int vals[] = {k->batch, k->heads, k->seq_len, k->head_dim, k->causal};
+    const int vals[] = {k->batch, k->heads, k->kv_heads, k->seq_len, k->head_dim, k->causal};
     long v = vals[c->field - F_FIRST_NUMBER];
     switch (c->op) {
     case OP_EQ: return v == c->number;

@@ -50,7 +50,7 @@ void options_usage(FILE *f)
         "                      parts of about equal predicted time (the same plan in every\n"
         "                      shard: their union is the sweep, each row once)\n"
         "  --dry-run           print the rows this command would run as CSV on stdout (the\n"
-        "                      eight key columns, shard, cost: predicted ms) and exit; no GPU\n"
+        "                      nine key columns, shard, cost: predicted ms) and exit; no GPU\n"
         "  --quiet             no progress lines\n"
         "  --worker            serve one side of an A/B run on stdin/stdout (build/ab starts it)\n"
         "  --help              this text\n"

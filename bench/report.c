@@ -8,7 +8,11 @@
  *       OUTDIR/panel_D{d}_{full,causal}.dat (one block per variant), with a
  *       baseline OUTDIR/ratio_D{d}_{full,causal}.dat (the gate's verdict per
  *       row), and OUTDIR/meta.gp: what the scripts need to know; the formats
- *       are in plots/README.md.
+ *       are in plots/README.md. A run of several model shapes (the llm
+ *       grid) gets a panel per shape instead:
+ *       panel_H{h}_KV{kv}_D{d}_{full,causal}.dat. Which panel a row is in
+ *       is decided here, once (report_panel_of), for the figures and the
+ *       page's tables alike.
  *   report html RESULTS OUTDIR [--env ENVFILE] [--baseline B]
  *       OUTDIR/report.html: what ran, the headline, the figures found in
  *       OUTDIR (with speedup_torch's numbers as a table), the full tables
@@ -74,6 +78,75 @@ const struct result_rec *report_best_peer(const struct result_set *s, const stru
     }
     return best;
 }
+
+/* ---------------------------------------------------------------- panels */
+
+bool report_by_shape(const struct result_set *s)
+{
+    for (size_t i = 0; i < s->count; i++) {
+        const struct result_key *a = &s->rows[i].key;
+        if (a->kv_heads != a->heads) return true;
+        for (size_t j = 0; j < i; j++) {
+            const struct result_key *b = &s->rows[j].key;
+            if (a->head_dim == b->head_dim && a->causal == b->causal &&
+                (long)a->batch * a->seq_len == (long)b->batch * b->seq_len &&
+                (a->heads != b->heads || a->kv_heads != b->kv_heads))
+                return true;
+        }
+    }
+    return false;
+}
+
+struct report_panel report_panel_of(const struct attn_problem *p, bool by_shape)
+{
+    return (struct report_panel){.shape = by_shape,
+                                 .heads = by_shape ? p->heads : 0,
+                                 .kv_heads = by_shape ? attn_kv_heads(p) : 0,
+                                 .head_dim = p->head_dim,
+                                 .causal = p->causal};
+}
+
+bool report_panel_has(const struct report_panel *panel, const struct result_key *k)
+{
+    struct attn_problem p;
+    result_key_problem(k, &p);
+    const struct report_panel of = report_panel_of(&p, panel->shape);
+    return report_panel_equal(&of, panel);
+}
+
+bool report_panel_equal(const struct report_panel *a, const struct report_panel *b)
+{
+    return a->shape == b->shape && a->heads == b->heads && a->kv_heads == b->kv_heads &&
+           a->head_dim == b->head_dim && a->causal == b->causal;
+}
+
+int report_panel_cmp(const struct report_panel *a, const struct report_panel *b)
+{
+    if (a->head_dim != b->head_dim) return a->head_dim - b->head_dim;
+    if (a->causal != b->causal) return (int)a->causal - (int)b->causal;
+    if (a->heads != b->heads) return a->heads - b->heads;
+    return b->kv_heads - a->kv_heads;
+}
+
+const char *report_panel_title(const struct report_panel *p, char *buf, size_t len)
+{
+    const char *causal = p->causal ? "causal" : "non-causal";
+    if (!p->shape) snprintf(buf, len, "D = %d, %s", p->head_dim, causal);
+    else if (p->kv_heads == p->heads) snprintf(buf, len, "H=%d, D=%d, %s", p->heads, p->head_dim, causal);
+    else snprintf(buf, len, "H=%d KV=%d%s, D=%d, %s", p->heads, p->kv_heads, p->kv_heads == 1 ? " (MQA)" : "",
+                  p->head_dim, causal);
+    return buf;
+}
+
+const char *report_panel_stem(const struct report_panel *p, char *buf, size_t len)
+{
+    const char *causal = p->causal ? "causal" : "full";
+    if (!p->shape) snprintf(buf, len, "D%d_%s", p->head_dim, causal);
+    else snprintf(buf, len, "H%d_KV%d_D%d_%s", p->heads, p->kv_heads, p->head_dim, causal);
+    return buf;
+}
+
+/* ------------------------------------------------------------- mode, .env */
 
 const char *report_pick_mode(const struct result_set *s, const char *want)
 {

@@ -3,7 +3,9 @@
  * a figure shows is computed here; the scripts only place it.
  *
  *   OUTDIR/panel_D{d}_{full,causal}.dat, one per head_dim × causal of the
- *       mode (default cold, else the first mode present), over the largest
+ *       mode (default cold, else the first mode present) — in a run of
+ *       several model shapes (report_by_shape: the llm grid) one per shape
+ *       instead, panel_H{h}_KV{kv}_D{d}_{full,causal}.dat —, over the largest
  *       family of points with one batch·seq_len in that panel (the
  *       FlashAttention grid keeps batch·seq_len = 16384): a block per variant
  *       in the run's order (block i = variant i, so colours match across
@@ -13,14 +15,14 @@
  *       stay gaps. speedup_torch is the fastest PyTorch peer's ms at the same
  *       point (report_best_peer) over this row's, for our variants only
  *       (NaN on a peer's own rows).
- *   OUTDIR/ratio_D{d}_{full,causal}.dat, with a baseline: the gate's
- *       (gate_compare) compared rows of that head_dim × causal, every mode, a
- *       block per variant as above, one line per row: "seq_len ratio allowed
- *       lo hi mode throttled slower batch" — allowed = 1 + the row's limit,
- *       lo/hi the ratio's confidence bounds (NaN under the summary rule), mode
- *       0 cold / 1 graph / 2 hot, throttled and slower the gate's verdicts
- *       (0/1); then a last block "# allowed": "seq_len allowed" once per
- *       distinct pair.
+ *   OUTDIR/ratio_D{d}_{full,causal}.dat (or ratio_H{h}_KV{kv}_..., as the
+ *       panel files), with a baseline: the gate's (gate_compare) compared
+ *       rows of that panel, every mode, a block per variant as above, one
+ *       line per row: "seq_len ratio allowed lo hi mode throttled slower
+ *       batch" — allowed = 1 + the row's limit, lo/hi the ratio's confidence
+ *       bounds (NaN under the summary rule), mode 0 cold / 1 graph / 2 hot,
+ *       throttled and slower the gate's verdicts (0/1); then a last block
+ *       "# allowed": "seq_len allowed" once per distinct pair.
  *   OUTDIR/meta.gp: what the scripts need to know (panels, variants, which
  *       are PyTorch peers and each one's colour, peak, the grid in words,
  *       axis ranges, what each figure leaves out; every key is listed in
@@ -39,10 +41,11 @@
 
 #define MAX_SEQ 64
 #define MAX_PANELS 32
-#define MAX_DIMS 16
 
+/* A panel (report_panel: head_dim × causal, or a model shape) and the
+ * family of its points that the figures draw. */
 struct panel {
-    int dim, causal;
+    struct report_panel key;
     long tokens; /* the family's batch·seq_len */
 };
 
@@ -142,29 +145,38 @@ static double nan_if_bad(double v) { return isfinite(v) ? v : NAN; }
 
 /* ---------------------------------------------------------------- panels */
 
-static bool in_panel(const struct result_key *k, const char *mode, int dim, int causal)
+/* The panel of the row with key k (report_panel_of: the rule the page's
+ * tables follow too). */
+static struct report_panel panel_of_key(const struct result_key *k, bool by_shape)
 {
-    return !strcmp(k->mode, mode) && k->head_dim == dim && k->causal == causal;
+    struct attn_problem p;
+    result_key_problem(k, &p);
+    return report_panel_of(&p, by_shape);
+}
+
+static bool in_panel(const struct result_key *k, const char *mode, const struct report_panel *panel)
+{
+    return !strcmp(k->mode, mode) && report_panel_has(panel, k);
 }
 
 static bool in_family(const struct result_key *k, const char *mode, const struct panel *p)
 {
-    return in_panel(k, mode, p->dim, p->causal) && (long)k->batch * k->seq_len == p->tokens;
+    return in_panel(k, mode, &p->key) && (long)k->batch * k->seq_len == p->tokens;
 }
 
 /* The batch·seq_len most rows of a panel share; -1 when the panel is empty. */
-static long main_family(const struct result_set *s, const char *mode, int dim, int causal)
+static long main_family(const struct result_set *s, const char *mode, const struct report_panel *panel)
 {
     long best = -1;
     size_t best_n = 0;
     for (size_t i = 0; i < s->count; i++) {
         const struct result_key *k = &s->rows[i].key;
-        if (!in_panel(k, mode, dim, causal)) continue;
+        if (!in_panel(k, mode, panel)) continue;
         long tokens = (long)k->batch * k->seq_len;
         size_t n = 0;
         for (size_t j = 0; j < s->count; j++) {
             const struct result_key *o = &s->rows[j].key;
-            n += in_panel(o, mode, dim, causal) && (long)o->batch * o->seq_len == tokens;
+            n += in_panel(o, mode, panel) && (long)o->batch * o->seq_len == tokens;
         }
         if (n > best_n) {
             best_n = n;
@@ -190,30 +202,48 @@ static int add_sorted(int *set, int n, int cap, int v)
     return n;
 }
 
-/* The panels of a mode: every head_dim the rows have (ascending), non-causal
- * then causal, each with its main family. */
-static int find_panels(const struct result_set *s, const char *mode, struct panel *out)
+/* Adds p to a set of panels kept in report_panel_cmp's order; returns the
+ * new size. */
+static int add_panel(struct report_panel *set, int n, int cap, const struct report_panel *p)
 {
-    int dims[MAX_DIMS], nd = 0, n = 0;
+    for (int i = 0; i < n; i++)
+        if (report_panel_equal(&set[i], p)) return n;
+    if (n == cap) return n;
+    int at = n++;
+    for (; at > 0 && report_panel_cmp(&set[at - 1], p) > 0; at--) set[at] = set[at - 1];
+    set[at] = *p;
+    return n;
+}
+
+/* The panels of a mode in report_panel_cmp's order (head_dim ascending,
+ * non-causal then causal, and by shape in a run of model shapes), each with
+ * its main family. */
+static int find_panels(const struct result_set *s, const char *mode, bool by_shape, struct panel *out)
+{
+    struct report_panel keys[MAX_PANELS];
+    int nk = 0, n = 0;
     for (size_t i = 0; i < s->count; i++)
-        if (!strcmp(s->rows[i].key.mode, mode)) nd = add_sorted(dims, nd, MAX_DIMS, s->rows[i].key.head_dim);
-    for (int d = 0; d < nd; d++)
-        for (int c = 0; c <= 1 && n < MAX_PANELS; c++) {
-            long tokens = main_family(s, mode, dims[d], c);
-            if (tokens > 0) out[n++] = (struct panel){dims[d], c, tokens};
+        if (!strcmp(s->rows[i].key.mode, mode)) {
+            const struct report_panel key = panel_of_key(&s->rows[i].key, by_shape);
+            nk = add_panel(keys, nk, MAX_PANELS, &key);
         }
+    for (int i = 0; i < nk; i++) {
+        long tokens = main_family(s, mode, &keys[i]);
+        if (tokens > 0) out[n++] = (struct panel){keys[i], tokens};
+    }
     return n;
 }
 
 static void panel_name(const char *outdir, const char *prefix, const struct panel *p, char *buf,
                        size_t len)
 {
-    snprintf(buf, len, "%s/%s_D%d_%s.dat", outdir, prefix, p->dim, p->causal ? "causal" : "full");
+    char stem[64];
+    snprintf(buf, len, "%s/%s_%s.dat", outdir, prefix, report_panel_stem(&p->key, stem, sizeof stem));
 }
 
 static void panel_title(const struct panel *p, char *buf, size_t len)
 {
-    snprintf(buf, len, "D = %d, %s", p->dim, p->causal ? "causal" : "non-causal");
+    report_panel_title(&p->key, buf, len);
 }
 
 static const struct result_rec *find_row(const struct result_set *s, const char *mode,
@@ -315,7 +345,8 @@ static void spread_add(struct spread *sp, long v)
 }
 
 /* "batch = 16384 / S, heads = 2048 / D, bf16": the grid of the drawn rows
- * in words, so that no figure leaves the reader guessing B and H. */
+ * in words, so that no figure leaves the reader guessing B and H ("heads
+ * per panel" when the panels are model shapes whose titles say them). */
 static void grid_note(const struct result_set *s, const char *mode, const struct panel *panels,
                       int np, char *buf, size_t len)
 {
@@ -338,7 +369,9 @@ static void grid_note(const struct result_set *s, const char *mode, const struct
     if (!batch.several) snprintf(b, sizeof b, "batch = %ld", batch.first);
     else if (!tokens.several) snprintf(b, sizeof b, "batch = %ld / S", tokens.first);
     else snprintf(b, sizeof b, "batch = tokens / S (per panel)");
+    const bool shapes = np > 0 && panels[0].key.shape; /* each panel's title names its heads */
     if (!heads.several) snprintf(h, sizeof h, "heads = %ld", heads.first);
+    else if (shapes) snprintf(h, sizeof h, "heads per panel");
     else if (!hidden.several) snprintf(h, sizeof h, "heads = %ld / D", hidden.first);
     else snprintf(h, sizeof h, "heads vary");
     snprintf(buf, len, "%s, %s, %s", b, h, dtypes);
@@ -376,7 +409,7 @@ static size_t ratio_rows_of(const struct gate_report *rep, const struct panel *p
     for (size_t i = 0; i < rep->count; i++) {
         const struct gate_line *l = &rep->lines[i];
         int v = variant_index(variants, nv, l->key.variant);
-        if (isnan(l->ratio) || v < 0 || l->key.head_dim != p->dim || l->key.causal != p->causal) continue;
+        if (isnan(l->ratio) || v < 0 || !report_panel_has(&p->key, &l->key)) continue;
         out[n++] = (struct ratio_row){
             .variant = v, .seq = l->key.seq_len, .batch = l->key.batch, .mode = mode_code(l->key.mode),
             .throttled = l->verdict == V_THROTTLED, .slower = l->verdict == V_SLOWER,
@@ -432,33 +465,37 @@ static int write_ratio_panel(const char *path, const struct ratio_row *rows, siz
     return ATTN_OK;
 }
 
-/* The ratio panels: every head_dim × causal among the compared rows. */
-static int write_ratio_panels(const struct gate_report *rep, const char *outdir,
+/* The ratio panels: every panel (head_dim × causal, or model shape as the
+ * figures have them) among the compared rows. */
+static int write_ratio_panels(const struct gate_report *rep, const char *outdir, bool by_shape,
                               const char *const *variants, int nv, struct ratio_facts *rf)
 {
-    int dims[MAX_DIMS], nd = 0;
+    struct report_panel keys[MAX_PANELS];
+    int nk = 0;
     for (size_t i = 0; i < rep->count; i++)
-        if (!isnan(rep->lines[i].ratio)) nd = add_sorted(dims, nd, MAX_DIMS, rep->lines[i].key.head_dim);
+        if (!isnan(rep->lines[i].ratio)) {
+            const struct report_panel key = panel_of_key(&rep->lines[i].key, by_shape);
+            nk = add_panel(keys, nk, MAX_PANELS, &key);
+        }
     struct ratio_row *rows = malloc((rep->count ? rep->count : 1) * sizeof *rows);
     if (!rows) return ATTN_FAIL(ATTN_ERR, "out of memory");
     int rc = ATTN_OK;
-    for (int d = 0; d < nd && rc == ATTN_OK; d++)
-        for (int c = 0; c <= 1 && rc == ATTN_OK && rf->npanels < MAX_PANELS; c++) {
-            struct panel p = {dims[d], c, 0};
-            size_t n = ratio_rows_of(rep, &p, variants, nv, rows);
-            if (!n) continue;
-            char path[1100];
-            panel_name(outdir, "ratio", &p, path, sizeof path);
-            rc = write_ratio_panel(path, rows, n, variants, nv, rf);
-            rf->panels[rf->npanels++] = p;
-        }
+    for (int i = 0; i < nk && rc == ATTN_OK; i++) {
+        struct panel p = {keys[i], 0};
+        size_t n = ratio_rows_of(rep, &p, variants, nv, rows);
+        if (!n) continue;
+        char path[1100];
+        panel_name(outdir, "ratio", &p, path, sizeof path);
+        rc = write_ratio_panel(path, rows, n, variants, nv, rf);
+        rf->panels[rf->npanels++] = p;
+    }
     free(rows);
     return rc;
 }
 
 /* The baseline through the gate (gate_compare: the one source of truth for
  * ratio, limit and verdict), written per panel. */
-static int write_ratio(const struct report_args *a, const struct result_set *s,
+static int write_ratio(const struct report_args *a, const struct result_set *s, bool by_shape,
                        const char *const *variants, int nv, struct ratio_facts *rf)
 {
     struct result_set base;
@@ -470,7 +507,7 @@ static int write_ratio(const struct report_args *a, const struct result_set *s,
     struct gate_options o = {.allow_missing = true, .allow_gpu_mismatch = true};
     struct gate_report rep = {0};
     int rc = gate_compare(&base, s, &t, &o, &rep);
-    if (rc == ATTN_OK) rc = write_ratio_panels(&rep, a->outdir, variants, nv, rf);
+    if (rc == ATTN_OK) rc = write_ratio_panels(&rep, a->outdir, by_shape, variants, nv, rf);
     gate_report_free(&rep);
     results_free(&base);
     if (rc == ATTN_OK && rf->rows == 0)
@@ -809,8 +846,9 @@ int report_data(const struct report_args *a, const struct result_set *s)
     const char *mode = report_pick_mode(s, a->mode);
     const char *variants[MAX_VARIANTS];
     int nv = report_variants(s, variants);
+    const bool by_shape = report_by_shape(s);
     struct panel panels[MAX_PANELS];
-    int np = find_panels(s, mode, panels);
+    int np = find_panels(s, mode, by_shape, panels);
     if (!np) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: no %s-mode rows to plot", s->path, mode);
     struct facts fx = {.tflops_max = NAN, .torch_hi = NAN};
     for (int v = 0; v < MAX_VARIANTS; v++) fx.mem_max[v] = fx.hl_lo[v] = fx.hl_hi[v] = NAN;
@@ -820,7 +858,7 @@ int report_data(const struct report_args *a, const struct result_set *s)
         ATTN_TRY(write_panel(s, mode, panels, p, path, variants, nv, &fx));
     }
     struct ratio_facts rf = {.lo = NAN, .hi = NAN};
-    if (a->baseline) ATTN_TRY(write_ratio(a, s, variants, nv, &rf));
+    if (a->baseline) ATTN_TRY(write_ratio(a, s, by_shape, variants, nv, &rf));
     ATTN_TRY(write_meta(a, s, mode, panels, np, variants, nv, &fx, &rf));
     printf("report: %d panel(s), %d variant(s), mode %s, data in %s\n", np, nv, mode, a->outdir);
     return ATTN_OK;

@@ -8,6 +8,8 @@
  *      speedup_torch, when the run has PyTorch peers, its numbers as a table;
  *   4. one full table per mode: every point × variant, the point's best in
  *      bold, a row that is not ok showing its status with its reason as a tooltip;
+ *      this table and those of 2 and 3 are grouped by the figures' panels
+ *      (report_panel_of: head_dim × causal, or model shape), under their titles;
  *   5. the run's environment (.env).
  * A PyTorch peer's name is marked "(PyTorch)" wherever the page shows it.
  * Fits 1400 px without sideways scrolling (wide tables scroll inside their own
@@ -116,37 +118,55 @@ static bool at_point(const struct result_key *k, const struct attn_problem *p)
     return attn_problem_equal(&q, p);
 }
 
-/* Panels as the figures draw them (dtype, head_dim, causal), then S. */
+/* A point and the panel it is shown in (report_panel_of), for sorting. */
+struct placed_point {
+    struct report_panel panel;
+    struct attn_problem p;
+};
+
+/* Panels as the figures draw them (dtype, then report_panel_cmp: head_dim,
+ * causal, and the model shape in a run of shapes), then S. */
 static int cmp_point(const void *va, const void *vb)
 {
-    const struct attn_problem *a = va, *b = vb;
+    const struct placed_point *x = va, *y = vb;
+    const struct attn_problem *a = &x->p, *b = &y->p;
     if (a->dtype != b->dtype) return (int)a->dtype - (int)b->dtype;
-    if (a->head_dim != b->head_dim) return a->head_dim - b->head_dim;
-    if (a->causal != b->causal) return (int)a->causal - (int)b->causal;
+    const int panel = report_panel_cmp(&x->panel, &y->panel);
+    if (panel) return panel;
     if (a->seq_len != b->seq_len) return a->seq_len - b->seq_len;
     if (a->batch != b->batch) return b->batch - a->batch;
-    return a->heads - b->heads;
+    if (a->heads != b->heads) return a->heads - b->heads;
+    return attn_kv_heads(b) - attn_kv_heads(a);
 }
 
-static bool same_panel(const struct attn_problem *a, const struct attn_problem *b)
+/* Whether a table row at b stays under the panel header of a's. */
+static bool same_panel(const struct attn_problem *a, const struct attn_problem *b, bool by_shape)
 {
-    return a->dtype == b->dtype && a->head_dim == b->head_dim && a->causal == b->causal;
+    const struct report_panel pa = report_panel_of(a, by_shape), pb = report_panel_of(b, by_shape);
+    return a->dtype == b->dtype && report_panel_equal(&pa, &pb);
 }
 
-/* The run's points, sorted; *n of them (the caller frees). */
-static struct attn_problem *collect_points(const struct result_set *s, int *n)
+/* The run's points, sorted by panel then S; *n of them (the caller frees). */
+static struct attn_problem *collect_points(const struct result_set *s, bool by_shape, int *n)
 {
+    struct placed_point *placed = calloc(s->count ? s->count : 1, sizeof *placed);
     struct attn_problem *p = calloc(s->count ? s->count : 1, sizeof *p);
     *n = 0;
-    if (!p) return NULL;
+    if (!placed || !p) {
+        free(placed);
+        free(p);
+        return NULL;
+    }
     for (size_t i = 0; i < s->count; i++) {
         struct attn_problem q;
         result_key_problem(&s->rows[i].key, &q);
         bool seen = false;
-        for (int j = 0; j < *n && !seen; j++) seen = attn_problem_equal(&q, &p[j]);
-        if (!seen) p[(*n)++] = q;
+        for (int j = 0; j < *n && !seen; j++) seen = attn_problem_equal(&q, &placed[j].p);
+        if (!seen) placed[(*n)++] = (struct placed_point){report_panel_of(&q, by_shape), q};
     }
-    qsort(p, (size_t)*n, sizeof *p, cmp_point);
+    qsort(placed, (size_t)*n, sizeof *placed, cmp_point);
+    for (int i = 0; i < *n; i++) p[i] = placed[i].p;
+    free(placed);
     return p;
 }
 
@@ -251,9 +271,13 @@ static void put_throttle(FILE *f, const struct result_rec *r)
     fputs("</span>", f);
 }
 
-static void put_panel(FILE *f, const struct attn_problem *p, bool with_dtype)
+/* A panel's header: the figures' panel title (report_panel_title), and
+ * the dtype when the run has several. */
+static void put_panel(FILE *f, const struct attn_problem *p, bool with_dtype, bool by_shape)
 {
-    fprintf(f, "D = %d, %s", p->head_dim, p->causal ? "causal" : "non-causal");
+    char title[64];
+    const struct report_panel panel = report_panel_of(p, by_shape);
+    html_text(f, report_panel_title(&panel, title, sizeof title));
     if (with_dtype) fprintf(f, ", %s", attn_dtype_name(p->dtype));
 }
 
@@ -303,10 +327,54 @@ static int distinct_sorted(int *v, int n)
     return m;
 }
 
+/* Whether q belongs to p's family of points: the same batch·S and dtype,
+ * and the same heads·D, unless the run's panels are model shapes, whose
+ * heads vary by design (the llm grid). */
+static bool same_family(const struct attn_problem *p, const struct attn_problem *q, bool by_shape)
+{
+    return (long)p->batch * p->seq_len == (long)q->batch * q->seq_len && p->dtype == q->dtype &&
+           (by_shape || (long)p->heads * p->head_dim == (long)q->heads * q->head_dim);
+}
+
+/* A model shape in a few words: "H=32 KV=8 D=128", "H=16 D=192". */
+static void put_shape(FILE *f, const struct attn_problem *p)
+{
+    fprintf(f, "H=%d", p->heads);
+    if (attn_kv_heads(p) != p->heads) fprintf(f, " KV=%d", attn_kv_heads(p));
+    fprintf(f, " D=%d", p->head_dim);
+}
+
+/* Whether pts[i] is marked in[] and the first marked point of its shape. */
+static bool first_of_shape(const struct attn_problem *pts, const bool *in, int i)
+{
+    if (!in[i]) return false;
+    for (int j = 0; j < i; j++)
+        if (in[j] && pts[j].heads == pts[i].heads && attn_kv_heads(&pts[j]) == attn_kv_heads(&pts[i]) &&
+            pts[j].head_dim == pts[i].head_dim)
+            return false;
+    return true;
+}
+
+/* The model shapes of the points marked in[], each once, in the points'
+ * order: "3 model shapes (H=32 KV=8 D=128, H=64 KV=8 D=128, H=16 D=192)". */
+static void put_shapes(FILE *f, const struct attn_problem *pts, int np, const bool *in)
+{
+    int n = 0;
+    for (int i = 0; i < np; i++) n += first_of_shape(pts, in, i);
+    fprintf(f, "%d model shape%s (", n, n == 1 ? "" : "s");
+    for (int i = 0, k = 0; i < np; i++)
+        if (first_of_shape(pts, in, i)) {
+            fputs(k++ ? ", " : "", f);
+            put_shape(f, &pts[i]);
+        }
+    fputs(")", f);
+}
+
 /* The grid in a line: the count and dtypes of the points, the largest
- * family of points sharing batch·S, heads·D and dtype (the FlashAttention
- * grid) by its axes, then the other points. */
-static void put_grid(FILE *f, const struct attn_problem *pts, int np)
+ * family of points (same_family: the FlashAttention grid's batch·S = 16384
+ * and heads·D = 2048; the llm grid's 16384 tokens) by its axes, then the
+ * other points. */
+static void put_grid(FILE *f, const struct attn_problem *pts, int np, bool by_shape)
 {
     int *seqs = malloc(3 * (size_t)np * sizeof *seqs);
     bool *in = calloc((size_t)np, sizeof *in);
@@ -316,21 +384,14 @@ static void put_grid(FILE *f, const struct attn_problem *pts, int np)
         return;
     }
     int *dims = seqs + np, *causal = seqs + 2 * np;
-    long tokens = 0, hidden = 0;
-    int fam = 0;
-    enum attn_dtype dtype = ATTN_BF16;
-    bool dtypes = false; /* more than one dtype in the run */
+    int fam = 0, head = 0; /* the family's size and one of its points */
+    bool dtypes = false;   /* more than one dtype in the run */
     for (int i = 0; i < np; i++) {
-        long t = (long)pts[i].batch * pts[i].seq_len, h = (long)pts[i].heads * pts[i].head_dim;
         int n = 0;
-        for (int j = 0; j < np; j++)
-            n += (long)pts[j].batch * pts[j].seq_len == t && (long)pts[j].heads * pts[j].head_dim == h &&
-                 pts[j].dtype == pts[i].dtype;
+        for (int j = 0; j < np; j++) n += same_family(&pts[i], &pts[j], by_shape);
         if (n > fam) {
             fam = n;
-            tokens = t;
-            hidden = h;
-            dtype = pts[i].dtype;
+            head = i;
         }
         dtypes |= pts[i].dtype != pts[0].dtype;
     }
@@ -338,11 +399,10 @@ static void put_grid(FILE *f, const struct attn_problem *pts, int np)
     put_dtypes(f, pts, np);
     int others = np;
     if (fam >= 2) {
+        const struct attn_problem *h = &pts[head];
         int ns = 0, nd = 0, nc = 0;
         for (int i = 0; i < np; i++) {
-            if ((long)pts[i].batch * pts[i].seq_len != tokens ||
-                (long)pts[i].heads * pts[i].head_dim != hidden || pts[i].dtype != dtype)
-                continue;
+            if (!same_family(h, &pts[i], by_shape)) continue;
             in[i] = true;
             seqs[ns++] = pts[i].seq_len;
             dims[nd++] = pts[i].head_dim;
@@ -352,15 +412,22 @@ static void put_grid(FILE *f, const struct attn_problem *pts, int np)
         ns = distinct_sorted(seqs, ns);
         nd = distinct_sorted(dims, nd);
         nc = distinct_sorted(causal, nc);
-        fprintf(f, ": %ld tokens, %ld hidden: S = ", tokens, hidden);
+        fprintf(f, ": %ld tokens", (long)h->batch * h->seq_len);
+        if (!by_shape) fprintf(f, ", %ld hidden", (long)h->heads * h->head_dim);
+        fputs(": S = ", f);
         bool doubling = ns >= 3;
         for (int i = 1; i < ns; i++) doubling &= seqs[i] == 2 * seqs[i - 1];
         if (doubling) fprintf(f, "%d … %d", seqs[0], seqs[ns - 1]);
         else put_int_list(f, seqs, ns);
-        fputs(", D = ", f);
-        put_int_list(f, dims, nd);
+        if (by_shape) {
+            fputs(", ", f);
+            put_shapes(f, pts, np, in);
+        } else {
+            fputs(", D = ", f);
+            put_int_list(f, dims, nd);
+        }
         fputs(nc == 2 ? ", causal and not" : causal[0] ? ", causal only" : ", non-causal", f);
-        if (dtypes) fprintf(f, ", %s", attn_dtype_name(dtype));
+        if (dtypes) fprintf(f, ", %s", attn_dtype_name(h->dtype));
     } else {
         fputs(":", f);
     }
@@ -386,7 +453,8 @@ static void put_grid(FILE *f, const struct attn_problem *pts, int np)
 
 static void section_run(FILE *f, const struct report_args *a, const struct result_set *s,
                         const struct env *e, const struct attn_problem *pts, int np,
-                        const char *const *modes, int nm, const char *const *variants, int nv)
+                        const char *const *modes, int nm, const char *const *variants, int nv,
+                        bool by_shape)
 {
     fputs("<div class=\"section\" id=\"run\">\n<h2>What ran</h2>\n<dl class=\"facts\">\n<dt>GPU</dt><dd>", f);
     const char *gpu_name = env_get(e, "gpu_name");
@@ -422,7 +490,7 @@ static void section_run(FILE *f, const struct report_args *a, const struct resul
     fputs("</code>, from <code>", f);
     html_text(f, a->results);
     fputs("</code></dd>\n<dt>Grid</dt><dd>", f);
-    put_grid(f, pts, np);
+    put_grid(f, pts, np, by_shape);
     fputs("</dd>\n<dt>Modes</dt><dd>", f);
     for (int m = 0; m < nm; m++) {
         size_t n = 0;
@@ -570,11 +638,11 @@ static void headline_text(FILE *f, const struct result_set *s, const char *mode,
 /* A table row's start: the panel's header row when p opens a new panel
  * (prev NULL or of another panel), then the point's S, B and H cells. */
 static void put_point_start(FILE *f, const struct attn_problem *p, const struct attn_problem *prev,
-                            int columns, bool dtypes)
+                            int columns, bool dtypes, bool by_shape)
 {
-    if (!prev || !same_panel(p, prev)) {
+    if (!prev || !same_panel(p, prev, by_shape)) {
         fprintf(f, "<tr class=\"panel\"><th colspan=\"%d\">", columns);
-        put_panel(f, p, dtypes);
+        put_panel(f, p, dtypes, by_shape);
         fputs("</th></tr>\n", f);
     }
     fprintf(f, "<tr><td>%d</td><td>%d</td><td>%d</td>", p->seq_len, p->batch, p->heads);
@@ -582,7 +650,8 @@ static void put_point_start(FILE *f, const struct attn_problem *p, const struct 
 
 /* The best kernel per point: a column group per mode. */
 static void headline_table(FILE *f, const struct result_set *s, const struct attn_problem *pts, int np,
-                           const char *const *modes, int nm, const char *const *variants, int nv)
+                           const char *const *modes, int nm, const char *const *variants, int nv,
+                           bool by_shape)
 {
     bool cudnn = has_variant(variants, nv, "cudnn_sdpa"), naive = has_variant(variants, nv, "naive");
     int per = 3 + cudnn + naive;
@@ -599,7 +668,7 @@ static void headline_table(FILE *f, const struct result_set *s, const struct att
     fputs("</tr></thead>\n<tbody>\n", f);
     for (int i = 0; i < np; i++) {
         const struct attn_problem *p = &pts[i];
-        put_point_start(f, p, i ? &pts[i - 1] : NULL, 3 + per * nm, dtypes);
+        put_point_start(f, p, i ? &pts[i - 1] : NULL, 3 + per * nm, dtypes, by_shape);
         for (int m = 0; m < nm; m++) {
             const struct result_rec *b = best_row(s, p, modes[m]);
             if (!b) {
@@ -629,7 +698,8 @@ static void headline_table(FILE *f, const struct result_set *s, const struct att
 }
 
 static void section_headline(FILE *f, const struct result_set *s, const struct env *e, const struct attn_problem *pts,
-                             int np, const char *const *modes, int nm, const char *const *variants, int nv)
+                             int np, const char *const *modes, int nm, const char *const *variants, int nv,
+                             bool by_shape)
 {
     double peak = env_num(e, "peak_gemm_bf16_tflops"), copy = env_num(e, "peak_copy_gbps");
     fputs("<div class=\"section\" id=\"headline\">\n<h2>Headline</h2>\n", f);
@@ -656,7 +726,7 @@ static void section_headline(FILE *f, const struct result_set *s, const struct e
           "<p class=\"note\">ms: median per call; × cudnn_sdpa and × naive: their ms over the fastest "
           "kernel's (1.00 where it is the fastest).</p>\n",
           f);
-    headline_table(f, s, pts, np, modes, nm, variants, nv);
+    headline_table(f, s, pts, np, modes, nm, variants, nv, by_shape);
     fputs("</div>\n", f);
 }
 
@@ -674,7 +744,7 @@ static const struct result_key *point_key(const struct result_set *s, const stru
  * variants' speedup over it, its ms over ours (> 1, ours is faster: shaded).
  * Nothing when the run has no peer or none of ours. */
 static void torch_table(FILE *f, const struct result_set *s, const char *mode, const struct attn_problem *pts,
-                        int np, const char *const *variants, int nv)
+                        int np, const char *const *variants, int nv, bool by_shape)
 {
     int ours[MAX_VARIANTS], no = 0, npeers = 0;
     for (int v = 0; v < nv; v++) {
@@ -705,7 +775,7 @@ static void torch_table(FILE *f, const struct result_set *s, const char *mode, c
         const struct attn_problem *p = &pts[i];
         const struct result_key *k = point_key(s, p, mode);
         if (!k) continue;
-        put_point_start(f, p, prev, 5 + no, dtypes);
+        put_point_start(f, p, prev, 5 + no, dtypes, by_shape);
         prev = p;
         const struct result_rec *best = report_best_peer(s, k);
         if (!best) {
@@ -733,7 +803,8 @@ static void torch_table(FILE *f, const struct result_set *s, const char *mode, c
 }
 
 static void section_figures(FILE *f, const struct report_args *a, const struct result_set *s,
-                            const struct attn_problem *pts, int np, const char *const *variants, int nv)
+                            const struct attn_problem *pts, int np, const char *const *variants, int nv,
+                            bool by_shape)
 {
     static const char *const figs[][3] = {
         {"headline", "Each fused kernel's speed relative to cudnn_sdpa", ""},
@@ -762,14 +833,15 @@ static void section_figures(FILE *f, const struct report_args *a, const struct r
         }
         /* the figure's numbers, also where the figure was not drawn */
         if (!strcmp(figs[i][0], "speedup_torch"))
-            torch_table(f, s, report_pick_mode(s, a->mode), pts, np, variants, nv);
+            torch_table(f, s, report_pick_mode(s, a->mode), pts, np, variants, nv, by_shape);
     }
     if (!shown) fputs("<p>No figures beside this page (<code>make plots</code> draws them).</p>\n", f);
     fputs("</div>\n", f);
 }
 
 static void full_table(FILE *f, const struct result_set *s, const char *mode,
-                       const struct attn_problem *pts, int np, const char *const *variants, int nv)
+                       const struct attn_problem *pts, int np, const char *const *variants, int nv,
+                       bool by_shape)
 {
     bool dtypes = false;
     for (int i = 1; i < np; i++) dtypes |= pts[i].dtype != pts[0].dtype;
@@ -793,7 +865,7 @@ static void full_table(FILE *f, const struct result_set *s, const char *mode,
     for (int i = 0; i < np; i++) {
         const struct attn_problem *p = &pts[i];
         if (!point_has_mode(s, p, mode)) continue;
-        put_point_start(f, p, prev, 3 + 2 * nv, dtypes);
+        put_point_start(f, p, prev, 3 + 2 * nv, dtypes, by_shape);
         prev = p;
         const struct result_rec *b = best_row(s, p, mode);
         for (int v = 0; v < nv; v++) {
@@ -879,7 +951,8 @@ int report_html(const struct report_args *a, const struct result_set *s)
     struct env e;
     env_read(envpath, &e);
     int np = 0, nm, nv;
-    struct attn_problem *pts = collect_points(s, &np);
+    const bool by_shape = report_by_shape(s);
+    struct attn_problem *pts = collect_points(s, by_shape, &np);
     const char *modes[MODE_COUNT], *variants[MAX_VARIANTS];
     nm = modes_present(s, modes);
     nv = report_variants(s, variants);
@@ -909,14 +982,14 @@ int report_html(const struct report_args *a, const struct result_set *s)
     for (int m = 0; m < nm; m++) fprintf(f, " <a href=\"#table-%s\">%s</a>", modes[m], modes[m]);
     fputs(" · <a href=\"#environment\">Environment</a></div>\n", f);
 
-    section_run(f, a, s, &e, pts, np, modes, nm, variants, nv);
-    section_headline(f, s, &e, pts, np, modes, nm, variants, nv);
-    section_figures(f, a, s, pts, np, variants, nv);
+    section_run(f, a, s, &e, pts, np, modes, nm, variants, nv, by_shape);
+    section_headline(f, s, &e, pts, np, modes, nm, variants, nv, by_shape);
+    section_figures(f, a, s, pts, np, variants, nv, by_shape);
     fputs("<div class=\"section\" id=\"tables\">\n<h2>Full tables</h2>\n<p class=\"note\">Every point × variant: median ms "
           "per call and TFLOP/s; the point's fastest in bold; a row that is not ok shows its status "
           "(hover for the reason).</p>\n",
           f);
-    for (int m = 0; m < nm; m++) full_table(f, s, modes[m], pts, np, variants, nv);
+    for (int m = 0; m < nm; m++) full_table(f, s, modes[m], pts, np, variants, nv, by_shape);
     fputs("</div>\n", f);
     section_env(f, &e, envpath);
     fputs("</body></html>\n", f);

@@ -282,21 +282,22 @@ static int prepare(struct runner *r, const struct attn_problem *p, uint64_t seed
                    struct point_data *d)
 {
     const size_t n = attn_tensor_elems(p), bytes = n * attn_dtype_bytes(p->dtype);
+    const size_t nkv = attn_kv_tensor_elems(p), kv_bytes = nkv * attn_dtype_bytes(p->dtype);
     size_t free_b = 0, total_b = 0;
     CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
-    if (4 * bytes + MEMORY_MARGIN > free_b)
+    if (2 * (bytes + kv_bytes) + MEMORY_MARGIN > free_b)
         return ATTN_FAIL(ATTN_ERR_OOM, "Q, K, V, O need %.0f MiB, %.0f MiB free",
-                         4 * bytes / MIB, free_b / MIB);
+                         2 * (bytes + kv_bytes) / MIB, free_b / MIB);
     CUDA_TRY(cudaMalloc(&d->q, bytes));
-    CUDA_TRY(cudaMalloc(&d->k, bytes));
-    CUDA_TRY(cudaMalloc(&d->v, bytes));
+    CUDA_TRY(cudaMalloc(&d->k, kv_bytes));
+    CUDA_TRY(cudaMalloc(&d->v, kv_bytes));
     CUDA_TRY(cudaMalloc(&d->o, bytes));
     d->ref = malloc(n * sizeof *d->ref);
     d->out = malloc(bytes);
     if (!d->ref || !d->out) return ATTN_FAIL(ATTN_ERR, "out of host memory for %zu outputs", n);
     ATTN_TRY(gpu_fill_random(d->q, n, p->dtype, seed * 3 + 0, r->stream));
-    ATTN_TRY(gpu_fill_random(d->k, n, p->dtype, seed * 3 + 1, r->stream));
-    ATTN_TRY(gpu_fill_random(d->v, n, p->dtype, seed * 3 + 2, r->stream));
+    ATTN_TRY(gpu_fill_random(d->k, nkv, p->dtype, seed * 3 + 1, r->stream));
+    ATTN_TRY(gpu_fill_random(d->v, nkv, p->dtype, seed * 3 + 2, r->stream));
     return ATTN_OK;
 }
 
@@ -325,13 +326,14 @@ static int ensure_reference(struct runner *r, const struct attn_problem *p, stru
     if (d->ref_kind) return ATTN_OK;
     const size_t n = attn_tensor_elems(p), bytes = n * attn_dtype_bytes(p->dtype);
     if (use_cpu_reference(p)) {
-        uint16_t *hq = malloc(3 * bytes);
+        const size_t nkv = attn_kv_tensor_elems(p), kv_bytes = nkv * attn_dtype_bytes(p->dtype);
+        uint16_t *hq = malloc(bytes + 2 * kv_bytes);
         if (!hq) return ATTN_FAIL(ATTN_ERR, "out of host memory for the inputs");
-        uint16_t *hk = hq + n, *hv = hq + 2 * n;
+        uint16_t *hk = hq + n, *hv = hq + n + nkv;
         int rc = ATTN_OK;
         if (cudaMemcpyAsync(hq, d->q, bytes, cudaMemcpyDeviceToHost, (cudaStream_t)r->stream) ||
-            cudaMemcpyAsync(hk, d->k, bytes, cudaMemcpyDeviceToHost, (cudaStream_t)r->stream) ||
-            cudaMemcpyAsync(hv, d->v, bytes, cudaMemcpyDeviceToHost, (cudaStream_t)r->stream) ||
+            cudaMemcpyAsync(hk, d->k, kv_bytes, cudaMemcpyDeviceToHost, (cudaStream_t)r->stream) ||
+            cudaMemcpyAsync(hv, d->v, kv_bytes, cudaMemcpyDeviceToHost, (cudaStream_t)r->stream) ||
             cudaStreamSynchronize((cudaStream_t)r->stream))
             rc = ATTN_FAIL(ATTN_ERR, "copying inputs to the host: %s",
                            cudaGetErrorString(cudaGetLastError()));
@@ -408,8 +410,10 @@ static int trace_row(struct runner *r, enum attn_mode mode, const struct timed_c
     if (r->opt->trace_dir) {
         char label[96], file[160], path[1200], ops[1024];
         const struct attn_problem *p = &row->problem;
-        snprintf(file, sizeof file, "%s_B%d_H%d_S%d_D%d_%s_%s_%s.json", row->variant, p->batch,
-                 p->heads, p->seq_len, p->head_dim, p->causal ? "causal" : "full",
+        char kv[24] = ""; /* only where K/V heads are grouped: MHA traces keep their names */
+        if (attn_kv_heads(p) != p->heads) snprintf(kv, sizeof kv, "_KV%d", attn_kv_heads(p));
+        snprintf(file, sizeof file, "%s_B%d_H%d%s_S%d_D%d_%s_%s_%s.json", row->variant, p->batch,
+                 p->heads, kv, p->seq_len, p->head_dim, p->causal ? "causal" : "full",
                  attn_dtype_name(p->dtype), row->mode);
         snprintf(path, sizeof path, "%s/%s", r->opt->trace_dir, file);
         snprintf(label, sizeof label, "%s ", row->variant);

@@ -1,8 +1,8 @@
 /* attn.h — the types every part of attnbench shares: the attention problem,
  * the device description, and the ops table each variant exports.
  *
- * Q, K, V and O are [batch, heads, seq_len, head_dim], row-major, of the
- * problem's dtype. The runner owns those four tensors; a variant owns only
+ * Q and O are [batch, heads, seq_len, head_dim], K and V [batch, kv_heads,
+ * seq_len, head_dim], row-major, of the problem's dtype. The runner owns those four tensors; a variant owns only
  * the workspace the runner allocates for it (workspace_bytes). */
 #ifndef ATTN_H
 #define ATTN_H
@@ -25,6 +25,11 @@ struct attn_problem {
     bool causal;
     enum attn_dtype dtype;
     float scale; /* softmax scale, 1/sqrt(head_dim) unless set otherwise */
+    /* K and V heads: query head h reads K/V head h / (heads / kv_heads), so
+     * each K/V head serves a group of consecutive query heads (grouped-query
+     * attention; 1 = multi-query). Divides heads; 0 means heads (every head
+     * its own K and V). Read it through attn_kv_heads(). */
+    int kv_heads;
 };
 
 struct device_info {
@@ -112,11 +117,16 @@ size_t attn_dtype_bytes(enum attn_dtype);
 /* 0 and *out set when name is a dtype name, else ATTN_ERR_INPUT. */
 int attn_dtype_parse(const char *name, enum attn_dtype *out);
 
-/* Element count of one of Q, K, V, O. */
+/* Element count of Q or O: [batch, heads, seq_len, head_dim]. */
 size_t attn_tensor_elems(const struct attn_problem *);
+/* K and V heads: kv_heads, or heads when it is 0. */
+int attn_kv_heads(const struct attn_problem *);
+/* Element count of K or V: [batch, kv_heads, seq_len, head_dim]. */
+size_t attn_kv_tensor_elems(const struct attn_problem *);
 /* FLOPs of the forward pass: 4·B·H·S²·D, halved when causal. */
 double attn_flops(const struct attn_problem *);
-/* Bytes the math must move: Q, K, V read once, O written once. */
+/* Bytes the math must move: Q, K, V read once (K and V at kv_heads), O
+ * written once. */
 double attn_bytes(const struct attn_problem *);
 /* workspace_bytes for a variant that needs none. */
 size_t attn_no_workspace(const struct attn_problem *);
@@ -124,10 +134,11 @@ size_t attn_no_workspace(const struct attn_problem *);
  * its time, in TFLOP/s and GB/s (the same counts for every variant). */
 double attn_tflops(const struct attn_problem *, double ms);
 double attn_gbps(const struct attn_problem *, double ms);
-/* "B=4 H=16 S=4096 D=128 causal" (the dtype added when not bf16) into buf. */
+/* "B=4 H=16 S=4096 D=128 causal" (KV=n added when kv_heads is not heads,
+ * the dtype when not bf16) into buf. */
 const char *attn_problem_label(const struct attn_problem *, char *buf, size_t len);
-/* Whether a and b are the same point: batch, heads, seq_len, head_dim, causal
- * and dtype all equal (the scale is derived, not compared). */
+/* Whether a and b are the same point: batch, heads, K/V heads, seq_len,
+ * head_dim, causal and dtype all equal (the scale is derived, not compared). */
 bool attn_problem_equal(const struct attn_problem *a, const struct attn_problem *b);
 
 #ifdef __cplusplus

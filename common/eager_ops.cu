@@ -51,14 +51,17 @@ static cudaDataType_t cuda_type(enum attn_dtype t)
 int eager_qk_matmul(cublasHandle_t h, const struct attn_problem *p, const void *q,
                     const void *k, void *scores, attn_stream_t stream)
 {
-    const int S = p->seq_len, D = p->head_dim;
+    const int S = p->seq_len, D = p->head_dim, G = p->heads / attn_kv_heads(p);
     const float one = 1.0f, zero = 0.0f;
     cudaDataType_t t = cuda_type(p->dtype);
     CUBLAS_TRY(cublasSetStream(h, stream));
+    /* one GEMM per K/V head: its group's G query heads are G·S consecutive
+     * rows of Q, their scores G·S consecutive rows of S×S (SDPA's enable_gqa
+     * semantics: K is never repeated) */
     CUBLAS_TRY(cublasGemmStridedBatchedEx(
-        h, CUBLAS_OP_T, CUBLAS_OP_N, S, S, D, &one, k, t, D, (long long)S * D, q, t, D,
-        (long long)S * D, &zero, scores, t, S, (long long)S * S, p->batch * p->heads,
-        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        h, CUBLAS_OP_T, CUBLAS_OP_N, S, G * S, D, &one, k, t, D, (long long)S * D, q, t, D,
+        (long long)G * S * D, &zero, scores, t, S, (long long)G * S * S,
+        p->batch * attn_kv_heads(p), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     return ATTN_OK;
 }
 
@@ -66,13 +69,14 @@ int eager_qk_matmul(cublasHandle_t h, const struct attn_problem *p, const void *
 int eager_pv_matmul(cublasHandle_t h, const struct attn_problem *p, const void *probs,
                     const void *v, void *o, attn_stream_t stream)
 {
-    const int S = p->seq_len, D = p->head_dim;
+    const int S = p->seq_len, D = p->head_dim, G = p->heads / attn_kv_heads(p);
     const float one = 1.0f, zero = 0.0f;
     cudaDataType_t t = cuda_type(p->dtype);
     CUBLAS_TRY(cublasSetStream(h, stream));
+    /* per K/V head, as eager_qk_matmul: the group's G·S rows of P against one V */
     CUBLAS_TRY(cublasGemmStridedBatchedEx(
-        h, CUBLAS_OP_N, CUBLAS_OP_N, D, S, S, &one, v, t, D, (long long)S * D, probs, t, S,
-        (long long)S * S, &zero, o, t, D, (long long)S * D, p->batch * p->heads,
+        h, CUBLAS_OP_N, CUBLAS_OP_N, D, G * S, S, &one, v, t, D, (long long)S * D, probs, t, S,
+        (long long)G * S * S, &zero, o, t, D, (long long)G * S * D, p->batch * attn_kv_heads(p),
         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     return ATTN_OK;
 }

@@ -116,27 +116,31 @@ static __device__ float block_reduce(float x, bool is_max, float *scratch)
 
 #define REF_CHUNK 2048 /* scores held in shared memory at a time */
 
-/* grid: (seq_len, batch·heads). Keys are taken a chunk at a time: the warps
- * compute the chunk's scores into shared memory, the block rescales its
- * running sum and accumulators to the new row max (online softmax, exact up
- * to float32 rounding), then each thread accumulates P·V for its columns. */
+#define REF_MAX_DIM 512 /* head_dim: qrow[] and the REF_MAX_DIM / REF_THREADS accumulators */
+#define REF_MAX_GRID_Y 65535u
+
+/* Row i of one query head (Q and O at base, its K and V at kvbase). Keys are
+ * taken a chunk at a time: the warps compute the chunk's scores into shared
+ * memory, the block rescales its running sum and accumulators to the new row
+ * max (online softmax, exact up to float32 rounding), then each thread
+ * accumulates P·V for its columns. */
 template <typename T>
-static __global__ void reference_kernel(const T *q, const T *k, const T *v, float *o, int S,
-                                        int D, int causal, float scale)
+static __device__ void reference_row(const T *q, const T *k, const T *v, float *o, int S, int D,
+                                     int causal, float scale, size_t base, size_t kvbase, int i,
+                                     float *qrow, float *chunk, float *scratch)
 {
-    __shared__ float qrow[256], chunk[REF_CHUNK], scratch[REF_THREADS / 32];
-    const int i = blockIdx.x;
-    const size_t base = (size_t)blockIdx.y * S * D;
     const int keys = causal ? i + 1 : S;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = REF_THREADS / 32;
+    constexpr int NACC = REF_MAX_DIM / REF_THREADS; /* columns tid, tid + 128, ... */
 
+    __syncthreads(); /* the previous row's qrow[] is read no more */
     for (int d = threadIdx.x; d < D; d += REF_THREADS) qrow[d] = load_f(q, base + (size_t)i * D + d);
     __syncthreads();
-    float m = -INFINITY, sum = 0, acc[2] = {0, 0}; /* columns tid and tid + 128 (D <= 256) */
+    float m = -INFINITY, sum = 0, acc[NACC] = {};
     for (int j0 = 0; j0 < keys; j0 += REF_CHUNK) {
         const int n = min(REF_CHUNK, keys - j0);
         for (int j = warp; j < n; j += warps) {
-            const size_t krow = base + (size_t)(j0 + j) * D;
+            const size_t krow = kvbase + (size_t)(j0 + j) * D;
             float dot = 0;
             for (int d = lane; d < D; d += 32) dot += qrow[d] * load_f(k, krow + d);
             for (int off = 16; off; off >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, off);
@@ -155,37 +159,51 @@ static __global__ void reference_kernel(const T *q, const T *k, const T *v, floa
         const float rescale = expf(m - m_new);     /* 0 on the first chunk */
         sum = sum * rescale + csum;
         m = m_new;
-        for (int c = 0; c < 2; c++) {
+        for (int c = 0; c < NACC; c++) {
             const int d = threadIdx.x + c * REF_THREADS;
             if (d >= D) continue;
             float a = acc[c] * rescale;
-            for (int j = 0; j < n; j++) a += chunk[j] * load_f(v, base + (size_t)(j0 + j) * D + d);
+            for (int j = 0; j < n; j++) a += chunk[j] * load_f(v, kvbase + (size_t)(j0 + j) * D + d);
             acc[c] = a;
         }
         __syncthreads(); /* chunk[] is rewritten next round */
     }
-    for (int c = 0; c < 2; c++) {
+    for (int c = 0; c < NACC; c++) {
         const int d = threadIdx.x + c * REF_THREADS;
         if (d < D) o[base + (size_t)i * D + d] = acc[c] / sum;
     }
 }
 
+/* grid: (seq_len, up to 65535): block (i, y) computes row i of query heads
+ * y, y + gridDim.y, ... of the batch·heads, head h reading K/V head h / group
+ * (= b·kv_heads + h_in_batch / group). */
+template <typename T>
+static __global__ void reference_kernel(const T *q, const T *k, const T *v, float *o, int S,
+                                        int D, int causal, float scale, size_t heads, int group)
+{
+    __shared__ float qrow[REF_MAX_DIM], chunk[REF_CHUNK], scratch[REF_THREADS / 32];
+    for (size_t h = blockIdx.y; h < heads; h += gridDim.y)
+        reference_row(q, k, v, o, S, D, causal, scale, h * S * D, h / group * S * D, (int)blockIdx.x,
+                      qrow, chunk, scratch);
+}
+
 extern "C" int gpu_reference_f32(const struct attn_problem *p, const void *q, const void *k,
                                  const void *v, float *o, attn_stream_t s)
 {
-    if (p->head_dim > 256)
-        return ATTN_FAIL(ATTN_ERR, "GPU reference supports head_dim <= 256, not %d", p->head_dim);
-    if ((size_t)p->batch * p->heads > 65535)
-        return ATTN_FAIL(ATTN_ERR, "GPU reference supports batch*heads <= 65535");
-    dim3 grid((unsigned)p->seq_len, (unsigned)(p->batch * p->heads));
+    if (p->head_dim > REF_MAX_DIM)
+        return ATTN_FAIL(ATTN_ERR, "GPU reference supports head_dim <= %d, not %d", REF_MAX_DIM,
+                         p->head_dim);
+    const size_t heads = (size_t)p->batch * p->heads;
+    const int group = p->heads / attn_kv_heads(p);
+    dim3 grid((unsigned)p->seq_len, (unsigned)(heads < REF_MAX_GRID_Y ? heads : REF_MAX_GRID_Y));
     if (p->dtype == ATTN_FP16)
         reference_kernel<<<grid, REF_THREADS, 0, s>>>((const __half *)q, (const __half *)k,
                                                       (const __half *)v, o, p->seq_len,
-                                                      p->head_dim, p->causal, p->scale);
+                                                      p->head_dim, p->causal, p->scale, heads, group);
     else
         reference_kernel<<<grid, REF_THREADS, 0, s>>>(
             (const __nv_bfloat16 *)q, (const __nv_bfloat16 *)k, (const __nv_bfloat16 *)v, o,
-            p->seq_len, p->head_dim, p->causal, p->scale);
+            p->seq_len, p->head_dim, p->causal, p->scale, heads, group);
     LAUNCH_TRY("reference_kernel");
     return ATTN_OK;
 }

@@ -15,7 +15,8 @@ int gpu_fill_random(void *dst, size_t n, enum attn_dtype, uint64_t seed, attn_st
 /* Every byte 0xFF: NaN in bf16 and fp16, so an unwritten element fails validation. */
 int gpu_poison(void *dst, size_t bytes, attn_stream_t);
 /* O = softmax(scale·QKᵀ [+ mask])·V in float32, one block per query row;
- * online softmax, no rounding of S or P. head_dim <= 256, batch·heads <= 65535. */
+ * online softmax, no rounding of S or P; grouped K/V heads as attn.h lays
+ * them out; head_dim <= 512, any batch·heads. */
 int gpu_reference_f32(const struct attn_problem *, const void *q, const void *k,
                       const void *v, float *o, attn_stream_t);
 

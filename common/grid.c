@@ -21,10 +21,10 @@
 #define MAX_LINE_BYTES (1L << 20)
 #define SHOWN_BYTES 200 /* user text quoted in a message, escaped */
 
-enum axis { AX_BATCH, AX_TOKENS, AX_HEADS, AX_HIDDEN, AX_SEQ, AX_DIM, AX_CAUSAL,
+enum axis { AX_BATCH, AX_TOKENS, AX_HEADS, AX_HIDDEN, AX_KV, AX_SEQ, AX_DIM, AX_CAUSAL,
             AX_DTYPE, AX_COUNT };
 static const char *const axis_names[AX_COUNT] = {
-    "batch", "tokens", "heads", "hidden", "seq", "dim", "causal", "dtype"};
+    "batch", "tokens", "heads", "hidden", "kv_heads", "seq", "dim", "causal", "dtype"};
 
 struct axis_values {
     bool given;
@@ -158,8 +158,8 @@ static int parse_axis(struct axis_values *axes, const char *word, const char *wh
         if (strlen(axis_names[i]) == klen && !strncmp(word, axis_names[i], klen)) a = i;
     if (a < 0)
         return ATTN_FAIL(ATTN_ERR_INPUT,
-                         "%s: unknown key '%s' (batch, tokens, heads, hidden, seq, "
-                         "dim, causal, dtype)", where, shown(word, klen, shown_text));
+                         "%s: unknown key '%s' (batch, tokens, heads, hidden, kv_heads, "
+                         "seq, dim, causal, dtype)", where, shown(word, klen, shown_text));
     struct axis_values *ax = &axes[a];
     if (ax->given)
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s' given twice", where, axis_names[a]);
@@ -200,11 +200,12 @@ static uint64_t mix64(uint64_t x)
 }
 
 /* Hashes exactly the fields attn_problem_equal() (problem.c) compares:
- * batch, heads, seq_len, head_dim, causal, dtype. Equal points must hash
- * alike, so a field added to the equality is added here too. */
+ * batch, heads, K/V heads, seq_len, head_dim, causal, dtype. Equal points
+ * must hash alike, so a field added to the equality is added here too. */
 static uint64_t point_hash(const struct attn_problem *p)
 {
     uint64_t h = mix64(((uint64_t)(uint32_t)p->batch << 32) | (uint32_t)p->heads);
+    h = mix64(h ^ (uint32_t)attn_kv_heads(p));
     h = mix64(h ^ (((uint64_t)(uint32_t)p->seq_len << 32) | (uint32_t)p->head_dim));
     return mix64(h ^ ((uint64_t)p->causal << 1 | (uint64_t)p->dtype));
 }
@@ -313,8 +314,8 @@ int grid_add_spec(struct grid *g, const char *spec, const char *where)
      * the spec's distinct points exactly. Refused before anything expands. */
     const struct axis_values *bax = axes[AX_BATCH].given ? &axes[AX_BATCH] : &axes[AX_TOKENS];
     const struct axis_values *hax = axes[AX_HEADS].given ? &axes[AX_HEADS] : &axes[AX_HIDDEN];
-    const int counts[] = {bax->n, hax->n, axes[AX_SEQ].n, axes[AX_DIM].n,
-                          axes[AX_CAUSAL].n, axes[AX_DTYPE].n};
+    const int counts[] = {bax->n, hax->n, axes[AX_KV].given ? axes[AX_KV].n : 1, axes[AX_SEQ].n,
+                          axes[AX_DIM].n, axes[AX_CAUSAL].n, axes[AX_DTYPE].n};
     size_t points = 1;
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
         points = mul_saturated(points, (size_t)counts[i]);
@@ -359,19 +360,24 @@ static int add_product(struct grid *g, const struct axis_values *axes, size_t po
     for (int ic = 0; ic < axes[AX_CAUSAL].n; ic++)
     for (int is = 0; is < axes[AX_SEQ].n; is++)
     for (int ib = 0; ib < bax->n; ib++)
-    for (int ih = 0; ih < hax->n; ih++) {
+    for (int ih = 0; ih < hax->n; ih++)
+    for (int ik = 0; ik < (axes[AX_KV].given ? axes[AX_KV].n : 1); ik++) {
         long seq = axes[AX_SEQ].v[is], dim = axes[AX_DIM].v[id];
         long batch = bax->v[ib], heads = hax->v[ih];
         if (axes[AX_TOKENS].given)
             ATTN_TRY(divide_exactly(batch, seq, "tokens", where, &batch));
         if (axes[AX_HIDDEN].given)
             ATTN_TRY(divide_exactly(heads, dim, "hidden", where, &heads));
+        const long kv = axes[AX_KV].given ? axes[AX_KV].v[ik] : heads;
+        if (heads % kv != 0)
+            return ATTN_FAIL(ATTN_ERR_INPUT, "%s: kv_heads=%ld does not divide heads=%ld (each K/V "
+                             "head serves heads/kv_heads query heads)", where, kv, heads);
         ATTN_TRY(check_elems(batch, heads, seq, dim, where));
         struct attn_problem p = {
             .batch = (int)batch, .heads = (int)heads, .seq_len = (int)seq,
             .head_dim = (int)dim, .causal = axes[AX_CAUSAL].v[ic] != 0,
             .dtype = (enum attn_dtype)axes[AX_DTYPE].v[it],
-            .scale = 1.0f / sqrtf((float)dim),
+            .scale = 1.0f / sqrtf((float)dim), .kv_heads = (int)kv,
         };
         ATTN_TRY(add_point(g, &p));
     }

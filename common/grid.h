@@ -2,7 +2,8 @@
  * specs. One spec line is a product of axes, e.g.
  *     tokens=16384 hidden=2048 seq=512..16384 dim=64,128 causal=0,1
  * keys: batch | tokens (batch = tokens/seq), heads | hidden (heads =
- * hidden/dim), seq, dim, causal (0/1), dtype (bf16/fp16). Values are comma
+ * hidden/dim), kv_heads (K/V heads, dividing heads; default heads; 1 is
+ * multi-query), seq, dim, causal (0/1), dtype (bf16/fp16). Values are comma
  * lists; a..b is the powers of two p with a <= p <= b (at least one). Grid
  * files hold one spec per line; '#' starts a comment. */
 #ifndef ATTN_GRID_H

@@ -31,9 +31,8 @@ int attn_dtype_parse(const char *name, enum attn_dtype *out)
  * can pass 2^64, and a wrapped count (2^64 is 0) would size buffers small.
  * The grid refuses such points (GRID_MAX_TENSOR_ELEMS); this guards any
  * other caller. A dimension below 1 makes no tensor. */
-size_t attn_tensor_elems(const struct attn_problem *p)
+static size_t elems_of(const int dims[4])
 {
-    const int dims[4] = {p->batch, p->heads, p->seq_len, p->head_dim};
     size_t n = 1;
     for (int i = 0; i < 4; i++) {
         if (dims[i] < 1) return 0;
@@ -41,6 +40,20 @@ size_t attn_tensor_elems(const struct attn_problem *p)
         n *= (size_t)dims[i];
     }
     return n;
+}
+
+size_t attn_tensor_elems(const struct attn_problem *p)
+{
+    const int dims[4] = {p->batch, p->heads, p->seq_len, p->head_dim};
+    return elems_of(dims);
+}
+
+int attn_kv_heads(const struct attn_problem *p) { return p->kv_heads ? p->kv_heads : p->heads; }
+
+size_t attn_kv_tensor_elems(const struct attn_problem *p)
+{
+    const int dims[4] = {p->batch, attn_kv_heads(p), p->seq_len, p->head_dim};
+    return elems_of(dims);
 }
 
 double attn_flops(const struct attn_problem *p)
@@ -53,7 +66,7 @@ double attn_flops(const struct attn_problem *p)
 double attn_bytes(const struct attn_problem *p)
 {
     /* in double from the dimensions, like attn_flops: no size_t product */
-    return 4.0 * (double)p->batch * p->heads * p->seq_len * p->head_dim *
+    return 2.0 * (double)p->batch * (p->heads + attn_kv_heads(p)) * p->seq_len * p->head_dim *
            (double)attn_dtype_bytes(p->dtype);
 }
 
@@ -75,14 +88,17 @@ double attn_gbps(const struct attn_problem *p, double ms)
 
 const char *attn_problem_label(const struct attn_problem *p, char *buf, size_t len)
 {
-    snprintf(buf, len, "B=%d H=%d S=%d D=%d %s%s%s", p->batch, p->heads, p->seq_len, p->head_dim,
-             p->causal ? "causal" : "full", p->dtype == ATTN_BF16 ? "" : " ",
+    char kv[24] = "";
+    if (attn_kv_heads(p) != p->heads) snprintf(kv, sizeof kv, " KV=%d", attn_kv_heads(p));
+    snprintf(buf, len, "B=%d H=%d%s S=%d D=%d %s%s%s", p->batch, p->heads, kv, p->seq_len,
+             p->head_dim, p->causal ? "causal" : "full", p->dtype == ATTN_BF16 ? "" : " ",
              p->dtype == ATTN_BF16 ? "" : attn_dtype_name(p->dtype));
     return buf;
 }
 
 bool attn_problem_equal(const struct attn_problem *a, const struct attn_problem *b)
 {
-    return a->batch == b->batch && a->heads == b->heads && a->seq_len == b->seq_len &&
+    return a->batch == b->batch && a->heads == b->heads && attn_kv_heads(a) == attn_kv_heads(b) &&
+           a->seq_len == b->seq_len &&
            a->head_dim == b->head_dim && a->causal == b->causal && a->dtype == b->dtype;
 }

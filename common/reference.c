@@ -73,6 +73,7 @@ int attn_reference_f64(const struct attn_problem *p, const uint16_t *q, const ui
 {
     const size_t S = (size_t)p->seq_len, D = (size_t)p->head_dim;
     const size_t heads = (size_t)p->batch * (size_t)p->heads;
+    const size_t group = (size_t)(p->heads / attn_kv_heads(p)); /* query heads per K/V head */
     double *scores = malloc(S * sizeof *scores);
     double *qrow = malloc(D * sizeof *qrow);
     if (!scores || !qrow) {
@@ -81,7 +82,8 @@ int attn_reference_f64(const struct attn_problem *p, const uint16_t *q, const ui
         return ATTN_FAIL(ATTN_ERR, "out of host memory for the reference");
     }
     for (size_t h = 0; h < heads; h++) {
-        const uint16_t *qh = q + h * S * D, *kh = k + h * S * D, *vh = v + h * S * D;
+        const size_t kvh = h / group; /* (b·heads + hq) / group = b·kv_heads + hq / group */
+        const uint16_t *qh = q + h * S * D, *kh = k + kvh * S * D, *vh = v + kvh * S * D;
         double *oh = o + h * S * D;
         for (size_t i = 0; i < S; i++) {
             size_t keys = p->causal ? i + 1 : S;

@@ -15,7 +15,8 @@ float attn_half_to_float(uint16_t bits, enum attn_dtype);
 uint16_t attn_float_to_half(float, enum attn_dtype);
 
 /* O = softmax(scale · Q·Kᵀ [+ causal mask]) · V in float64, from 16-bit
- * inputs laid out as in attn.h. o has attn_tensor_elems(p) doubles. */
+ * inputs laid out as in attn.h (query head h reads K/V head h / (heads /
+ * kv_heads)). o has attn_tensor_elems(p) doubles. */
 int attn_reference_f64(const struct attn_problem *p, const uint16_t *q, const uint16_t *k,
                        const uint16_t *v, double *o);
 

@@ -87,6 +87,7 @@ static void key_cells(struct cells *c, const struct result_row *r)
     c->text[COL_DTYPE] = attn_dtype_name(p->dtype);
     set_int(c, COL_BATCH, p->batch);
     set_int(c, COL_HEADS, p->heads);
+    set_int(c, COL_KV_HEADS, attn_kv_heads(p));
     set_int(c, COL_SEQ, p->seq_len);
     set_int(c, COL_DIM, p->head_dim);
     set_int(c, COL_CAUSAL, p->causal);

@@ -54,7 +54,7 @@ void results_header(struct csv_line *);
 int results_format(const struct result_row *, struct csv_line *);
 
 /* The samples file beside a run's CSV (RUN_ID.samples.csv), long format:
- * the eight key columns, then `sample` (0, 1, ...) and `ms` (per call). */
+ * the nine key columns, then `sample` (0, 1, ...) and `ms` (per call). */
 void results_samples_header(struct csv_line *);
 /* Appends a timed row's samples with one write(2): all of them or none. */
 int results_samples_append(int fd, const struct result_row *);

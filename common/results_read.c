@@ -85,6 +85,13 @@ static int parse_key(const char *path, int line, char **f, const int *idx, struc
                              ints[i] == COL_CAUSAL ? "0 or 1" : "a positive integer");
         *dst[i] = (int)v;
     }
+    k->kv_heads = k->heads; /* a file from before the column, or the field left empty */
+    if (idx[COL_KV_HEADS] >= 0 && *f[idx[COL_KV_HEADS]]) {
+        if (parse_int(f[idx[COL_KV_HEADS]], 1, 1L << 30, &v) || k->heads % v != 0)
+            return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: kv_heads '%s' is not a positive divisor of "
+                             "heads %d", path, line, f[idx[COL_KV_HEADS]], k->heads);
+        k->kv_heads = (int)v;
+    }
     ATTN_TRY(copy_checked(k->variant, sizeof k->variant, f[idx[COL_VARIANT]], path, line, "variant"));
     ATTN_TRY(copy_checked(k->dtype, sizeof k->dtype, f[idx[COL_DTYPE]], path, line, "dtype"));
     ATTN_TRY(copy_checked(k->mode, sizeof k->mode, f[idx[COL_MODE]], path, line, "mode"));
@@ -182,9 +189,10 @@ static uint64_t key_hash(const struct result_key *k)
         }
     struct attn_problem p;
     result_key_problem(k, &p);
-    const unsigned nums[6] = {(unsigned)p.batch, (unsigned)p.heads, (unsigned)p.seq_len,
-                              (unsigned)p.head_dim, (unsigned)p.causal, (unsigned)p.dtype};
-    for (int i = 0; i < 6; i++) h = (h ^ nums[i]) * 1099511628211ull;
+    const unsigned nums[7] = {(unsigned)p.batch, (unsigned)p.heads, (unsigned)attn_kv_heads(&p),
+                              (unsigned)p.seq_len, (unsigned)p.head_dim, (unsigned)p.causal,
+                              (unsigned)p.dtype};
+    for (int i = 0; i < 7; i++) h = (h ^ nums[i]) * 1099511628211ull;
     return h;
 }
 
@@ -343,8 +351,10 @@ static int read_samples(FILE *f, const char *path, struct result_set *out,
             at[S_NAMES - 2] = S_SAMPLE;
             names[S_NAMES - 1] = SAMPLES_MS_COLUMN;
             at[S_NAMES - 1] = S_MS;
-            for (int c = 0; c < S_NAMES; c++) all[c] = c;
-            ATTN_TRY(read_header(path, lineno, fields, n, S_NAMES, names, all, S_NAMES, found));
+            int nall = 0; /* kv_heads may be missing: a file from before it */
+            for (int c = 0; c < S_NAMES; c++)
+                if (at[c] != COL_KV_HEADS) all[nall++] = c;
+            ATTN_TRY(read_header(path, lineno, fields, n, S_NAMES, names, all, nall, found));
             for (int c = 0; c < S_COUNT; c++) idx[c] = -1;
             for (int c = 0; c < S_NAMES; c++) idx[at[c]] = found[c];
             nheader = n;
@@ -451,7 +461,7 @@ void result_key_problem(const struct result_key *k, struct attn_problem *p)
 {
     *p = (struct attn_problem){.batch = k->batch, .heads = k->heads, .seq_len = k->seq_len,
                                .head_dim = k->head_dim, .causal = k->causal != 0,
-                               .dtype = ATTN_BF16};
+                               .dtype = ATTN_BF16, .kv_heads = k->kv_heads};
     enum attn_dtype dt;
     if (attn_dtype_parse(k->dtype, &dt) == ATTN_OK) p->dtype = dt;
 }
@@ -466,6 +476,7 @@ void result_key_of(const char *variant, const struct attn_problem *p, enum attn_
     snprintf(k->mode, sizeof k->mode, "%s", timing_mode_names[mode]);
     k->batch = p->batch;
     k->heads = p->heads;
+    k->kv_heads = attn_kv_heads(p);
     k->seq_len = p->seq_len;
     k->head_dim = p->head_dim;
     k->causal = p->causal;

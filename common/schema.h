@@ -17,6 +17,7 @@ extern "C" {
 #define RESULT_COLUMNS(X)                                                            \
     X(RUN_ID, "run_id") X(TIMESTAMP, "timestamp") X(GIT_REV, "git_rev") X(GPU, "gpu") \
     X(VARIANT, "variant") X(DTYPE, "dtype") X(BATCH, "batch") X(HEADS, "heads")       \
+    X(KV_HEADS, "kv_heads")                                                          \
     X(SEQ, "seq_len") X(DIM, "head_dim") X(CAUSAL, "causal") X(MODE, "mode")          \
     X(STATUS, "status") X(REASON, "reason")                                          \
     X(SAMPLES, "samples") X(MS, "ms_median") X(MS_MIN, "ms_min") X(MS_P10, "ms_p10")  \
@@ -42,7 +43,9 @@ enum result_column {
 extern const char *const result_column_names[COL_COUNT];
 
 /* The row key: the columns from RESULT_KEY_FIRST to RESULT_KEY_LAST (variant,
- * dtype, batch, heads, seq_len, head_dim, causal, mode), unique within a run;
+ * dtype, batch, heads, kv_heads, seq_len, head_dim, causal, mode), unique
+ * within a run (a file without kv_heads, written before it, reads as
+ * kv_heads = heads);
  * the samples file starts its lines with them (results.h). */
 #define RESULT_KEY_FIRST COL_VARIANT
 #define RESULT_KEY_LAST COL_MODE

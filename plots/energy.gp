@@ -1,8 +1,8 @@
 # energy.gp — energy efficiency vs sequence length: TFLOP per joule (the
 # row's TFLOP/s over its average board power, NVML, over its timed window),
-# linear from 0, one panel per head_dim × causal, one line per variant. A
-# run without power readings (no NVML, or a run older than the power
-# columns) says so and draws nothing.
+# linear from 0, one panel per head_dim × causal (or model shape), one
+# line per variant. A run without power readings (no NVML, or a run older
+# than the power columns) says so and draws nothing.
 #   gnuplot -c plots/energy.gp DATADIR OUTFILE [png|svg]
 load ARG1."/meta.gp"
 if (!have_energy) { print "energy.gp: no power recorded in this run: nothing to draw"; exit }

@@ -1,12 +1,12 @@
 # headline.gp — each fused kernel's speed relative to the vendor kernel:
 # cudnn_sdpa ms / variant ms (> 1: faster than cuDNN), one panel per
-# head_dim × causal, one y range for all panels fitted to the data, the
-# parity line at 1, each point's value written above it (at or over 1) or
-# below it (under 1), away from the parity line; PyTorch peers (torch_*)
-# dashed, without values. Variants more than 2× slower than cudnn_sdpa
-# everywhere (the eager naive and inplace, and their PyTorch peers) are left
-# out, and the subtitle says so: they would crush an axis that has to show
-# a few percent.
+# head_dim × causal (or model shape), one y range for all panels fitted
+# to the data, the parity line at 1, each point's value written above it
+# (at or over 1) or below it (under 1), away from the parity line; PyTorch
+# peers (torch_*) dashed, without values. Variants more than 2× slower than
+# cudnn_sdpa everywhere (the eager naive and inplace, and their PyTorch
+# peers) are left out, and the subtitle says so: they would crush an axis
+# that has to show a few percent.
 #   gnuplot -c plots/headline.gp DATADIR OUTFILE [png|svg]
 load ARG1."/meta.gp"
 if (!have_cudnn) { print "headline.gp: no cudnn_sdpa rows in this run: nothing to draw"; exit }
@@ -16,6 +16,7 @@ fig_subtitle = sprintf("%s · run %s", grid_note, run_id) . (headline_note eq ""
 call "plots/style.gp" (ARG3 eq "" ? "png" : ARG3) ARG2 sprintf("%d", npanels) "1"
 set yrange [headline_ymin:headline_ymax]
 set y2range [headline_ymin:headline_ymax]
+empty_ymin = headline_ymin; empty_ymax = headline_ymax
 set ytics nomirror format "%.2f"
 set y2tics ("= cudnn_sdpa" 1) tc rgb "#333333" font ",10" offset -0.6, 0
 set ylabel "cudnn_sdpa time / variant time  (> 1: faster)"

@@ -1,5 +1,6 @@
 # latency.gp — latency vs sequence length, log-log, one panel per
-# head_dim × causal, one line per variant; gaps where a row was not ok.
+# head_dim × causal (or model shape), one line per variant; gaps where a
+# row was not ok.
 #   gnuplot -c plots/latency.gp DATADIR OUTFILE [png|svg]
 load ARG1."/meta.gp"
 fig_title = sprintf("Attention forward latency — %s", gpu_name)

@@ -15,6 +15,7 @@ top = mem_max > 0 ? mem_max / mem_per_unit : 1
 step = 10 ** floor(log10(top / 4.0))
 step = top / step > 20 ? 5 * step : top / step > 8 ? 2 * step : step
 set yrange [-0.04 * top:1.06 * top]
+empty_ymin = -0.04 * top; empty_ymax = 1.06 * top
 set ytics 0, step format "%g"
 set ylabel sprintf("extra device memory (%s)", mem_unit)
 set multiplot

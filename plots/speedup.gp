@@ -1,6 +1,7 @@
 # speedup.gp — speedup of each variant over naive at the same point
-# (naive ms / variant ms), one panel per head_dim × causal; naive is the
-# line at 1. (Speed relative to cudnn_sdpa is headline.gp.)
+# (naive ms / variant ms), one panel per head_dim × causal (or model
+# shape); naive is the line at 1. (Speed relative to cudnn_sdpa is
+# headline.gp.)
 #   gnuplot -c plots/speedup.gp DATADIR OUTFILE [png|svg]
 load ARG1."/meta.gp"
 if (ARGC >= 4 && ARG4 ne "naive") { print sprintf("speedup.gp: over %s is not drawn here: headline.gp draws the fused kernels against cudnn_sdpa", ARG4); exit }

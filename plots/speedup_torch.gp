@@ -1,9 +1,9 @@
 # speedup_torch.gp — each of our variants against PyTorch: the fastest
 # PyTorch peer's (torch_*) ms at the same point and mode over the variant's
 # ms (> 1: ours is faster than anything PyTorch ran there), one panel per
-# head_dim × causal, linear from 0 with the parity line at 1; the subtitle
-# names the peer that was the fastest, and at how many points. A run without
-# peer rows beside ours says so and draws nothing.
+# head_dim × causal (or model shape), linear from 0 with the parity line
+# at 1; the subtitle names the peer that was the fastest, and at how many
+# points. A run without peer rows beside ours says so and draws nothing.
 #   gnuplot -c plots/speedup_torch.gp DATADIR OUTFILE [png|svg]
 load ARG1."/meta.gp"
 if (!have_torch) { print "speedup_torch.gp: no PyTorch peer (torch_*) rows beside ours in this run: nothing to draw"; exit }
@@ -12,6 +12,7 @@ fig_subtitle = sprintf("%s · run %s · %s", grid_note, run_id, torch_note)
 call "plots/style.gp" (ARG3 eq "" ? "png" : ARG3) ARG2 sprintf("%d", npanels) "1"
 set yrange [0:torch_ymax]
 set y2range [0:torch_ymax]
+empty_ymin = 0; empty_ymax = torch_ymax
 set ytics nomirror format "%.1f"
 set y2tics ("= best peer" 1) tc rgb "#333333" font ",10" offset -0.6, 0
 set ylabel "best PyTorch peer time / variant time  (> 1: faster)"

@@ -1,7 +1,9 @@
 # style.gp — the look and the page every attnbench figure shares.
 #   call "plots/style.gp" FORMAT OUTFILE NPANELS [Y2]
 # FORMAT png or svg; OUTFILE the file to write; NPANELS the panels (two per
-# row); Y2 1 when the panels carry a second y axis (room on the right).
+# row, as many rows as they need: a run of model shapes has five or more,
+# and the figure grows in height, each panel keeping its size); Y2 1 when
+# the panels carry a second y axis (room on the right).
 # Before the call a script sets fig_title and fig_subtitle. The panels are
 # drawn with no key; the figure's ONE legend is a strip under the title and
 # subtitle, across the whole width, drawn last from NaN functions (gnuplot
@@ -101,6 +103,11 @@ set xlabel "sequence length S (tokens)" offset 0, 0.3
 if (exists("seq_min") && seq_min > 0) { set xrange [seq_min * 2 ** -0.4 : seq_max * 2 ** 0.4] }
 
 # a panel with no value to draw: its frame and a note (gnuplot refuses a
-# plot without a single point)
+# plot without a single point), on the y range of the figure's other panels
+# where the script fixes one (empty_ymin, empty_ymax: set them after this
+# call), else from 1 to 10; a model-shape run (the llm grid) has such
+# panels wherever a kernel skips grouped heads
+empty_ymin = 1
+empty_ymax = 10
 empty_panel = "set label 201 'no ok row in this panel' at graph 0.5, 0.5 center tc rgb '#777777'; " . \
-    "plot [] [1:10] NaN notitle; unset label 201"
+    "plot [] [empty_ymin:empty_ymax] NaN notitle; unset label 201"

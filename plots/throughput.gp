@@ -1,8 +1,9 @@
 # throughput.gp — throughput vs sequence length as % of the run's measured
 # bf16 GEMM peak (attnbench --peak: an 8192³ cuBLAS GEMM), linear from 0 to
 # 100%, TFLOP/s on the right axis at the same tics; one panel per head_dim ×
-# causal. FLOPs: 4·B·H·S²·D, halved when causal, for every variant. A run
-# without --peak has no peak: TFLOP/s on a linear axis from 0 instead.
+# causal (per model shape in a run of several: plots/README.md). FLOPs:
+# 4·B·H·S²·D, halved when causal, for every variant. A run without --peak
+# has no peak: TFLOP/s on a linear axis from 0 instead.
 #   gnuplot -c plots/throughput.gp DATADIR OUTFILE [png|svg]
 load ARG1."/meta.gp"
 have_peak = peak_tflops == peak_tflops && peak_tflops > 0
@@ -14,6 +15,7 @@ if (have_peak) {
     # 0–100%, further only if a variant beat the GEMM peak
     top = tflops_max == tflops_max && tflops_max > peak_tflops ? 10 * ceil(tflops_max / peak_tflops * 10) : 100
     set yrange [0:top]
+    empty_ymin = 0; empty_ymax = top
     set ytics 0, 20 nomirror format "%g%%"
     set y2range [0:top * peak_tflops / 100]
     set y2tics 0, peak_tflops / 5 format "%.0f"

@@ -371,6 +371,38 @@ START_TEST(test_reference_large_scores_stable)
 END_TEST
 
 /* B·H = 3 heads: each head's output is what that head alone gives. */
+/* Grouped K/V heads: the reference with 2 batches × 6 query heads over 2 K/V
+ * heads equals the reference with every head's K and V written out (query
+ * head h of a batch reads K/V head h / 3 of that batch). */
+START_TEST(test_reference_grouped_heads_read_their_group)
+{
+    enum { B = 2, H = 6, KV = 2, G = H / KV, S = 4, D = 2 };
+    enum { NQ = B * H * S * D, NKV = B * KV * S * D };
+    struct attn_problem gqa = problem(B, H, S, D, false), mha = gqa;
+    gqa.kv_heads = KV;
+    float qf[NQ], kf[NKV], vf[NKV];
+    for (int i = 0; i < NQ; i++) qf[i] = (float)((i * 7) % 5) - 2;
+    for (int i = 0; i < NKV; i++) {
+        kf[i] = (float)((i * 3) % 7) * 0.5f - 1;
+        vf[i] = (float)i - 9;
+    }
+    uint16_t q[NQ], k[NKV], v[NKV], k_full[NQ], v_full[NQ];
+    to_bf16(qf, q, NQ);
+    to_bf16(kf, k, NKV);
+    to_bf16(vf, v, NKV);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < S * D; i++) {
+                k_full[((b * H + h) * S * D) + i] = k[((b * KV + h / G) * S * D) + i];
+                v_full[((b * H + h) * S * D) + i] = v[((b * KV + h / G) * S * D) + i];
+            }
+    double o_gqa[NQ], o_mha[NQ];
+    ck_assert_int_eq(attn_reference_f64(&gqa, q, k, v, o_gqa), ATTN_OK);
+    ck_assert_int_eq(attn_reference_f64(&mha, q, k_full, v_full, o_mha), ATTN_OK);
+    for (int i = 0; i < NQ; i++) ck_assert_double_eq(o_gqa[i], o_mha[i]);
+}
+END_TEST
+
 START_TEST(test_reference_heads_independent)
 {
     enum { HEADS = 3, S = 3, D = 2, N = HEADS * S * D };
@@ -604,15 +636,18 @@ START_TEST(test_problem_equal_every_field)
     same.scale = 0.5f;
     ck_assert(attn_problem_equal(&base, &base));
     ck_assert(attn_problem_equal(&base, &same));
-    struct attn_problem changed[6];
-    for (int i = 0; i < 6; i++) changed[i] = base;
+    same.kv_heads = base.heads; /* 0 and heads are the same: every head its own K and V */
+    ck_assert(attn_problem_equal(&base, &same));
+    struct attn_problem changed[7];
+    for (int i = 0; i < 7; i++) changed[i] = base;
     changed[0].batch = 3;
     changed[1].heads = 8;
     changed[2].seq_len = 2048;
     changed[3].head_dim = 128;
     changed[4].causal = false;
     changed[5].dtype = ATTN_FP16;
-    for (int i = 0; i < 6; i++) {
+    changed[6].kv_heads = 4;
+    for (int i = 0; i < 7; i++) {
         ck_assert_msg(!attn_problem_equal(&base, &changed[i]), "field %d changed, still equal", i);
         ck_assert_msg(!attn_problem_equal(&changed[i], &base), "field %d changed, still equal", i);
     }
@@ -752,6 +787,83 @@ START_TEST(test_grid_tokens_and_hidden)
     }
     ck_assert(seen[0][0] && seen[0][1] && seen[1][0] && seen[1][1]);
     grid_free(&g);
+}
+END_TEST
+
+/* Grouped K/V heads (kv_heads=): points per value, the default, the counts. */
+START_TEST(test_grid_kv_heads)
+{
+    struct grid g = {0};
+    ck_assert_int_eq(grid_add_spec(&g, "batch=1 heads=32 kv_heads=8,1,32 seq=2048 dim=128", "t"), ATTN_OK);
+    ck_assert_uint_eq(g.count, 3);
+    const int want[3] = {8, 1, 32};
+    for (int i = 0; i < 3; i++) ck_assert_int_eq(attn_kv_heads(&g.points[i]), want[i]);
+    /* the FLOPs are the heads'; K and V are read at kv_heads */
+    const struct attn_problem *gqa = &g.points[0], *mha = &g.points[2];
+    ck_assert(attn_flops(gqa) == attn_flops(mha));
+    ck_assert(attn_bytes(mha) == 4.0 * 32 * 2048 * 128 * 2);
+    ck_assert(attn_bytes(gqa) == 2.0 * (32 + 8) * 2048 * 128 * 2);
+    ck_assert_uint_eq(attn_kv_tensor_elems(gqa), (size_t)8 * 2048 * 128);
+    ck_assert_uint_eq(attn_tensor_elems(gqa), (size_t)32 * 2048 * 128);
+    char label[96];
+    ck_assert_str_eq(attn_problem_label(gqa, label, sizeof label), "B=1 H=32 KV=8 S=2048 D=128 full");
+    ck_assert_str_eq(attn_problem_label(mha, label, sizeof label), "B=1 H=32 S=2048 D=128 full");
+    /* no kv_heads: every head its own K and V; the same point as kv_heads=heads */
+    ck_assert_int_eq(grid_add_spec(&g, "batch=1 heads=32 seq=2048 dim=128", "t"), ATTN_OK);
+    ck_assert_uint_eq(g.count, 3);
+    /* with hidden=, kv_heads divides the derived heads */
+    ck_assert_int_eq(grid_add_spec(&g, "batch=1 hidden=4096 kv_heads=8 seq=2048 dim=128", "t"), ATTN_OK);
+    ck_assert_uint_eq(g.count, 3); /* hidden 4096 / dim 128 = 32 heads: the first point again */
+    grid_free(&g);
+}
+END_TEST
+
+START_TEST(test_grid_kv_heads_refused)
+{
+    struct grid g = {0};
+    ck_assert_int_eq(grid_add_spec(&g, "batch=1 heads=32 kv_heads=8,5 seq=64 dim=64", "llm.grid:7"),
+                     ATTN_ERR_INPUT);
+    ck_assert_message_has("llm.grid:7");
+    ck_assert_message_has("kv_heads=5 does not divide heads=32");
+    ck_assert_uint_eq(g.count, 0); /* all or nothing */
+    ck_assert_int_eq(grid_add_spec(&g, "batch=1 heads=32 kv_heads=0 seq=64 dim=64", "t"), ATTN_ERR_INPUT);
+    ck_assert_int_eq(grid_add_spec(&g, "batch=1 heads=32 kv_heads=x seq=64 dim=64", "t"), ATTN_ERR_INPUT);
+    grid_free(&g);
+}
+END_TEST
+
+/* kv_heads in a results file: read when there, = heads when the file
+ * predates it; two points apart only in kv_heads are two rows. */
+START_TEST(test_results_kv_heads_column)
+{
+    char path[32];
+    write_temp(path, "variant,dtype,batch,heads,kv_heads,seq_len,head_dim,causal,mode,status,ms_median,noise_rel\n"
+                     "naive,bf16,1,32,8,2048,128,1,cold,ok,1.0,0.01\n"
+                     "naive,bf16,1,32,32,2048,128,1,cold,ok,1.1,0.01\n"
+                     "naive,bf16,1,16,,2048,128,1,cold,ok,1.2,0.01\n");
+    struct result_set set;
+    ck_assert_int_eq(results_read(path, &set), ATTN_OK);
+    unlink(path);
+    ck_assert_uint_eq(set.count, 3);
+    ck_assert_int_eq(set.rows[0].key.kv_heads, 8);
+    ck_assert_int_eq(set.rows[2].key.kv_heads, 16); /* left empty: = heads */
+    ck_assert_ptr_eq(results_find(&set, &set.rows[1].key), &set.rows[1]);
+    results_free(&set);
+    write_temp(path, "variant,dtype,batch,heads,seq_len,head_dim,causal,mode,status,ms_median,noise_rel\n"
+                     "naive,bf16,1,32,2048,128,1,cold,ok,1.0,0.01\n");
+    ck_assert_int_eq(results_read(path, &set), ATTN_OK);
+    unlink(path);
+    ck_assert_int_eq(set.rows[0].key.kv_heads, 32);
+    struct attn_problem p = {.batch = 1, .heads = 32, .seq_len = 2048, .head_dim = 128, .causal = true};
+    struct result_key k;
+    result_key_of("naive", &p, MODE_COLD, &k); /* kv_heads 0: = heads */
+    ck_assert_ptr_eq(results_find(&set, &k), &set.rows[0]);
+    results_free(&set);
+    write_temp(path, "variant,dtype,batch,heads,kv_heads,seq_len,head_dim,causal,mode,status,ms_median,noise_rel\n"
+                     "naive,bf16,1,32,5,2048,128,1,cold,ok,1.0,0.01\n");
+    ck_assert_int_eq(results_read(path, &set), ATTN_ERR_INPUT);
+    ck_assert_message_has(":2: kv_heads '5' is not a positive divisor of heads 32");
+    unlink(path);
 }
 END_TEST
 
@@ -2207,6 +2319,7 @@ static Suite *numerics_suite(void)
     tcase_add_test(tc, test_reference_uniform_keys_average_v);
     tcase_add_test(tc, test_reference_large_scores_stable);
     tcase_add_test(tc, test_reference_heads_independent);
+    tcase_add_test(tc, test_reference_grouped_heads_read_their_group);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("compare");
@@ -2250,6 +2363,9 @@ static Suite *grid_suite(void)
     tcase_add_test(tc, test_grid_lists_and_defaults);
     tcase_add_test(tc, test_grid_range_powers_of_two);
     tcase_add_test(tc, test_grid_tokens_and_hidden);
+    tcase_add_test(tc, test_grid_kv_heads);
+    tcase_add_test(tc, test_grid_kv_heads_refused);
+    tcase_add_test(tc, test_results_kv_heads_column);
     tcase_add_test(tc, test_grid_causal_dtype_whitespace);
     tcase_add_test(tc, test_grid_duplicates_dropped);
     tcase_add_test(tc, test_grid_failed_spec_adds_nothing);

@@ -33,7 +33,7 @@ static cudaStream_t stream;
 
 /* ------------------------------------------------------------ the shapes */
 
-struct shape { int batch, heads, seq, dim; bool causal; enum attn_dtype dtype; };
+struct shape { int batch, heads, seq, dim; bool causal; enum attn_dtype dtype; int kv_heads; };
 
 static const int odd_seqs[] = {1, 17, 1000};
 static const int odd_bh[][2] = {{1, 1}, {3, 1}}; /* B·H = 1 and 3 */
@@ -53,14 +53,14 @@ static struct attn_problem problem_of(struct shape s)
 {
     return (struct attn_problem){.batch = s.batch, .heads = s.heads, .seq_len = s.seq,
                                  .head_dim = s.dim, .causal = s.causal, .dtype = s.dtype,
-                                 .scale = 1.0f / sqrtf((float)s.dim)};
+                                 .scale = 1.0f / sqrtf((float)s.dim), .kv_heads = s.kv_heads};
 }
 
 /* ------------------------------------------------- inputs and reference */
 
 struct case_data {
     struct attn_problem p;
-    size_t n, bytes;
+    size_t n, bytes, nkv, kv_bytes; /* Q and O; K and V */
     void *q, *k, *v, *o;
     uint16_t *hq, *hk, *hv, *hout;
     double *ref;
@@ -88,23 +88,25 @@ static void case_open_ref(struct case_data *c, struct shape s, uint64_t seed, bo
     c->p = problem_of(s);
     c->n = attn_tensor_elems(&c->p);
     c->bytes = c->n * attn_dtype_bytes(s.dtype);
+    c->nkv = attn_kv_tensor_elems(&c->p);
+    c->kv_bytes = c->nkv * attn_dtype_bytes(s.dtype);
     ck_assert_int_eq(cudaMalloc(&c->q, c->bytes), cudaSuccess);
-    ck_assert_int_eq(cudaMalloc(&c->k, c->bytes), cudaSuccess);
-    ck_assert_int_eq(cudaMalloc(&c->v, c->bytes), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&c->k, c->kv_bytes), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&c->v, c->kv_bytes), cudaSuccess);
     ck_assert_int_eq(cudaMalloc(&c->o, c->bytes), cudaSuccess);
     ck_assert_int_eq(gpu_fill_random(c->q, c->n, s.dtype, seed, stream), ATTN_OK);
-    ck_assert_int_eq(gpu_fill_random(c->k, c->n, s.dtype, seed + 1, stream), ATTN_OK);
-    ck_assert_int_eq(gpu_fill_random(c->v, c->n, s.dtype, seed + 2, stream), ATTN_OK);
+    ck_assert_int_eq(gpu_fill_random(c->k, c->nkv, s.dtype, seed + 1, stream), ATTN_OK);
+    ck_assert_int_eq(gpu_fill_random(c->v, c->nkv, s.dtype, seed + 2, stream), ATTN_OK);
     c->hq = malloc(c->bytes);
-    c->hk = malloc(c->bytes);
-    c->hv = malloc(c->bytes);
+    c->hk = malloc(c->kv_bytes);
+    c->hv = malloc(c->kv_bytes);
     c->hout = malloc(c->bytes);
     c->ref = malloc(c->n * sizeof *c->ref);
     ck_assert(c->hq && c->hk && c->hv && c->hout && c->ref);
     ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
     ck_assert_int_eq(cudaMemcpy(c->hq, c->q, c->bytes, cudaMemcpyDeviceToHost), cudaSuccess);
-    ck_assert_int_eq(cudaMemcpy(c->hk, c->k, c->bytes, cudaMemcpyDeviceToHost), cudaSuccess);
-    ck_assert_int_eq(cudaMemcpy(c->hv, c->v, c->bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(c->hk, c->k, c->kv_bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(c->hv, c->v, c->kv_bytes, cudaMemcpyDeviceToHost), cudaSuccess);
     if (gpu_ref) gpu_reference_host(c, c->ref);
     else ck_assert_int_eq(attn_reference_f64(&c->p, c->hq, c->hk, c->hv, c->ref), ATTN_OK);
 }
@@ -134,8 +136,8 @@ static uint64_t fresh_seed(void) { return (uint64_t)time(NULL) * 2654435761u + (
 static void check_variant_on(const struct attn_variant *v, struct case_data *c, bool graph)
 {
     char label[160];
-    snprintf(label, sizeof label, "%s B=%d H=%d S=%d D=%d %s %s%s", v->name, c->p.batch,
-             c->p.heads, c->p.seq_len, c->p.head_dim, c->p.causal ? "causal" : "full",
+    snprintf(label, sizeof label, "%s B=%d H=%d KV=%d S=%d D=%d %s %s%s", v->name, c->p.batch,
+             c->p.heads, attn_kv_heads(&c->p), c->p.seq_len, c->p.head_dim, c->p.causal ? "causal" : "full",
              attn_dtype_name(c->p.dtype), graph ? " (graph)" : "");
     const char *why = v->supports(&c->p, &dev);
     if (why) {
@@ -218,10 +220,37 @@ START_TEST(test_variants_in_graph_match_reference)
 }
 END_TEST
 
+/* The shapes models use: grouped K/V heads (kv_heads = 1, a proper divisor,
+ * = heads), head_dim 96, 192 and 256, and batch·heads past 65,535 (the
+ * last, against the float32 GPU reference). A variant that does not run a
+ * shape says so (supports) and is skipped; none may be wrong. */
+static const struct shape modern_shapes[] = {
+    {.batch = 2, .heads = 6, .kv_heads = 1, .seq = 77, .dim = 64, .causal = true},
+    {.batch = 1, .heads = 6, .kv_heads = 2, .seq = 130, .dim = 128, .causal = false},
+    {.batch = 2, .heads = 4, .kv_heads = 4, .seq = 33, .dim = 64, .causal = true},
+    {.batch = 1, .heads = 2, .seq = 65, .dim = 96, .causal = true},
+    {.batch = 1, .heads = 2, .seq = 65, .dim = 192, .causal = false},
+    {.batch = 1, .heads = 2, .seq = 100, .dim = 256, .causal = true},
+    {.batch = 70000, .heads = 1, .seq = 16, .dim = 64, .causal = true},
+};
+#define N_MODERN ((int)(sizeof modern_shapes / sizeof modern_shapes[0]))
+#define N_MODERN_CPU_REF (N_MODERN - 1) /* the last is too large for the float64 CPU reference */
+
+START_TEST(test_variants_on_modern_shapes_match_reference)
+{
+    struct case_data c;
+    case_open_ref(&c, modern_shapes[_i], fresh_seed(), _i >= N_MODERN_CPU_REF);
+    for (size_t i = 0; i < registry_count(); i++) check_variant_on(registry_get(i), &c, false);
+    case_close(&c);
+}
+END_TEST
+
+/* The float32 GPU reference against the float64 CPU one on the odd shapes,
+ * then on the grouped-head and wide-head shapes (_i past N_ODD). */
 START_TEST(test_gpu_reference_matches_cpu)
 {
     struct case_data c;
-    case_open(&c, odd_shape(_i, ATTN_BF16), fresh_seed());
+    case_open(&c, _i < N_ODD ? odd_shape(_i, ATTN_BF16) : modern_shapes[_i - N_ODD], fresh_seed());
     double *gpu = malloc(c.n * sizeof *gpu);
     ck_assert(gpu);
     gpu_reference_host(&c, gpu);
@@ -710,6 +739,7 @@ static Suite *gpu_suite(void)
     tcase_add_loop_test(t, test_variants_match_reference, 0, 2 * N_ODD);
     tcase_add_loop_test(t, test_variants_in_graph_match_reference, 0, N_ODD);
     tcase_add_loop_test(t, test_variants_long_rows_match_reference, 0, N_LONG);
+    tcase_add_loop_test(t, test_variants_on_modern_shapes_match_reference, 0, N_MODERN);
     suite_add_tcase(s, t);
     t = tcase_create("hopper_configs");
     tcase_set_timeout(t, 600);
@@ -717,7 +747,7 @@ static Suite *gpu_suite(void)
     suite_add_tcase(s, t);
     t = tcase_create("helpers");
     tcase_set_timeout(t, 120);
-    tcase_add_loop_test(t, test_gpu_reference_matches_cpu, 0, N_ODD);
+    tcase_add_loop_test(t, test_gpu_reference_matches_cpu, 0, N_ODD + N_MODERN_CPU_REF);
     tcase_add_test(t, test_poison_is_nan);
     tcase_add_test(t, test_random_inputs_are_fresh_and_nonzero);
     tcase_add_loop_test(t, test_naive_has_one_more_d2d_copy_than_inplace, 0, 2);
@@ -742,7 +772,8 @@ static Suite *gpu_suite(void)
 }
 
 /* Tests in gpu_suite(), for the skipped count: keep in step with it. */
-#define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_LONG + N_ODD + 2 + 2 + 1 + N_CUDNN_TESTS + 4 + 2 + N_HOPPER_TESTS)
+#define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_LONG + N_MODERN + N_ODD + N_MODERN_CPU_REF + 2 + 2 + 1 + \
+                        N_CUDNN_TESTS + 4 + 2 + N_HOPPER_TESTS)
 
 int main(void)
 {

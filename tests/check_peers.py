@@ -91,9 +91,9 @@ class Compare(unittest.TestCase):
 class Schema(unittest.TestCase):
     def test_key_columns(self):
         cols = attnpeer.columns()
-        key = ["variant", "dtype", "batch", "heads", "seq_len", "head_dim", "causal", "mode"]
+        key = ["variant", "dtype", "batch", "heads", "kv_heads", "seq_len", "head_dim", "causal", "mode"]
         start = cols.index("variant")
-        self.assertEqual(cols[start:start + 8], key)
+        self.assertEqual(cols[start:start + len(key)], key)
         for c in ("status", "ms_median", "samples", "noise_rel", "tflops", "kernels_per_call", "shard"):
             self.assertIn(c, cols)
 

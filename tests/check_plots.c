@@ -4,13 +4,16 @@
  * variant only, a run of the fused kernels with cudnn_sdpa and its .env
  * (peak) against a baseline with a throttled and a slower row, a run with
  * power readings, an H200 run of ours beside the seven PyTorch peers and
- * its peer rows alone, one whose gpu field, variant name and .env hold
+ * its peer rows alone, a run of the llm grid's model shapes (llm.csv,
+ * grouped K/V heads; hand-written numbers, not a measurement), one whose gpu field, variant name and .env hold
  * gnuplot code, and a malformed file), build/report and every plots/
  * script must produce PNG files with the PNG signature and SVG files that
  * parse as XML (xmllint) — or, where the run lacks what a figure needs
  * (cudnn_sdpa, naive, a baseline, power, PyTorch peers beside ours), say
  * so and exit 0 without a file —, the report page must parse as HTML, the
- * peers must be drawn dashed and marked on the page, nothing
+ * peers must be drawn dashed and marked on the page, a run of several
+ * model shapes must get a panel per shape (titles, files, the page's
+ * tables) while the default grid keeps its head_dim × causal panels, nothing
  * in a results file may run when gnuplot loads the data, and the malformed
  * CSV must give exit 2 and a message naming file:line. Needs gnuplot and
  * xmllint (`make test` installs them); run from the repository root after
@@ -301,6 +304,127 @@ START_TEST(test_peers_only_run_renders)
 }
 END_TEST
 
+/* tests/fixtures/llm.csv: the llm grid's five model shapes (H=32 KV=8,
+ * H=64 KV=8 and H=16 KV=1 at D=128; H=16 KV=8 at D=256; H=16 at D=192),
+ * causal, S = 2048, 4096, 8192 at 16384 tokens, in the current schema
+ * (kv_heads after heads). Three shapes share D=128 causal: drawn by
+ * head_dim × causal they would collide at every S; a panel per shape
+ * keeps them apart, on the figures and on the page. */
+static const char *const llm_files[] = {"H16_KV1_D128_causal", "H32_KV8_D128_causal", "H64_KV8_D128_causal",
+                                        "H16_KV16_D192_causal", "H16_KV8_D256_causal"};
+
+START_TEST(test_llm_run_has_a_panel_per_shape)
+{
+    /* cudnn_sdpa has rows (ok at D=192 only), so has naive, power and a
+     * PyTorch peer; the run against itself as its baseline for the ratio
+     * panels */
+    render_all(&(struct fixture){"tests/fixtures/llm.csv", "tests/fixtures/llm.csv", true, true, true, true});
+    ck_assert_msg(data_has("meta.gp", "^npanels = 5$"), "meta.gp does not have one panel per model shape");
+    ck_assert_msg(data_has("meta.gp", "^array panel_title\\[5\\] = \\['H=16 KV=1 (MQA), D=128, causal', "
+                                      "'H=32 KV=8, D=128, causal', 'H=64 KV=8, D=128, causal', "
+                                      "'H=16, D=192, causal', 'H=16 KV=8, D=256, causal'\\]$"),
+                  "the panel titles do not say the model shapes, in order");
+    for (size_t i = 0; i < sizeof llm_files / sizeof llm_files[0]; i++) {
+        char name[64], path[192];
+        snprintf(name, sizeof name, "panel_%s.dat", llm_files[i]);
+        ck_assert_msg(data_has("meta.gp", name), "meta.gp does not name %s", name);
+        snprintf(path, sizeof path, "%s/data/%s", dir, name);
+        ck_assert_msg(file_size(path) > 0, "%s was not written", path);
+        /* one line per S in each of the five variants' blocks: no shape's
+         * rows fell into another's panel */
+        ck_assert_msg(sh("test $(grep -c '^4096 ' %s) -eq 5", path) == 0, "%s: not one S=4096 line per variant", name);
+        snprintf(name, sizeof name, "ratio_%s.dat", llm_files[i]);
+        snprintf(path, sizeof path, "%s/data/%s", dir, name);
+        ck_assert_msg(file_size(path) > 0, "the ratio figure has no panel %s", name);
+    }
+    ck_assert_msg(data_has("meta.gp", "^nratio_panels = 5$"), "the ratio figure does not have a panel per shape");
+    char path[192];
+    snprintf(path, sizeof path, "%s/data/panel_D128_causal.dat", dir);
+    ck_assert_msg(file_size(path) < 0, "the model shapes were also drawn together in panel_D128_causal.dat");
+    /* each row in its own panel: naive at S=4096 (B=4) takes 9.76476 ms
+     * at H=32 KV=8, 19.5295 at H=64 KV=8, 4.88238 at H=16 KV=1 */
+    ck_assert_double_eq_tol(panel_value("panel_H32_KV8_D128_causal.dat", "naive", 4096, 2), 9.76476, 1e-9);
+    ck_assert_double_eq_tol(panel_value("panel_H64_KV8_D128_causal.dat", "naive", 4096, 2), 19.5295, 1e-9);
+    ck_assert_double_eq_tol(panel_value("panel_H16_KV1_D128_causal.dat", "naive", 4096, 2), 4.88238, 1e-9);
+    ck_assert_double_eq_tol(panel_value("panel_H16_KV16_D192_causal.dat", "naive", 4096, 2), 5.87346, 1e-9);
+    ck_assert_msg(data_has("meta.gp", "^grid_note = 'batch = 16384 / S, heads per panel, bf16, cold mode'$"),
+                  "the grid note does not defer the heads to the panels");
+
+    /* the page: a table section per shape under the figures' titles, and
+     * the grid named by its shapes */
+    assert_report_page("tests/fixtures/llm.csv");
+    char page[128];
+    snprintf(page, sizeof page, "%s/report.html", dir);
+    ck_assert_msg(sh("grep -q '5 model shapes (H=16 KV=1 D=128, H=32 KV=8 D=128, H=64 KV=8 D=128, H=16 D=192, "
+                     "H=16 KV=8 D=256), causal only' %s", page) == 0,
+                  "the page does not name the grid's model shapes");
+    static const char *const headers[] = {"H=16 KV=1 (MQA), D=128, causal", "H=32 KV=8, D=128, causal",
+                                          "H=64 KV=8, D=128, causal", "H=16, D=192, causal",
+                                          "H=16 KV=8, D=256, causal"};
+    for (size_t i = 0; i < sizeof headers / sizeof headers[0]; i++)
+        /* the fastest-kernel table, the speedup-over-PyTorch table, the cold table */
+        ck_assert_msg(sh("test $(grep -c '<tr class=\"panel\"><th colspan=\"[0-9]*\">%s</th></tr>' %s) -eq 3",
+                         headers[i], page) == 0,
+                      "the page's tables lack the panel '%s' or repeat it", headers[i]);
+    /* under a shape's header, that shape's rows: S B H */
+    ck_assert_msg(sh("grep -A1 '>H=64 KV=8, D=128, causal</th></tr>' %s | grep -q '^<tr><td>2048</td><td>8</td><td>64</td>'",
+                     page) == 0,
+                  "the first row under H=64 KV=8 is not the H=64 point at S=2048");
+}
+END_TEST
+
+/* One grouped shape alone still gets its shape's title: a panel titled
+ * "D=128, causal" would hide that K and V have 8 heads, not 64. */
+START_TEST(test_one_grouped_shape_is_named)
+{
+    char csv[128];
+    snprintf(csv, sizeof csv, "%s/one_shape.csv", dir);
+    ck_assert_int_eq(sh("(head -1 tests/fixtures/llm.csv; grep ',bf16,[0-9]*,64,8,' tests/fixtures/llm.csv) >%s", csv), 0);
+    /* cudnn_sdpa skips every grouped point: the headline has nothing to draw */
+    render_all(&(struct fixture){csv, NULL, false, true, true, true});
+    ck_assert_msg(data_has("meta.gp", "^array panel_title\\[1\\] = \\['H=64 KV=8, D=128, causal'\\]$"),
+                  "a run of one grouped shape does not name it");
+    ck_assert_msg(data_has("meta.gp", "panel_H64_KV8_D128_causal.dat"), "its panel file is not named by the shape");
+}
+END_TEST
+
+/* The default grid keeps its head_dim × causal panels, names and titles:
+ * fused.csv (written before kv_heads: it reads as kv_heads = heads) and the
+ * committed H200 run, whose seed point (B=8 H=16 S=1024, D=64 causal)
+ * differs in heads from the D=64 causal family (H=32) but not in
+ * batch·seq_len alone: it stays off the panels, as before. */
+START_TEST(test_default_grid_panels_unchanged)
+{
+    static const char *const runs[] = {"tests/fixtures/fused.csv", "results/h200/20261201T034152Z.csv"};
+    for (size_t r = 0; r < 2; r++) {
+        char data[128];
+        snprintf(data, sizeof data, "%s/data", dir);
+        ck_assert_int_eq(sh("rm -rf %s && %s data %s %s >/dev/null", data, tool_path("report"), runs[r], data), 0);
+        ck_assert_msg(data_has("meta.gp", "^npanels = 4$"), "%s: not the four head_dim × causal panels", runs[r]);
+        ck_assert_msg(data_has("meta.gp", "^array panel_title\\[4\\] = \\['D = 64, non-causal', 'D = 64, causal', "
+                                          "'D = 128, non-causal', 'D = 128, causal'\\]$"),
+                      "%s: the panel titles changed", runs[r]);
+        static const char *const files[] = {"panel_D64_full.dat", "panel_D64_causal.dat", "panel_D128_full.dat",
+                                            "panel_D128_causal.dat"};
+        for (size_t i = 0; i < 4; i++) {
+            char path[192];
+            snprintf(path, sizeof path, "%s/%s", data, files[i]);
+            ck_assert_msg(file_size(path) > 0, "%s: %s was not written", runs[r], files[i]);
+        }
+        ck_assert_msg(sh("ls %s | grep -q '_H[0-9]*_KV'", data) != 0, "%s: a model-shape panel appeared", runs[r]);
+        ck_assert_msg(data_has("meta.gp", "^grid_shape = 'batch = 16384 / S, heads = 2048 / D, bf16'$"),
+                      "%s: the grid note changed", runs[r]);
+    }
+    /* the page's table headers too */
+    ck_assert_int_eq(sh("%s html results/h200/20261201T034152Z.csv %s >/dev/null", tool_path("report"), dir), 0);
+    char page[128];
+    snprintf(page, sizeof page, "%s/report.html", dir);
+    ck_assert_msg(sh("grep -q '<tr class=\"panel\"><th colspan=\"[0-9]*\">D = 64, causal</th></tr>' %s", page) == 0 &&
+                      sh("grep -q 'model shape\\|KV=' %s", page) != 0,
+                  "the committed run's page is not grouped by head_dim × causal");
+}
+END_TEST
+
 START_TEST(test_gaps_render)
 {
     /* oom and skipped rows and a variant missing at one point: still figures */
@@ -383,6 +507,9 @@ static Suite *plots_suite(void)
     tcase_add_test(t, test_power_run_renders);
     tcase_add_test(t, test_peers_run_renders);
     tcase_add_test(t, test_peers_only_run_renders);
+    tcase_add_test(t, test_llm_run_has_a_panel_per_shape);
+    tcase_add_test(t, test_one_grouped_shape_is_named);
+    tcase_add_test(t, test_default_grid_panels_unchanged);
     tcase_add_test(t, test_gaps_render);
     tcase_add_test(t, test_single_point_renders);
     tcase_add_test(t, test_one_variant_renders);

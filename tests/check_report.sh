@@ -11,7 +11,8 @@
 # markup in the input files shown as text (escaped), and a run with PyTorch
 # peers (tests/fixtures/peers.csv): peers compete for the fastest kernel per
 # point, marked "(PyTorch)", the speedup-over-PyTorch table holds the run's
-# numbers, and that page too fits 1400 px.
+# numbers, and that page too fits 1400 px; and a run of model shapes
+# (tests/fixtures/llm.csv): its tables grouped by shape, fitting 1400 px.
 #
 # Needs: build/report (make build/report) and Chromium from Debian
 # (apt-get install chromium; found as chromium or chromium-browser), bash,
@@ -258,6 +259,15 @@ else
     fail "escaping: the escaped variant name, reason, GPU or .env value is missing from the page"
 fi
 
+# fits_width DIR: DIR/report.html, probed in Chromium, does not scroll
+# sideways at $WIDTH px; the probe's line is left in $line.
+fits_width() {
+    cp "$1/report.html" "$1/probe.html"
+    echo "$PROBE_JS" >>"$1/probe.html"
+    line=$(probe "$1/probe.html" "$1/probe.log")
+    [ -n "$line" ] && [ "$(field "$line" scroll)" -le "$(field "$line" client)" ]
+}
+
 # PyTorch peers: at D=64 causal (cold and graph) torch_sdpa_cudnn is the
 # fastest of all, so the fastest-kernel table names it, marked; the
 # speedup table has the three points, flash_hopper at D=128 causal 1.24×
@@ -276,14 +286,29 @@ else
         ! grep -q '<td class="grp name">torch_sdpa_cudnn</td><td>1.898</td>.*<td class="best">1.24</td></tr>' "$P/torch.html"; then
         fail "peers: the speedup-over-PyTorch table lacks its 3 points or flash_hopper's 1.24 at D=128 causal"
     else
-        cp "$P/report.html" "$P/probe.html"
-        echo "$PROBE_JS" >>"$P/probe.html"
-        line=$(probe "$P/probe.html" "$P/probe.log")
-        if [ -z "$line" ] || [ "$(field "$line" scroll)" -gt "$(field "$line" client)" ]; then
+        if ! fits_width "$P"; then
             fail "peers: the page with 12 variants scrolls sideways at $WIDTH px (probe '${line:-none}')"
         else
             ok "peers: torch_sdpa_cudnn (PyTorch) fastest at D=64 causal, the speedup table right, no sideways scrolling"
         fi
+    fi
+fi
+
+# Model shapes (tests/fixtures/llm.csv, the llm grid's five shapes): the
+# tables are grouped by shape under the figures' panel titles, a shape's
+# rows under its own header, and the page fits the width.
+L=$TMP/llm
+mkdir -p "$L"
+if ! "$REPORT_BIN" html tests/fixtures/llm.csv "$L" >"$L/out" 2>&1; then
+    fail "model shapes: build/report html refused tests/fixtures/llm.csv: $(tr '\n' ' ' <"$L/out")"
+elif [ "$(grep -c '<tr class="panel"><th colspan="[0-9]*">H=[0-9]*\( KV=[0-9]*\( (MQA)\)\?\)\?, D=[0-9]*, causal</th></tr>' "$L/report.html")" != 15 ] ||
+    ! grep -A1 '>H=16 KV=1 (MQA), D=128, causal</th></tr>' "$L/report.html" | grep -q '^<tr><td>2048</td><td>8</td><td>16</td>'; then
+    fail "model shapes: the tables are not grouped by the 5 shapes (3 tables × 5 headers), each shape's rows under its own"
+else
+    if ! fits_width "$L"; then
+        fail "model shapes: the page scrolls sideways at $WIDTH px (probe '${line:-none}')"
+    else
+        ok "model shapes: a table section per shape (H=16 KV=1 (MQA), D=128, causal, ...), no sideways scrolling"
     fi
 fi
 

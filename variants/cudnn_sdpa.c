@@ -659,6 +659,8 @@ static const char *cudnn_supports(const struct attn_problem *p, const struct dev
         return why;
     }
     if (p->dtype != ATTN_BF16 && p->dtype != ATTN_FP16) return "only bf16 and fp16";
+    if (attn_kv_heads(p) != p->heads)
+        return "grouped K/V heads (kv_heads < heads): not wired into the pattern graph yet";
     struct plan *pl = plan_for(p);
     if (!pl) return "out of host memory for the cuDNN plan";
     /* A failure other than "not supported" is left to setup(): an error row. */

@@ -158,7 +158,7 @@ done
 { cat "$parts/plan-1.csv"; for i in $(seq 2 "$n"); do tail -n +2 "$parts/plan-$i.csv"; done; } > "$parts/plan.csv"
 rm -f "$parts"/plan-[0-9]*.csv
 rows=$(($(wc -l < "$parts/plan.csv") - 1))
-empty=$(awk -F, -v n="$n" 'NR > 1 { c[$9]++ } END { e = 0; for (i = 1; i <= n; i++) if (!c[i "/" n]) e++; print e }' "$parts/plan.csv")
+empty=$(awk -F, -v n="$n" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "shard") sc = i; next } { c[$sc]++ } END { e = 0; for (i = 1; i <= n; i++) if (!c[i "/" n]) e++; print e }' "$parts/plan.csv")
 [ "$empty" = 0 ] || { rm -rf "$parts"; die "$n shards for a sweep of $rows rows leave $empty of them empty: fewer SHARDS"; }
 
 # what the jobs read: declare -p keeps the sweep's words as they are

@@ -137,15 +137,26 @@ class Problem(ctypes.Structure):
     """struct attn_problem (common/attn.h)."""
     _fields_ = [("batch", ctypes.c_int), ("heads", ctypes.c_int), ("seq_len", ctypes.c_int),
                 ("head_dim", ctypes.c_int), ("causal", ctypes.c_bool), ("dtype_id", ctypes.c_int),
-                ("scale", ctypes.c_float)]
+                ("scale", ctypes.c_float), ("kv_heads_or_0", ctypes.c_int)]
 
     @property
     def dtype(self):
         return DTYPES[self.dtype_id]
 
     @property
+    def kv_heads(self):
+        """K and V heads (grouped-query attention when fewer than heads)."""
+        return self.kv_heads_or_0 or self.heads
+
+    @property
     def shape(self):
+        """Q's and O's shape."""
         return (self.batch, self.heads, self.seq_len, self.head_dim)
+
+    @property
+    def kv_shape(self):
+        """K's and V's shape."""
+        return (self.batch, self.kv_heads, self.seq_len, self.head_dim)
 
 
 class OpCounts(ctypes.Structure):

@@ -93,8 +93,9 @@ class TorchPeer(Peer):
             torch.cuda.set_stream(torch.cuda.ExternalStream(stream))
             st.stream_ptr = stream
         if not st.inputs or st.inputs[0] != (q, k, v):
-            shape = tuple(st.p.shape)
-            ts = tuple(torch.as_tensor(_Cuda(ptr, shape), device="cuda").view(st.dtype) for ptr in (q, k, v))
+            shapes = (tuple(st.p.shape), tuple(st.p.kv_shape), tuple(st.p.kv_shape))
+            ts = tuple(torch.as_tensor(_Cuda(ptr, shape), device="cuda").view(st.dtype)
+                       for ptr, shape in zip((q, k, v), shapes))
             st.inputs = ((q, k, v), ts)
         return st.inputs[1]
 
@@ -195,6 +196,9 @@ class Eager(TorchPeer):
         st.extra["mask"] = torch.triu(ones, 1) if st.p.causal else torch.zeros_like(ones)
 
     def call(self, st, q, k, v):
+        if st.p.kv_heads != st.p.heads:  # as eager code does it: each K/V head repeated for its group
+            group = st.p.heads // st.p.kv_heads
+            k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
         scores = torch.matmul(q, k.transpose(-2, -1))
         scores = scores * st.p.scale
         if self.in_place:
@@ -229,7 +233,8 @@ class Sdpa(TorchPeer):
         return f"{st.extra['versions']}, SDPBackend.{self.backend}"
 
     def call(self, st, q, k, v):
-        return F.scaled_dot_product_attention(q, k, v, is_causal=bool(st.p.causal), scale=st.p.scale)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=bool(st.p.causal), scale=st.p.scale,
+                                              enable_gqa=st.p.kv_heads != st.p.heads)
 
 
 class SdpaMath(Sdpa):
@@ -279,7 +284,8 @@ class Flex(TorchPeer):
         return f"{st.extra['versions']}, torch.compile(flex_attention)"
 
     def call(self, st, q, k, v):
-        return st.extra["compiled"](q, k, v, block_mask=st.extra.get("block_mask"), scale=st.p.scale)
+        return st.extra["compiled"](q, k, v, block_mask=st.extra.get("block_mask"), scale=st.p.scale,
+                                    enable_gqa=st.p.kv_heads != st.p.heads)
 
 
 PEERS = (TorchNaive, TorchInplace, SdpaMath, SdpaEfficient, SdpaFlash, SdpaCudnn, Flex)
