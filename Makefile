@@ -495,6 +495,8 @@ help: ## this list
 	@echo "  TRACE_DIR=DIR      where trace writes JSON, ops.txt and its CSV (default: results/<gpu>/traces)"
 	@echo "  OUT=DIR            results directory for bench (default: results/<gpu>)"
 	@echo "  GPUS=all|0,2,3     bench: one attnbench per GPU, each a shard of the sweep, merged into one run"
+	@echo "  PEERS=torch        bench: PyTorch's attention (7 peers, tools/peers/) measured into the same run after the C variants"
+	@echo "  PEER_VARIANTS=a,b  bench with PEERS=: the peers to run (default: all; torch_naive, torch_sdpa_cudnn, ...)"
 	@echo "  SHARDS=8 GPU=h200  bench-slurm: array tasks (one GPU each), and the nodes' GPU model (both required)"
 	@echo "  PARTITION=p ACCOUNT=a MAX_PARALLEL=4  bench-slurm: sbatch's --partition, --account; at most 4 tasks at once"
 	@echo "  GRES=gpu:h200:1 SBATCH_ARGS='--time=4:00:00'  bench-slurm: each task's --gres (default gpu:1), more sbatch options"
