@@ -327,8 +327,11 @@ static int build_graph(struct descs *a, const struct attn_problem *p, bool stats
 {
     struct graph g = {.a = a, .next_uid = UID_VIRTUAL};
     const int64_t B = p->batch, H = p->heads, S = p->seq_len, D = p->head_dim;
+    const int64_t KV = attn_kv_heads(p); /* grouped K/V heads: K and V carry KV heads, which
+                                            cuDNN's fused attention maps to the query heads */
     const int64_t qd[4] = {B, H, S, D}, qs[4] = {H * S * D, S * D, D, 1};
-    const int64_t kd[4] = {B, H, D, S}, ks[4] = {H * S * D, S * D, 1, D}; /* Kᵀ by strides */
+    const int64_t kd[4] = {B, KV, D, S}, ks[4] = {KV * S * D, S * D, 1, D}; /* Kᵀ by strides */
+    const int64_t vd[4] = {B, KV, S, D}, vs[4] = {KV * S * D, S * D, D, 1};
     const int64_t sd[4] = {B, H, S, S}, ss[4] = {H * S * S, S * S, S, 1};
     const int64_t rd[4] = {B, H, S, 1}, rs[4] = {H * S, S, 1, 1};
     const int64_t one[4] = {1, 1, 1, 1};
@@ -340,7 +343,7 @@ static int build_graph(struct descs *a, const struct attn_problem *p, bool stats
     cudnnBackendDescriptor_t sum = NULL, prob = NULL;
     ATTN_TRY(tensor(&g, "Q", UID_Q, io, qd, qs, 0, &q));
     ATTN_TRY(tensor(&g, "K^T", UID_K, io, kd, ks, 0, &k));
-    ATTN_TRY(tensor(&g, "V", UID_V, io, qd, qs, 0, &v));
+    ATTN_TRY(tensor(&g, "V", UID_V, io, vd, vs, 0, &v));
     ATTN_TRY(tensor(&g, "O", UID_O, io, qd, qs, 0, &o));
     ATTN_TRY(tensor(&g, "attn_scale", UID_SCALE, f32, one, one, T_BY_VALUE, &scale));
 
@@ -626,16 +629,10 @@ static struct plan *plan_build(const struct attn_problem *p)
     return pl;
 }
 
-static bool same_point(const struct attn_problem *a, const struct attn_problem *b)
-{
-    return a->batch == b->batch && a->heads == b->heads && a->seq_len == b->seq_len &&
-           a->head_dim == b->head_dim && a->causal == b->causal && a->dtype == b->dtype;
-}
-
 /* The cached plan for p, built (replacing the cached one) when it is not p's. */
 static struct plan *plan_for(const struct attn_problem *p)
 {
-    if (cached && same_point(&cached->p, p)) return cached;
+    if (cached && attn_problem_equal(&cached->p, p)) return cached;
     plan_free(cached);
     cached = plan_build(p);
     return cached;
@@ -659,8 +656,6 @@ static const char *cudnn_supports(const struct attn_problem *p, const struct dev
         return why;
     }
     if (p->dtype != ATTN_BF16 && p->dtype != ATTN_FP16) return "only bf16 and fp16";
-    if (attn_kv_heads(p) != p->heads)
-        return "grouped K/V heads (kv_heads < heads): not wired into the pattern graph yet";
     struct plan *pl = plan_for(p);
     if (!pl) return "out of host memory for the cuDNN plan";
     /* A failure other than "not supported" is left to setup(): an error row. */
