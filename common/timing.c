@@ -118,9 +118,12 @@ void bench_timer_destroy(struct bench_timer *t)
     free(t);
 }
 
-static int call_once(const struct bench_timer *t, const struct timed_call *c)
+/* One call of the variant, or (replay) one launch of the graph its
+ * framework captured; then the injected slowdown's work, if any. */
+static int call_once(const struct bench_timer *t, const struct timed_call *c, bool replay)
 {
-    ATTN_TRY(c->variant->run(c->ctx, c->q, c->k, c->v, c->o, c->stream));
+    if (replay) ATTN_TRY(c->variant->framework->graph(c->ctx, c->q, c->k, c->v, c->o, c->stream, true));
+    else ATTN_TRY(c->variant->run(c->ctx, c->q, c->k, c->v, c->o, c->stream));
     if (t->extra_cycles > 0) ATTN_TRY(gpu_busy_cycles(t->extra_cycles, c->stream));
     return ATTN_OK;
 }
@@ -142,14 +145,8 @@ static int enqueue(const struct bench_timer *t, const struct timed_call *c,
                    const struct captured_call *graph, int calls)
 {
     for (int i = 0; i < calls; i++) {
-        if (graph && graph->exec) {
-            CUDA_TRY(cudaGraphLaunch(graph->exec, (cudaStream_t)c->stream));
-        } else if (graph && graph->by_variant) {
-            ATTN_TRY(c->variant->framework->graph(c->ctx, c->q, c->k, c->v, c->o, c->stream, true));
-            if (t->extra_cycles > 0) ATTN_TRY(gpu_busy_cycles(t->extra_cycles, c->stream));
-        } else {
-            ATTN_TRY(call_once(t, c));
-        }
+        if (graph && graph->exec) CUDA_TRY(cudaGraphLaunch(graph->exec, (cudaStream_t)c->stream));
+        else ATTN_TRY(call_once(t, c, graph && graph->by_variant));
     }
     return ATTN_OK;
 }
@@ -192,7 +189,7 @@ static int capture_graph(const struct bench_timer *t, const struct timed_call *c
     cudaStream_t s = (cudaStream_t)c->stream;
     cudaGraph_t graph = NULL;
     CUDA_TRY(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    int rc = call_once(t, c);
+    int rc = call_once(t, c, false);
     cudaError_t e = cudaStreamEndCapture(s, &graph);
     if (rc != ATTN_OK) {
         if (graph) cudaGraphDestroy(graph);
