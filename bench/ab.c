@@ -355,14 +355,15 @@ static int time_mode(struct side sides[2], const struct ab_args *a, enum attn_mo
 }
 
 /* "batch=8 heads=16 seq=1024 dim=64 causal=1 dtype=bf16": a point in grid
- * syntax; kv_heads= only when it is not heads, so that a base revision from
- * before that key still reads the points it can run. */
+ * syntax; kv_heads= and varlen= only when grouped or ragged, so that a base
+ * revision from before those keys still reads the points it can run. */
 static void point_spec(const struct attn_problem *p, char *buf, size_t len)
 {
-    char kv[32] = "";
+    char kv[32] = "", varlen[ATTN_VARLEN_MAX + 8] = "";
     if (attn_kv_heads(p) != p->heads) snprintf(kv, sizeof kv, " kv_heads=%d", attn_kv_heads(p));
-    snprintf(buf, len, "batch=%d heads=%d%s seq=%d dim=%d causal=%d dtype=%s", p->batch, p->heads, kv,
-             p->seq_len, p->head_dim, p->causal ? 1 : 0, attn_dtype_name(p->dtype));
+    if (attn_is_varlen(p)) snprintf(varlen, sizeof varlen, " varlen=%s", p->varlen);
+    snprintf(buf, len, "batch=%d heads=%d%s seq=%d dim=%d causal=%d dtype=%s%s", p->batch, p->heads, kv,
+             p->seq_len, p->head_dim, p->causal ? 1 : 0, attn_dtype_name(p->dtype), varlen);
 }
 
 static int sweep(struct side sides[2], const struct ab_args *a)
@@ -376,7 +377,7 @@ static int sweep(struct side sides[2], const struct ab_args *a)
     size_t done = 0, total = o->grid.count * (size_t)o->nvariants * (size_t)o->nmodes;
     for (size_t i = 0; i < o->grid.count; i++) {
         const struct attn_problem *p = &o->grid.points[i];
-        char spec[160], label[200], plabel[96];
+        char spec[160 + ATTN_VARLEN_MAX], label[ATTN_LABEL_MAX + 64], plabel[ATTN_LABEL_MAX];
         point_spec(p, spec, sizeof spec);
         attn_problem_label(p, plabel, sizeof plabel);
         for (int k = 0; k < 2; k++) {

@@ -95,7 +95,7 @@ static int run_point(struct runner *r, size_t pi, const int *assign, uint64_t se
     for (int i = 0; i < r->opt->nvariants && !work; i++)
         work = mine(r->opt, assign, pi, i) && modes_to_do(r, r->opt->variants[i], p, todo) > 0;
     if (!work) return ATTN_OK; /* a resumed run holds every row of it */
-    char label[96];
+    char label[ATTN_LABEL_MAX];
     attn_problem_label(p, label, sizeof label);
     attn_range_push(label);
     struct point_data d;
@@ -108,7 +108,7 @@ static int run_point(struct runner *r, size_t pi, const int *assign, uint64_t se
             rc = ATTN_ERR_INTERRUPTED;
             break;
         }
-        char vlabel[160];
+        char vlabel[ATTN_LABEL_MAX + 64];
         snprintf(vlabel, sizeof vlabel, "%s %s", v->name, label);
         attn_range_push(vlabel);
         rc = run_variant(r, v, p, &d);
@@ -197,6 +197,7 @@ static int dry_run(const struct options *o, const int *assign)
                 csv_add_int(&l, p->seq_len);
                 csv_add_int(&l, p->head_dim);
                 csv_add_int(&l, p->causal);
+                csv_add_str(&l, p->varlen);
                 csv_add_str(&l, attn_mode_name(o->modes[m]));
                 csv_add_str(&l, shard);
                 csv_add_num(&l, shard_row_cost_ms(p, o->variants[v], o->modes[m], &o->rule), 5);

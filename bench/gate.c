@@ -20,10 +20,11 @@
 
 /* The fields a rule's condition tests: the row key's columns, named as in
  * the results file (schema.h), the text ones first. */
-enum { F_VARIANT, F_DTYPE, F_MODE, F_BATCH, F_HEADS, F_KV_HEADS, F_SEQ, F_DIM, F_CAUSAL, F_COUNT };
-static const enum result_column field_column[F_COUNT] = {COL_VARIANT, COL_DTYPE, COL_MODE, COL_BATCH,
-                                                         COL_HEADS, COL_KV_HEADS, COL_SEQ, COL_DIM,
-                                                         COL_CAUSAL};
+enum { F_VARIANT, F_DTYPE, F_MODE, F_VARLEN, F_BATCH, F_HEADS, F_KV_HEADS, F_SEQ, F_DIM, F_CAUSAL,
+       F_COUNT };
+static const enum result_column field_column[F_COUNT] = {COL_VARIANT, COL_DTYPE, COL_MODE, COL_VARLEN,
+                                                         COL_BATCH, COL_HEADS, COL_KV_HEADS, COL_SEQ,
+                                                         COL_DIM, COL_CAUSAL};
 #define F_FIRST_NUMBER F_BATCH
 
 static const char *field_name(int f) { return result_column_names[field_column[f]]; }
@@ -125,7 +126,11 @@ static int parse_cond(struct gate_cond *c, const char *word, const char *where)
         if (c->op != OP_EQ && c->op != OP_NE)
             return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s': %s compares with = or != only", where, word,
                              field_name(c->field));
-        snprintf(c->text, sizeof c->text, "%s", val);
+        if (strlen(val) >= sizeof c->text)
+            return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s': value longer than %zu characters", where,
+                             word, sizeof c->text - 1);
+        /* varlen=none: a dense batch (its column is empty) */
+        snprintf(c->text, sizeof c->text, "%s", c->field == F_VARLEN && !strcmp(val, "none") ? "" : val);
         return ATTN_OK;
     }
     char *end;
@@ -197,7 +202,10 @@ int gate_thresholds_read(const char *path, struct gate_thresholds *t)
 static bool cond_holds(const struct gate_cond *c, const struct result_key *k)
 {
     if (c->field < F_FIRST_NUMBER) {
-        const char *s = c->field == F_VARIANT ? k->variant : c->field == F_DTYPE ? k->dtype : k->mode;
+        const char *s = c->field == F_VARIANT ? k->variant
+                        : c->field == F_DTYPE ? k->dtype
+                        : c->field == F_VARLEN ? k->varlen
+                                               : k->mode;
         return (strcmp(s, c->text) == 0) == (c->op == OP_EQ);
     }
     const int vals[] = {k->batch, k->heads, k->kv_heads, k->seq_len, k->head_dim, k->causal};

@@ -51,7 +51,7 @@ enum gate_op { OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE };
 struct gate_cond {
     int field;  /* index into the key fields, see gate.c */
     enum gate_op op;
-    char text[64]; /* for variant, dtype, mode */
+    char text[ATTN_VARLEN_MAX]; /* for variant, dtype, mode, varlen ("" for none) */
     long number;   /* for batch, heads, seq_len, head_dim, causal */
 };
 

@@ -24,6 +24,7 @@
 #include "report.h"
 #include "../common/errors.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,7 +86,7 @@ bool report_by_shape(const struct result_set *s)
 {
     for (size_t i = 0; i < s->count; i++) {
         const struct result_key *a = &s->rows[i].key;
-        if (a->kv_heads != a->heads) return true;
+        if (a->kv_heads != a->heads || a->varlen[0]) return true;
         for (size_t j = 0; j < i; j++) {
             const struct result_key *b = &s->rows[j].key;
             if (a->head_dim == b->head_dim && a->causal == b->causal &&
@@ -99,11 +100,13 @@ bool report_by_shape(const struct result_set *s)
 
 struct report_panel report_panel_of(const struct attn_problem *p, bool by_shape)
 {
-    return (struct report_panel){.shape = by_shape,
+    struct report_panel panel = {.shape = by_shape,
                                  .heads = by_shape ? p->heads : 0,
                                  .kv_heads = by_shape ? attn_kv_heads(p) : 0,
                                  .head_dim = p->head_dim,
                                  .causal = p->causal};
+    if (by_shape) snprintf(panel.varlen, sizeof panel.varlen, "%s", p->varlen);
+    return panel;
 }
 
 bool report_panel_has(const struct report_panel *panel, const struct result_key *k)
@@ -117,7 +120,7 @@ bool report_panel_has(const struct report_panel *panel, const struct result_key 
 bool report_panel_equal(const struct report_panel *a, const struct report_panel *b)
 {
     return a->shape == b->shape && a->heads == b->heads && a->kv_heads == b->kv_heads &&
-           a->head_dim == b->head_dim && a->causal == b->causal;
+           a->head_dim == b->head_dim && a->causal == b->causal && !strcmp(a->varlen, b->varlen);
 }
 
 int report_panel_cmp(const struct report_panel *a, const struct report_panel *b)
@@ -125,7 +128,8 @@ int report_panel_cmp(const struct report_panel *a, const struct report_panel *b)
     if (a->head_dim != b->head_dim) return a->head_dim - b->head_dim;
     if (a->causal != b->causal) return (int)a->causal - (int)b->causal;
     if (a->heads != b->heads) return a->heads - b->heads;
-    return b->kv_heads - a->kv_heads;
+    if (a->kv_heads != b->kv_heads) return b->kv_heads - a->kv_heads;
+    return strcmp(a->varlen, b->varlen);
 }
 
 const char *report_panel_title(const struct report_panel *p, char *buf, size_t len)
@@ -135,6 +139,8 @@ const char *report_panel_title(const struct report_panel *p, char *buf, size_t l
     else if (p->kv_heads == p->heads) snprintf(buf, len, "H=%d, D=%d, %s", p->heads, p->head_dim, causal);
     else snprintf(buf, len, "H=%d KV=%d%s, D=%d, %s", p->heads, p->kv_heads, p->kv_heads == 1 ? " (MQA)" : "",
                   p->head_dim, causal);
+    if (p->shape && p->varlen[0] && strlen(buf) < len)
+        snprintf(buf + strlen(buf), len - strlen(buf), ", varlen %s", p->varlen);
     return buf;
 }
 
@@ -143,6 +149,12 @@ const char *report_panel_stem(const struct report_panel *p, char *buf, size_t le
     const char *causal = p->causal ? "causal" : "full";
     if (!p->shape) snprintf(buf, len, "D%d_%s", p->head_dim, causal);
     else snprintf(buf, len, "H%d_KV%d_D%d_%s", p->heads, p->kv_heads, p->head_dim, causal);
+    if (p->shape && p->varlen[0] && strlen(buf) + 8 < len) {
+        size_t at = strlen(buf);
+        snprintf(buf + at, len - at, "_varlen-%s", p->varlen);
+        for (char *c = buf + at + 8; *c; c++)
+            if (!isalnum((unsigned char)*c)) *c = '-';
+    }
     return buf;
 }
 

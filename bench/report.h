@@ -37,18 +37,20 @@ bool report_is_peer(const char *variant);
 const struct result_rec *report_best_peer(const struct result_set *, const struct result_key *k);
 /* A panel of the figures and of the page's tables: the rows of one
  * head_dim × causal, or, in a run of several model shapes (report_by_shape),
- * of one model shape, heads × kv_heads × head_dim × causal. The one rule
+ * of one model shape, heads × kv_heads × head_dim × causal × varlen (a ragged
+ * batch's distribution is a shape of its own). The one rule
  * that says which panel a row is in: report_panel_of (and _has, which uses
  * it); the figures' data files and titles and the page's table headers are
  * named from the panel (report_panel_stem, report_panel_title). */
 struct report_panel {
-    bool shape;          /* a model shape's panel: heads and kv_heads are part of it */
+    bool shape;          /* a model shape's panel: heads, kv_heads and varlen are part of it */
     int heads, kv_heads; /* 0 and 0 when not a shape */
     int head_dim;
     bool causal;
+    char varlen[ATTN_VARLEN_MAX]; /* attn_problem.varlen; "" when dense or not a shape */
 };
 /* Whether the run's panels are model shapes: some point has grouped K/V
- * heads (kv_heads < heads), or two points of one head_dim × causal and one
+ * heads (kv_heads < heads) or a ragged batch, or two points of one head_dim × causal and one
  * batch·seq_len (a panel's family of points) differ in heads or kv_heads,
  * which would collide at one S in a head_dim × causal panel (the llm grid).
  * Not on the default grid, whose heads = hidden / head_dim and kv_heads =
@@ -60,13 +62,15 @@ struct report_panel report_panel_of(const struct attn_problem *p, bool by_shape)
 bool report_panel_has(const struct report_panel *, const struct result_key *k);
 bool report_panel_equal(const struct report_panel *, const struct report_panel *);
 /* The panels' order: head_dim, non-causal first, then heads, then the more
- * K/V heads first (multi-head, grouped, multi-query). */
+ * K/V heads first (multi-head, grouped, multi-query), dense before ragged. */
 int report_panel_cmp(const struct report_panel *, const struct report_panel *);
 /* "D = 128, causal"; a shape's "H=64 KV=8, D=128, causal", "H=16 KV=1
- * (MQA), D=128, causal" or, when kv_heads = heads, "H=16, D=192, non-causal". */
+ * (MQA), D=128, causal" or, when kv_heads = heads, "H=16, D=192, non-causal";
+ * a ragged one ends in ", varlen uniform:0". */
 const char *report_panel_title(const struct report_panel *, char *buf, size_t len);
 /* The panel in a file name: "D128_causal" ("full" when not causal); a
- * shape's "H64_KV8_D128_causal". */
+ * shape's "H64_KV8_D128_causal", a ragged one's "H32_KV8_D128_causal_varlen-uniform-0"
+ * (the varlen text with every character but letters and digits as '-'). */
 const char *report_panel_stem(const struct report_panel *, char *buf, size_t len);
 
 /* want, else cold when the run has it, else the first row's mode. */

@@ -237,7 +237,7 @@ static int find_panels(const struct result_set *s, const char *mode, bool by_sha
 static void panel_name(const char *outdir, const char *prefix, const struct panel *p, char *buf,
                        size_t len)
 {
-    char stem[64];
+    char stem[64 + ATTN_VARLEN_MAX];
     snprintf(buf, len, "%s/%s_%s.dat", outdir, prefix, report_panel_stem(&p->key, stem, sizeof stem));
 }
 

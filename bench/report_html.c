@@ -275,7 +275,7 @@ static void put_throttle(FILE *f, const struct result_rec *r)
  * the dtype when the run has several. */
 static void put_panel(FILE *f, const struct attn_problem *p, bool with_dtype, bool by_shape)
 {
-    char title[64];
+    char title[64 + ATTN_VARLEN_MAX];
     const struct report_panel panel = report_panel_of(p, by_shape);
     html_text(f, report_panel_title(&panel, title, sizeof title));
     if (with_dtype) fprintf(f, ", %s", attn_dtype_name(p->dtype));
@@ -284,7 +284,7 @@ static void put_panel(FILE *f, const struct attn_problem *p, bool with_dtype, bo
 /* The point's label (attn_problem_label: its dtype named when not bf16). */
 static void put_point(FILE *f, const struct attn_problem *p)
 {
-    char label[96];
+    char label[ATTN_LABEL_MAX];
     html_text(f, attn_problem_label(p, label, sizeof label));
 }
 
@@ -336,12 +336,17 @@ static bool same_family(const struct attn_problem *p, const struct attn_problem 
            (by_shape || (long)p->heads * p->head_dim == (long)q->heads * q->head_dim);
 }
 
-/* A model shape in a few words: "H=32 KV=8 D=128", "H=16 D=192". */
+/* A model shape in a few words: "H=32 KV=8 D=128", "H=16 D=192",
+ * "H=32 KV=8 D=128 varlen=uniform:0". */
 static void put_shape(FILE *f, const struct attn_problem *p)
 {
     fprintf(f, "H=%d", p->heads);
     if (attn_kv_heads(p) != p->heads) fprintf(f, " KV=%d", attn_kv_heads(p));
     fprintf(f, " D=%d", p->head_dim);
+    if (attn_is_varlen(p)) {
+        fputs(" varlen=", f);
+        html_text(f, p->varlen);
+    }
 }
 
 /* Whether pts[i] is marked in[] and the first marked point of its shape. */
@@ -350,7 +355,7 @@ static bool first_of_shape(const struct attn_problem *pts, const bool *in, int i
     if (!in[i]) return false;
     for (int j = 0; j < i; j++)
         if (in[j] && pts[j].heads == pts[i].heads && attn_kv_heads(&pts[j]) == attn_kv_heads(&pts[i]) &&
-            pts[j].head_dim == pts[i].head_dim)
+            pts[j].head_dim == pts[i].head_dim && !strcmp(pts[j].varlen, pts[i].varlen))
             return false;
     return true;
 }

@@ -215,7 +215,7 @@ int runner_format_row(struct runner *r, struct result_row *row, struct csv_line 
 
 static int emit(struct runner *r, struct result_row *row)
 {
-    char label[96];
+    char label[ATTN_LABEL_MAX];
     struct csv_line line;
     ATTN_TRY(runner_format_row(r, row, &line));
     if (row->timed) ATTN_TRY(results_samples_append(r->samples_fd, row));
@@ -408,12 +408,16 @@ static int trace_row(struct runner *r, enum attn_mode mode, const struct timed_c
                                                  .busy_ms = sum.busy_ms_per_call,
                                                  .span_ms = sum.span_ms_per_call});
     if (r->opt->trace_dir) {
-        char label[96], file[160], path[1200], ops[1024];
+        char label[ATTN_LABEL_MAX + 64], file[160 + ATTN_VARLEN_MAX], path[1200], ops[1024];
         const struct attn_problem *p = &row->problem;
-        char kv[24] = ""; /* only where K/V heads are grouped: MHA traces keep their names */
+        /* only where K/V heads are grouped or the batch ragged: other traces keep their names */
+        char kv[24] = "", varlen[ATTN_VARLEN_MAX + 8] = "";
         if (attn_kv_heads(p) != p->heads) snprintf(kv, sizeof kv, "_KV%d", attn_kv_heads(p));
-        snprintf(file, sizeof file, "%s_B%d_H%d%s_S%d_D%d_%s_%s_%s.json", row->variant, p->batch,
-                 p->heads, kv, p->seq_len, p->head_dim, p->causal ? "causal" : "full",
+        if (attn_is_varlen(p)) snprintf(varlen, sizeof varlen, "_varlen-%s", p->varlen);
+        for (char *c = varlen; *c; c++)
+            if (*c == ':') *c = '-';
+        snprintf(file, sizeof file, "%s_B%d_H%d%s_S%d_D%d%s_%s_%s_%s.json", row->variant, p->batch,
+                 p->heads, kv, p->seq_len, p->head_dim, varlen, p->causal ? "causal" : "full",
                  attn_dtype_name(p->dtype), row->mode);
         snprintf(path, sizeof path, "%s/%s", r->opt->trace_dir, file);
         snprintf(label, sizeof label, "%s ", row->variant);

@@ -1,9 +1,16 @@
 /* attn.h — the types every part of attnbench shares: the attention problem,
  * the device description, and the ops table each variant exports.
  *
- * Q and O are [batch, heads, seq_len, head_dim], K and V [batch, kv_heads,
- * seq_len, head_dim], row-major, of the problem's dtype. The runner owns those four tensors; a variant owns only
- * the workspace the runner allocates for it (workspace_bytes). */
+ * Dense batches (varlen ""): Q and O are [batch, heads, seq_len, head_dim],
+ * K and V [batch, kv_heads, seq_len, head_dim], row-major, of the problem's
+ * dtype. Ragged batches (varlen set): the batch's sequences have lengths
+ * lens[0..batch) (attn_seq_lens, each <= seq_len) and are packed one after
+ * the other, as FlashAttention's varlen API and cuDNN's ragged tensors take
+ * them: Q and O are [tokens, heads, head_dim], K and V [tokens, kv_heads,
+ * head_dim], sequence b on rows cu[b] .. cu[b+1]-1 where cu[b] is the sum of
+ * the lengths before it; each sequence attends only to itself (causal: to its
+ * own earlier tokens). The runner owns those four tensors; a variant owns
+ * only the workspace the runner allocates for it (workspace_bytes). */
 #ifndef ATTN_H
 #define ATTN_H
 
@@ -20,6 +27,9 @@ typedef struct CUstream_st *attn_stream_t;
 
 enum attn_dtype { ATTN_BF16 = 0, ATTN_FP16 = 1 };
 
+/* Room for attn_problem.varlen's text, its NUL included. */
+#define ATTN_VARLEN_MAX 96
+
 struct attn_problem {
     int batch, heads, seq_len, head_dim;
     bool causal;
@@ -30,6 +40,13 @@ struct attn_problem {
      * attention; 1 = multi-query). Divides heads; 0 means heads (every head
      * its own K and V). Read it through attn_kv_heads(). */
     int kv_heads;
+    /* A ragged batch, "" for a dense one: "uniform:F" draws each length
+     * uniformly from [max(1, ceil(F·seq_len)), seq_len] with a generator
+     * seeded by this text, batch and seq_len (the same lengths in every run,
+     * so that the gate compares the same work); "lens:L1+L2+..." lists them
+     * (batch is their count, seq_len their maximum). Read the lengths through
+     * attn_seq_lens(). */
+    char varlen[ATTN_VARLEN_MAX];
 };
 
 struct device_info {
@@ -117,16 +134,29 @@ size_t attn_dtype_bytes(enum attn_dtype);
 /* 0 and *out set when name is a dtype name, else ATTN_ERR_INPUT. */
 int attn_dtype_parse(const char *name, enum attn_dtype *out);
 
-/* Element count of Q or O: [batch, heads, seq_len, head_dim]. */
+/* Whether the batch is ragged (varlen set). */
+bool attn_is_varlen(const struct attn_problem *);
+/* The batch's sequence lengths into lens[0..batch): seq_len each for a dense
+ * batch. ATTN_ERR_INPUT with a one-line message when varlen is malformed (an
+ * unknown distribution, a fraction outside [0, 1], a list that is not
+ * batch lengths in 1 .. seq_len with seq_len the longest). */
+int attn_seq_lens(const struct attn_problem *, int *lens);
+/* Checks varlen as attn_seq_lens does, without a buffer. */
+int attn_varlen_check(const struct attn_problem *);
+/* Tokens of the batch: the lengths' sum (batch·seq_len when dense); 0 when
+ * varlen is malformed. */
+size_t attn_tokens(const struct attn_problem *);
+/* Element count of Q or O: tokens·heads·head_dim. */
 size_t attn_tensor_elems(const struct attn_problem *);
 /* K and V heads: kv_heads, or heads when it is 0. */
 int attn_kv_heads(const struct attn_problem *);
-/* Element count of K or V: [batch, kv_heads, seq_len, head_dim]. */
+/* Element count of K or V: tokens·kv_heads·head_dim. */
 size_t attn_kv_tensor_elems(const struct attn_problem *);
-/* FLOPs of the forward pass: 4·B·H·S²·D, halved when causal. */
+/* FLOPs of the forward pass: 4·H·L²·D summed over the sequences (L = S
+ * each when dense), halved when causal. */
 double attn_flops(const struct attn_problem *);
 /* Bytes the math must move: Q, K, V read once (K and V at kv_heads), O
- * written once. */
+ * written once, over the batch's tokens. */
 double attn_bytes(const struct attn_problem *);
 /* workspace_bytes for a variant that needs none. */
 size_t attn_no_workspace(const struct attn_problem *);
@@ -135,10 +165,13 @@ size_t attn_no_workspace(const struct attn_problem *);
 double attn_tflops(const struct attn_problem *, double ms);
 double attn_gbps(const struct attn_problem *, double ms);
 /* "B=4 H=16 S=4096 D=128 causal" (KV=n added when kv_heads is not heads,
- * the dtype when not bf16) into buf. */
+ * varlen=... when ragged, the dtype when not bf16) into buf; ATTN_LABEL_MAX
+ * bytes hold any. */
+#define ATTN_LABEL_MAX (96 + ATTN_VARLEN_MAX)
 const char *attn_problem_label(const struct attn_problem *, char *buf, size_t len);
 /* Whether a and b are the same point: batch, heads, K/V heads, seq_len,
- * head_dim, causal and dtype all equal (the scale is derived, not compared). */
+ * head_dim, causal, dtype and varlen all equal (the scale is derived, not
+ * compared). */
 bool attn_problem_equal(const struct attn_problem *a, const struct attn_problem *b);
 
 #ifdef __cplusplus

@@ -1,6 +1,9 @@
-/* eager_ops.cu — the eager attention steps (eager_ops.h): two cuBLAS
- * strided-batched GEMMs and three memory-bound kernels over the S×S scores,
- * each moving 16-byte vectors where the row layout allows. */
+/* eager_ops.cu — the eager attention steps (eager_ops.h): cuBLAS
+ * strided-batched GEMMs (one per product for a dense batch, a few per
+ * sequence of a packed ragged one) and three memory-bound kernels over the
+ * S×S scores, each moving 16-byte vectors where the row layout allows; and
+ * the ctx both eager variants share, with the loop over a ragged batch's
+ * sequences. */
 #include "eager_ops.h"
 #include "errors.h"
 
@@ -26,7 +29,9 @@ template <> struct vec8<__half> { typedef vec8_f16 type; };
 
 size_t eager_scores_bytes(const struct attn_problem *p)
 {
-    return (size_t)p->batch * (size_t)p->heads * (size_t)p->seq_len * (size_t)p->seq_len *
+    /* a ragged batch's passes hold one sequence's scores at a time */
+    const size_t batch = attn_is_varlen(p) ? 1 : (size_t)p->batch;
+    return batch * (size_t)p->heads * (size_t)p->seq_len * (size_t)p->seq_len *
            attn_dtype_bytes(p->dtype);
 }
 
@@ -46,15 +51,64 @@ static cudaDataType_t cuda_type(enum attn_dtype t)
     return t == ATTN_FP16 ? CUDA_R_16F : CUDA_R_16BF;
 }
 
+/* Element `elems` of a tensor of the dtype. */
+static const void *at(const void *base, size_t elems, enum attn_dtype t)
+{
+    return (const char *)base + elems * attn_dtype_bytes(t);
+}
+static void *at(void *base, size_t elems, enum attn_dtype t)
+{
+    return (char *)base + elems * attn_dtype_bytes(t);
+}
+
+/* How a packed sequence's heads are split into strided-batched GEMMs. In THD
+ * a query head's rows are heads·D apart, so a group's G·L rows are not one
+ * uniform stride as in the dense layout; each GEMM instead batches over
+ * query heads a fixed step apart whose K/V heads are also a fixed step apart
+ * (1 or 0). GEMM l covers query heads l·first_step + i·step, i < count:
+ *   G <= kv_heads: G GEMMs, GEMM g over the g-th head of every group
+ *                  (heads g, g + G, ...): Q step G·D, K/V step D;
+ *   G > kv_heads:  kv_heads GEMMs, one per K/V head over its group's G query
+ *                  heads: Q step D, K/V step 0 (the group shares it).
+ * Either way min(G, kv_heads) GEMMs: one without grouping (G = 1) and one
+ * for multi-query attention (kv_heads = 1). */
+struct head_sweep {
+    int gemms, count, first_step, step;
+};
+
+static struct head_sweep head_sweep_of(const struct attn_problem *p)
+{
+    const int KVH = attn_kv_heads(p), G = p->heads / KVH;
+    struct head_sweep by_rank = {G, KVH, 1, G}, by_group = {KVH, G, G, 1};
+    return G <= KVH ? by_rank : by_group;
+}
+
 /* Row-major X is column-major Xᵀ: S = Q·Kᵀ is computed as Sᵀ = K·Qᵀ with K
  * transposed from its [D, S] column-major view. */
-int eager_qk_matmul(cublasHandle_t h, const struct attn_problem *p, const void *q,
+int eager_qk_matmul(cublasHandle_t h, const struct eager_pass *pass, const void *q,
                     const void *k, void *scores, attn_stream_t stream)
 {
+    const struct attn_problem *p = &pass->p;
     const int S = p->seq_len, D = p->head_dim, G = p->heads / attn_kv_heads(p);
     const float one = 1.0f, zero = 0.0f;
     cudaDataType_t t = cuda_type(p->dtype);
     CUBLAS_TRY(cublasSetStream(h, stream));
+    if (pass->packed) {
+        /* one sequence of S tokens from row pass->first: Q rows heads·D
+         * apart, K rows kv_heads·D apart, its scores [heads, S, S] */
+        const int H = p->heads, KVH = attn_kv_heads(p);
+        const struct head_sweep w = head_sweep_of(p);
+        for (int l = 0; l < w.gemms; l++) {
+            const size_t h0 = (size_t)l * w.first_step; /* the GEMM's first query head */
+            CUBLAS_TRY(cublasGemmStridedBatchedEx(
+                h, CUBLAS_OP_T, CUBLAS_OP_N, S, S, D, &one,
+                at(k, (pass->first * KVH + h0 / G) * D, p->dtype), t, KVH * D,
+                (long long)(w.step / G) * D, at(q, (pass->first * H + h0) * D, p->dtype), t,
+                H * D, (long long)w.step * D, &zero, at(scores, h0 * S * S, p->dtype), t, S,
+                (long long)w.step * S * S, w.count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        }
+        return ATTN_OK;
+    }
     /* one GEMM per K/V head: its group's G query heads are G·S consecutive
      * rows of Q, their scores G·S consecutive rows of S×S (SDPA's enable_gqa
      * semantics: K is never repeated) */
@@ -66,13 +120,29 @@ int eager_qk_matmul(cublasHandle_t h, const struct attn_problem *p, const void *
 }
 
 /* O = P·V as Oᵀ = Vᵀ·Pᵀ in column-major terms. */
-int eager_pv_matmul(cublasHandle_t h, const struct attn_problem *p, const void *probs,
+int eager_pv_matmul(cublasHandle_t h, const struct eager_pass *pass, const void *probs,
                     const void *v, void *o, attn_stream_t stream)
 {
+    const struct attn_problem *p = &pass->p;
     const int S = p->seq_len, D = p->head_dim, G = p->heads / attn_kv_heads(p);
     const float one = 1.0f, zero = 0.0f;
     cudaDataType_t t = cuda_type(p->dtype);
     CUBLAS_TRY(cublasSetStream(h, stream));
+    if (pass->packed) {
+        /* as eager_qk_matmul: V rows kv_heads·D apart, O rows heads·D apart */
+        const int H = p->heads, KVH = attn_kv_heads(p);
+        const struct head_sweep w = head_sweep_of(p);
+        for (int l = 0; l < w.gemms; l++) {
+            const size_t h0 = (size_t)l * w.first_step;
+            CUBLAS_TRY(cublasGemmStridedBatchedEx(
+                h, CUBLAS_OP_N, CUBLAS_OP_N, D, S, S, &one,
+                at(v, (pass->first * KVH + h0 / G) * D, p->dtype), t, KVH * D,
+                (long long)(w.step / G) * D, at(probs, h0 * S * S, p->dtype), t, S,
+                (long long)w.step * S * S, &zero, at(o, (pass->first * H + h0) * D, p->dtype), t,
+                H * D, (long long)w.step * D, w.count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        }
+        return ATTN_OK;
+    }
     /* per K/V head, as eager_qk_matmul: the group's G·S rows of P against one V */
     CUBLAS_TRY(cublasGemmStridedBatchedEx(
         h, CUBLAS_OP_N, CUBLAS_OP_N, D, G * S, S, &one, v, t, D, (long long)S * D, probs, t, S,
@@ -303,11 +373,21 @@ int eager_ctx_create(void **out, const struct attn_problem *p, void *workspace, 
     struct eager_ctx *c = (struct eager_ctx *)calloc(1, sizeof *c);
     if (!c) return ATTN_FAIL(ATTN_ERR, "out of host memory");
     c->p = *p;
+    if (attn_is_varlen(p)) { /* the lengths, read here once: run() only loops over them */
+        c->lens = (int *)malloc((p->batch > 0 ? (size_t)p->batch : 1) * sizeof *c->lens);
+        int rc = c->lens ? attn_seq_lens(p, c->lens) : ATTN_FAIL(ATTN_ERR, "out of host memory");
+        if (rc != ATTN_OK) {
+            free(c->lens);
+            free(c);
+            return rc;
+        }
+    }
     char *ws = (char *)workspace;
     c->scores = ws + EAGER_CUBLAS_WORKSPACE;
     c->masked = score_buffers > 1 ? ws + EAGER_CUBLAS_WORKSPACE + aligned_scores_bytes(p) : NULL;
     int rc = eager_cublas_create(&c->blas, workspace);
     if (rc != ATTN_OK) {
+        free(c->lens);
         free(c);
         return rc;
     }
@@ -320,14 +400,39 @@ void eager_ctx_destroy(void *ctx)
     struct eager_ctx *c = (struct eager_ctx *)ctx;
     if (!c) return;
     cublasDestroy(c->blas);
+    free(c->lens);
     free(c);
+}
+
+int eager_run(struct eager_ctx *c, eager_steps_fn steps, const void *q, const void *k,
+              const void *v, void *o, attn_stream_t stream)
+{
+    if (!attn_is_varlen(&c->p)) {
+        const struct eager_pass whole = {c->p, false, 0};
+        return steps(c, &whole, q, k, v, o, stream);
+    }
+    /* sequence b: a dense batch of one of its length, at its first token */
+    struct eager_pass seq = {c->p, true, 0};
+    seq.p.batch = 1;
+    seq.p.varlen[0] = '\0';
+    for (int b = 0; b < c->p.batch; b++) {
+        seq.p.seq_len = c->lens[b];
+        ATTN_TRY(steps(c, &seq, q, k, v, o, stream));
+        seq.first += (size_t)c->lens[b];
+    }
+    return ATTN_OK;
 }
 
 const char *eager_supports(const struct attn_problem *p, const struct device_info *dev)
 {
     if (!dev->present) return "no CUDA device";
     if (dev->cc_major < 8) return "needs compute capability 8.0 or newer (bf16 GEMMs)";
-    if ((size_t)p->batch * p->heads * p->seq_len > 0x7fffffffu)
+    /* the mask and softmax launches cover one pass's score rows: the whole
+     * batch's when dense, one sequence's (at most heads·seq_len) when ragged */
+    if (attn_is_varlen(p)) {
+        if ((size_t)p->heads * p->seq_len > 0x7fffffffu)
+            return "heads*seq_len rows exceed one launch's grid";
+    } else if ((size_t)p->batch * p->heads * p->seq_len > 0x7fffffffu)
         return "batch*heads*seq_len rows exceed one launch's grid";
     return NULL;
 }

@@ -1,13 +1,16 @@
 /* gpu_util.cu — random fill, poison and the float32 reference attention
  * (gpu_util.h). The reference favours obviousness over speed: one block per
- * query row, scores kept in shared memory, exact softmax. */
+ * query row, scores kept in shared memory, exact softmax; dense batches and
+ * packed ragged ones (attn.h) each have their kernel, sharing the row code. */
 #include "gpu_util.h"
 #include "errors.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <limits.h>
 #include <math.h>
+#include <stdlib.h>
 
 static __device__ float load_f(const __nv_bfloat16 *p, size_t i) { return __bfloat162float(p[i]); }
 static __device__ float load_f(const __half *p, size_t i) { return __half2float(p[i]); }
@@ -119,28 +122,32 @@ static __device__ float block_reduce(float x, bool is_max, float *scratch)
 #define REF_MAX_DIM 512 /* head_dim: qrow[] and the REF_MAX_DIM / REF_THREADS accumulators */
 #define REF_MAX_GRID_Y 65535u
 
-/* Row i of one query head (Q and O at base, its K and V at kvbase). Keys are
- * taken a chunk at a time: the warps compute the chunk's scores into shared
- * memory, the block rescales its running sum and accumulators to the new row
- * max (online softmax, exact up to float32 rounding), then each thread
- * accumulates P·V for its columns. */
+/* Row i of one query head: its Q and O rows r at base + r·qstride, its K and
+ * V rows at kvbase + r·kvstride (strides head_dim when dense, heads·head_dim
+ * and kv_heads·head_dim in a packed THD batch); S keys (its sequence's
+ * length), the first i + 1 of them when causal. Keys are taken a chunk at a
+ * time: the warps compute the chunk's scores into shared memory, the block
+ * rescales its running sum and accumulators to the new row max (online
+ * softmax, exact up to float32 rounding), then each thread accumulates P·V
+ * for its columns. */
 template <typename T>
 static __device__ void reference_row(const T *q, const T *k, const T *v, float *o, int S, int D,
-                                     int causal, float scale, size_t base, size_t kvbase, int i,
-                                     float *qrow, float *chunk, float *scratch)
+                                     size_t qstride, size_t kvstride, int causal, float scale,
+                                     size_t base, size_t kvbase, int i, float *qrow, float *chunk,
+                                     float *scratch)
 {
     const int keys = causal ? i + 1 : S;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = REF_THREADS / 32;
     constexpr int NACC = REF_MAX_DIM / REF_THREADS; /* columns tid, tid + 128, ... */
 
     __syncthreads(); /* the previous row's qrow[] is read no more */
-    for (int d = threadIdx.x; d < D; d += REF_THREADS) qrow[d] = load_f(q, base + (size_t)i * D + d);
+    for (int d = threadIdx.x; d < D; d += REF_THREADS) qrow[d] = load_f(q, base + (size_t)i * qstride + d);
     __syncthreads();
     float m = -INFINITY, sum = 0, acc[NACC] = {};
     for (int j0 = 0; j0 < keys; j0 += REF_CHUNK) {
         const int n = min(REF_CHUNK, keys - j0);
         for (int j = warp; j < n; j += warps) {
-            const size_t krow = kvbase + (size_t)(j0 + j) * D;
+            const size_t krow = kvbase + (size_t)(j0 + j) * kvstride;
             float dot = 0;
             for (int d = lane; d < D; d += 32) dot += qrow[d] * load_f(k, krow + d);
             for (int off = 16; off; off >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, off);
@@ -163,14 +170,15 @@ static __device__ void reference_row(const T *q, const T *k, const T *v, float *
             const int d = threadIdx.x + c * REF_THREADS;
             if (d >= D) continue;
             float a = acc[c] * rescale;
-            for (int j = 0; j < n; j++) a += chunk[j] * load_f(v, kvbase + (size_t)(j0 + j) * D + d);
+            for (int j = 0; j < n; j++)
+                a += chunk[j] * load_f(v, kvbase + (size_t)(j0 + j) * kvstride + d);
             acc[c] = a;
         }
         __syncthreads(); /* chunk[] is rewritten next round */
     }
     for (int c = 0; c < NACC; c++) {
         const int d = threadIdx.x + c * REF_THREADS;
-        if (d < D) o[base + (size_t)i * D + d] = acc[c] / sum;
+        if (d < D) o[base + (size_t)i * qstride + d] = acc[c] / sum;
     }
 }
 
@@ -183,8 +191,89 @@ static __global__ void reference_kernel(const T *q, const T *k, const T *v, floa
 {
     __shared__ float qrow[REF_MAX_DIM], chunk[REF_CHUNK], scratch[REF_THREADS / 32];
     for (size_t h = blockIdx.y; h < heads; h += gridDim.y)
-        reference_row(q, k, v, o, S, D, causal, scale, h * S * D, h / group * S * D, (int)blockIdx.x,
-                      qrow, chunk, scratch);
+        reference_row(q, k, v, o, S, D, D, D, causal, scale, h * S * D, h / group * S * D,
+                      (int)blockIdx.x, qrow, chunk, scratch);
+}
+
+/* A packed (THD) ragged batch. grid: (seq_len, up to 65535): block (i, y)
+ * computes row i of (sequence, head) pairs y, y + gridDim.y, ... of the
+ * batch·heads, pair y being sequence y / heads, head y % heads (reading K/V
+ * head h / group); cu[0..batch] are the sequences' first tokens, cu[batch]
+ * the total. A row past its sequence's end is skipped: that depends only on
+ * blockIdx, so the whole block skips it together and reference_row's
+ * barriers stay uniform. */
+template <typename T>
+static __global__ void reference_varlen_kernel(const T *q, const T *k, const T *v, float *o,
+                                               const int *cu, int batch, int heads, int kv_heads,
+                                               int D, int causal, float scale)
+{
+    __shared__ float qrow[REF_MAX_DIM], chunk[REF_CHUNK], scratch[REF_THREADS / 32];
+    const int i = (int)blockIdx.x, group = heads / kv_heads;
+    const size_t pairs = (size_t)batch * heads;
+    for (size_t y = blockIdx.y; y < pairs; y += gridDim.y) {
+        const int b = (int)(y / heads), h = (int)(y % heads);
+        const int len = cu[b + 1] - cu[b];
+        if (i >= len) continue;
+        const size_t base = ((size_t)cu[b] * heads + h) * D;
+        const size_t kvbase = ((size_t)cu[b] * kv_heads + h / group) * D;
+        reference_row(q, k, v, o, len, D, (size_t)heads * D, (size_t)kv_heads * D, causal, scale,
+                      base, kvbase, i, qrow, chunk, scratch);
+    }
+}
+
+/* Copies the offsets cu[0..batch] onto the stream, runs the ragged kernel
+ * and waits for it: the copy and the kernel share the stream (the runner's
+ * is non-blocking, so a plain cudaMemcpy on the default stream would not be
+ * ordered before the kernel), and the wait lets the caller free both copies
+ * of cu. */
+static int reference_varlen(const struct attn_problem *p, const void *q, const void *k,
+                            const void *v, float *o, const int *cu, int *dcu, cudaStream_t s)
+{
+    CUDA_TRY(cudaMemcpyAsync(dcu, cu, ((size_t)p->batch + 1) * sizeof *cu,
+                             cudaMemcpyHostToDevice, s));
+    const size_t pairs = (size_t)p->batch * p->heads;
+    dim3 grid((unsigned)p->seq_len, (unsigned)(pairs < REF_MAX_GRID_Y ? pairs : REF_MAX_GRID_Y));
+    if (p->dtype == ATTN_FP16)
+        reference_varlen_kernel<<<grid, REF_THREADS, 0, s>>>(
+            (const __half *)q, (const __half *)k, (const __half *)v, o, dcu, p->batch, p->heads,
+            attn_kv_heads(p), p->head_dim, p->causal, p->scale);
+    else
+        reference_varlen_kernel<<<grid, REF_THREADS, 0, s>>>(
+            (const __nv_bfloat16 *)q, (const __nv_bfloat16 *)k, (const __nv_bfloat16 *)v, o, dcu,
+            p->batch, p->heads, attn_kv_heads(p), p->head_dim, p->causal, p->scale);
+    LAUNCH_TRY("reference_varlen_kernel");
+    CUDA_TRY(cudaStreamSynchronize(s));
+    return ATTN_OK;
+}
+
+/* The ragged batch's cumulative offsets cu[0..batch] on the host: the
+ * lengths are read into cu[1..batch], then summed in place. malloc'd; NULL
+ * and the error in *rc when the lengths are malformed, or the tokens do not
+ * fit the kernel's int offsets. */
+static int *varlen_offsets(const struct attn_problem *p, int *rc)
+{
+    int *cu = (int *)malloc(((size_t)p->batch + 1) * sizeof *cu);
+    if (!cu) {
+        *rc = ATTN_FAIL(ATTN_ERR, "out of host memory for the GPU reference");
+        return NULL;
+    }
+    *rc = attn_seq_lens(p, cu + 1);
+    if (*rc != ATTN_OK) {
+        free(cu);
+        return NULL;
+    }
+    long long total = 0;
+    cu[0] = 0;
+    for (int b = 1; b <= p->batch; b++) {
+        total += cu[b];
+        if (total > INT_MAX) {
+            free(cu);
+            *rc = ATTN_FAIL(ATTN_ERR, "GPU reference: %lld+ tokens exceed its int offsets", total);
+            return NULL;
+        }
+        cu[b] = (int)total;
+    }
+    return cu;
 }
 
 extern "C" int gpu_reference_f32(const struct attn_problem *p, const void *q, const void *k,
@@ -193,6 +282,27 @@ extern "C" int gpu_reference_f32(const struct attn_problem *p, const void *q, co
     if (p->head_dim > REF_MAX_DIM)
         return ATTN_FAIL(ATTN_ERR, "GPU reference supports head_dim <= %d, not %d", REF_MAX_DIM,
                          p->head_dim);
+    if (attn_is_varlen(p)) {
+        int rc;
+        int *cu = varlen_offsets(p, &rc);
+        if (!cu) return rc;
+        int *dcu = NULL;
+        cudaError_t e = cudaMalloc(&dcu, ((size_t)p->batch + 1) * sizeof *dcu);
+        if (e != cudaSuccess) {
+            free(cu);
+            (void)cudaGetLastError(); /* as CUDA_TRY: clear a non-sticky error */
+            return ATTN_FAIL(e == cudaErrorMemoryAllocation ? ATTN_ERR_OOM : ATTN_ERR,
+                             "cudaMalloc(GPU reference offsets): %s", cudaGetErrorString(e));
+        }
+        rc = reference_varlen(p, q, k, v, o, cu, dcu, s);
+        free(cu); /* the copy is done: staged by cudaMemcpyAsync, or waited for */
+        if (rc != ATTN_OK) {
+            (void)cudaFree(dcu); /* the first error is the one reported */
+            return rc;
+        }
+        CUDA_TRY(cudaFree(dcu));
+        return ATTN_OK;
+    }
     const size_t heads = (size_t)p->batch * p->heads;
     const int group = p->heads / attn_kv_heads(p);
     dim3 grid((unsigned)p->seq_len, (unsigned)(heads < REF_MAX_GRID_Y ? heads : REF_MAX_GRID_Y));

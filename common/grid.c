@@ -22,14 +22,19 @@
 #define SHOWN_BYTES 200 /* user text quoted in a message, escaped */
 
 enum axis { AX_BATCH, AX_TOKENS, AX_HEADS, AX_HIDDEN, AX_KV, AX_SEQ, AX_DIM, AX_CAUSAL,
-            AX_DTYPE, AX_COUNT };
+            AX_DTYPE, AX_VARLEN, AX_LENS, AX_COUNT };
 static const char *const axis_names[AX_COUNT] = {
-    "batch", "tokens", "heads", "hidden", "kv_heads", "seq", "dim", "causal", "dtype"};
+    "batch", "tokens", "heads", "hidden", "kv_heads", "seq", "dim", "causal", "dtype", "varlen",
+    "lens"};
+#define AXIS_NAMES_LISTED "batch, tokens, heads, hidden, kv_heads, seq, dim, causal, dtype, varlen, lens"
 
+/* An axis's values; the text axes (varlen, lens) keep theirs in text[], each
+ * as attn_problem.varlen will hold it ("" for a dense batch). */
 struct axis_values {
     bool given;
     int n;
     long v[MAX_AXIS_VALUES];
+    char (*text)[ATTN_VARLEN_MAX];
 };
 
 /* Length of the UTF-8 character at p (at most `left` bytes), 0 when it is not
@@ -134,6 +139,75 @@ static int parse_int_item(struct axis_values *ax, const char *item, const char *
     return ATTN_OK;
 }
 
+/* Adds a text value unless the axis holds it (as push_value). */
+static int push_text(struct axis_values *ax, const char *text, const char *where, const char *key)
+{
+    for (int i = 0; i < ax->n; i++)
+        if (!strcmp(ax->text[i], text)) return ATTN_OK;
+    if (ax->n == MAX_AXIS_VALUES)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: too many values for '%s' (at most %d distinct)",
+                         where, key, MAX_AXIS_VALUES);
+    snprintf(ax->text[ax->n++], ATTN_VARLEN_MAX, "%s", text);
+    return ATTN_OK;
+}
+
+/* One item of varlen=: none (a dense batch), uniform:F or lens:L1+L2+...;
+ * the fraction is checked here, a list against batch and seq per point. */
+static int parse_varlen_item(struct axis_values *ax, const char *item, const char *where)
+{
+    char shown_item[SHOWN_BYTES];
+    if (!strcmp(item, "none")) return push_text(ax, "", where, "varlen");
+    if (strlen(item) >= ATTN_VARLEN_MAX)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: 'varlen=%s': longer than %d characters", where,
+                         shown(item, SIZE_MAX, shown_item), ATTN_VARLEN_MAX - 1);
+    struct attn_problem probe = {.batch = 1, .seq_len = 1};
+    snprintf(probe.varlen, sizeof probe.varlen, "%s", item);
+    if (strncmp(item, "lens:", 5) != 0 && attn_varlen_check(&probe) != ATTN_OK) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", attn_error_message());
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: %s", where, why);
+    }
+    return push_text(ax, item, where, "varlen");
+}
+
+/* One item of lens=: L1+L2+... , each 1..MAX_AXIS_VALUE; it is the point's
+ * batch (their count) and seq (the longest) as well as its varlen text. */
+static int parse_lens_item(struct axis_values *ax, const char *item, const char *where)
+{
+    char shown_item[SHOWN_BYTES], text[ATTN_VARLEN_MAX];
+    if (snprintf(text, sizeof text, "lens:%s", item) >= (int)sizeof text)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: 'lens=%s': longer than %d characters", where,
+                         shown(item, SIZE_MAX, shown_item), ATTN_VARLEN_MAX - 6);
+    for (const char *c = item;;) {
+        char *end;
+        errno = 0;
+        long len = strtol(c, &end, 10);
+        if (end == c || errno || !isdigit((unsigned char)*c) || len < 1 ||
+            len > MAX_AXIS_VALUE || (*end && *end != '+'))
+            return ATTN_FAIL(ATTN_ERR_INPUT,
+                             "%s: 'lens=%s': expected lengths in 1..%ld joined by '+'", where,
+                             shown(item, SIZE_MAX, shown_item), MAX_AXIS_VALUE);
+        if (!*end) break;
+        c = end + 1;
+    }
+    return push_text(ax, text, where, "lens");
+}
+
+/* The batch (count) and seq (longest) of a lens: text. */
+static void lens_shape(const char *text, long *batch, long *seq)
+{
+    *batch = 0;
+    *seq = 0;
+    for (const char *c = text + 5;;) {
+        char *end;
+        long len = strtol(c, &end, 10);
+        ++*batch;
+        if (len > *seq) *seq = len;
+        if (!*end) break;
+        c = end + 1;
+    }
+}
+
 static int parse_bool_item(struct axis_values *ax, const char *item, const char *where)
 {
     char shown_item[SHOWN_BYTES];
@@ -158,14 +232,14 @@ static int parse_axis(struct axis_values *axes, const char *word, const char *wh
         if (strlen(axis_names[i]) == klen && !strncmp(word, axis_names[i], klen)) a = i;
     if (a < 0)
         return ATTN_FAIL(ATTN_ERR_INPUT,
-                         "%s: unknown key '%s' (batch, tokens, heads, hidden, kv_heads, "
-                         "seq, dim, causal, dtype)", where, shown(word, klen, shown_text));
+                         "%s: unknown key '%s' (" AXIS_NAMES_LISTED ")", where,
+                         shown(word, klen, shown_text));
     struct axis_values *ax = &axes[a];
     if (ax->given)
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s' given twice", where, axis_names[a]);
     ax->given = true;
 
-    char values[512];
+    char values[MAX_SPEC_BYTES + 1];
     if (strlen(eq + 1) >= sizeof values)
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s: value list of '%s' too long", where,
                          axis_names[a]);
@@ -180,6 +254,10 @@ static int parse_axis(struct axis_values *axes, const char *word, const char *wh
                 return ATTN_FAIL(ATTN_ERR_INPUT, "%s: 'dtype=%s': expected bf16 or fp16",
                                  where, shown(item, SIZE_MAX, shown_text));
             ATTN_TRY(push_value(ax, (long)t, where, "dtype"));
+        } else if (a == AX_VARLEN) {
+            ATTN_TRY(parse_varlen_item(ax, item, where));
+        } else if (a == AX_LENS) {
+            ATTN_TRY(parse_lens_item(ax, item, where));
         } else {
             ATTN_TRY(parse_int_item(ax, item, where, axis_names[a]));
         }
@@ -200,11 +278,12 @@ static uint64_t mix64(uint64_t x)
 }
 
 /* Hashes exactly the fields attn_problem_equal() (problem.c) compares:
- * batch, heads, K/V heads, seq_len, head_dim, causal, dtype. Equal points
- * must hash alike, so a field added to the equality is added here too. */
+ * batch, heads, K/V heads, seq_len, head_dim, causal, dtype, varlen. Equal
+ * points must hash alike, so a field added to the equality is added here too. */
 static uint64_t point_hash(const struct attn_problem *p)
 {
     uint64_t h = mix64(((uint64_t)(uint32_t)p->batch << 32) | (uint32_t)p->heads);
+    for (const char *c = p->varlen; *c; c++) h = mix64(h ^ (unsigned char)*c);
     h = mix64(h ^ (uint32_t)attn_kv_heads(p));
     h = mix64(h ^ (((uint64_t)(uint32_t)p->seq_len << 32) | (uint32_t)p->head_dim));
     return mix64(h ^ ((uint64_t)p->causal << 1 | (uint64_t)p->dtype));
@@ -288,6 +367,9 @@ int grid_add_spec(struct grid *g, const char *spec, const char *where)
 {
     struct axis_values axes[AX_COUNT];
     memset(axes, 0, sizeof axes);
+    char varlen_text[MAX_AXIS_VALUES][ATTN_VARLEN_MAX], lens_text[MAX_AXIS_VALUES][ATTN_VARLEN_MAX];
+    axes[AX_VARLEN].text = varlen_text;
+    axes[AX_LENS].text = lens_text;
     char line[MAX_SPEC_BYTES + 1];
     if (strlen(spec) >= sizeof line)
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s: spec too long (%zu bytes, at most %d)", where,
@@ -300,22 +382,32 @@ int grid_add_spec(struct grid *g, const char *spec, const char *where)
         words++;
     }
     if (words == 0) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: empty grid spec", where);
-    if (axes[AX_BATCH].given == axes[AX_TOKENS].given)
+    const bool lens = axes[AX_LENS].given;
+    if (lens && (axes[AX_BATCH].given || axes[AX_TOKENS].given || axes[AX_SEQ].given ||
+                 axes[AX_VARLEN].given))
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: lens= sets batch (their count) and seq (the "
+                         "longest): drop batch=, tokens=, seq= and varlen=", where);
+    if (!lens && axes[AX_BATCH].given == axes[AX_TOKENS].given)
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s: give exactly one of batch= and tokens=", where);
     if (axes[AX_HEADS].given == axes[AX_HIDDEN].given)
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s: give exactly one of heads= and hidden=", where);
-    if (!axes[AX_SEQ].given) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: seq= is missing", where);
+    if (!lens && !axes[AX_SEQ].given) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: seq= is missing", where);
     if (!axes[AX_DIM].given) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: dim= is missing", where);
     if (!axes[AX_CAUSAL].given) push_value(&axes[AX_CAUSAL], 0, where, "causal");
     if (!axes[AX_DTYPE].given) push_value(&axes[AX_DTYPE], ATTN_BF16, where, "dtype");
+    if (!axes[AX_VARLEN].given) push_text(&axes[AX_VARLEN], "", where, "varlen");
 
     /* Values are distinct per axis, and batch (heads) is a one-to-one
-     * function of tokens (hidden) for a given seq (dim): the product counts
-     * the spec's distinct points exactly. Refused before anything expands. */
-    const struct axis_values *bax = axes[AX_BATCH].given ? &axes[AX_BATCH] : &axes[AX_TOKENS];
+     * function of tokens (hidden) for a given seq (dim), as batch and seq
+     * are of a lens list: the product counts the spec's distinct points
+     * exactly. Refused before anything expands. */
+    const struct axis_values *bax = lens                     ? &axes[AX_LENS]
+                                    : axes[AX_BATCH].given ? &axes[AX_BATCH]
+                                                           : &axes[AX_TOKENS];
     const struct axis_values *hax = axes[AX_HEADS].given ? &axes[AX_HEADS] : &axes[AX_HIDDEN];
-    const int counts[] = {bax->n, hax->n, axes[AX_KV].given ? axes[AX_KV].n : 1, axes[AX_SEQ].n,
-                          axes[AX_DIM].n, axes[AX_CAUSAL].n, axes[AX_DTYPE].n};
+    const int counts[] = {bax->n, hax->n, axes[AX_KV].given ? axes[AX_KV].n : 1,
+                          lens ? 1 : axes[AX_SEQ].n, axes[AX_DIM].n, axes[AX_CAUSAL].n,
+                          axes[AX_DTYPE].n, axes[AX_VARLEN].n};
     size_t points = 1;
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
         points = mul_saturated(points, (size_t)counts[i]);
@@ -352,18 +444,28 @@ static int check_elems(long batch, long heads, long seq, long dim, const char *w
 static int add_product(struct grid *g, const struct axis_values *axes, size_t points,
                        const char *where)
 {
-    const struct axis_values *bax = axes[AX_BATCH].given ? &axes[AX_BATCH] : &axes[AX_TOKENS];
+    const bool lens = axes[AX_LENS].given;
+    const struct axis_values *bax = lens                     ? &axes[AX_LENS]
+                                    : axes[AX_BATCH].given ? &axes[AX_BATCH]
+                                                           : &axes[AX_TOKENS];
     const struct axis_values *hax = axes[AX_HEADS].given ? &axes[AX_HEADS] : &axes[AX_HIDDEN];
     ATTN_TRY(index_reserve(g, points));
     for (int it = 0; it < axes[AX_DTYPE].n; it++)
     for (int id = 0; id < axes[AX_DIM].n; id++)
     for (int ic = 0; ic < axes[AX_CAUSAL].n; ic++)
-    for (int is = 0; is < axes[AX_SEQ].n; is++)
+    for (int iv = 0; iv < axes[AX_VARLEN].n; iv++)
+    for (int is = 0; is < (lens ? 1 : axes[AX_SEQ].n); is++)
     for (int ib = 0; ib < bax->n; ib++)
     for (int ih = 0; ih < hax->n; ih++)
     for (int ik = 0; ik < (axes[AX_KV].given ? axes[AX_KV].n : 1); ik++) {
-        long seq = axes[AX_SEQ].v[is], dim = axes[AX_DIM].v[id];
-        long batch = bax->v[ib], heads = hax->v[ih];
+        long seq = 0, dim = axes[AX_DIM].v[id], batch = 0, heads = hax->v[ih];
+        const char *varlen = lens ? bax->text[ib] : axes[AX_VARLEN].text[iv];
+        if (lens) {
+            lens_shape(varlen, &batch, &seq);
+        } else {
+            seq = axes[AX_SEQ].v[is];
+            batch = bax->v[ib];
+        }
         if (axes[AX_TOKENS].given)
             ATTN_TRY(divide_exactly(batch, seq, "tokens", where, &batch));
         if (axes[AX_HIDDEN].given)
@@ -379,6 +481,12 @@ static int add_product(struct grid *g, const struct axis_values *axes, size_t po
             .dtype = (enum attn_dtype)axes[AX_DTYPE].v[it],
             .scale = 1.0f / sqrtf((float)dim), .kv_heads = (int)kv,
         };
+        snprintf(p.varlen, sizeof p.varlen, "%s", varlen);
+        if (attn_varlen_check(&p) != ATTN_OK) {
+            char why[256];
+            snprintf(why, sizeof why, "%s", attn_error_message());
+            return ATTN_FAIL(ATTN_ERR_INPUT, "%s: %s", where, why);
+        }
         ATTN_TRY(add_point(g, &p));
     }
     return ATTN_OK;

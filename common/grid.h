@@ -3,7 +3,10 @@
  *     tokens=16384 hidden=2048 seq=512..16384 dim=64,128 causal=0,1
  * keys: batch | tokens (batch = tokens/seq), heads | hidden (heads =
  * hidden/dim), kv_heads (K/V heads, dividing heads; default heads; 1 is
- * multi-query), seq, dim, causal (0/1), dtype (bf16/fp16). Values are comma
+ * multi-query), seq, dim, causal (0/1), dtype (bf16/fp16), varlen (a ragged
+ * batch: none, uniform:F — lengths uniform in [ceil(F·seq), seq] — or
+ * lens:L1+L2+...), lens (L1+L2+...: a ragged batch of these lengths; batch is
+ * their count and seq the longest, so neither is given). Values are comma
  * lists; a..b is the powers of two p with a <= p <= b (at least one). Grid
  * files hold one spec per line; '#' starts a comment. */
 #ifndef ATTN_GRID_H

@@ -1,12 +1,16 @@
 /* problem.c — the facts of an attention problem that every part uses: dtype
- * names and sizes, tensor sizes, the FLOP and byte counts the rates are
- * computed from, the label a point is shown by and when two points are the
- * same one (declared in attn.h). */
+ * names and sizes, a ragged batch's sequence lengths, tensor sizes, the FLOP
+ * and byte counts the rates are computed from, the label a point is shown by
+ * and when two points are the same one (declared in attn.h). */
 #include "attn.h"
 #include "errors.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *attn_dtype_name(enum attn_dtype t)
@@ -27,6 +31,110 @@ int attn_dtype_parse(const char *name, enum attn_dtype *out)
     return ATTN_FAIL(ATTN_ERR_INPUT, "unknown dtype '%s' (bf16, fp16)", name);
 }
 
+bool attn_is_varlen(const struct attn_problem *p) { return p->varlen[0] != '\0'; }
+
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* The seed of a uniform draw: the spec's text, batch and seq_len. */
+static uint64_t lens_seed(const struct attn_problem *p)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = p->varlen; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    h = (h ^ (uint64_t)(unsigned)p->batch) * 1099511628211ull;
+    return (h ^ (uint64_t)(unsigned)p->seq_len) * 1099511628211ull;
+}
+
+/* A malformed varlen: the message only when the caller reports it (the
+ * counts below must not overwrite an error already set). */
+#define BAD(...) (report ? ATTN_FAIL(ATTN_ERR_INPUT, __VA_ARGS__) : ATTN_ERR_INPUT)
+
+/* Walks the batch's lengths: each into lens[i] when lens is not NULL, their
+ * sum and sum of squares into *sum and *sum2 (doubles: no overflow). */
+static int lens_walk(const struct attn_problem *p, int *lens, double *sum, double *sum2,
+                     bool report)
+{
+    *sum = *sum2 = 0;
+    const int B = p->batch, S = p->seq_len;
+    if (B < 1 || S < 1) return BAD("batch %d and seq_len %d must be positive", B, S);
+    const char *spec = p->varlen;
+    if (!attn_is_varlen(p)) {
+        for (int i = 0; lens && i < B; i++) lens[i] = S;
+        *sum = (double)B * S;
+        *sum2 = (double)B * S * S;
+        return ATTN_OK;
+    }
+    if (!strncmp(spec, "uniform:", 8)) {
+        const char *num = spec + 8;
+        char *end = NULL;
+        errno = 0;
+        double f = strtod(num, &end);
+        if (!*num || end == num || *end || errno || !(f >= 0 && f <= 1))
+            return BAD("varlen '%s': uniform:F needs a fraction F in [0, 1]", spec);
+        long lo = (long)ceil(f * S);
+        if (lo < 1) lo = 1;
+        uint64_t state = lens_seed(p), span = (uint64_t)(S - lo + 1);
+        for (int i = 0; i < B; i++) {
+            int len = (int)(lo + (long)(splitmix64(&state) % span));
+            if (lens) lens[i] = len;
+            *sum += len;
+            *sum2 += (double)len * len;
+        }
+        return ATTN_OK;
+    }
+    if (!strncmp(spec, "lens:", 5)) {
+        const char *c = spec + 5;
+        int count = 0, longest = 0;
+        for (;;) {
+            char *end = NULL;
+            errno = 0;
+            long len = strtol(c, &end, 10);
+            if (!isdigit((unsigned char)*c) || end == c || errno || len < 1 || len > S ||
+                (*end && *end != '+'))
+                return BAD("varlen '%s': lengths must be whole numbers from 1 to seq_len %d, "
+                           "joined by '+'", spec, S);
+            if (count == B)
+                return BAD("varlen '%s': more lengths than batch %d", spec, B);
+            if (lens) lens[count] = (int)len;
+            count++;
+            if (len > longest) longest = (int)len;
+            *sum += (double)len;
+            *sum2 += (double)len * len;
+            if (!*end) break;
+            c = end + 1;
+        }
+        if (count != B)
+            return BAD("varlen '%s': %d lengths for batch %d", spec, count, B);
+        if (longest != S)
+            return BAD("varlen '%s': the longest is %d, seq_len is %d", spec, longest, S);
+        return ATTN_OK;
+    }
+    return BAD("varlen '%s': unknown distribution (uniform:F, or lens:L1+L2+...)", spec);
+}
+
+int attn_seq_lens(const struct attn_problem *p, int *lens)
+{
+    double sum, sum2;
+    return lens_walk(p, lens, &sum, &sum2, true);
+}
+
+int attn_varlen_check(const struct attn_problem *p)
+{
+    double sum, sum2;
+    return lens_walk(p, NULL, &sum, &sum2, true);
+}
+
+size_t attn_tokens(const struct attn_problem *p)
+{
+    double sum, sum2;
+    return lens_walk(p, NULL, &sum, &sum2, false) == ATTN_OK ? (size_t)sum : 0;
+}
+
 /* Saturates at SIZE_MAX rather than wrap: B·H·S·D of four int dimensions
  * can pass 2^64, and a wrapped count (2^64 is 0) would size buffers small.
  * The grid refuses such points (GRID_MAX_TENSOR_ELEMS); this guards any
@@ -42,31 +150,48 @@ static size_t elems_of(const int dims[4])
     return n;
 }
 
-size_t attn_tensor_elems(const struct attn_problem *p)
+/* tokens·heads·dim, saturating like elems_of. */
+static size_t token_elems(const struct attn_problem *p, int heads)
 {
-    const int dims[4] = {p->batch, p->heads, p->seq_len, p->head_dim};
-    return elems_of(dims);
+    if (!attn_is_varlen(p)) {
+        const int dims[4] = {p->batch, heads, p->seq_len, p->head_dim};
+        return elems_of(dims);
+    }
+    size_t t = attn_tokens(p);
+    if (t == 0 || heads < 1 || p->head_dim < 1) return 0;
+    if ((size_t)heads * (size_t)p->head_dim > SIZE_MAX / t) return SIZE_MAX;
+    return t * (size_t)heads * (size_t)p->head_dim;
 }
+
+size_t attn_tensor_elems(const struct attn_problem *p) { return token_elems(p, p->heads); }
 
 int attn_kv_heads(const struct attn_problem *p) { return p->kv_heads ? p->kv_heads : p->heads; }
 
 size_t attn_kv_tensor_elems(const struct attn_problem *p)
 {
-    const int dims[4] = {p->batch, attn_kv_heads(p), p->seq_len, p->head_dim};
-    return elems_of(dims);
+    return token_elems(p, attn_kv_heads(p));
+}
+
+/* The lengths' sum and sum of squares; 0 when varlen is malformed. */
+static void lens_sums(const struct attn_problem *p, double *sum, double *sum2)
+{
+    if (lens_walk(p, NULL, sum, sum2, false) != ATTN_OK) *sum = *sum2 = 0;
 }
 
 double attn_flops(const struct attn_problem *p)
 {
-    double s = (double)p->seq_len;
-    double f = 4.0 * p->batch * p->heads * s * s * p->head_dim;
+    double sum, sum2;
+    lens_sums(p, &sum, &sum2);
+    double f = 4.0 * p->heads * sum2 * p->head_dim;
     return p->causal ? f / 2.0 : f;
 }
 
 double attn_bytes(const struct attn_problem *p)
 {
     /* in double from the dimensions, like attn_flops: no size_t product */
-    return 2.0 * (double)p->batch * (p->heads + attn_kv_heads(p)) * p->seq_len * p->head_dim *
+    double sum, sum2;
+    lens_sums(p, &sum, &sum2);
+    return 2.0 * sum * (p->heads + attn_kv_heads(p)) * p->head_dim *
            (double)attn_dtype_bytes(p->dtype);
 }
 
@@ -90,8 +215,9 @@ const char *attn_problem_label(const struct attn_problem *p, char *buf, size_t l
 {
     char kv[24] = "";
     if (attn_kv_heads(p) != p->heads) snprintf(kv, sizeof kv, " KV=%d", attn_kv_heads(p));
-    snprintf(buf, len, "B=%d H=%d%s S=%d D=%d %s%s%s", p->batch, p->heads, kv, p->seq_len,
-             p->head_dim, p->causal ? "causal" : "full", p->dtype == ATTN_BF16 ? "" : " ",
+    snprintf(buf, len, "B=%d H=%d%s S=%d D=%d %s%s%s%s%s", p->batch, p->heads, kv, p->seq_len,
+             p->head_dim, p->causal ? "causal" : "full", attn_is_varlen(p) ? " varlen=" : "",
+             p->varlen, p->dtype == ATTN_BF16 ? "" : " ",
              p->dtype == ATTN_BF16 ? "" : attn_dtype_name(p->dtype));
     return buf;
 }
@@ -100,5 +226,6 @@ bool attn_problem_equal(const struct attn_problem *a, const struct attn_problem 
 {
     return a->batch == b->batch && a->heads == b->heads && attn_kv_heads(a) == attn_kv_heads(b) &&
            a->seq_len == b->seq_len &&
-           a->head_dim == b->head_dim && a->causal == b->causal && a->dtype == b->dtype;
+           a->head_dim == b->head_dim && a->causal == b->causal && a->dtype == b->dtype &&
+           strcmp(a->varlen, b->varlen) == 0;
 }

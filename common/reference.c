@@ -68,50 +68,70 @@ uint16_t attn_float_to_half(float f, enum attn_dtype t)
     return (uint16_t)(u >> 16);
 }
 
+/* Sequence by sequence, head by head, row by row. Row i of query head h of
+ * sequence b is at qh + i·qstride, key row j of its K/V head at kh +
+ * j·kvstride: consecutive rows (stride head_dim) of one head's [S, D] block
+ * when dense; every heads·head_dim (kv_heads·head_dim) elements in a packed
+ * THD batch, whose sequence b starts at token `first`. */
 int attn_reference_f64(const struct attn_problem *p, const uint16_t *q, const uint16_t *k,
                        const uint16_t *v, double *o)
 {
     const size_t S = (size_t)p->seq_len, D = (size_t)p->head_dim;
-    const size_t heads = (size_t)p->batch * (size_t)p->heads;
-    const size_t group = (size_t)(p->heads / attn_kv_heads(p)); /* query heads per K/V head */
+    const size_t H = (size_t)p->heads, KVH = (size_t)attn_kv_heads(p);
+    const size_t group = H / KVH; /* query heads per K/V head */
+    const bool packed = attn_is_varlen(p);
+    const size_t qstride = packed ? H * D : D, kvstride = packed ? KVH * D : D;
+    int *lens = malloc((p->batch > 0 ? (size_t)p->batch : 1) * sizeof *lens);
     double *scores = malloc(S * sizeof *scores);
     double *qrow = malloc(D * sizeof *qrow);
-    if (!scores || !qrow) {
+    if (!lens || !scores || !qrow) {
+        free(lens);
         free(scores);
         free(qrow);
         return ATTN_FAIL(ATTN_ERR, "out of host memory for the reference");
     }
-    for (size_t h = 0; h < heads; h++) {
-        const size_t kvh = h / group; /* (b·heads + hq) / group = b·kv_heads + hq / group */
-        const uint16_t *qh = q + h * S * D, *kh = k + kvh * S * D, *vh = v + kvh * S * D;
-        double *oh = o + h * S * D;
-        for (size_t i = 0; i < S; i++) {
-            size_t keys = p->causal ? i + 1 : S;
-            for (size_t d = 0; d < D; d++) qrow[d] = attn_half_to_float(qh[i * D + d], p->dtype);
-            double max = -INFINITY;
-            for (size_t j = 0; j < keys; j++) {
-                double dot = 0;
+    int rc = attn_seq_lens(p, lens); /* seq_len each when dense */
+    size_t first = 0;                /* the sequence's first token (packed) */
+    for (int b = 0; rc == ATTN_OK && b < p->batch; b++) {
+        const size_t L = (size_t)lens[b];
+        for (size_t h = 0; h < H; h++) {
+            const size_t kvh = h / group;
+            const size_t qoff = packed ? (first * H + h) * D : ((size_t)b * H + h) * S * D;
+            const size_t kvoff = packed ? (first * KVH + kvh) * D : ((size_t)b * KVH + kvh) * S * D;
+            const uint16_t *qh = q + qoff, *kh = k + kvoff, *vh = v + kvoff;
+            double *oh = o + qoff;
+            for (size_t i = 0; i < L; i++) {
+                size_t keys = p->causal ? i + 1 : L;
                 for (size_t d = 0; d < D; d++)
-                    dot += qrow[d] * attn_half_to_float(kh[j * D + d], p->dtype);
-                scores[j] = dot * (double)p->scale;
-                if (scores[j] > max) max = scores[j];
-            }
-            double sum = 0;
-            for (size_t j = 0; j < keys; j++) {
-                scores[j] = exp(scores[j] - max);
-                sum += scores[j];
-            }
-            for (size_t d = 0; d < D; d++) oh[i * D + d] = 0;
-            for (size_t j = 0; j < keys; j++) {
-                double w = scores[j] / sum;
-                for (size_t d = 0; d < D; d++)
-                    oh[i * D + d] += w * attn_half_to_float(vh[j * D + d], p->dtype);
+                    qrow[d] = attn_half_to_float(qh[i * qstride + d], p->dtype);
+                double max = -INFINITY;
+                for (size_t j = 0; j < keys; j++) {
+                    double dot = 0;
+                    for (size_t d = 0; d < D; d++)
+                        dot += qrow[d] * attn_half_to_float(kh[j * kvstride + d], p->dtype);
+                    scores[j] = dot * (double)p->scale;
+                    if (scores[j] > max) max = scores[j];
+                }
+                double sum = 0;
+                for (size_t j = 0; j < keys; j++) {
+                    scores[j] = exp(scores[j] - max);
+                    sum += scores[j];
+                }
+                double *orow = oh + i * qstride;
+                for (size_t d = 0; d < D; d++) orow[d] = 0;
+                for (size_t j = 0; j < keys; j++) {
+                    double w = scores[j] / sum;
+                    for (size_t d = 0; d < D; d++)
+                        orow[d] += w * attn_half_to_float(vh[j * kvstride + d], p->dtype);
+                }
             }
         }
+        first += L;
     }
+    free(lens);
     free(scores);
     free(qrow);
-    return ATTN_OK;
+    return rc;
 }
 
 struct attn_tolerance attn_tolerance_for(enum attn_dtype t)

@@ -91,6 +91,7 @@ static void key_cells(struct cells *c, const struct result_row *r)
     set_int(c, COL_SEQ, p->seq_len);
     set_int(c, COL_DIM, p->head_dim);
     set_int(c, COL_CAUSAL, p->causal);
+    c->text[COL_VARLEN] = p->varlen;
     c->text[COL_MODE] = r->mode;
 }
 

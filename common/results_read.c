@@ -92,6 +92,17 @@ static int parse_key(const char *path, int line, char **f, const int *idx, struc
                              "heads %d", path, line, f[idx[COL_KV_HEADS]], k->heads);
         k->kv_heads = (int)v;
     }
+    k->varlen[0] = '\0'; /* a file from before the column: a dense batch */
+    if (idx[COL_VARLEN] >= 0) {
+        ATTN_TRY(copy_checked(k->varlen, sizeof k->varlen, f[idx[COL_VARLEN]], path, line, "varlen"));
+        struct attn_problem p = {.batch = k->batch, .seq_len = k->seq_len};
+        snprintf(p.varlen, sizeof p.varlen, "%s", k->varlen);
+        if (attn_varlen_check(&p) != ATTN_OK) {
+            char why[256];
+            snprintf(why, sizeof why, "%s", attn_error_message());
+            return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: %s", path, line, why);
+        }
+    }
     ATTN_TRY(copy_checked(k->variant, sizeof k->variant, f[idx[COL_VARIANT]], path, line, "variant"));
     ATTN_TRY(copy_checked(k->dtype, sizeof k->dtype, f[idx[COL_DTYPE]], path, line, "dtype"));
     ATTN_TRY(copy_checked(k->mode, sizeof k->mode, f[idx[COL_MODE]], path, line, "mode"));
@@ -193,6 +204,7 @@ static uint64_t key_hash(const struct result_key *k)
                               (unsigned)p.seq_len, (unsigned)p.head_dim, (unsigned)p.causal,
                               (unsigned)p.dtype};
     for (int i = 0; i < 7; i++) h = (h ^ nums[i]) * 1099511628211ull;
+    for (const char *c = k->varlen; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
     return h;
 }
 
@@ -351,9 +363,9 @@ static int read_samples(FILE *f, const char *path, struct result_set *out,
             at[S_NAMES - 2] = S_SAMPLE;
             names[S_NAMES - 1] = SAMPLES_MS_COLUMN;
             at[S_NAMES - 1] = S_MS;
-            int nall = 0; /* kv_heads may be missing: a file from before it */
+            int nall = 0; /* kv_heads and varlen may be missing: a file from before them */
             for (int c = 0; c < S_NAMES; c++)
-                if (at[c] != COL_KV_HEADS) all[nall++] = c;
+                if (at[c] != COL_KV_HEADS && at[c] != COL_VARLEN) all[nall++] = c;
             ATTN_TRY(read_header(path, lineno, fields, n, S_NAMES, names, all, nall, found));
             for (int c = 0; c < S_COUNT; c++) idx[c] = -1;
             for (int c = 0; c < S_NAMES; c++) idx[at[c]] = found[c];
@@ -462,6 +474,7 @@ void result_key_problem(const struct result_key *k, struct attn_problem *p)
     *p = (struct attn_problem){.batch = k->batch, .heads = k->heads, .seq_len = k->seq_len,
                                .head_dim = k->head_dim, .causal = k->causal != 0,
                                .dtype = ATTN_BF16, .kv_heads = k->kv_heads};
+    snprintf(p->varlen, sizeof p->varlen, "%s", k->varlen);
     enum attn_dtype dt;
     if (attn_dtype_parse(k->dtype, &dt) == ATTN_OK) p->dtype = dt;
 }
@@ -480,6 +493,7 @@ void result_key_of(const char *variant, const struct attn_problem *p, enum attn_
     k->seq_len = p->seq_len;
     k->head_dim = p->head_dim;
     k->causal = p->causal;
+    snprintf(k->varlen, sizeof k->varlen, "%s", p->varlen);
 }
 
 bool result_key_equal(const struct result_key *a, const struct result_key *b)
@@ -498,7 +512,7 @@ const char *result_key_label(const struct result_key *k, char *buf, size_t len)
     struct attn_problem p;
     result_key_problem(k, &p);
     p.dtype = ATTN_BF16;
-    char point[96];
+    char point[ATTN_LABEL_MAX];
     snprintf(buf, len, "%s %s %s %s", k->variant, k->dtype, attn_problem_label(&p, point, sizeof point),
              k->mode);
     return buf;

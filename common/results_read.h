@@ -15,11 +15,13 @@ extern "C" {
 #endif
 
 /* The row key of design.md (schema.h's RESULT_KEY_FIRST .. RESULT_KEY_LAST):
- * variant, dtype, batch, heads, kv_heads, seq_len, head_dim, causal, mode. */
+ * variant, dtype, batch, heads, kv_heads, seq_len, head_dim, causal, varlen,
+ * mode. */
 struct result_key {
     char variant[64];
     char dtype[8];
     int batch, heads, kv_heads, seq_len, head_dim, causal; /* kv_heads: = heads when absent */
+    char varlen[ATTN_VARLEN_MAX]; /* attn_problem.varlen: "" (dense) when absent */
     char mode[8];
 };
 

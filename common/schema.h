@@ -18,7 +18,8 @@ extern "C" {
     X(RUN_ID, "run_id") X(TIMESTAMP, "timestamp") X(GIT_REV, "git_rev") X(GPU, "gpu") \
     X(VARIANT, "variant") X(DTYPE, "dtype") X(BATCH, "batch") X(HEADS, "heads")       \
     X(KV_HEADS, "kv_heads")                                                          \
-    X(SEQ, "seq_len") X(DIM, "head_dim") X(CAUSAL, "causal") X(MODE, "mode")          \
+    X(SEQ, "seq_len") X(DIM, "head_dim") X(CAUSAL, "causal") X(VARLEN, "varlen")      \
+    X(MODE, "mode")                                                                  \
     X(STATUS, "status") X(REASON, "reason")                                          \
     X(SAMPLES, "samples") X(MS, "ms_median") X(MS_MIN, "ms_min") X(MS_P10, "ms_p10")  \
     X(MS_P90, "ms_p90") X(MS_MEAN, "ms_mean") X(NOISE, "noise_rel")                   \
@@ -43,9 +44,9 @@ enum result_column {
 extern const char *const result_column_names[COL_COUNT];
 
 /* The row key: the columns from RESULT_KEY_FIRST to RESULT_KEY_LAST (variant,
- * dtype, batch, heads, kv_heads, seq_len, head_dim, causal, mode), unique
- * within a run (a file without kv_heads, written before it, reads as
- * kv_heads = heads);
+ * dtype, batch, heads, kv_heads, seq_len, head_dim, causal, varlen, mode),
+ * unique within a run (a file without kv_heads or varlen, written before
+ * them, reads as kv_heads = heads and a dense batch, varlen "");
  * the samples file starts its lines with them (results.h). */
 #define RESULT_KEY_FIRST COL_VARIANT
 #define RESULT_KEY_LAST COL_MODE

@@ -403,6 +403,56 @@ START_TEST(test_reference_grouped_heads_read_their_group)
 }
 END_TEST
 
+/* A ragged batch (lengths 1, 3 and 4, packed [tokens, heads, D], 4 query
+ * heads over 2 K/V heads): each sequence's rows are what that sequence alone
+ * gives as a dense batch of one ([1, heads, L, D]), read from its packed
+ * rows; causal and not. */
+START_TEST(test_reference_ragged_is_each_sequence_alone)
+{
+    enum { B = 3, H = 4, KV = 2, S = 4, D = 2, T = 1 + 3 + 4 };
+    static const int lens[B] = {1, 3, 4}, starts[B] = {0, 1, 4};
+    for (int causal = 0; causal < 2; causal++) {
+        struct attn_problem rag = problem(B, H, S, D, causal);
+        rag.kv_heads = KV;
+        snprintf(rag.varlen, sizeof rag.varlen, "lens:1+3+4");
+        ck_assert_uint_eq(attn_tensor_elems(&rag), (size_t)T * H * D);
+        float qf[T * H * D], kf[T * KV * D], vf[T * KV * D];
+        for (int i = 0; i < T * H * D; i++) qf[i] = (float)((i * 7) % 5) - 2;
+        for (int i = 0; i < T * KV * D; i++) {
+            kf[i] = (float)((i * 3) % 7) * 0.5f - 1;
+            vf[i] = (float)i - 9;
+        }
+        uint16_t q[T * H * D], k[T * KV * D], v[T * KV * D];
+        to_bf16(qf, q, T * H * D);
+        to_bf16(kf, k, T * KV * D);
+        to_bf16(vf, v, T * KV * D);
+        double o[T * H * D];
+        ck_assert_int_eq(attn_reference_f64(&rag, q, k, v, o), ATTN_OK);
+        for (int b = 0; b < B; b++) {
+            const int L = lens[b];
+            struct attn_problem one = problem(1, H, L, D, causal);
+            one.kv_heads = KV;
+            uint16_t q1[H * S * D], k1[KV * S * D], v1[KV * S * D];
+            double o1[H * S * D];
+            for (int t = 0; t < L; t++)
+                for (int d = 0; d < D; d++) {
+                    for (int h = 0; h < H; h++)
+                        q1[(h * L + t) * D + d] = q[((starts[b] + t) * H + h) * D + d];
+                    for (int h = 0; h < KV; h++) {
+                        k1[(h * L + t) * D + d] = k[((starts[b] + t) * KV + h) * D + d];
+                        v1[(h * L + t) * D + d] = v[((starts[b] + t) * KV + h) * D + d];
+                    }
+                }
+            ck_assert_int_eq(attn_reference_f64(&one, q1, k1, v1, o1), ATTN_OK);
+            for (int t = 0; t < L; t++)
+                for (int h = 0; h < H; h++)
+                    for (int d = 0; d < D; d++)
+                        ck_assert_double_eq(o[((starts[b] + t) * H + h) * D + d], o1[(h * L + t) * D + d]);
+        }
+    }
+}
+END_TEST
+
 START_TEST(test_reference_heads_independent)
 {
     enum { HEADS = 3, S = 3, D = 2, N = HEADS * S * D };
@@ -627,7 +677,7 @@ START_TEST(test_error_messages)
 }
 END_TEST
 
-/* Points are equal exactly when all six fields are: each one changed alone
+/* Points are equal exactly when all eight fields are: each one changed alone
  * makes them differ (both ways round); the scale is derived, not compared. */
 START_TEST(test_problem_equal_every_field)
 {
@@ -638,8 +688,8 @@ START_TEST(test_problem_equal_every_field)
     ck_assert(attn_problem_equal(&base, &same));
     same.kv_heads = base.heads; /* 0 and heads are the same: every head its own K and V */
     ck_assert(attn_problem_equal(&base, &same));
-    struct attn_problem changed[7];
-    for (int i = 0; i < 7; i++) changed[i] = base;
+    struct attn_problem changed[8];
+    for (int i = 0; i < 8; i++) changed[i] = base;
     changed[0].batch = 3;
     changed[1].heads = 8;
     changed[2].seq_len = 2048;
@@ -647,7 +697,8 @@ START_TEST(test_problem_equal_every_field)
     changed[4].causal = false;
     changed[5].dtype = ATTN_FP16;
     changed[6].kv_heads = 4;
-    for (int i = 0; i < 7; i++) {
+    snprintf(changed[7].varlen, sizeof changed[7].varlen, "uniform:0.5");
+    for (int i = 0; i < 8; i++) {
         ck_assert_msg(!attn_problem_equal(&base, &changed[i]), "field %d changed, still equal", i);
         ck_assert_msg(!attn_problem_equal(&changed[i], &base), "field %d changed, still equal", i);
     }
@@ -863,6 +914,173 @@ START_TEST(test_results_kv_heads_column)
                      "naive,bf16,1,32,5,2048,128,1,cold,ok,1.0,0.01\n");
     ck_assert_int_eq(results_read(path, &set), ATTN_ERR_INPUT);
     ck_assert_message_has(":2: kv_heads '5' is not a positive divisor of heads 32");
+    unlink(path);
+}
+END_TEST
+
+/* Ragged batches: the lengths of a lens: list and of a uniform:F draw (the
+ * same for the same point, in [ceil(F·S), S], another draw for another
+ * batch or S); tokens, elements, FLOPs and bytes summed over the sequences. */
+START_TEST(test_varlen_lengths_and_counts)
+{
+    struct attn_problem p = problem(3, 4, 1000, 64, true);
+    p.kv_heads = 2;
+    snprintf(p.varlen, sizeof p.varlen, "lens:1+17+1000");
+    int lens[3];
+    ck_assert_int_eq(attn_seq_lens(&p, lens), ATTN_OK);
+    ck_assert_int_eq(lens[0], 1);
+    ck_assert_int_eq(lens[1], 17);
+    ck_assert_int_eq(lens[2], 1000);
+    ck_assert_uint_eq(attn_tokens(&p), 1018);
+    ck_assert_uint_eq(attn_tensor_elems(&p), (size_t)1018 * 4 * 64);
+    ck_assert_uint_eq(attn_kv_tensor_elems(&p), (size_t)1018 * 2 * 64);
+    /* causal: half of 4·H·L²·D per sequence; bytes: Q, O at H and K, V at KV per token */
+    ck_assert(attn_flops(&p) == 4.0 * 4 * (1.0 + 17 * 17 + 1000 * 1000) * 64 / 2);
+    ck_assert(attn_bytes(&p) == 2.0 * 1018 * (4 + 2) * 64 * 2);
+    p.causal = false;
+    ck_assert(attn_flops(&p) == 4.0 * 4 * (1.0 + 17 * 17 + 1000 * 1000) * 64);
+    char label[ATTN_LABEL_MAX];
+    ck_assert_str_eq(attn_problem_label(&p, label, sizeof label),
+                     "B=3 H=4 KV=2 S=1000 D=64 full varlen=lens:1+17+1000");
+
+    struct attn_problem u = problem(64, 8, 4096, 128, true);
+    snprintf(u.varlen, sizeof u.varlen, "uniform:0.5");
+    int a[64], b[64];
+    ck_assert_int_eq(attn_seq_lens(&u, a), ATTN_OK);
+    ck_assert_int_eq(attn_seq_lens(&u, b), ATTN_OK);
+    double sum = 0, sum2 = 0;
+    bool differ = false;
+    for (int i = 0; i < 64; i++) {
+        ck_assert_int_eq(a[i], b[i]); /* the same point: the same lengths */
+        ck_assert_int_ge(a[i], 2048);
+        ck_assert_int_le(a[i], 4096);
+        differ |= a[i] != a[0];
+        sum += a[i];
+        sum2 += (double)a[i] * a[i];
+    }
+    ck_assert(differ);
+    ck_assert_uint_eq(attn_tokens(&u), (size_t)sum);
+    ck_assert(attn_flops(&u) == 4.0 * 8 * sum2 * 128 / 2);
+    struct attn_problem other = u;
+    other.seq_len = 8192;
+    int c[64];
+    ck_assert_int_eq(attn_seq_lens(&other, c), ATTN_OK);
+    ck_assert(memcmp(a, c, sizeof a) != 0);
+    /* F = 0: lengths from 1; F = 1: every sequence S long, the dense counts */
+    snprintf(u.varlen, sizeof u.varlen, "uniform:1");
+    struct attn_problem dense = u;
+    dense.varlen[0] = '\0';
+    ck_assert(attn_flops(&u) == attn_flops(&dense));
+    ck_assert_uint_eq(attn_tensor_elems(&u), attn_tensor_elems(&dense));
+    ck_assert(!attn_problem_equal(&u, &dense)); /* still a ragged point: its own layout */
+}
+END_TEST
+
+/* Malformed varlen texts are refused with what is wrong; the counts of one
+ * are 0 and leave the last error alone. */
+START_TEST(test_varlen_malformed)
+{
+    struct attn_problem p = problem(3, 4, 1000, 64, false);
+    const char *bad[][2] = {
+        {"normal:0.5", "unknown distribution"},
+        {"uniform:1.5", "fraction F in [0, 1]"},
+        {"uniform:", "fraction F in [0, 1]"},
+        {"uniform:0.5x", "fraction F in [0, 1]"},
+        {"lens:1+17", "2 lengths for batch 3"},
+        {"lens:1+17+1000+5", "more lengths than batch 3"},
+        {"lens:1+17+999", "the longest is 999, seq_len is 1000"},
+        {"lens:1+0+1000", "whole numbers from 1 to seq_len 1000"},
+        {"lens:1++1000", "whole numbers from 1 to seq_len 1000"},
+        {"lens:1+17+1001", "whole numbers from 1 to seq_len 1000"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(p.varlen, sizeof p.varlen, "%s", bad[i][0]);
+        ck_assert_int_eq(attn_varlen_check(&p), ATTN_ERR_INPUT);
+        ck_assert_message_has(bad[i][1]);
+    }
+    attn_error_clear();
+    ck_assert_uint_eq(attn_tokens(&p), 0);
+    ck_assert(attn_flops(&p) == 0);
+    ck_assert_str_eq(attn_error_message(), "");
+}
+END_TEST
+
+/* The grid keys varlen= and lens=: points per value, none for a dense batch,
+ * lens= as batch and seq; refusals name the line. */
+START_TEST(test_grid_varlen)
+{
+    struct grid g = {0};
+    ck_assert_int_eq(grid_add_spec(&g, "batch=4 heads=8 seq=512 dim=64 varlen=none,uniform:0.5", "t"),
+                     ATTN_OK);
+    ck_assert_uint_eq(g.count, 2);
+    ck_assert_str_eq(g.points[0].varlen, "");
+    ck_assert_str_eq(g.points[1].varlen, "uniform:0.5");
+    ck_assert_int_eq(grid_add_spec(&g, "batch=4 heads=8 seq=512 dim=64", "t"), ATTN_OK);
+    ck_assert_uint_eq(g.count, 2); /* the dense point again */
+    ck_assert_int_eq(grid_add_spec(&g, "lens=1+17+1000,5 heads=6 kv_heads=2 dim=96 causal=1", "t"), ATTN_OK);
+    ck_assert_uint_eq(g.count, 4);
+    ck_assert_int_eq(g.points[2].batch, 3);
+    ck_assert_int_eq(g.points[2].seq_len, 1000);
+    ck_assert_str_eq(g.points[2].varlen, "lens:1+17+1000");
+    ck_assert_int_eq(g.points[3].batch, 1);
+    ck_assert_int_eq(g.points[3].seq_len, 5);
+    /* the same list through varlen= is the same point */
+    ck_assert_int_eq(grid_add_spec(&g, "batch=3 heads=6 kv_heads=2 seq=1000 dim=96 causal=1 varlen=lens:1+17+1000", "t"),
+                     ATTN_OK);
+    ck_assert_uint_eq(g.count, 4);
+    /* tokens= with varlen: batch = tokens / seq, as dense */
+    ck_assert_int_eq(grid_add_spec(&g, "tokens=16384 heads=8 seq=4096 dim=64 varlen=uniform:0", "t"), ATTN_OK);
+    ck_assert_int_eq(g.points[4].batch, 4);
+
+    const char *bad[][2] = {
+        {"batch=4 heads=8 seq=512 dim=64 varlen=normal:0.5", "unknown distribution"},
+        {"batch=4 heads=8 seq=512 dim=64 varlen=uniform:2", "fraction F in [0, 1]"},
+        {"batch=2 heads=8 seq=512 dim=64 varlen=lens:1+17+1000", "whole numbers from 1 to seq_len 512"},
+        {"lens=1+17 batch=2 heads=8 dim=64", "lens= sets batch"},
+        {"lens=1+17 seq=17 heads=8 dim=64", "lens= sets batch"},
+        {"lens=1+x heads=8 dim=64", "'lens=1+x': expected lengths"},
+        {"lens=0 heads=8 dim=64", "'lens=0': expected lengths"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_msg(grid_add_spec(&g, bad[i][0], "llm.grid:9") == ATTN_ERR_INPUT, "accepted: %s", bad[i][0]);
+        ck_assert_message_has("llm.grid:9: ");
+        ck_assert_message_has(bad[i][1]);
+    }
+    ck_assert_uint_eq(g.count, 5);
+    grid_free(&g);
+}
+END_TEST
+
+/* varlen in a results file: read when there, dense ("") when the file
+ * predates it or the field is empty; a malformed one names its line. */
+START_TEST(test_results_varlen_column)
+{
+    char path[32];
+    write_temp(path, "variant,dtype,batch,heads,kv_heads,seq_len,head_dim,causal,varlen,mode,status,ms_median,noise_rel\n"
+                     "naive,bf16,3,32,8,1000,128,1,lens:1+17+1000,cold,ok,1.0,0.01\n"
+                     "naive,bf16,3,32,8,1000,128,1,,cold,ok,1.1,0.01\n"
+                     "naive,bf16,3,32,8,1000,128,1,uniform:0.5,cold,ok,1.2,0.01\n");
+    struct result_set set;
+    ck_assert_int_eq(results_read(path, &set), ATTN_OK);
+    unlink(path);
+    ck_assert_uint_eq(set.count, 3);
+    ck_assert_str_eq(set.rows[0].key.varlen, "lens:1+17+1000");
+    ck_assert_str_eq(set.rows[1].key.varlen, "");
+    struct attn_problem p = {.batch = 3, .heads = 32, .kv_heads = 8, .seq_len = 1000, .head_dim = 128,
+                             .causal = true};
+    snprintf(p.varlen, sizeof p.varlen, "uniform:0.5");
+    struct result_key k;
+    result_key_of("naive", &p, MODE_COLD, &k);
+    ck_assert_ptr_eq(results_find(&set, &k), &set.rows[2]);
+    char label[ATTN_LABEL_MAX + 64];
+    ck_assert_str_eq(result_key_label(&set.rows[0].key, label, sizeof label),
+                     "naive bf16 B=3 H=32 KV=8 S=1000 D=128 causal varlen=lens:1+17+1000 cold");
+    results_free(&set);
+    write_temp(path, "variant,dtype,batch,heads,kv_heads,seq_len,head_dim,causal,varlen,mode,status,ms_median,noise_rel\n"
+                     "naive,bf16,3,32,8,1000,128,1,,cold,ok,1.1,0.01\n"
+                     "naive,bf16,3,32,8,1000,128,1,lens:1+17,cold,ok,1.0,0.01\n");
+    ck_assert_int_eq(results_read(path, &set), ATTN_ERR_INPUT);
+    ck_assert_message_has(":3: varlen 'lens:1+17': 2 lengths for batch 3");
     unlink(path);
 }
 END_TEST
@@ -2320,6 +2538,7 @@ static Suite *numerics_suite(void)
     tcase_add_test(tc, test_reference_large_scores_stable);
     tcase_add_test(tc, test_reference_heads_independent);
     tcase_add_test(tc, test_reference_grouped_heads_read_their_group);
+    tcase_add_test(tc, test_reference_ragged_is_each_sequence_alone);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("compare");
@@ -2365,6 +2584,10 @@ static Suite *grid_suite(void)
     tcase_add_test(tc, test_grid_tokens_and_hidden);
     tcase_add_test(tc, test_grid_kv_heads);
     tcase_add_test(tc, test_grid_kv_heads_refused);
+    tcase_add_test(tc, test_varlen_lengths_and_counts);
+    tcase_add_test(tc, test_varlen_malformed);
+    tcase_add_test(tc, test_grid_varlen);
+    tcase_add_test(tc, test_results_varlen_column);
     tcase_add_test(tc, test_results_kv_heads_column);
     tcase_add_test(tc, test_grid_causal_dtype_whitespace);
     tcase_add_test(tc, test_grid_duplicates_dropped);

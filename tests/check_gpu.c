@@ -33,7 +33,13 @@ static cudaStream_t stream;
 
 /* ------------------------------------------------------------ the shapes */
 
-struct shape { int batch, heads, seq, dim; bool causal; enum attn_dtype dtype; int kv_heads; };
+struct shape {
+    int batch, heads, seq, dim;
+    bool causal;
+    enum attn_dtype dtype;
+    int kv_heads;
+    const char *varlen; /* a ragged batch (attn_problem.varlen), NULL when dense */
+};
 
 static const int odd_seqs[] = {1, 17, 1000};
 static const int odd_bh[][2] = {{1, 1}, {3, 1}}; /* B·H = 1 and 3 */
@@ -51,9 +57,11 @@ static struct shape odd_shape(int i, enum attn_dtype t)
 
 static struct attn_problem problem_of(struct shape s)
 {
-    return (struct attn_problem){.batch = s.batch, .heads = s.heads, .seq_len = s.seq,
-                                 .head_dim = s.dim, .causal = s.causal, .dtype = s.dtype,
-                                 .scale = 1.0f / sqrtf((float)s.dim), .kv_heads = s.kv_heads};
+    struct attn_problem p = {.batch = s.batch, .heads = s.heads, .seq_len = s.seq,
+                             .head_dim = s.dim, .causal = s.causal, .dtype = s.dtype,
+                             .scale = 1.0f / sqrtf((float)s.dim), .kv_heads = s.kv_heads};
+    if (s.varlen) snprintf(p.varlen, sizeof p.varlen, "%s", s.varlen);
+    return p;
 }
 
 /* ------------------------------------------------- inputs and reference */
@@ -135,10 +143,11 @@ static uint64_t fresh_seed(void) { return (uint64_t)time(NULL) * 2654435761u + (
  * graph) and compares with the reference; the message says which case failed. */
 static void check_variant_on(const struct attn_variant *v, struct case_data *c, bool graph)
 {
-    char label[160];
-    snprintf(label, sizeof label, "%s B=%d H=%d KV=%d S=%d D=%d %s %s%s", v->name, c->p.batch,
+    char label[160 + ATTN_VARLEN_MAX];
+    snprintf(label, sizeof label, "%s B=%d H=%d KV=%d S=%d D=%d %s %s%s%s%s", v->name, c->p.batch,
              c->p.heads, attn_kv_heads(&c->p), c->p.seq_len, c->p.head_dim, c->p.causal ? "causal" : "full",
-             attn_dtype_name(c->p.dtype), graph ? " (graph)" : "");
+             attn_dtype_name(c->p.dtype), c->p.varlen[0] ? " varlen=" : "", c->p.varlen,
+             graph ? " (graph)" : "");
     const char *why = v->supports(&c->p, &dev);
     if (why) {
         fprintf(stderr, "  %s: not supported (%s)\n", label, why);
@@ -221,9 +230,11 @@ START_TEST(test_variants_in_graph_match_reference)
 END_TEST
 
 /* The shapes models use: grouped K/V heads (kv_heads = 1, a proper divisor,
- * = heads), head_dim 96, 192 and 256, and batch·heads past 65,535 (the
- * last, against the float32 GPU reference). A variant that does not run a
- * shape says so (supports) and is skipped; none may be wrong. */
+ * = heads), head_dim 96, 192 and 256, ragged batches (lengths 1, 17 and
+ * 1000 with and without grouped heads; a uniform draw; one at D = 256) and
+ * batch·heads past 65,535 (the last, against the float32 GPU reference). A
+ * variant that does not run a shape says so (supports) and is skipped; none
+ * may be wrong. */
 static const struct shape modern_shapes[] = {
     {.batch = 2, .heads = 6, .kv_heads = 1, .seq = 77, .dim = 64, .causal = true},
     {.batch = 1, .heads = 6, .kv_heads = 2, .seq = 130, .dim = 128, .causal = false},
@@ -231,6 +242,10 @@ static const struct shape modern_shapes[] = {
     {.batch = 1, .heads = 2, .seq = 65, .dim = 96, .causal = true},
     {.batch = 1, .heads = 2, .seq = 65, .dim = 192, .causal = false},
     {.batch = 1, .heads = 2, .seq = 100, .dim = 256, .causal = true},
+    {.batch = 3, .heads = 4, .kv_heads = 2, .seq = 1000, .dim = 64, .causal = true, .varlen = "lens:1+17+1000"},
+    {.batch = 3, .heads = 2, .seq = 1000, .dim = 128, .causal = false, .varlen = "lens:1000+1+17"},
+    {.batch = 5, .heads = 6, .kv_heads = 3, .seq = 300, .dim = 96, .causal = true, .varlen = "uniform:0.25"},
+    {.batch = 3, .heads = 2, .kv_heads = 1, .seq = 64, .dim = 256, .causal = false, .varlen = "lens:5+1+64"},
     {.batch = 70000, .heads = 1, .seq = 16, .dim = 64, .causal = true},
 };
 #define N_MODERN ((int)(sizeof modern_shapes / sizeof modern_shapes[0]))
@@ -241,6 +256,18 @@ START_TEST(test_variants_on_modern_shapes_match_reference)
     struct case_data c;
     case_open_ref(&c, modern_shapes[_i], fresh_seed(), _i >= N_MODERN_CPU_REF);
     for (size_t i = 0; i < registry_count(); i++) check_variant_on(registry_get(i), &c, false);
+    case_close(&c);
+}
+END_TEST
+
+/* The ragged shapes again, each variant run from a captured graph (the
+ * eager variants' loop over sequences is captured whole). */
+START_TEST(test_variants_in_graph_on_ragged_shapes)
+{
+    struct case_data c;
+    if (!modern_shapes[_i].varlen) return;
+    case_open(&c, modern_shapes[_i], fresh_seed());
+    for (size_t i = 0; i < registry_count(); i++) check_variant_on(registry_get(i), &c, true);
     case_close(&c);
 }
 END_TEST
@@ -740,6 +767,7 @@ static Suite *gpu_suite(void)
     tcase_add_loop_test(t, test_variants_in_graph_match_reference, 0, N_ODD);
     tcase_add_loop_test(t, test_variants_long_rows_match_reference, 0, N_LONG);
     tcase_add_loop_test(t, test_variants_on_modern_shapes_match_reference, 0, N_MODERN);
+    tcase_add_loop_test(t, test_variants_in_graph_on_ragged_shapes, 0, N_MODERN_CPU_REF);
     suite_add_tcase(s, t);
     t = tcase_create("hopper_configs");
     tcase_set_timeout(t, 600);

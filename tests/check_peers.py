@@ -1,7 +1,8 @@
 """check_peers.py — the PyTorch peers (tools/peers/): attnpeer.py over
 build/libattnpeer.so, tested with neither PyTorch nor a GPU: the statistics,
 the stop and warm-up rules, the FLOP and byte counts, the output comparison
-give the values the C tests hold the runner to; a row written by Python
+give the values the C tests hold the runner to; a ragged batch's Problem
+built in Python gets its lengths and counts from the C side; a row written by Python
 with attnpeer.columns() is read and gated by the C tools unchanged; a Peer
 registered from Python is a variant of attnbench's own command line (--list,
 --dry-run), and a bad one is refused; without PyTorch, torch_peers.py and
@@ -69,6 +70,53 @@ class Counts(unittest.TestCase):
             attnpeer.counts(1, 16, 1024, 64, False, "fp32")
 
 
+class RaggedProblem(unittest.TestCase):
+    """attnpeer.Problem is struct attn_problem: the C side (attn_seq_lens,
+    attn_flops) reads a Problem built in Python, its varlen text after
+    kv_heads, and gives the lengths the runner packs; counts come from C."""
+
+    @staticmethod
+    def problem(batch, seq_len, varlen, heads=4, kv_heads=0, causal=False):
+        return attnpeer.Problem(batch=batch, heads=heads, seq_len=seq_len, head_dim=64, causal=causal,
+                                dtype_id=0, scale=0.125, kv_heads_or_0=kv_heads, varlen=varlen)
+
+    def test_listed_lengths(self):
+        p = self.problem(3, 1000, "lens:1+17+1000", kv_heads=2)
+        self.assertEqual(p.varlen, "lens:1+17+1000")
+        self.assertEqual(p.seq_lens(), [1, 17, 1000])
+        self.assertEqual(p.cu_seqlens(), [0, 1, 18, 1018])
+        self.assertEqual((p.shape, p.kv_shape), ((1018, 4, 64), (1018, 2, 64)))
+
+    def test_uniform_lengths(self):
+        lens = self.problem(4, 100, "uniform:0.5").seq_lens()
+        self.assertEqual(len(lens), 4)
+        self.assertTrue(all(50 <= n <= 100 for n in lens), lens)
+        self.assertEqual(self.problem(4, 100, "uniform:0.5").seq_lens(), lens)  # the same draw every time
+
+    def test_dense_batch(self):
+        p = self.problem(2, 77, "")
+        self.assertEqual(p.varlen, "")
+        self.assertEqual(p.seq_lens(), [77, 77])
+        self.assertEqual((p.shape, p.kv_shape), ((2, 4, 77, 64), (2, 4, 77, 64)))
+
+    def test_malformed_refused(self):
+        for bad, message in (("lens:1+17", "2 lengths for batch 3"), ("uniform:2", "fraction"),
+                             ("zipf:1", "unknown distribution")):
+            with self.assertRaisesRegex(ValueError, message):
+                self.problem(3, 1000, bad).seq_lens()
+        with self.assertRaisesRegex(ValueError, "longer than 95"):
+            self.problem(3, 1000, "lens:" + "1+" * 46 + "1")
+
+    def test_counts_from_c(self):
+        """A ragged batch's counts are its sequences' summed, each a dense batch of one."""
+        p = self.problem(3, 1000, "lens:1+17+1000", causal=True)
+        parts = [attnpeer.counts(1, 4, n, 64, True, "bf16") for n in (1, 17, 1000)]
+        self.assertEqual(p.counts(), (sum(f for f, _ in parts), sum(b for _, b in parts)))
+        self.assertEqual(attnpeer.counts(3, 4, 1000, 64, True, "bf16", varlen="lens:1+17+1000"), p.counts())
+        with self.assertRaises(ValueError):
+            attnpeer.counts(2, 4, 1000, 64, True, "bf16", varlen="lens:1+17+1000")
+
+
 class Compare(unittest.TestCase):
     BF16 = {1.0: 0x3F80, 2.0: 0x4000, 2.5: 0x4020}
 
@@ -91,7 +139,7 @@ class Compare(unittest.TestCase):
 class Schema(unittest.TestCase):
     def test_key_columns(self):
         cols = attnpeer.columns()
-        key = ["variant", "dtype", "batch", "heads", "kv_heads", "seq_len", "head_dim", "causal", "mode"]
+        key = ["variant", "dtype", "batch", "heads", "kv_heads", "seq_len", "head_dim", "causal", "varlen", "mode"]
         start = cols.index("variant")
         self.assertEqual(cols[start:start + len(key)], key)
         for c in ("status", "ms_median", "samples", "noise_rel", "tflops", "kernels_per_call", "shard"):

@@ -198,8 +198,8 @@ submit_run() {
   [ $rc = 0 ] && [[ $array =~ ^[0-9]+$ ]] && [[ $merge =~ ^[0-9]+$ ]] && [ -d "$parts" ] ||
     { sed 's/^/  | /' "$log"; return 1; }
 }
-# keys FILE...: the nine key columns of a plan-format file's rows, sorted
-keys() { tail -q -n +2 "$@" | cut -d, -f1-9 | sort; }
+# keys FILE...: the ten key columns of a plan-format file's rows, sorted
+keys() { tail -q -n +2 "$@" | cut -d, -f1-10 | sort; }
 all_keys=$t/sweep.keys
 "$attnbench" --dry-run "${sweep[@]}" | keys /dev/stdin > "$all_keys"
 rows=$(wc -l < "$all_keys")
@@ -209,7 +209,7 @@ each_in_its_shard() { # PARTS N: every row of shard-I/dry-run.csv says I/N, and 
   local i
   for i in $(seq 1 "$2"); do
     [ "$(tail -n +2 "$1/shard-$i/dry-run.csv" | wc -l)" -gt 0 ] || return 1
-    [ -z "$(tail -n +2 "$1/shard-$i/dry-run.csv" | awk -F, -v s="$i/$2" '$10 != s')" ] || return 1
+    [ -z "$(tail -n +2 "$1/shard-$i/dry-run.csv" | awk -F, -v s="$i/$2" '$11 != s')" ] || return 1
   done
 }
 merge_log_says() { grep -q -- "$1" "$parts/logs/merge.out"; }
@@ -252,7 +252,7 @@ wait_for 40 job_ended "$merge" || abort "the merge job $merge had not ended 40 s
 expect "task 2 is CANCELLED, and recorded exit 143 (SIGTERM)" eval '[ "$(job_field "${array}_2" JobState)" = CANCELLED ] && [ "$(cat "$parts/shard-2.exit")" = 143 ]'
 expect "the merge job ran anyway and FAILED, exit 1 ($(job_field "$merge" JobState) $(job_field "$merge" ExitCode), $((SECONDS - t0)) s)" \
   eval '[ "$(job_field "$merge" JobState)" = FAILED ] && [ "$(job_field "$merge" ExitCode)" = 1:0 ]'
-planned2=$(awk -F, '$10 == "2/3"' "$parts/plan.csv" | wc -l)
+planned2=$(awk -F, '$11 == "2/3"' "$parts/plan.csv" | wc -l)
 lost=$((planned2 - planned2 / 2))
 expect "the merge names shard 2/3: $lost of its $planned2 rows missing" merge_log_says "shard 2/3: $lost of its $planned2 rows missing"
 expect "the merge names task 2's exit (143) and how to run it again (--rerun)" eval 'merge_log_says "shard 2/3: its task exited 143" && merge_log_says "submit.sh --rerun $parts"'

@@ -4,9 +4,9 @@
 # (results/h200/power/20261201T020403Z: tune grid, flash_hopper and
 # cudnn_sdpa, cold): DIR/plan.csv (attnbench --dry-run of both shards) and
 # DIR/part-1.csv, DIR/part-2.csv, each with the samples of its own rows and
-# a copy of the run's .env. The run predates the kv_heads column: it is
-# first put in this build's schema (kv_heads = heads, as the reader takes
-# it). CASE spoils them on purpose:
+# a copy of the run's .env. The run predates the kv_heads and varlen
+# columns: it is first put in this build's schema (kv_heads = heads and an
+# empty varlen, as the reader takes them). CASE spoils them on purpose:
 #   missing    three rows of shard 2 left out (a shard that failed)
 #   gpu        part 2 measured on an h100
 #   twice      part 2 also holds a row of part 1
@@ -18,17 +18,20 @@ bin=${ATTN_BUILD:-build}/attnbench
 sweep=(--grid tune --variants flash_hopper,cudnn_sdpa --mode cold --warm-ms 500)
 mkdir -p "$dir"
 { "$bin" --dry-run --shard 1/2 "${sweep[@]}"; "$bin" --dry-run --shard 2/2 "${sweep[@]}" | tail -n +2; } > "$dir/plan.csv"
-# the run in this build's schema: kv_heads (= heads) after heads, as the reader takes it
-awk -F, -v OFS=, '{ $8 = $8 "," (NR == 1 ? "kv_heads" : $8); print }' "$run.csv" > "$dir/run.csv"
-awk -F, -v OFS=, '{ $4 = $4 "," (NR == 1 ? "kv_heads" : $4); print }' "$run.samples.csv" > "$dir/run.samples.csv"
+# the run in this build's schema: kv_heads (= heads) after heads and an empty
+# varlen after causal, as the reader takes them
+awk -F, -v OFS=, '{ $8 = $8 "," (NR == 1 ? "kv_heads" : $8); $11 = $11 "," (NR == 1 ? "varlen" : ""); print }' \
+  "$run.csv" > "$dir/run.csv"
+awk -F, -v OFS=, '{ $4 = $4 "," (NR == 1 ? "kv_heads" : $4); $7 = $7 "," (NR == 1 ? "varlen" : ""); print }' \
+  "$run.samples.csv" > "$dir/run.samples.csv"
 for i in 1 2; do
   # the keys of shard i, then its rows and their samples
-  awk -F, -v s="$i/2" 'NR > 1 && $10 == s { print $1","$2","$3","$4","$5","$6","$7","$8","$9 }' "$dir/plan.csv" > "$dir/keys-$i"
+  awk -F, -v s="$i/2" 'NR > 1 && $11 == s { print $1","$2","$3","$4","$5","$6","$7","$8","$9","$10 }' "$dir/plan.csv" > "$dir/keys-$i"
   # the run predates the shard column: each row gets its shard, as a shard writes it
   awk -F, -v s="$i/2" 'NR == FNR { k[$0] = 1; next } FNR == 1 { print $0 ",shard"; next }
-           { key = $5","$6","$7","$8","$9","$10","$11","$12","$13; if (key in k) print $0 "," s }' "$dir/keys-$i" "$dir/run.csv" > "$dir/part-$i.csv"
+           { key = $5","$6","$7","$8","$9","$10","$11","$12","$13","$14; if (key in k) print $0 "," s }' "$dir/keys-$i" "$dir/run.csv" > "$dir/part-$i.csv"
   awk -F, 'NR == FNR { k[$0] = 1; next } FNR == 1 { print; next }
-           { key = $1","$2","$3","$4","$5","$6","$7","$8","$9; if (key in k) print }' "$dir/keys-$i" "$dir/run.samples.csv" > "$dir/part-$i.samples.csv"
+           { key = $1","$2","$3","$4","$5","$6","$7","$8","$9","$10; if (key in k) print }' "$dir/keys-$i" "$dir/run.samples.csv" > "$dir/part-$i.samples.csv"
   cp "$run.env" "$dir/part-$i.env"
 done
 case $case in
@@ -36,9 +39,9 @@ case $case in
   gpu) sed -i '2,$ s/,h200,/,h100,/' "$dir/part-2.csv" ;;
   twice) # a row of part 1, with its samples, in part 2 too
     sed -n 2p "$dir/part-1.csv" | sed 's|,1/2$|,2/2|' >> "$dir/part-2.csv"
-    key=$(sed -n 2p "$dir/part-1.csv" | cut -d, -f5-13)
+    key=$(sed -n 2p "$dir/part-1.csv" | cut -d, -f5-14)
     grep "^$key," "$dir/part-1.samples.csv" >> "$dir/part-2.samples.csv" ;;
-  unplanned) first=$(sed -n 2p "$dir/part-1.csv" | cut -d, -f5-13); grep -v "^$first," "$dir/plan.csv" > "$dir/p" && mv "$dir/p" "$dir/plan.csv" ;;
+  unplanned) first=$(sed -n 2p "$dir/part-1.csv" | cut -d, -f5-14); grep -v "^$first," "$dir/plan.csv" > "$dir/p" && mv "$dir/p" "$dir/plan.csv" ;;
   "") ;;
   *) echo "merge_parts.sh: no case '$case'" >&2; exit 2 ;;
 esac

@@ -9,18 +9,46 @@
  *
  *     S  = matmul(Q, Kᵀ)                Kᵀ: K viewed as [B,H,D,S] by strides
  *     S' = S · scale                    scale: a by-value float
+ *     [ragged: S' = select(row < seq_len_q[b] && col < seq_len_kv[b], S', mask)]
  *     [causal: row = index(S', 2), col = index(S', 3), keep = row >= col,
- *              S' = select(keep, S', -FLT_MAX)]
+ *              S' = select(keep, S', mask)]
  *     m = max(S'), e = exp(S' − m), l = sum(e), P = e / l
  *     Stats = m + log(l)                virtual, or written to the workspace
  *     O  = matmul(P, V)
  *
  * (As cudnn-frontend builds it: virtual intermediates in fp32 except P, in
- * the I/O type; -FLT_MAX as the mask value; the Stats nodes present even when
- * Stats is virtual — checked with cuDNN 9.19's deviceless heuristics for an
- * H200: without them no engine accepts the graph.) The inference graph
- * (virtual Stats) is tried first, then the stats graph; the row's `impl`
- * column says which one and which engine ran. A plan is built
+ * the I/O type; -FLT_MAX as the value of both masks (a finite one: a row
+ * with every key masked, as the padded rows past a ragged sequence's end
+ * are, gives no NaN); the Stats nodes present even when Stats is virtual —
+ * checked with cuDNN 9.19's deviceless heuristics for an H200: without them
+ * no engine accepts the graph.)
+ *
+ * Ragged batches (varlen set) run natively, as frontend (v1.14 to v1.19,
+ * include/cudnn_frontend/node/scaled_dot_product_flash_attention.h and
+ * utils/attn_score_modifiers.h) lowers SDPA with padding_mask, seq_len_q/kv
+ * and ragged offsets on Q, K, V, O:
+ *   - Q and O are declared [B, H, S_max, D], K and V [B, KV, S_max, D] (Kᵀ
+ *     by swapping the last two), with the packed tokens' strides: D for a
+ *     head, H·D (KV·D) for a token, S_max·H·D (S_max·KV·D) for the batch, as
+ *     frontend's THD tests give them; each carries a ragged-offset tensor
+ *     (CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC, [B+1,1,1,1], own uid) whose entry
+ *     b is where sequence b starts, in elements: cu[b]·H·D for Q and O,
+ *     cu[b]·KV·D for K and V. int32 (what PyTorch passes), int64 only when
+ *     the last offset does not fit in int32 (cuDNN 9.6+, as frontend's tests
+ *     switch to it).
+ *   - seq_len_q and seq_len_kv ([B,1,1,1] int32, both the batch's lengths:
+ *     each sequence attends to itself) are the GEMM M/N overrides of the
+ *     first matmul and the M/K overrides of the second, and feed the padding
+ *     mask above: index rows and columns (int32), CMP_LT each against its
+ *     lengths, LOGICAL_AND, BINARY_SELECT with its own by-value mask value —
+ *     after the scale and before the causal mask (top-left: key j <= query i
+ *     within each sequence), in frontend's order.
+ *   - Stats stays [B,H,S_max,1] padded, as in frontend's ragged tests.
+ *   The lengths and offsets live in the workspace, after the cuDNN workspace
+ *   and Stats; setup() uploads them.
+ *
+ * The inference graph (virtual Stats) is tried first, then the stats graph;
+ * the row's `impl` column says which one and which engine ran. A plan is built
  * once per point — by supports(), which turns cuDNN's own rejections into
  * skipped rows with cuDNN's reason — cached for workspace_bytes() and taken
  * over by setup(); run() only executes it on the given stream.
@@ -28,8 +56,10 @@
 #include "../common/attn.h"
 #include "../common/errors.h"
 
+#include <cuda_runtime_api.h>
 #include <cudnn_graph.h>
 #include <float.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +77,13 @@
  * points become skipped rows; every other failure is an error. */
 #define RC_UNSUPPORTED 1
 
-enum { UID_Q = 1, UID_K, UID_V, UID_O, UID_SCALE, UID_NEG_INF, UID_STATS, UID_VIRTUAL = 100 };
+enum {
+    UID_Q = 1, UID_K, UID_V, UID_O, UID_SCALE, UID_NEG_INF, UID_STATS,
+    /* ragged batches only: the padding mask's own mask value, the lengths
+       and the ragged offsets of Q, K, V, O */
+    UID_PAD_NEG_INF, UID_SEQ_LEN_Q, UID_SEQ_LEN_KV, UID_RAG_Q, UID_RAG_K, UID_RAG_V, UID_RAG_O,
+    UID_VIRTUAL = 100
+};
 
 static bool debug_on(void)
 {
@@ -208,16 +244,19 @@ static int handle_get(void)
 
 struct graph {
     struct descs *a;
-    cudnnBackendDescriptor_t ops[16];
+    cudnnBackendDescriptor_t ops[32];
     int nops;
     int64_t next_uid;
 };
 
 enum { T_VIRTUAL = 1, T_BY_VALUE = 2 };
 
-static int tensor(struct graph *g, const char *name, int64_t uid, cudnnDataType_t type,
-                  const int64_t dims[4], const int64_t strides[4], int flags,
-                  cudnnBackendDescriptor_t *out)
+/* A tensor; ragged (NULL for none) is its ragged-offset tensor: where each
+ * batch entry starts, so that the batch dimension packs sequences of
+ * different lengths. */
+static int tensor_ragged(struct graph *g, const char *name, int64_t uid, cudnnDataType_t type,
+                         const int64_t dims[4], const int64_t strides[4], int flags,
+                         cudnnBackendDescriptor_t ragged, cudnnBackendDescriptor_t *out)
 {
     char what[64];
     snprintf(what, sizeof what, "tensor %s (uid %lld)", name, (long long)uid);
@@ -232,9 +271,17 @@ static int tensor(struct graph *g, const char *name, int64_t uid, cudnnDataType_
     SET(t, what, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align);
     if (is_virtual) SET(t, what, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual);
     if (by_value) SET(t, what, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &by_value);
+    if (ragged) SET(t, what, CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC, DESC, 1, &ragged);
     FINALIZE(t, what);
     *out = t;
     return ATTN_OK;
+}
+
+static int tensor(struct graph *g, const char *name, int64_t uid, cudnnDataType_t type,
+                  const int64_t dims[4], const int64_t strides[4], int flags,
+                  cudnnBackendDescriptor_t *out)
+{
+    return tensor_ragged(g, name, uid, type, dims, strides, flags, NULL, out);
 }
 
 /* A virtual intermediate: uids from UID_VIRTUAL up. */
@@ -278,9 +325,13 @@ static int pointwise(struct graph *g, const char *name, cudnnPointwiseMode_t mod
     return add_op(g, op);
 }
 
-/* c = a · b, batched over the two leading dimensions, fp32 accumulation. */
+/* c = a · b, batched over the two leading dimensions, fp32 accumulation.
+ * m, n, k (NULL for none): per-batch [B,1,1,1] int32 tensors that override
+ * the GEMM's M, N or K (a ragged batch's sequence lengths). */
 static int matmul(struct graph *g, const char *name, cudnnBackendDescriptor_t a,
-                  cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t c)
+                  cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t c,
+                  cudnnBackendDescriptor_t m, cudnnBackendDescriptor_t n,
+                  cudnnBackendDescriptor_t k)
 {
     char what[64], opwhat[64];
     snprintf(what, sizeof what, "matmul descriptor '%s'", name);
@@ -295,6 +346,9 @@ static int matmul(struct graph *g, const char *name, cudnnBackendDescriptor_t a,
     SET(op, opwhat, CUDNN_ATTR_OPERATION_MATMUL_BDESC, DESC, 1, &b);
     SET(op, opwhat, CUDNN_ATTR_OPERATION_MATMUL_CDESC, DESC, 1, &c);
     SET(op, opwhat, CUDNN_ATTR_OPERATION_MATMUL_DESC, DESC, 1, &mm);
+    if (m) SET(op, opwhat, CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC, DESC, 1, &m);
+    if (n) SET(op, opwhat, CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC, DESC, 1, &n);
+    if (k) SET(op, opwhat, CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC, DESC, 1, &k);
     FINALIZE(op, opwhat);
     return add_op(g, op);
 }
@@ -320,6 +374,41 @@ static int reduction(struct graph *g, const char *name, cudnnReduceTensorOp_t mo
     return add_op(g, op);
 }
 
+/* ---------------------------------------------------- ragged batches */
+
+/* A ragged batch's device arrays, in the workspace from the plan's
+ * aux_offset, each 256-byte aligned: the sequence lengths given as Q's and as
+ * K/V's ([B] int32), then the ragged offsets of Q, K, V and O ([B+1], int32
+ * or int64). The two lengths and the four offsets are separate tensors with
+ * their own uids, as frontend has them, so each gets its own array. */
+enum { AUX_SEQ_Q, AUX_SEQ_KV, AUX_RAG_Q, AUX_RAG_K, AUX_RAG_V, AUX_RAG_O, AUX_COUNT };
+static const int64_t aux_uid[AUX_COUNT] = {UID_SEQ_LEN_Q, UID_SEQ_LEN_KV, UID_RAG_Q,
+                                           UID_RAG_K,     UID_RAG_V,      UID_RAG_O};
+
+/* Whether the ragged offsets need int64: their last entry is the element
+ * count of Q (or of K/V, never larger), which int32 holds up to 2^31 − 1. */
+static bool offsets_need_int64(const struct attn_problem *p)
+{
+    return attn_tensor_elems(p) > (size_t)INT32_MAX || attn_kv_tensor_elems(p) > (size_t)INT32_MAX;
+}
+
+/* Fills at[] with each array's offset from the start of the block; returns
+ * the block's size. */
+static size_t aux_layout(int64_t batch, bool off64, size_t at[AUX_COUNT])
+{
+    size_t used = 0;
+    for (int i = 0; i < AUX_COUNT; i++) {
+        const size_t offset_bytes = off64 ? sizeof(int64_t) : sizeof(int32_t);
+        const size_t n = i < AUX_RAG_Q ? (size_t)batch * sizeof(int32_t)
+                                       : ((size_t)batch + 1) * offset_bytes;
+        at[i] = used;
+        used += (n + 255) / 256 * 256;
+    }
+    return used;
+}
+
+/* ---------------------------------------------------- the pattern graph */
+
 /* The pattern graph of the file's header comment, finalized, into *out. All
  * its descriptors go to a. */
 static int build_graph(struct descs *a, const struct attn_problem *p, bool stats,
@@ -329,9 +418,17 @@ static int build_graph(struct descs *a, const struct attn_problem *p, bool stats
     const int64_t B = p->batch, H = p->heads, S = p->seq_len, D = p->head_dim;
     const int64_t KV = attn_kv_heads(p); /* grouped K/V heads: K and V carry KV heads, which
                                             cuDNN's fused attention maps to the query heads */
-    const int64_t qd[4] = {B, H, S, D}, qs[4] = {H * S * D, S * D, D, 1};
-    const int64_t kd[4] = {B, KV, D, S}, ks[4] = {KV * S * D, S * D, 1, D}; /* Kᵀ by strides */
-    const int64_t vd[4] = {B, KV, S, D}, vs[4] = {KV * S * D, S * D, D, 1};
+    const bool ragged = attn_is_varlen(p);
+    /* Dense: [B, H, S, D] row-major. Ragged: the same dims (S = the longest
+       sequence) over packed tokens — a token is H·D (KV·D) elements, a head D
+       within it; the batch stride S·H·D is frontend's (its THD tests); where
+       each sequence really starts comes from the ragged offsets. */
+    const int64_t qs_dense[4] = {H * S * D, S * D, D, 1}, qs_thd[4] = {S * H * D, D, H * D, 1};
+    const int64_t ks_dense[4] = {KV * S * D, S * D, 1, D}, ks_thd[4] = {S * KV * D, D, 1, KV * D};
+    const int64_t vs_dense[4] = {KV * S * D, S * D, D, 1}, vs_thd[4] = {S * KV * D, D, KV * D, 1};
+    const int64_t *qs = ragged ? qs_thd : qs_dense, *vs = ragged ? vs_thd : vs_dense;
+    const int64_t *ks = ragged ? ks_thd : ks_dense; /* Kᵀ by strides: K's last two swapped */
+    const int64_t qd[4] = {B, H, S, D}, kd[4] = {B, KV, D, S}, vd[4] = {B, KV, S, D};
     const int64_t sd[4] = {B, H, S, S}, ss[4] = {H * S * S, S * S, S, 1};
     const int64_t rd[4] = {B, H, S, 1}, rs[4] = {H * S, S, 1, 1};
     const int64_t one[4] = {1, 1, 1, 1};
@@ -341,19 +438,68 @@ static int build_graph(struct descs *a, const struct attn_problem *p, bool stats
     cudnnBackendDescriptor_t q = NULL, k = NULL, v = NULL, o = NULL, scale = NULL, s = NULL;
     cudnnBackendDescriptor_t s_scaled = NULL, last = NULL, mx = NULL, sub = NULL, ex = NULL;
     cudnnBackendDescriptor_t sum = NULL, prob = NULL;
-    ATTN_TRY(tensor(&g, "Q", UID_Q, io, qd, qs, 0, &q));
-    ATTN_TRY(tensor(&g, "K^T", UID_K, io, kd, ks, 0, &k));
-    ATTN_TRY(tensor(&g, "V", UID_V, io, vd, vs, 0, &v));
-    ATTN_TRY(tensor(&g, "O", UID_O, io, qd, qs, 0, &o));
+    /* ragged only: the lengths and the ragged offsets (NULL when dense) */
+    cudnnBackendDescriptor_t seq_q = NULL, seq_kv = NULL;
+    cudnnBackendDescriptor_t rag_q = NULL, rag_k = NULL, rag_v = NULL, rag_o = NULL;
+    if (ragged) {
+        const bool off64 = offsets_need_int64(p);
+        if (off64 && cudnnGetVersion() < 90600)
+            return ATTN_FAIL(RC_UNSUPPORTED,
+                             "ragged offsets past 2^31 elements need int64 offsets, which "
+                             "cuDNN takes from 9.6 on; %zu is loaded",
+                             cudnnGetVersion());
+        const cudnnDataType_t ot = off64 ? CUDNN_DATA_INT64 : CUDNN_DATA_INT32;
+        const int64_t lens_d[4] = {B, 1, 1, 1}, offs_d[4] = {B + 1, 1, 1, 1};
+        ATTN_TRY(tensor(&g, "seq_len_q", UID_SEQ_LEN_Q, CUDNN_DATA_INT32, lens_d, one, 0, &seq_q));
+        ATTN_TRY(tensor(&g, "seq_len_kv", UID_SEQ_LEN_KV, CUDNN_DATA_INT32, lens_d, one, 0,
+                        &seq_kv));
+        ATTN_TRY(tensor(&g, "Q_ragged_offset", UID_RAG_Q, ot, offs_d, one, 0, &rag_q));
+        ATTN_TRY(tensor(&g, "K_ragged_offset", UID_RAG_K, ot, offs_d, one, 0, &rag_k));
+        ATTN_TRY(tensor(&g, "V_ragged_offset", UID_RAG_V, ot, offs_d, one, 0, &rag_v));
+        ATTN_TRY(tensor(&g, "O_ragged_offset", UID_RAG_O, ot, offs_d, one, 0, &rag_o));
+    }
+    ATTN_TRY(tensor_ragged(&g, "Q", UID_Q, io, qd, qs, 0, rag_q, &q));
+    ATTN_TRY(tensor_ragged(&g, "K^T", UID_K, io, kd, ks, 0, rag_k, &k));
+    ATTN_TRY(tensor_ragged(&g, "V", UID_V, io, vd, vs, 0, rag_v, &v));
+    ATTN_TRY(tensor_ragged(&g, "O", UID_O, io, qd, qs, 0, rag_o, &o));
     ATTN_TRY(tensor(&g, "attn_scale", UID_SCALE, f32, one, one, T_BY_VALUE, &scale));
 
+    /* ragged: M = the query rows, N = the key columns of each sequence */
     ATTN_TRY(virtual_tensor(&g, "S", f32, sd, ss, &s));
-    ATTN_TRY(matmul(&g, "bmm1 Q.K^T", q, k, s));
+    ATTN_TRY(matmul(&g, "bmm1 Q.K^T", q, k, s, seq_q, seq_kv, NULL));
     ATTN_TRY(virtual_tensor(&g, "S*scale", f32, sd, ss, &s_scaled));
     ATTN_TRY(pointwise(&g, "attn_scale", CUDNN_POINTWISE_MUL, f32, -1, s, scale, NULL, s_scaled));
     last = s_scaled;
 
-    if (p->causal) { /* keep where row >= col (top-left aligned diagonal), else -FLT_MAX */
+    if (ragged) { /* frontend's padding_mask(): keep row < seq_len_q[b] && col < seq_len_kv[b] */
+        cudnnBackendDescriptor_t row = NULL, col = NULL, row_ok = NULL, col_ok = NULL;
+        cudnnBackendDescriptor_t keep = NULL, pad_neg_inf = NULL, padded = NULL;
+        const cudnnDataType_t i32 = CUDNN_DATA_INT32, bln = CUDNN_DATA_BOOLEAN;
+        ATTN_TRY(virtual_tensor(&g, "pad_row_index", i32, sd, ss, &row));
+        ATTN_TRY(pointwise(&g, "gen_row_idx_padding", CUDNN_POINTWISE_GEN_INDEX, i32, 2, last,
+                           NULL, NULL, row));
+        ATTN_TRY(virtual_tensor(&g, "pad_col_index", i32, sd, ss, &col));
+        ATTN_TRY(pointwise(&g, "gen_col_idx_padding", CUDNN_POINTWISE_GEN_INDEX, i32, 3, last,
+                           NULL, NULL, col));
+        ATTN_TRY(virtual_tensor(&g, "row<seq_len_q", bln, sd, ss, &row_ok));
+        ATTN_TRY(pointwise(&g, "lt_row_sq_padding", CUDNN_POINTWISE_CMP_LT, bln, -1, row, seq_q,
+                           NULL, row_ok));
+        ATTN_TRY(virtual_tensor(&g, "col<seq_len_kv", bln, sd, ss, &col_ok));
+        ATTN_TRY(pointwise(&g, "lt_col_skv_padding", CUDNN_POINTWISE_CMP_LT, bln, -1, col, seq_kv,
+                           NULL, col_ok));
+        ATTN_TRY(virtual_tensor(&g, "in_sequence", bln, sd, ss, &keep));
+        ATTN_TRY(pointwise(&g, "and_row_col_padding", CUDNN_POINTWISE_LOGICAL_AND, bln, -1, row_ok,
+                           col_ok, NULL, keep));
+        ATTN_TRY(tensor(&g, "pad_neg_inf", UID_PAD_NEG_INF, f32, one, one, T_BY_VALUE,
+                        &pad_neg_inf));
+        ATTN_TRY(virtual_tensor(&g, "S_padded", f32, sd, ss, &padded));
+        ATTN_TRY(pointwise(&g, "select_padding", CUDNN_POINTWISE_BINARY_SELECT, f32, -1, last,
+                           pad_neg_inf, keep, padded));
+        last = padded;
+    }
+
+    if (p->causal) { /* keep where row >= col (top-left aligned diagonal), else the mask value;
+                        ragged: within each sequence, whose rows and columns both start at 0 */
         cudnnBackendDescriptor_t row = NULL, col = NULL, keep = NULL, neg_inf = NULL, masked = NULL;
         ATTN_TRY(virtual_tensor(&g, "row_index", CUDNN_DATA_INT32, sd, ss, &row));
         ATTN_TRY(pointwise(&g, "gen_row_index", CUDNN_POINTWISE_GEN_INDEX, f32, 2, last, NULL, NULL,
@@ -393,7 +539,8 @@ static int build_graph(struct descs *a, const struct attn_problem *p, bool stats
     /* The second matmul's A operand must be of the I/O type (cuDNN requires it). */
     ATTN_TRY(virtual_tensor(&g, "P", io, sd, ss, &prob));
     ATTN_TRY(pointwise(&g, "softmax_div", CUDNN_POINTWISE_DIV, f32, -1, ex, sum, NULL, prob));
-    ATTN_TRY(matmul(&g, "bmm2 P.V", prob, v, o));
+    /* ragged: M = the query rows, K = the key rows of each sequence */
+    ATTN_TRY(matmul(&g, "bmm2 P.V", prob, v, o, seq_q, NULL, seq_kv));
 
     const char *what = "operation graph";
     cudnnBackendDescriptor_t graph = NULL;
@@ -546,8 +693,10 @@ struct plan {
     struct descs descs; /* every descriptor the execution plan relies on */
     cudnnBackendDescriptor_t exec;
     bool stats; /* the stats graph: Stats go to the workspace at stats_offset */
+    bool ragged, off64; /* a ragged batch; its offsets in int64 (else int32) */
     size_t stats_offset, ws_bytes;
-    char impl[200]; /* for the row's impl column (attn_set_impl) */
+    size_t aux_offset, aux_at[AUX_COUNT]; /* ragged: the lengths and offsets (aux_layout) */
+    char impl[240]; /* for the row's impl column (attn_set_impl; results.h holds 256) */
     /* set by setup() and run() */
     float scale, neg_inf;
     char *workspace;
@@ -584,14 +733,24 @@ static int try_graph(struct plan *pl, bool stats)
     ATTN_TRY(descs_move(&pl->descs, &tmp));
     pl->exec = exec;
     pl->stats = stats;
-    pl->stats_offset = ((size_t)ws + 255) / 256 * 256;
-    pl->ws_bytes = stats ? pl->stats_offset + (size_t)pl->p.batch * pl->p.heads * pl->p.seq_len * 4
-                         : (size_t)ws;
-    snprintf(pl->impl, sizeof pl->impl, "graph=pattern-%s engine=%s ws=%lld", name, tag,
-             (long long)ws);
-    DEBUGF("B=%d H=%d S=%d D=%d %s %s: %s\n", pl->p.batch, pl->p.heads, pl->p.seq_len,
-           pl->p.head_dim, pl->p.causal ? "causal" : "full", attn_dtype_name(pl->p.dtype),
-           pl->impl);
+    /* The workspace: cuDNN's, then Stats [B,H,S,1] fp32 (the stats graph; S
+       the longest sequence when ragged: Stats stay padded), then a ragged
+       batch's lengths and offsets; each part 256-byte aligned. */
+    size_t end = (size_t)ws;
+    pl->stats_offset = (end + 255) / 256 * 256;
+    if (stats)
+        end = pl->stats_offset + (size_t)pl->p.batch * pl->p.heads * pl->p.seq_len * sizeof(float);
+    if (pl->ragged) {
+        pl->aux_offset = (end + 255) / 256 * 256;
+        end = pl->aux_offset + aux_layout(pl->p.batch, pl->off64, pl->aux_at);
+    }
+    pl->ws_bytes = end;
+    snprintf(pl->impl, sizeof pl->impl, "graph=pattern-%s%s engine=%s ws=%lld", name,
+             !pl->ragged ? "" : pl->off64 ? "-ragged64" : "-ragged", tag, (long long)ws);
+    DEBUGF("B=%d H=%d KV=%d S=%d D=%d %s%s%s %s: %s\n", pl->p.batch, pl->p.heads,
+           attn_kv_heads(&pl->p), pl->p.seq_len, pl->p.head_dim,
+           pl->p.causal ? "causal" : "full", pl->ragged ? " varlen=" : "", pl->p.varlen,
+           attn_dtype_name(pl->p.dtype), pl->impl);
     return ATTN_OK;
 }
 
@@ -602,7 +761,11 @@ static struct plan *plan_build(const struct attn_problem *p)
     struct plan *pl = calloc(1, sizeof *pl);
     if (!pl) return NULL;
     pl->p = *p;
+    /* The mask value, as frontend's get_negative_inf_value() picks it: cuDNN
+       before 9.10 prefers the lowest float, later ones -inf. */
     pl->neg_inf = -FLT_MAX;
+    pl->ragged = attn_is_varlen(p);
+    pl->off64 = pl->ragged && offsets_need_int64(p);
     attn_error_clear();
     forget_last_error();
     int rc = handle_get();
@@ -642,7 +805,7 @@ static struct plan *plan_for(const struct attn_problem *p)
 
 static const char *cudnn_supports(const struct attn_problem *p, const struct device_info *dev)
 {
-    static char why[160];
+    static char why[320];
     if (!dev->present) return "no CUDA device";
     if (dev->cc_major < 8) {
         snprintf(why, sizeof why, "cuDNN's fused attention needs sm_80 or newer, this is sm_%d%d",
@@ -656,6 +819,21 @@ static const char *cudnn_supports(const struct attn_problem *p, const struct dev
         return why;
     }
     if (p->dtype != ATTN_BF16 && p->dtype != ATTN_FP16) return "only bf16 and fp16";
+    if (attn_is_varlen(p)) {
+        if (attn_varlen_check(p) != ATTN_OK) {
+            snprintf(why, sizeof why, "%s", attn_error_message());
+            return why;
+        }
+        /* frontend's support surface (sdpa_support_surface.h): THD before
+           Hopper only from cuDNN 9.18.1 on */
+        if (dev->cc_major < 9 && v < 91801) {
+            snprintf(why, sizeof why,
+                     "cuDNN %zu.%zu.%zu runs ragged (THD) batches on sm_90 or newer only (9.18.1 "
+                     "lifts that), this is sm_%d%d",
+                     v / 10000, v % 10000 / 100, v % 100, dev->cc_major, dev->cc_minor);
+            return why;
+        }
+    }
     struct plan *pl = plan_for(p);
     if (!pl) return "out of host memory for the cuDNN plan";
     /* A failure other than "not supported" is left to setup(): an error row. */
@@ -666,6 +844,61 @@ static size_t cudnn_workspace_bytes(const struct attn_problem *p)
 {
     struct plan *pl = plan_for(p);
     return pl && pl->state == PLAN_READY ? pl->ws_bytes : 0;
+}
+
+/* n bytes from the host to the device, finished when it returns (a copy
+ * from pageable memory may return before its DMA is done: the stream sync
+ * waits for it, so that no later stream can read the arrays early). */
+static int copy_to_device(void *dst, const void *src, size_t n)
+{
+    CUDA_TRY(cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice));
+    CUDA_TRY(cudaStreamSynchronize(0));
+    return ATTN_OK;
+}
+
+/* A ragged batch's lengths and offsets (aux_layout, at the end of the
+ * workspace) into the workspace: each sequence's length as seq_len_q and
+ * seq_len_kv, and where it starts — cu[b], the tokens before it — in
+ * elements: cu[b]·H·D in Q and O, cu[b]·KV·D in K and V, for b = 0 .. B (the
+ * last one is where the batch ends). */
+static int upload_ragged(struct plan *pl)
+{
+    const struct attn_problem *p = &pl->p;
+    const int64_t B = p->batch, HD = (int64_t)p->heads * p->head_dim;
+    const int64_t KVD = (int64_t)attn_kv_heads(p) * p->head_dim;
+    const int64_t per_token[AUX_COUNT] = {0, 0, HD, KVD, KVD, HD}; /* of each offsets array */
+    const size_t *at = pl->aux_at, bytes = pl->ws_bytes - pl->aux_offset;
+    int *lens = malloc((size_t)B * sizeof *lens);
+    unsigned char *host = calloc(1, bytes);
+    if (!lens || !host) {
+        free(lens);
+        free(host);
+        return ATTN_FAIL(ATTN_ERR, "out of host memory for the ragged batch's %lld lengths",
+                         (long long)B);
+    }
+    int rc = attn_seq_lens(p, lens);
+    if (rc == ATTN_OK) {
+        int32_t *seq_q = (int32_t *)(host + at[AUX_SEQ_Q]);
+        int32_t *seq_kv = (int32_t *)(host + at[AUX_SEQ_KV]);
+        int64_t cu = 0; /* tokens before sequence b */
+        for (int64_t b = 0; b <= B; b++) {
+            for (int i = AUX_RAG_Q; i < AUX_COUNT; i++) {
+                const int64_t off = cu * per_token[i];
+                if (pl->off64)
+                    ((int64_t *)(host + at[i]))[b] = off;
+                else /* fits: offsets_need_int64 said so */
+                    ((int32_t *)(host + at[i]))[b] = (int32_t)off;
+            }
+            if (b < B) {
+                seq_q[b] = seq_kv[b] = lens[b]; /* self-attention: the same lengths */
+                cu += lens[b];
+            }
+        }
+        rc = copy_to_device(pl->workspace + pl->aux_offset, host, bytes);
+    }
+    free(lens);
+    free(host);
+    return rc;
 }
 
 static int cudnn_setup(void **ctx, const struct attn_problem *p, void *workspace)
@@ -686,6 +919,13 @@ static int cudnn_setup(void **ctx, const struct attn_problem *p, void *workspace
     }
     pl->scale = p->scale;
     pl->workspace = workspace;
+    if (pl->ragged) {
+        int rc = upload_ragged(pl);
+        if (rc != ATTN_OK) {
+            plan_free(pl);
+            return rc;
+        }
+    }
     attn_set_impl("%s", pl->impl);
     *ctx = pl;
     return ATTN_OK;
@@ -698,8 +938,8 @@ static int make_pack(struct plan *pl, const void *q, const void *k, const void *
     if (pl->pack && !memcmp(now, pl->pack_for, sizeof now)) return ATTN_OK;
     if (pl->pack) cudnnBackendDestroyDescriptor(pl->pack);
     pl->pack = NULL;
-    int64_t uids[7] = {UID_Q, UID_K, UID_V, UID_O, UID_SCALE};
-    void *ptrs[7] = {(void *)q, (void *)k, (void *)v, o, &pl->scale};
+    int64_t uids[16] = {UID_Q, UID_K, UID_V, UID_O, UID_SCALE};
+    void *ptrs[16] = {(void *)q, (void *)k, (void *)v, o, &pl->scale};
     int64_t n = 5;
     if (pl->p.causal) {
         uids[n] = UID_NEG_INF;
@@ -708,6 +948,14 @@ static int make_pack(struct plan *pl, const void *q, const void *k, const void *
     if (pl->stats) {
         uids[n] = UID_STATS;
         ptrs[n++] = pl->workspace + pl->stats_offset;
+    }
+    if (pl->ragged) { /* the padding mask's value, the lengths and the offsets */
+        uids[n] = UID_PAD_NEG_INF;
+        ptrs[n++] = &pl->neg_inf;
+        for (int i = 0; i < AUX_COUNT; i++) {
+            uids[n] = aux_uid[i];
+            ptrs[n++] = pl->workspace + pl->aux_offset + pl->aux_at[i];
+        }
     }
     void *ws = pl->workspace;
     const char *what = "variant pack";

@@ -419,6 +419,7 @@ static const char *flash_supports(const struct attn_problem *p, const struct dev
     if (dev->cc_major < 8) return "needs compute capability 8.0 or newer (mma.sync bf16)";
     if (p->head_dim != 64 && p->head_dim != 128) return "head_dim 64 and 128 only";
     if (attn_kv_heads(p) != p->heads) return "grouped K/V heads (kv_heads < heads): not implemented yet";
+    if (attn_is_varlen(p)) return "ragged batches (varlen): not implemented yet";
     const struct flash_cfg *c = pick_cfg(p);
     if (!c) return "ATTN_FLASH_MMA_TILE names no tile shape compiled for this dtype and head_dim (lab)";
     if (c->smem > dev->smem_optin_bytes) return "not enough shared memory per block";

@@ -114,6 +114,7 @@ static const char *hop_supports_shape(const struct attn_problem *p, const struct
         return "needs compute capability 9.0 (sm_90a: wgmma, TMA, setmaxnreg)";
     if (p->head_dim != 64 && p->head_dim != 128) return "head_dim 64 and 128 only";
     if (attn_kv_heads(p) != p->heads) return "grouped K/V heads (kv_heads < heads): not implemented yet";
+    if (attn_is_varlen(p)) return "ragged batches (varlen): not implemented yet";
     if (p->seq_len < 1) return "seq_len must be at least 1";
     if ((size_t)p->batch * p->heads > 65535) return "batch*heads above 65535";
     return NULL;

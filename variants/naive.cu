@@ -6,7 +6,16 @@
  *                                    a second S×S buffer, then the mask on it
  *     attn = softmax(scores)         row softmax
  *     out = attn @ v                 cuBLAS strided-batched GEMM
- * The copy is the seed's finding: masked_fill returns a new tensor. */
+ * The copy is the seed's finding: masked_fill returns a new tensor.
+ * A ragged batch runs these steps once per sequence (eager_run), as a PyTorch
+ * loop over packed sequences would, the copy included: each on the
+ * sequence's own [heads, L, L] scores, the GEMMs reading and writing the THD
+ * tensors in place. Grouped K/V heads are read per group, never repeated: one
+ * GEMM per product for a dense batch, min(G, kv_heads) per sequence of a
+ * ragged one (eager_ops.cu). Extra memory: the cuBLAS workspace and two score
+ * buffers, [batch, heads, S, S] each for a dense batch, [heads, S, S] (the
+ * longest sequence's, reused by every sequence) for a ragged one; grouped
+ * heads add none. */
 #include "../common/eager_ops.h"
 #include "../common/nvtx.h"
 
@@ -20,17 +29,23 @@ static int naive_setup(void **ctx, const struct attn_problem *p, void *workspace
     return eager_ctx_create(ctx, p, workspace, 2);
 }
 
+/* The steps over one pass: the dense batch, or one sequence of a ragged one. */
+static int naive_steps(struct eager_ctx *c, const struct eager_pass *s, const void *q,
+                       const void *k, const void *v, void *o, attn_stream_t stream)
+{
+    ATTN_STEP("qk_matmul", eager_qk_matmul(c->blas, s, q, k, c->scores, stream));
+    ATTN_STEP("scale", eager_scale(&s->p, c->scores, stream));
+    ATTN_STEP("copy", eager_copy(c->masked, c->scores, eager_scores_bytes(&s->p), stream));
+    ATTN_STEP("mask", eager_mask_fill(&s->p, c->masked, stream));
+    ATTN_STEP("softmax", eager_softmax(&s->p, c->masked, stream));
+    ATTN_STEP("pv_matmul", eager_pv_matmul(c->blas, s, c->masked, v, o, stream));
+    return ATTN_OK;
+}
+
 static int naive_run(void *ctx, const void *q, const void *k, const void *v, void *o,
                      attn_stream_t stream)
 {
-    struct eager_ctx *c = (struct eager_ctx *)ctx;
-    ATTN_STEP("qk_matmul", eager_qk_matmul(c->blas, &c->p, q, k, c->scores, stream));
-    ATTN_STEP("scale", eager_scale(&c->p, c->scores, stream));
-    ATTN_STEP("copy", eager_copy(c->masked, c->scores, eager_scores_bytes(&c->p), stream));
-    ATTN_STEP("mask", eager_mask_fill(&c->p, c->masked, stream));
-    ATTN_STEP("softmax", eager_softmax(&c->p, c->masked, stream));
-    ATTN_STEP("pv_matmul", eager_pv_matmul(c->blas, &c->p, c->masked, v, o, stream));
-    return ATTN_OK;
+    return eager_run((struct eager_ctx *)ctx, naive_steps, q, k, v, o, stream);
 }
 
 extern "C" const struct attn_variant attn_variant_naive = {

@@ -90,8 +90,15 @@ def keep_warming(warm_ms, calls, elapsed_ms):
     return bool(_lib.attn_peer_keep_warming(warm_ms, calls, elapsed_ms))
 
 
-def counts(batch, heads, seq_len, head_dim, causal, dtype):
-    """(FLOPs, bytes) of a point: the counts behind every row's tflops and gbps."""
+def counts(batch, heads, seq_len, head_dim, causal, dtype, varlen=""):
+    """(FLOPs, bytes) of a point: the counts behind every row's tflops and
+    gbps, from the C side (a ragged batch's summed over its lengths there,
+    through Problem.counts)."""
+    if varlen:
+        if dtype not in DTYPES:
+            raise ValueError(f"counts: unknown dtype {dtype!r}")
+        return Problem(batch=batch, heads=heads, seq_len=seq_len, head_dim=head_dim, causal=causal,
+                       dtype_id=DTYPES.index(dtype), varlen=varlen).counts()
     f, b = ctypes.c_double(), ctypes.c_double()
     if _lib.attn_peer_counts(batch, heads, seq_len, head_dim, int(causal), dtype.encode(),
                              ctypes.byref(f), ctypes.byref(b)) != 0:
@@ -133,11 +140,22 @@ class PeerError(Exception):
         self.rc = rc
 
 
-class Problem(ctypes.Structure):
-    """struct attn_problem (common/attn.h)."""
+VARLEN_MAX = 96  # ATTN_VARLEN_MAX (common/attn.h): room for varlen's text, its NUL included
+
+
+class _ProblemLayout(ctypes.Structure):
+    """struct attn_problem (common/attn.h), field for field; Problem reads it."""
     _fields_ = [("batch", ctypes.c_int), ("heads", ctypes.c_int), ("seq_len", ctypes.c_int),
                 ("head_dim", ctypes.c_int), ("causal", ctypes.c_bool), ("dtype_id", ctypes.c_int),
-                ("scale", ctypes.c_float), ("kv_heads_or_0", ctypes.c_int)]
+                ("scale", ctypes.c_float), ("kv_heads_or_0", ctypes.c_int),
+                ("varlen", ctypes.c_char * VARLEN_MAX)]
+
+
+class Problem(_ProblemLayout):
+    """struct attn_problem (common/attn.h). A ragged batch (varlen set) has
+    its sequences' lengths from the C side (seq_lens), packed one after the
+    other: Q and O [tokens, heads, head_dim], K and V [tokens, kv_heads,
+    head_dim], sequence b on rows cu[b] .. cu[b+1]-1 (cu_seqlens)."""
 
     @property
     def dtype(self):
@@ -149,14 +167,66 @@ class Problem(ctypes.Structure):
         return self.kv_heads_or_0 or self.heads
 
     @property
+    def varlen(self):
+        """The ragged batch's text ("uniform:F", "lens:L1+L2+..."), "" for a dense batch."""
+        return _ProblemLayout.varlen.__get__(self, _ProblemLayout).decode(errors="replace")
+
+    @varlen.setter
+    def varlen(self, text):
+        raw = text.encode() if isinstance(text, str) else bytes(text)
+        if len(raw) >= VARLEN_MAX:
+            raise ValueError(f"varlen {text!r}: longer than {VARLEN_MAX - 1} characters")
+        _ProblemLayout.varlen.__set__(self, raw)
+
+    def seq_lens(self):
+        """The sequences' lengths, batch of them (seq_len each when dense):
+        the C side's (attn_seq_lens), so that a uniform draw is the very one
+        the runner filled and checks against. ValueError when varlen is malformed."""
+        lens = (ctypes.c_int * max(self.batch, 1))()
+        if _lib.attn_seq_lens(ctypes.byref(self), lens) != 0:
+            raise ValueError(_lib.attn_peer_error().decode(errors="replace"))
+        return list(lens[:self.batch])
+
+    def cu_seqlens(self):
+        """Where each sequence starts in the packed tokens, and the end: batch + 1 offsets from 0."""
+        cu = [0]
+        for n in self.seq_lens():
+            cu.append(cu[-1] + n)
+        return cu
+
+    @property
+    def tokens(self):
+        """Rows of the packed tensors: the lengths' sum (batch·seq_len when dense)."""
+        return sum(self.seq_lens())
+
+    @property
     def shape(self):
-        """Q's and O's shape."""
+        """Q's and O's shape: [B, H, S, D], or [tokens, H, D] when ragged."""
+        if self.varlen:
+            return (self.tokens, self.heads, self.head_dim)
         return (self.batch, self.heads, self.seq_len, self.head_dim)
 
     @property
     def kv_shape(self):
-        """K's and V's shape."""
+        """K's and V's shape: [B, KV, S, D], or [tokens, KV, D] when ragged."""
+        if self.varlen:
+            return (self.tokens, self.kv_heads, self.head_dim)
         return (self.batch, self.kv_heads, self.seq_len, self.head_dim)
+
+    def counts(self):
+        """(FLOPs, bytes) of the point as the C side counts them (attn_flops,
+        attn_bytes: a ragged batch's over its lengths). ValueError when
+        varlen is malformed."""
+        if _lib.attn_varlen_check(ctypes.byref(self)) != 0:
+            raise ValueError(_lib.attn_peer_error().decode(errors="replace"))
+        return _lib.attn_flops(ctypes.byref(self)), _lib.attn_bytes(ctypes.byref(self))
+
+
+_P_ARG = ctypes.POINTER(_ProblemLayout)
+_lib.attn_seq_lens.argtypes = [_P_ARG, ctypes.POINTER(ctypes.c_int)]
+_lib.attn_varlen_check.argtypes = [_P_ARG]
+for _f in (_lib.attn_flops, _lib.attn_bytes):
+    _f.argtypes, _f.restype = [_P_ARG], ctypes.c_double
 
 
 class OpCounts(ctypes.Structure):
@@ -195,8 +265,9 @@ for _name, _struct in (("variant", _Variant), ("problem", Problem), ("op_counts"
 
 class Peer:
     """A variant written in Python. Subclasses set name, summary, fused and
-    define the ops; the runner owns Q, K, V (device pointers, [B, H, S, D] of
-    the problem's dtype) and calls them as it calls a C variant's. An op
+    define the ops; the runner owns Q, K, V (device pointers of the problem's
+    dtype in Problem.shape and kv_shape: [B, H, S, D], or packed [tokens, H,
+    D] when the batch is ragged) and calls them as it calls a C variant's. An op
     raises PeerError to fail with a status; any other exception is an error
     row with its message."""
     name = summary = None
@@ -215,7 +286,7 @@ class Peer:
         raise NotImplementedError
 
     def output(self, state):
-        """Device pointer of the last call's output ([B, H, S, D], contiguous)."""
+        """Device pointer of the last call's output in Problem.shape, contiguous."""
         raise NotImplementedError
 
     def graph(self, state, q, k, v, stream, replay):

@@ -9,11 +9,20 @@ float64 reference and tolerances, cold / hot / graph timing, warm-up, stop
 rule, power readings and CSV as the C variants. Graph mode replays a
 torch.cuda.CUDAGraph; op counts come from torch.profiler.
 
+Ragged batches (varlen; Q, K, V, O packed [tokens, heads, head_dim], one
+sequence after another) run as a PyTorch user runs packed sequences: the
+eager peers loop over the sequences in Python; SDPA takes them as nested
+jagged tensors (PyTorch's own varlen path), a backend's refusal skipped with
+PyTorch's reason; FlexAttention sees one sequence of all the tokens with a
+document block mask.
+
 usage: python3 tools/peers/torch_peers.py [attnbench options]
   e.g. --extend RUN_ID, which adds the peers' rows to a run of the C
   variants (make bench PEERS=torch does that); --variants picks peers.
 Without PyTorch or a GPU it says so in one line and exits 3."""
 
+import inspect
+import logging
 import math
 import os
 import sys
@@ -40,49 +49,129 @@ class _Cuda:
                                          "version": 3, "strides": None}
 
 
-def _reason(exc, caught):
-    """PyTorch's own reason for refusing a point: the warnings it raised
-    (the 'not used because' headers and 'runtime disabled' lines dropped),
-    else the exception."""
+def _reason(exc, caught, logged=(), path=""):
+    """PyTorch's own reason for refusing a point: the warnings it raised and
+    the lines it logged (the 'not used because' headers and 'runtime
+    disabled' lines dropped), else the exception; path names the route
+    refused ("nested jagged tensors")."""
     lines = []
-    for w in caught:
-        text = str(w.message).split(" (Triggered internally")[0].strip()
+    for text in [str(w.message) for w in caught] + list(logged):
+        text = text.split(" (Triggered internally")[0].strip()
         if text and not text.endswith("because:") and "runtime disabled" not in text and text not in lines:
             lines.append(text)
-    return "PyTorch: " + ("; ".join(lines) if lines else f"{type(exc).__name__}: {exc}")
+    why = "; ".join(lines) if lines else f"{type(exc).__name__}: {exc}"
+    return "PyTorch: " + (f"{path}: " if path else "") + why
+
+
+def _section(lines, header):
+    """The lines logged under one backend's 'X not used because:' header:
+    nested tensors' SDPA logs every backend's checks, enabled or not."""
+    kept, inside = [], False
+    for line in lines:
+        if line.rstrip().endswith("because:"):
+            inside = line.startswith(header)
+        elif inside:
+            kept.append(line)
+    return kept
+
+
+class _Logged(logging.Handler):
+    """The lines PyTorch logs through `logger` while the handler is
+    installed, kept from the console as catch_warnings keeps the warnings
+    (nested tensors' SDPA logs why each backend refused rather than warn)."""
+
+    def __init__(self, logger="torch.nested"):
+        super().__init__(logging.WARNING)
+        self.logger, self.lines = logging.getLogger(logger), []
+
+    def emit(self, record):
+        self.lines.append(record.getMessage())
+
+    def __enter__(self):
+        self.saved_propagate = self.logger.propagate
+        self.logger.addHandler(self)
+        self.logger.propagate = False
+        return self
+
+    def __exit__(self, *exc):
+        self.logger.removeHandler(self)
+        self.logger.propagate = self.saved_propagate
+        return False
+
+
+def _brief(exc, limit=240):
+    """An exception in one line: its type and message, whitespace collapsed, cut at limit."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text if len(text) <= limit else text[:limit - 3] + '...'}"
+
+
+def _capture_error(exc):
+    """A failed capture's error and the one it followed: an error inside
+    torch.cuda.graph makes ending the capture fail too, and that second
+    error is the one raised; the first says why."""
+    ctx = exc.__context__
+    return _brief(exc) + (f" (after {_brief(ctx)})" if ctx is not None else "")
 
 
 class State:
-    """One point's tensors, stream, output and graph."""
+    """One point's tensors, stream, output and graph; a ragged batch's
+    lengths and offsets (cu: batch + 1 of them from 0) from the C side,
+    None when dense."""
 
     def __init__(self, problem):
         self.p = problem
         self.dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[problem.dtype]
-        self.inputs = None  # (q_ptr, k_ptr, v_ptr, (q, k, v))
+        self.varlen = bool(problem.varlen)
+        self.lens = problem.seq_lens() if self.varlen else None
+        self.cu = problem.cu_seqlens() if self.varlen else None
+        self.inputs = None  # ((q_ptr, k_ptr, v_ptr), the peer's views of them)
         self.stream_ptr = None
         self.out = None
         self.contiguous_out = None
         self.graph = self.graph_out = None
         self.called = False
-        self.extra = {}  # what a peer keeps per point (mask, backend guard, block mask)
+        self.extra = {}  # what a peer keeps per point (mask, backend guard, offsets, block mask)
 
 
 class TorchPeer(Peer):
-    """The PyTorch side of every peer: tensors over the runner's buffers, its
+    """The PyTorch side of every peer: tensors over the runner's buffers
+    (Problem.shape: [B, H, S, D], or packed [tokens, H, D] when ragged), its
     stream made current, the first call's refusals and OOM turned into row
     statuses, graph capture and replay, op counts from torch.profiler."""
 
     def call(self, st, q, k, v):
+        """One forward pass over views(); returns O in Problem.shape (a view is fine)."""
         raise NotImplementedError
 
     def prepare(self, st):
         """Per-point setup of a peer (masks, backend selection)."""
+
+    def views(self, st, q, k, v):
+        """What call() takes, made from the runner's tensors once per buffer
+        set, so that every call (and a captured graph) sees the same tensor
+        objects and none is built in a timed call: the tensors themselves
+        unless a peer reshapes them."""
+        return q, k, v
+
+    def refused(self, st, exc):
+        """Whether the first call's exception is PyTorch refusing the point (skipped)."""
+        return self.refusals_skip or (isinstance(exc, RuntimeError) and "No available kernel" in str(exc))
+
+    def refusal(self, st, exc, caught, logged):
+        """The skipped row's reason: PyTorch's own (_reason)."""
+        return _reason(exc, caught)
+
+    def capture_refused(self, st):
+        """The route whose failed CUDA-graph capture is a refusal of graph
+        mode only (skipped), or None: a failed capture is an error."""
+        return None
 
     def setup(self, problem):
         st = State(problem)
         st.extra["versions"] = f"torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}"
         attnpeer.set_impl(self.impl(st))
         self.prepare(st)
+        torch.cuda.synchronize()  # what prepare made on its stream, ready before the runner's reads it
         return st
 
     def impl(self, st):
@@ -96,7 +185,7 @@ class TorchPeer(Peer):
             shapes = (tuple(st.p.shape), tuple(st.p.kv_shape), tuple(st.p.kv_shape))
             ts = tuple(torch.as_tensor(_Cuda(ptr, shape), device="cuda").view(st.dtype)
                        for ptr, shape in zip((q, k, v), shapes))
-            st.inputs = ((q, k, v), ts)
+            st.inputs = ((q, k, v), self.views(st, *ts))
         return st.inputs[1]
 
     def run(self, st, q, k, v, stream):
@@ -104,15 +193,15 @@ class TorchPeer(Peer):
         if st.called:
             st.out = self.call(st, qt, kt, vt)
             return
-        with warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings(record=True) as caught, _Logged() as logged:
             warnings.simplefilter("always")
             try:
                 st.out = self.call(st, qt, kt, vt)
             except torch.cuda.OutOfMemoryError as exc:
                 raise PeerError(ERR_OOM, f"PyTorch: out of memory: {str(exc).splitlines()[0]}") from exc
             except Exception as exc:  # noqa: BLE001
-                if self.refusals_skip or (isinstance(exc, RuntimeError) and "No available kernel" in str(exc)):
-                    raise PeerError(ERR_UNSUPPORTED, _reason(exc, caught)) from exc
+                if self.refused(st, exc):
+                    raise PeerError(ERR_UNSUPPORTED, self.refusal(st, exc, caught, logged.lines)) from exc
                 raise
         st.called = True
 
@@ -132,8 +221,22 @@ class TorchPeer(Peer):
         st.graph = st.graph_out = None
         torch.cuda.current_stream().synchronize()
         g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            st.graph_out = self.call(st, qt, kt, vt)
+        try:
+            with torch.cuda.graph(g):
+                st.graph_out = self.call(st, qt, kt, vt)
+        except Exception as exc:  # noqa: BLE001
+            path = self.capture_refused(st)
+            if path is None or isinstance(exc, torch.cuda.OutOfMemoryError):
+                raise
+            # an older torch.cuda.graph leaves its capture stream current when
+            # ending the capture fails: the runner's stream again, for the next modes
+            st.graph_out = None
+            del g
+            torch.cuda.set_stream(torch.cuda.ExternalStream(stream))
+            st.stream_ptr = stream
+            torch.cuda.synchronize()
+            raise PeerError(ERR_UNSUPPORTED, f"PyTorch: {path}: a CUDA graph cannot capture the call: "
+                                             f"{_capture_error(exc)}") from exc
         st.graph = g
 
     def count_ops(self, st, mode):
@@ -187,7 +290,11 @@ class Eager(TorchPeer):
     matmul, with the mask an input made once per point, as the seed passes
     it in: the causal triangle, or all false when the point is not causal
     (the seed's code still calls masked_fill; our naive and inplace do the
-    same)."""
+    same). A ragged batch as eager code runs packed sequences: a Python loop
+    over them, each one's attention with the same ops on its rows of the
+    packed tensors ([L, H, D] seen as [H, L, D]) and the mask's top-left
+    [L, L] (causal within the sequence), written into its rows of a packed
+    output."""
     in_place = False
 
     def prepare(self, st):
@@ -195,17 +302,33 @@ class Eager(TorchPeer):
         ones = torch.ones(s, s, dtype=torch.bool, device="cuda")
         st.extra["mask"] = torch.triu(ones, 1) if st.p.causal else torch.zeros_like(ones)
 
-    def call(self, st, q, k, v):
+    def impl(self, st):
+        return st.extra["versions"] + (", a loop over the sequences" if st.varlen else "")
+
+    def attend(self, st, q, k, v, mask):
+        """The seed's ops on [..., heads, seq, dim] tensors."""
         if st.p.kv_heads != st.p.heads:  # as eager code does it: each K/V head repeated for its group
             group = st.p.heads // st.p.kv_heads
-            k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+            k, v = k.repeat_interleave(group, dim=-3), v.repeat_interleave(group, dim=-3)
         scores = torch.matmul(q, k.transpose(-2, -1))
         scores = scores * st.p.scale
         if self.in_place:
-            scores.masked_fill_(st.extra["mask"], float("-inf"))
+            scores.masked_fill_(mask, float("-inf"))
         else:
-            scores = scores.masked_fill(st.extra["mask"], float("-inf"))
+            scores = scores.masked_fill(mask, float("-inf"))
         return torch.matmul(torch.softmax(scores, dim=-1), v)
+
+    def call(self, st, q, k, v):
+        mask = st.extra["mask"]
+        if not st.varlen:
+            return self.attend(st, q, k, v, mask)
+        out = torch.empty_like(q)
+        for start, end in zip(st.cu, st.cu[1:]):
+            n = end - start
+            o = self.attend(st, q[start:end].transpose(0, 1), k[start:end].transpose(0, 1),
+                            v[start:end].transpose(0, 1), mask[:n, :n])
+            out[start:end] = o.transpose(0, 1)
+        return out
 
 
 class TorchNaive(Eager):
@@ -220,40 +343,92 @@ class TorchInplace(Eager):
 
 
 class Sdpa(TorchPeer):
-    """F.scaled_dot_product_attention held to one backend (sdpa_kernel)."""
+    """F.scaled_dot_product_attention held to one backend (sdpa_kernel). A
+    ragged batch goes in as nested jagged tensors, PyTorch's own varlen
+    path: the packed tensors themselves are their values (no copy), with the
+    batch's offsets and its shortest and longest lengths given, so that no
+    call reads them back from the device (a sync in every timed call, and no
+    graph capture); [B, j, H, D] transposed to [B, H, j, D], made once per
+    point. The output's values are O packed. Whatever PyTorch refuses on
+    that path (a backend without nested tensors, is_causal on the math
+    backend, grouped-query heads) is skipped with its reason, as is graph
+    mode when a CUDA graph cannot capture the call."""
     backend = None
+    log_header = None  # how nested tensors' SDPA heads its lines on this backend
     fused = True
+
+    def supports(self, problem):
+        if problem.varlen and not (hasattr(torch, "jagged") and "max_seqlen" in inspect.signature(
+                torch.nested.nested_tensor_from_jagged).parameters):
+            return (f"PyTorch {torch.__version__}: torch.nested.nested_tensor_from_jagged takes no "
+                    "min_seqlen/max_seqlen: ragged batches not run (every call would read them back "
+                    "from the device)")
+        return None
 
     def prepare(self, st):
         guard = sdpa_kernel(getattr(SDPBackend, self.backend))
         guard.__enter__()
         st.extra["backend"] = guard
+        if st.varlen:
+            st.extra["offsets"] = torch.tensor(st.cu, dtype=torch.int64, device="cuda")
 
     def impl(self, st):
-        return f"{st.extra['versions']}, SDPBackend.{self.backend}"
+        path = ", nested jagged tensors" if st.varlen else ""
+        return f"{st.extra['versions']}, SDPBackend.{self.backend}{path}"
+
+    def views(self, st, q, k, v):
+        if not st.varlen:
+            return q, k, v
+        offsets, shortest, longest = st.extra["offsets"], min(st.lens), max(st.lens)
+        return tuple(torch.nested.nested_tensor_from_jagged(t, offsets, min_seqlen=shortest,
+                                                            max_seqlen=longest).transpose(1, 2)
+                     for t in (q, k, v))
+
+    def refused(self, st, exc):
+        if st.varlen:  # how the nested path refuses (TypeError: a keyword its PyTorch lacks, enable_gqa)
+            return isinstance(exc, (RuntimeError, ValueError, NotImplementedError, TypeError))
+        return super().refused(st, exc)
+
+    def refusal(self, st, exc, caught, logged):
+        if not st.varlen:
+            return super().refusal(st, exc, caught, logged)
+        if isinstance(exc, RuntimeError) and "No viable backend" in str(exc):  # why: its checks' lines
+            return _reason(exc, caught, _section(logged, self.log_header), "nested jagged tensors")
+        return f"PyTorch: nested jagged tensors: {_brief(exc)}"  # chosen, then refused: the error says why
+
+    def capture_refused(self, st):
+        return "nested jagged tensors" if st.varlen else None
 
     def call(self, st, q, k, v):
-        return F.scaled_dot_product_attention(q, k, v, is_causal=bool(st.p.causal), scale=st.p.scale,
-                                              enable_gqa=st.p.kv_heads != st.p.heads)
+        if not st.varlen:
+            return F.scaled_dot_product_attention(q, k, v, is_causal=bool(st.p.causal), scale=st.p.scale,
+                                                  enable_gqa=st.p.kv_heads != st.p.heads)
+        gqa = {"enable_gqa": True} if st.p.kv_heads != st.p.heads else {}  # a keyword older nested SDPA lacks
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=bool(st.p.causal), scale=st.p.scale, **gqa)
+        return out.transpose(1, 2).values()
 
 
 class SdpaMath(Sdpa):
     name, backend, fused = "torch_sdpa_math", "MATH", False
+    log_header = "Math attention kernel"
     summary = "PyTorch SDPA, math backend (unfused composite ops)"
 
 
 class SdpaEfficient(Sdpa):
     name, backend = "torch_sdpa_efficient", "EFFICIENT_ATTENTION"
+    log_header = "Memory efficient kernel"
     summary = "PyTorch SDPA, memory-efficient backend (xFormers/CUTLASS kernel)"
 
 
 class SdpaFlash(Sdpa):
     name, backend = "torch_sdpa_flash", "FLASH_ATTENTION"
+    log_header = "Flash attention kernel"
     summary = "PyTorch SDPA, flash backend (FlashAttention-2)"
 
 
 class SdpaCudnn(Sdpa):
     name, backend = "torch_sdpa_cudnn", "CUDNN_ATTENTION"
+    log_header = "cuDNN attention kernel"
     summary = "PyTorch SDPA, cuDNN backend (PyTorch's own cuDNN)"
 
 
@@ -263,7 +438,11 @@ class Flex(TorchPeer):
     point. Dynamo's caches are reset per point: past its recompile limit (8
     shapes) it would fall back to eager flex_attention, a slow unfused
     path, and our rows would time that instead; a fallback anyway is an
-    error row, not a number."""
+    error row, not a number. A ragged batch is one sequence of all its
+    tokens, [1, H, tokens, D] over the packed tensors, with a document mask:
+    a query attends to the keys of its own sequence (and, causal, to those
+    not after it: q_idx and kv_idx are token indices of the packed batch, so
+    within a sequence kv_idx <= q_idx is causal from its first token)."""
     name = "torch_flex"
     summary = "PyTorch FlexAttention under torch.compile (Triton kernel)"
     fused = True
@@ -275,17 +454,38 @@ class Flex(TorchPeer):
         if hasattr(torch._dynamo.config, "fail_on_recompile_limit_hit"):
             torch._dynamo.config.fail_on_recompile_limit_hit = True
         st.extra["compiled"] = torch.compile(flex_attention, dynamic=False)
-        if st.p.causal:
+        if st.varlen:
+            tokens = st.cu[-1]
+            doc = torch.repeat_interleave(torch.arange(len(st.lens), dtype=torch.int32),
+                                          torch.tensor(st.lens)).to("cuda")
+
+            def same_document(b, h, q_idx, kv_idx):
+                return doc[q_idx] == doc[kv_idx]
+
+            def causal_document(b, h, q_idx, kv_idx):
+                return (doc[q_idx] == doc[kv_idx]) & (kv_idx <= q_idx)
+
+            st.extra["document"] = doc
+            st.extra["block_mask"] = create_block_mask(causal_document if st.p.causal else same_document,
+                                                       None, None, tokens, tokens, device="cuda")
+        elif st.p.causal:
             s = st.p.seq_len
             st.extra["block_mask"] = create_block_mask(lambda b, h, qi, ki: qi >= ki, None, None, s, s,
                                                        device="cuda")
 
     def impl(self, st):
-        return f"{st.extra['versions']}, torch.compile(flex_attention)"
+        return f"{st.extra['versions']}, torch.compile(flex_attention)" + (
+            ", document block mask" if st.varlen else "")
+
+    def views(self, st, q, k, v):
+        if not st.varlen:
+            return q, k, v
+        return tuple(t.transpose(0, 1).unsqueeze(0) for t in (q, k, v))  # [tokens, H, D] as [1, H, tokens, D]
 
     def call(self, st, q, k, v):
-        return st.extra["compiled"](q, k, v, block_mask=st.extra.get("block_mask"), scale=st.p.scale,
-                                    enable_gqa=st.p.kv_heads != st.p.heads)
+        out = st.extra["compiled"](q, k, v, block_mask=st.extra.get("block_mask"), scale=st.p.scale,
+                                   enable_gqa=st.p.kv_heads != st.p.heads)
+        return out[0].transpose(0, 1) if st.varlen else out
 
 
 PEERS = (TorchNaive, TorchInplace, SdpaMath, SdpaEfficient, SdpaFlash, SdpaCudnn, Flex)
