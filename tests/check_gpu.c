@@ -230,8 +230,10 @@ START_TEST(test_variants_in_graph_match_reference)
 END_TEST
 
 /* The shapes models use: grouped K/V heads (kv_heads = 1, a proper divisor,
- * = heads), head_dim 96, 192 and 256, ragged batches (lengths 1, 17 and
- * 1000 with and without grouped heads; a uniform draw; one at D = 256) and
+ * = heads; two longer ones that reach flash_hopper's persistent and
+ * head-spanning configurations), head_dim 96, 192 and 256, ragged batches
+ * (lengths 1, 17 and 1000 with and without grouped heads; a uniform draw;
+ * one at D = 256) and
  * batch·heads past 65,535 (the last, against the float32 GPU reference). A
  * variant that does not run a shape says so (supports) and is skipped; none
  * may be wrong. */
@@ -246,6 +248,8 @@ static const struct shape modern_shapes[] = {
     {.batch = 3, .heads = 2, .seq = 1000, .dim = 128, .causal = false, .varlen = "lens:1000+1+17"},
     {.batch = 5, .heads = 6, .kv_heads = 3, .seq = 300, .dim = 96, .causal = true, .varlen = "uniform:0.25"},
     {.batch = 3, .heads = 2, .kv_heads = 1, .seq = 64, .dim = 256, .causal = false, .varlen = "lens:5+1+64"},
+    {.batch = 2, .heads = 6, .kv_heads = 3, .seq = 1000, .dim = 64, .causal = false},
+    {.batch = 1, .heads = 4, .kv_heads = 1, .seq = 1500, .dim = 128, .causal = true},
     {.batch = 70000, .heads = 1, .seq = 16, .dim = 64, .causal = true},
 };
 #define N_MODERN ((int)(sizeof modern_shapes / sizeof modern_shapes[0]))
@@ -697,7 +701,9 @@ END_TEST
  * (a short last 192-key tile, a ragged or an idle consumer), 1000; causal
  * and not, where the configuration takes causal work (else it must refuse
  * it); persistent grids also capped at 3 CTAs, so that a CTA runs several
- * work tiles. _i: configuration _i / 2, causal _i % 2. */
+ * work tiles. Then grouped K/V heads: 2 batches × 6 query heads over 2 K/V
+ * heads at S = 200 (SPAN: work tiles whose heads cross a group's and a
+ * batch's end). _i: configuration _i / 2, causal _i % 2. */
 static const int hopper_seqs[] = {1, 17, 64, 200, 320, 1000};
 #define N_HOPPER_SEQS ((int)(sizeof hopper_seqs / sizeof hopper_seqs[0]))
 #define N_HOPPER_TESTS (2 * FLASH_HOPPER_CONFIGS)
@@ -708,9 +714,9 @@ static void check_hopper_config_on(int cfg, int max_ctas, struct case_data *c)
     const struct attn_variant *v = registry_find("flash_hopper");
     ck_assert_ptr_nonnull(v);
     char label[160];
-    snprintf(label, sizeof label, "flash_hopper %s %s S=%d %s%s", flash_hopper_config_name(cfg),
-             attn_dtype_name(c->p.dtype), c->p.seq_len, c->p.causal ? "causal" : "full",
-             max_ctas ? " (3 CTAs)" : "");
+    snprintf(label, sizeof label, "flash_hopper %s %s B=%d H=%d KV=%d S=%d %s%s", flash_hopper_config_name(cfg),
+             attn_dtype_name(c->p.dtype), c->p.batch, c->p.heads, attn_kv_heads(&c->p), c->p.seq_len,
+             c->p.causal ? "causal" : "full", max_ctas ? " (3 CTAs)" : "");
     void *ctx = NULL;
     ck_assert_msg(flash_hopper_config_setup(cfg, max_ctas, &ctx, &c->p) == ATTN_OK, "%s: setup: %s", label,
                   attn_error_message());
@@ -754,6 +760,19 @@ START_TEST(test_flash_hopper_configs_match_reference)
         if (flash_hopper_config_persistent(cfg)) check_hopper_config_on(cfg, 3, &c);
         case_close(&c);
     }
+    struct shape grouped = s;
+    grouped.batch = 2;
+    grouped.heads = 6;
+    grouped.kv_heads = 2;
+    grouped.seq = 200;
+    struct attn_problem gp = problem_of(grouped);
+    const char *why = flash_hopper_config_supports(cfg, &gp, &dev);
+    ck_assert_msg(why == NULL, "flash_hopper %s refuses grouped heads: %s", flash_hopper_config_name(cfg), why);
+    struct case_data c;
+    case_open(&c, grouped, fresh_seed());
+    check_hopper_config_on(cfg, 0, &c);
+    if (flash_hopper_config_persistent(cfg)) check_hopper_config_on(cfg, 3, &c);
+    case_close(&c);
 }
 END_TEST
 /* ------------------------------------------- end of flash_hopper's configurations */

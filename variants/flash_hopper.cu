@@ -56,6 +56,7 @@ struct hop_launch {
     int S, causal;
     int n_sm;      /* CTAs of a persistent grid at most */
     int sec_heads; /* heads per section of the tile order */
+    int group;     /* query heads per K/V head (1: every head its own K and V) */
     size_t bh;
     float scale_log2;
 };
@@ -64,7 +65,7 @@ template <typename T, int D, typename C>
 static int launch_cfg(const CUtensorMap *tm, void *o, const struct hop_launch *l, cudaStream_t s)
 {
     flash_hopper_kernel<T, D, C><<<hop_grid<C>(l->S, l->bh, l->n_sm), C::THREADS, hop_smem_bytes<D, C>(), s>>>(
-        tm[0], tm[1], tm[2], (T *)o, l->S, l->causal, l->scale_log2, (int)l->bh, l->sec_heads);
+        tm[0], tm[1], tm[2], (T *)o, l->S, l->causal, l->scale_log2, (int)l->bh, l->sec_heads, l->group);
     LAUNCH_TRY("flash_hopper_kernel");
     return ATTN_OK;
 }
@@ -167,7 +168,7 @@ struct hopper_ctx {
 static const char *cfg_supports(const struct hopper_cfg *c, const struct attn_problem *p,
                                 const struct device_info *dev)
 {
-    const char *why = hop_supports_shape(p, dev);
+    const char *why = hop_supports_shape(p, dev, true);
     if (why) return why;
     if (c->dtype != p->dtype || c->head_dim != p->head_dim)
         return "configuration compiled for another dtype or head_dim";
@@ -177,7 +178,7 @@ static const char *cfg_supports(const struct hopper_cfg *c, const struct attn_pr
 
 static const char *hopper_supports(const struct attn_problem *p, const struct device_info *dev)
 {
-    const char *why = hop_supports_shape(p, dev);
+    const char *why = hop_supports_shape(p, dev, true);
     if (why) return why;
     const struct hopper_cfg *c = pick_cfg(p);
     if (!c) return "no configuration compiled for this dtype and head_dim";
@@ -205,6 +206,7 @@ static int setup_cfg(void **ctx, const struct attn_problem *p, const struct hopp
     /* persistent configs: one CTA per SM */
     c->launch.n_sm = max_ctas > 0 ? max_ctas : hop_sm_count();
     c->launch.sec_heads = (int)sec;
+    c->launch.group = p->heads / attn_kv_heads(p);
     c->launch.bh = bh;
     c->launch.scale_log2 = p->scale * 1.4426950408889634f; /* exp(x·scale) = exp2(x·scale·log2 e) */
     if (sec > 1)

@@ -533,15 +533,15 @@ template <typename T, int D, typename C>
 static __global__ void __launch_bounds__(C::THREADS, 1)
 flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                     const __grid_constant__ CUtensorMap tm_v, T *__restrict__ o, int S, int causal,
-                    float scale_log2, int n_bh, int sec_heads)
+                    float scale_log2, int n_bh, int sec_heads, int group)
 {
 #if HOP_DEVICE
-    const hop_schedule<C> sch(S, causal, n_bh, sec_heads);
+    const hop_schedule<C> sch(S, causal, n_bh, sec_heads, hop_order_all(), group);
     hop_block<T, D, C>(sch, hop_policy(), &tm_q, &tm_k, &tm_v, o, scale_log2, [](auto &consumer) { consumer.run(); });
 #elif defined(__CUDA_ARCH__)
     /* built for a target without wgmma/TMA: supports() never lets this run */
     (void)tm_q, (void)tm_k, (void)tm_v, (void)o, (void)S, (void)causal, (void)scale_log2, (void)n_bh,
-        (void)sec_heads;
+        (void)sec_heads, (void)group;
     __trap();
 #endif
 }

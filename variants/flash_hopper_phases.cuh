@@ -248,17 +248,24 @@ struct hop_order_all {
 
 template <typename C, typename Order = hop_order_all> struct hop_schedule {
     int S, causal, n_bh, sec_heads;
+    int group;  /* query heads per K/V head: head bh reads K/V head bh / group */
     int n_mb;   /* row blocks per head */
     int n_sl;   /* SPAN: 64-row slices per head */
     int n_work; /* work tiles of the grid (plain: the CTA's one) */
     Order order;
 
-    __device__ __forceinline__ hop_schedule(int S_, int causal_, int n_bh_, int sec_heads_, Order order_ = Order())
-        : S(S_), causal(causal_), n_bh(n_bh_), sec_heads(sec_heads_), n_mb((S_ + C::BM - 1) / C::BM),
+    __device__ __forceinline__ hop_schedule(int S_, int causal_, int n_bh_, int sec_heads_, Order order_ = Order(),
+                                            int group_ = 1)
+        : S(S_), causal(causal_), n_bh(n_bh_), sec_heads(sec_heads_), group(group_), n_mb((S_ + C::BM - 1) / C::BM),
           n_sl((S_ + 63) / 64),
           n_work(C::SPAN ? (n_sl * n_bh_ + C::NCW - 1) / C::NCW : C::PERS ? n_mb * n_bh_ : 1), order(order_)
     {
     }
+
+    /* the K/V head (row of K's and V's tensor maps) of query head bh: with
+     * grouped heads (B·H query heads over B·KV K/V heads, H = group·KV) the
+     * group's consecutive query heads read one, b·KV + h / group = bh / group */
+    __device__ __forceinline__ int kv_head(int bh) const { return group == 1 ? bh : bh / group; }
 
     /* this CTA's k-th work tile (>= n_work: none) */
     __device__ __forceinline__ int tile_at(int k) const
@@ -387,7 +394,8 @@ static __device__ __forceinline__ void hop_produce(const Schedule &sch, const ho
                         const uint32_t full = bar.acquire_k(n, ns > 1, sch.stand_in(tile, h0, h));
 #pragma unroll
                         for (int c = 0; c < CHUNKS; c++)
-                            tma_load_3d(sm.k_tile(n) + c * KCH, tm_k, full, c * HOP_CHUNK_COLS, it * C::BN, h0 + h);
+                            tma_load_3d(sm.k_tile(n) + c * KCH, tm_k, full, c * HOP_CHUNK_COLS, it * C::BN,
+                                        sch.kv_head(h0 + h));
                     }
                 }
                 if (it > 0) {
@@ -397,7 +405,7 @@ static __device__ __forceinline__ void hop_produce(const Schedule &sch, const ho
 #pragma unroll
                         for (int c = 0; c < CHUNKS; c++)
                             tma_load_3d(sm.v_tile(n) + c * KCH, tm_v, full, c * HOP_CHUNK_COLS, (it - 1) * C::BN,
-                                        h0 + h);
+                                        sch.kv_head(h0 + h));
                     }
                 }
             }
@@ -409,10 +417,10 @@ static __device__ __forceinline__ void hop_produce(const Schedule &sch, const ho
                 const uint32_t full = bar.acquire_k(gi, false, 0u);
 #pragma unroll
                 for (int c = 0; c < CHUNKS; c++)
-                    tma_load_3d(sm.k_tile(gi) + c * KCH, tm_k, full, c * HOP_CHUNK_COLS, it * C::BN, bh);
+                    tma_load_3d(sm.k_tile(gi) + c * KCH, tm_k, full, c * HOP_CHUNK_COLS, it * C::BN, sch.kv_head(bh));
 #pragma unroll
                 for (int c = 0; c < CHUNKS; c++)
-                    tma_load_3d(sm.v_tile(gi) + c * KCH, tm_v, full, c * HOP_CHUNK_COLS, it * C::BN, bh);
+                    tma_load_3d(sm.v_tile(gi) + c * KCH, tm_v, full, c * HOP_CHUNK_COLS, it * C::BN, sch.kv_head(bh));
                 gi++;
             }
         }

@@ -32,15 +32,15 @@ static int hop_get_encode(PFN_cuTensorMapEncodeTiled_v12000 *out)
     return ATTN_OK;
 }
 
-/* The tensor [B·H, S, D] at ptr as TMA sees it: (D, S, B·H), boxes of
+/* The tensor [B·heads, S, D] at ptr as TMA sees it: (D, S, B·heads), boxes of
  * 64 columns × rows × 1 head, 128-byte swizzle; rows past S read as zeros. */
 static int hop_encode_map(PFN_cuTensorMapEncodeTiled_v12000 encode, const struct attn_problem *p,
-                          CUtensorMap *map, const void *ptr, unsigned rows)
+                          CUtensorMap *map, const void *ptr, unsigned rows, int heads)
 {
     if ((uintptr_t)ptr % 16) return ATTN_FAIL(ATTN_ERR, "flash_hopper: tensor not 16-byte aligned");
     const cuuint64_t elem = 2;
     const cuuint64_t dims[3] = {(cuuint64_t)p->head_dim, (cuuint64_t)p->seq_len,
-                                (cuuint64_t)p->batch * (cuuint64_t)p->heads};
+                                (cuuint64_t)p->batch * (cuuint64_t)heads};
     const cuuint64_t strides[2] = {(cuuint64_t)p->head_dim * elem,
                                    (cuuint64_t)p->seq_len * (cuuint64_t)p->head_dim * elem};
     const cuuint32_t box[3] = {HOP_CHUNK_COLS, rows, 1};
@@ -75,9 +75,9 @@ static int hop_maps_for(struct hop_maps *m, const struct attn_problem *p, const 
 {
     if (q == m->q && k == m->k && v == m->v) return ATTN_OK;
     m->q = m->k = m->v = NULL;
-    ATTN_TRY(hop_encode_map(m->encode, p, &m->tm[0], q, 64));
-    ATTN_TRY(hop_encode_map(m->encode, p, &m->tm[1], k, (unsigned)m->bn));
-    ATTN_TRY(hop_encode_map(m->encode, p, &m->tm[2], v, (unsigned)m->bn));
+    ATTN_TRY(hop_encode_map(m->encode, p, &m->tm[0], q, 64, p->heads));
+    ATTN_TRY(hop_encode_map(m->encode, p, &m->tm[1], k, (unsigned)m->bn, attn_kv_heads(p)));
+    ATTN_TRY(hop_encode_map(m->encode, p, &m->tm[2], v, (unsigned)m->bn, attn_kv_heads(p)));
     m->q = q, m->k = k, m->v = v;
     return ATTN_OK;
 }
@@ -106,14 +106,15 @@ static int hop_sm_count(void)
 }
 
 /* supports()'s checks that do not depend on the configuration: NULL when
- * the device and the problem's shape suit the kernel at all. */
-static const char *hop_supports_shape(const struct attn_problem *p, const struct device_info *dev)
+ * the device and the problem's shape suit the kernel at all; grouped: the
+ * caller's kernel reads K/V head bh / group (grouped K/V heads). */
+static const char *hop_supports_shape(const struct attn_problem *p, const struct device_info *dev, bool grouped)
 {
     if (!dev->present) return "no CUDA device";
     if (dev->cc_major != 9 || dev->cc_minor != 0)
         return "needs compute capability 9.0 (sm_90a: wgmma, TMA, setmaxnreg)";
     if (p->head_dim != 64 && p->head_dim != 128) return "head_dim 64 and 128 only";
-    if (attn_kv_heads(p) != p->heads) return "grouped K/V heads (kv_heads < heads): not implemented yet";
+    if (!grouped && attn_kv_heads(p) != p->heads) return "grouped K/V heads (kv_heads < heads): not implemented yet";
     if (attn_is_varlen(p)) return "ragged batches (varlen): not implemented yet";
     if (p->seq_len < 1) return "seq_len must be at least 1";
     if ((size_t)p->batch * p->heads > 65535) return "batch*heads above 65535";

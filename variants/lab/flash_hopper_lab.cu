@@ -250,7 +250,7 @@ struct lab_ctx {
 
 static const char *lab_supports(const struct attn_problem *p, const struct device_info *dev)
 {
-    const char *why = hop_supports_shape(p, dev);
+    const char *why = hop_supports_shape(p, dev, false); /* the lab's kernel reads K/V head bh */
     if (why) return why;
     const struct lab_hopper_cfg *c = pick_cfg(p);
     if (!c) return "ATTN_FLASH_HOPPER_CFG names no configuration compiled for this dtype and head_dim";
