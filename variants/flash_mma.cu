@@ -19,7 +19,9 @@
  * tiles wholly above its rows, only tiles that cross the diagonal are masked;
  * the grid runs the heaviest row blocks first. Ragged S: rows past S load as
  * zeros and keys past S are masked to -inf. Shared rows are padded by 16
- * bytes so that ldmatrix's 8 rows fall in distinct banks. No workspace.
+ * bytes so that ldmatrix's 8 rows fall in distinct banks. Grouped K/V heads:
+ * a block of query head bh streams K/V head bh / (heads / kv_heads); the
+ * group's blocks each load it (no sharing). No workspace.
  * Tile shapes are compiled per (dtype, head_dim) in cfgs[] below; the first
  * is the default, ATTN_FLASH_MMA_TILE=NAME picks another (tuning only).
  * variants/NOTES.md has the measurements behind the defaults. */
@@ -252,7 +254,7 @@ static __device__ __forceinline__ void attend_tile(warp_acc<D, C::MT> &acc, cons
 template <typename T, int D, typename C>
 static __global__ void __launch_bounds__(C::THREADS)
 flash_fwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__restrict__ v,
-                 T *__restrict__ o, int S, int causal, float scale_log2)
+                 T *__restrict__ o, int S, int causal, float scale_log2, int group)
 {
     constexpr int BM = C::BM, BN = C::BN, MT = C::MT, THREADS = C::THREADS, LD = D + PAD;
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -265,8 +267,9 @@ flash_fwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
     const int m_block = causal ? gridDim.y - 1 - blockIdx.y : blockIdx.x;
     const int bh = causal ? blockIdx.x : blockIdx.y;
     const int m0 = m_block * BM;
-    const size_t head = (size_t)bh * S * D;
-    const T *qh = q + head, *kh = k + head, *vh = v + head;
+    /* grouped K/V heads: query head bh reads K/V head bh / group */
+    const size_t head = (size_t)bh * S * D, kv_head = (size_t)(bh / group) * S * D;
+    const T *qh = q + head, *kh = k + kv_head, *vh = v + kv_head;
     const int w0 = m0 + (threadIdx.x / 32) * 16 * MT; /* this warp's first row */
 
     /* Key tiles: causal blocks stop at their last row. Tiles before
@@ -347,7 +350,8 @@ static int launch_cfg(const struct attn_problem *p, const void *q, const void *k
     const dim3 grid = p->causal ? dim3(bh, m_blocks) : dim3(m_blocks, bh);
     const float scale_log2 = p->scale * 1.4426950408889634f; /* exp(x·scale) = exp2(x·scale·log2 e) */
     flash_fwd_kernel<T, D, C><<<grid, C::THREADS, smem_bytes<D, C>(), s>>>(
-        (const T *)q, (const T *)k, (const T *)v, (T *)o, p->seq_len, p->causal, scale_log2);
+        (const T *)q, (const T *)k, (const T *)v, (T *)o, p->seq_len, p->causal, scale_log2,
+        p->heads / attn_kv_heads(p));
     LAUNCH_TRY("flash_fwd_kernel");
     return ATTN_OK;
 }
@@ -418,7 +422,6 @@ static const char *flash_supports(const struct attn_problem *p, const struct dev
     if (!dev->present) return "no CUDA device";
     if (dev->cc_major < 8) return "needs compute capability 8.0 or newer (mma.sync bf16)";
     if (p->head_dim != 64 && p->head_dim != 128) return "head_dim 64 and 128 only";
-    if (attn_kv_heads(p) != p->heads) return "grouped K/V heads (kv_heads < heads): not implemented yet";
     if (attn_is_varlen(p)) return "ragged batches (varlen): not implemented yet";
     const struct flash_cfg *c = pick_cfg(p);
     if (!c) return "ATTN_FLASH_MMA_TILE names no tile shape compiled for this dtype and head_dim (lab)";
