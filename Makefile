@@ -525,5 +525,8 @@ include fuzz/Makefile.fuzz
 # flash_hopper's tuning lab (variants/lab/: its Makefile.lab and README.md)
 include variants/lab/Makefile.lab
 lab: $(LAB_ATTNBENCH) ## build flash_hopper's tuning lab, build/lab/attnbench: A/B a configuration, promote it (variants/lab/README.md)
+# make test compiles the lab too (all CUDA code is built on CI; ~35 s on 2
+# cores): a change to the shared kernel parts that breaks the lab fails there.
+test: $(LAB_ATTNBENCH)
 
 -include $(shell find $(BUILD) -path $(BUILD)/ab-src -prune -o -name '*.d' -print 2>/dev/null)
