@@ -11,8 +11,10 @@
  *
  * Invariants checked besides memory safety and UB: a rejection leaves an
  * error message; a spec that fails adds no point (grid.c: "all or
- * nothing"); every point has batch, heads, seq_len, head_dim >= 1 and a
- * known dtype, and no two points of a grid are the same; where grid.h
+ * nothing"); every point has batch, heads, seq_len, head_dim >= 1, a known
+ * dtype, K/V heads dividing heads and a well-formed varlen (its lengths fit
+ * batch and seq_len), and no two points of a grid are the same (all eight
+ * fields compared, independently of grid.c's index); where grid.h
  * defines them, at most GRID_MAX_POINTS points and none past
  * GRID_MAX_TENSOR_ELEMS elements. */
 #include "../common/errors.h"
@@ -20,6 +22,7 @@
 #include "fuzz_common.h"
 
 #include <stdbool.h>
+#include <string.h>
 
 static char path[256];
 
@@ -35,19 +38,27 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
  * finding, and its traced compares cost more than the grid code itself. */
 #define FUZZ_NO_COVERAGE __attribute__((no_sanitize("coverage")))
 
+/* K/V heads as the grid means them: 0 is heads. */
+FUZZ_NO_COVERAGE static int kv_of(const struct attn_problem *p) { return p->kv_heads ? p->kv_heads : p->heads; }
+
 FUZZ_NO_COVERAGE static bool same_point(const struct attn_problem *a, const struct attn_problem *b)
 {
-    return a->batch == b->batch && a->heads == b->heads && a->seq_len == b->seq_len &&
-           a->head_dim == b->head_dim && a->causal == b->causal && a->dtype == b->dtype;
+    return a->batch == b->batch && a->heads == b->heads && kv_of(a) == kv_of(b) &&
+           a->seq_len == b->seq_len && a->head_dim == b->head_dim && a->causal == b->causal &&
+           a->dtype == b->dtype && strcmp(a->varlen, b->varlen) == 0;
 }
 
 FUZZ_NO_COVERAGE static uint64_t point_key(const struct attn_problem *p)
 {
     uint64_t h = 0x9E3779B97F4A7C15ull;
-    const uint64_t f[6] = {(uint32_t)p->batch, (uint32_t)p->heads, (uint32_t)p->seq_len,
+    const uint64_t f[7] = {(uint32_t)p->batch, (uint32_t)p->heads, (uint32_t)kv_of(p), (uint32_t)p->seq_len,
                            (uint32_t)p->head_dim, (uint64_t)p->causal, (uint64_t)p->dtype};
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 7; i++) {
         h = (h ^ f[i]) * 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 29;
+    }
+    for (const char *c = p->varlen; *c; c++) {
+        h = (h ^ (unsigned char)*c) * 0xBF58476D1CE4E5B9ull;
         h ^= h >> 29;
     }
     return h;
@@ -73,7 +84,7 @@ FUZZ_NO_COVERAGE static size_t first_duplicate(const struct grid *g)
 
 FUZZ_NO_COVERAGE static void check_points(const struct grid *g)
 {
-    char label[128];
+    char label[ATTN_LABEL_MAX];
 #ifdef GRID_MAX_POINTS
     if (g->count > GRID_MAX_POINTS) {
         fprintf(stderr, "fuzz_grid: %zu points, past GRID_MAX_POINTS\n", g->count);
@@ -83,7 +94,8 @@ FUZZ_NO_COVERAGE static void check_points(const struct grid *g)
     for (size_t i = 0; i < g->count; i++) {
         const struct attn_problem *p = &g->points[i];
         if (p->batch < 1 || p->heads < 1 || p->seq_len < 1 || p->head_dim < 1 ||
-            (p->dtype != ATTN_BF16 && p->dtype != ATTN_FP16)) {
+            (p->dtype != ATTN_BF16 && p->dtype != ATTN_FP16) || p->heads % kv_of(p) != 0 ||
+            attn_varlen_check(p) != ATTN_OK) {
             fprintf(stderr, "fuzz_grid: point %zu out of range: %s\n", i,
                     attn_problem_label(p, label, sizeof label));
             abort();
