@@ -141,6 +141,18 @@ bool attn_is_varlen(const struct attn_problem *);
  * unknown distribution, a fraction outside [0, 1], a list that is not
  * batch lengths in 1 .. seq_len with seq_len the longest). */
 int attn_seq_lens(const struct attn_problem *, int *lens);
+/* What a "L1+L2+..." list holds: the lengths' count, the longest, their sum
+ * and sum of squares. */
+struct attn_lens_stats {
+    long count, longest;
+    double sum, sum2;
+};
+/* Parses a "L1+L2+..." list (the text after "lens:"; the grid's lens=):
+ * whole numbers in 1 .. max_len, digits only, joined by '+'. The first cap
+ * lengths go to lens[] when it is not NULL, the stats of all of them to *st.
+ * ATTN_ERR_INPUT without a message when malformed: callers say what in
+ * their own terms. The one parser of such lists. */
+int attn_lens_list(const char *list, long max_len, int *lens, long cap, struct attn_lens_stats *st);
 /* Checks varlen as attn_seq_lens does, without a buffer. */
 int attn_varlen_check(const struct attn_problem *);
 /* Tokens of the batch: the lengths' sum (batch·seq_len when dense); 0 when

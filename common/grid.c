@@ -151,6 +151,15 @@ static int push_text(struct axis_values *ax, const char *text, const char *where
     return ATTN_OK;
 }
 
+/* The input error just set (attn_varlen_check's), with the spec's place
+ * in front of it. */
+static int failed_at(const char *where)
+{
+    char why[256];
+    snprintf(why, sizeof why, "%s", attn_error_message());
+    return ATTN_FAIL(ATTN_ERR_INPUT, "%s: %s", where, why);
+}
+
 /* One item of varlen=: none (a dense batch), uniform:F or lens:L1+L2+...;
  * the fraction is checked here, a list against batch and seq per point. */
 static int parse_varlen_item(struct axis_values *ax, const char *item, const char *where)
@@ -162,11 +171,7 @@ static int parse_varlen_item(struct axis_values *ax, const char *item, const cha
                          shown(item, SIZE_MAX, shown_item), ATTN_VARLEN_MAX - 1);
     struct attn_problem probe = {.batch = 1, .seq_len = 1};
     snprintf(probe.varlen, sizeof probe.varlen, "%s", item);
-    if (strncmp(item, "lens:", 5) != 0 && attn_varlen_check(&probe) != ATTN_OK) {
-        char why[256];
-        snprintf(why, sizeof why, "%s", attn_error_message());
-        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: %s", where, why);
-    }
+    if (strncmp(item, "lens:", 5) != 0 && attn_varlen_check(&probe) != ATTN_OK) return failed_at(where);
     return push_text(ax, item, where, "varlen");
 }
 
@@ -178,34 +183,11 @@ static int parse_lens_item(struct axis_values *ax, const char *item, const char 
     if (snprintf(text, sizeof text, "lens:%s", item) >= (int)sizeof text)
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s: 'lens=%s': longer than %d characters", where,
                          shown(item, SIZE_MAX, shown_item), ATTN_VARLEN_MAX - 6);
-    for (const char *c = item;;) {
-        char *end;
-        errno = 0;
-        long len = strtol(c, &end, 10);
-        if (end == c || errno || !isdigit((unsigned char)*c) || len < 1 ||
-            len > MAX_AXIS_VALUE || (*end && *end != '+'))
-            return ATTN_FAIL(ATTN_ERR_INPUT,
-                             "%s: 'lens=%s': expected lengths in 1..%ld joined by '+'", where,
-                             shown(item, SIZE_MAX, shown_item), MAX_AXIS_VALUE);
-        if (!*end) break;
-        c = end + 1;
-    }
+    struct attn_lens_stats st;
+    if (attn_lens_list(item, MAX_AXIS_VALUE, NULL, 0, &st) != ATTN_OK)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: 'lens=%s': expected lengths in 1..%ld joined by '+'",
+                         where, shown(item, SIZE_MAX, shown_item), MAX_AXIS_VALUE);
     return push_text(ax, text, where, "lens");
-}
-
-/* The batch (count) and seq (longest) of a lens: text. */
-static void lens_shape(const char *text, long *batch, long *seq)
-{
-    *batch = 0;
-    *seq = 0;
-    for (const char *c = text + 5;;) {
-        char *end;
-        long len = strtol(c, &end, 10);
-        ++*batch;
-        if (len > *seq) *seq = len;
-        if (!*end) break;
-        c = end + 1;
-    }
 }
 
 static int parse_bool_item(struct axis_values *ax, const char *item, const char *where)
@@ -460,8 +442,11 @@ static int add_product(struct grid *g, const struct axis_values *axes, size_t po
     for (int ik = 0; ik < (axes[AX_KV].given ? axes[AX_KV].n : 1); ik++) {
         long seq = 0, dim = axes[AX_DIM].v[id], batch = 0, heads = hax->v[ih];
         const char *varlen = lens ? bax->text[ib] : axes[AX_VARLEN].text[iv];
-        if (lens) {
-            lens_shape(varlen, &batch, &seq);
+        if (lens) { /* parse_lens_item checked the list: batch is its count, seq its longest */
+            struct attn_lens_stats st;
+            (void)attn_lens_list(varlen + 5, MAX_AXIS_VALUE, NULL, 0, &st);
+            batch = st.count;
+            seq = st.longest;
         } else {
             seq = axes[AX_SEQ].v[is];
             batch = bax->v[ib];
@@ -482,11 +467,7 @@ static int add_product(struct grid *g, const struct axis_values *axes, size_t po
             .scale = 1.0f / sqrtf((float)dim), .kv_heads = (int)kv,
         };
         snprintf(p.varlen, sizeof p.varlen, "%s", varlen);
-        if (attn_varlen_check(&p) != ATTN_OK) {
-            char why[256];
-            snprintf(why, sizeof why, "%s", attn_error_message());
-            return ATTN_FAIL(ATTN_ERR_INPUT, "%s: %s", where, why);
-        }
+        if (attn_varlen_check(&p) != ATTN_OK) return failed_at(where);
         ATTN_TRY(add_point(g, &p));
     }
     return ATTN_OK;

@@ -50,6 +50,25 @@ static uint64_t lens_seed(const struct attn_problem *p)
     return (h ^ (uint64_t)(unsigned)p->seq_len) * 1099511628211ull;
 }
 
+int attn_lens_list(const char *list, long max_len, int *lens, long cap, struct attn_lens_stats *st)
+{
+    *st = (struct attn_lens_stats){0};
+    for (const char *c = list;;) {
+        char *end = NULL;
+        errno = 0;
+        const long len = strtol(c, &end, 10);
+        if (!isdigit((unsigned char)*c) || errno || len < 1 || len > max_len || (*end && *end != '+'))
+            return ATTN_ERR_INPUT;
+        if (lens && st->count < cap) lens[st->count] = (int)len;
+        st->count++;
+        if (len > st->longest) st->longest = len;
+        st->sum += (double)len;
+        st->sum2 += (double)len * len;
+        if (!*end) return ATTN_OK;
+        c = end + 1;
+    }
+}
+
 /* A malformed varlen: the message only when the caller reports it (the
  * counts below must not overwrite an error already set). */
 #define BAD(...) (report ? ATTN_FAIL(ATTN_ERR_INPUT, __VA_ARGS__) : ATTN_ERR_INPUT)
@@ -88,30 +107,16 @@ static int lens_walk(const struct attn_problem *p, int *lens, double *sum, doubl
         return ATTN_OK;
     }
     if (!strncmp(spec, "lens:", 5)) {
-        const char *c = spec + 5;
-        int count = 0, longest = 0;
-        for (;;) {
-            char *end = NULL;
-            errno = 0;
-            long len = strtol(c, &end, 10);
-            if (!isdigit((unsigned char)*c) || end == c || errno || len < 1 || len > S ||
-                (*end && *end != '+'))
-                return BAD("varlen '%s': lengths must be whole numbers from 1 to seq_len %d, "
-                           "joined by '+'", spec, S);
-            if (count == B)
-                return BAD("varlen '%s': more lengths than batch %d", spec, B);
-            if (lens) lens[count] = (int)len;
-            count++;
-            if (len > longest) longest = (int)len;
-            *sum += (double)len;
-            *sum2 += (double)len * len;
-            if (!*end) break;
-            c = end + 1;
-        }
-        if (count != B)
-            return BAD("varlen '%s': %d lengths for batch %d", spec, count, B);
-        if (longest != S)
-            return BAD("varlen '%s': the longest is %d, seq_len is %d", spec, longest, S);
+        struct attn_lens_stats st;
+        if (attn_lens_list(spec + 5, S, lens, B, &st) != ATTN_OK)
+            return BAD("varlen '%s': lengths must be whole numbers from 1 to seq_len %d, "
+                       "joined by '+'", spec, S);
+        if (st.count > B) return BAD("varlen '%s': more lengths than batch %d", spec, B);
+        if (st.count != B) return BAD("varlen '%s': %ld lengths for batch %d", spec, st.count, B);
+        if (st.longest != S)
+            return BAD("varlen '%s': the longest is %ld, seq_len is %d", spec, st.longest, S);
+        *sum = st.sum;
+        *sum2 = st.sum2;
         return ATTN_OK;
     }
     return BAD("varlen '%s': unknown distribution (uniform:F, or lens:L1+L2+...)", spec);

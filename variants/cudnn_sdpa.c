@@ -761,9 +761,7 @@ static struct plan *plan_build(const struct attn_problem *p)
     struct plan *pl = calloc(1, sizeof *pl);
     if (!pl) return NULL;
     pl->p = *p;
-    /* The mask value, as frontend's get_negative_inf_value() picks it: cuDNN
-       before 9.10 prefers the lowest float, later ones -inf. */
-    pl->neg_inf = -FLT_MAX;
+    pl->neg_inf = -FLT_MAX; /* both masks' value: finite (the header says why) */
     pl->ragged = attn_is_varlen(p);
     pl->off64 = pl->ragged && offsets_need_int64(p);
     attn_error_clear();

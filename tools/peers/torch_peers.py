@@ -400,12 +400,10 @@ class Sdpa(TorchPeer):
         return "nested jagged tensors" if st.varlen else None
 
     def call(self, st, q, k, v):
-        if not st.varlen:
-            return F.scaled_dot_product_attention(q, k, v, is_causal=bool(st.p.causal), scale=st.p.scale,
-                                                  enable_gqa=st.p.kv_heads != st.p.heads)
-        gqa = {"enable_gqa": True} if st.p.kv_heads != st.p.heads else {}  # a keyword older nested SDPA lacks
+        # enable_gqa only when grouped: a keyword older nested SDPA lacks (False is its default)
+        gqa = {"enable_gqa": True} if st.p.kv_heads != st.p.heads else {}
         out = F.scaled_dot_product_attention(q, k, v, is_causal=bool(st.p.causal), scale=st.p.scale, **gqa)
-        return out.transpose(1, 2).values()
+        return out.transpose(1, 2).values() if st.varlen else out
 
 
 class SdpaMath(Sdpa):
