@@ -703,9 +703,16 @@ END_TEST
  * it); persistent grids also capped at 3 CTAs, so that a CTA runs several
  * work tiles. Then grouped K/V heads: 2 batches × 6 query heads over 2 K/V
  * heads at S = 200 (SPAN: work tiles whose heads cross a group's and a
- * batch's end). _i: configuration _i / 2, causal _i % 2. */
+ * batch's end); then ragged batches of 3 sequences with those heads
+ * (configurations whose work tiles span heads must refuse them). _i:
+ * configuration _i / 2, causal _i % 2. */
 static const int hopper_seqs[] = {1, 17, 64, 200, 320, 1000};
 #define N_HOPPER_SEQS ((int)(sizeof hopper_seqs / sizeof hopper_seqs[0]))
+static const struct {
+    int seq;
+    const char *varlen;
+} hopper_ragged[] = {{1000, "lens:1+1000+200"}, {449, "lens:449+128+64"}};
+#define N_HOPPER_RAGGED ((int)(sizeof hopper_ragged / sizeof hopper_ragged[0]))
 #define N_HOPPER_TESTS (2 * FLASH_HOPPER_CONFIGS)
 
 /* Configuration cfg on c (poisoned output first) against the reference. */
@@ -713,10 +720,11 @@ static void check_hopper_config_on(int cfg, int max_ctas, struct case_data *c)
 {
     const struct attn_variant *v = registry_find("flash_hopper");
     ck_assert_ptr_nonnull(v);
-    char label[160];
-    snprintf(label, sizeof label, "flash_hopper %s %s B=%d H=%d KV=%d S=%d %s%s", flash_hopper_config_name(cfg),
+    char label[224];
+    snprintf(label, sizeof label, "flash_hopper %s %s B=%d H=%d KV=%d S=%d %s%s%s%s", flash_hopper_config_name(cfg),
              attn_dtype_name(c->p.dtype), c->p.batch, c->p.heads, attn_kv_heads(&c->p), c->p.seq_len,
-             c->p.causal ? "causal" : "full", max_ctas ? " (3 CTAs)" : "");
+             c->p.causal ? "causal" : "full", c->p.varlen[0] ? " varlen=" : "", c->p.varlen,
+             max_ctas ? " (3 CTAs)" : "");
     void *ctx = NULL;
     ck_assert_msg(flash_hopper_config_setup(cfg, max_ctas, &ctx, &c->p) == ATTN_OK, "%s: setup: %s", label,
                   attn_error_message());
@@ -773,6 +781,28 @@ START_TEST(test_flash_hopper_configs_match_reference)
     check_hopper_config_on(cfg, 0, &c);
     if (flash_hopper_config_persistent(cfg)) check_hopper_config_on(cfg, 3, &c);
     case_close(&c);
+    /* ragged batches (work tiles listed by the host): lengths that are and
+     * are not multiples of 64 and of the key tile, one of a single row,
+     * grouped heads */
+    for (int j = 0; j < N_HOPPER_RAGGED; j++) {
+        struct shape r = s;
+        r.batch = 3;
+        r.heads = 6;
+        r.kv_heads = 2;
+        r.seq = hopper_ragged[j].seq;
+        r.varlen = hopper_ragged[j].varlen;
+        struct attn_problem rp = problem_of(r);
+        why = flash_hopper_config_supports(cfg, &rp, &dev);
+        if (flash_hopper_config_spans_heads(cfg)) {
+            ck_assert_msg(why != NULL, "flash_hopper %s takes a ragged batch", flash_hopper_config_name(cfg));
+            continue;
+        }
+        ck_assert_msg(why == NULL, "flash_hopper %s refuses a ragged batch: %s", flash_hopper_config_name(cfg), why);
+        case_open(&c, r, fresh_seed());
+        check_hopper_config_on(cfg, 0, &c);
+        if (flash_hopper_config_persistent(cfg)) check_hopper_config_on(cfg, 3, &c);
+        case_close(&c);
+    }
 }
 END_TEST
 /* ------------------------------------------- end of flash_hopper's configurations */

@@ -20,6 +20,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,9 +41,21 @@ typedef hop_cfg<2, 2, 2, 128, true, true> cfg_d128_persistent;
 typedef hop_cfg<2, 2, 2, 128, true, true, 1> cfg_d128_persistent_overlap;
 /* D=64: a plain grid of 192-row blocks (3 consumers), K and V rings of 4 */
 typedef hop_cfg<3, 4, 4, 128, false> cfg_d64_grid;
+/* D=64: persistent, 3 consumers, two Q buffers, K and V rings of 4 */
+typedef hop_cfg<3, 4, 4, 128, false, true> cfg_d64_persistent;
 /* D=64: persistent, 3 consumers, no drain between work tiles (XT 2), work
  * tiles of three 64-row slices that may span heads; non-causal only */
 typedef hop_cfg<3, 4, 4, 128, false, true, 2, true> cfg_d64_persistent_span;
+
+/* D=192: 96-key tiles, K and V rings of 2 (O's 96 accumulators per thread
+ * leave room for 96 keys' scores and P; 128-key tiles do not fit 2 + 2
+ * rings in shared memory) */
+typedef hop_cfg<2, 2, 2, 96, true> cfg_d192_grid_96keys;
+/* D=256: 80-key tiles, K and V rings of 2 (O's 128 accumulators per thread
+ * leave room for 80 keys' scores and P; the rings fill shared memory) */
+typedef hop_cfg<2, 2, 2, 80, true> cfg_d256_grid_80keys;
+/* D=192, 256: persistent, 64-key tiles, K and V rings of 2 */
+typedef hop_cfg<2, 2, 2, 64, true, true> cfg_persistent_64keys;
 
 template <typename T, int D, typename C> static int prepare_cfg(void)
 {
@@ -57,15 +70,19 @@ struct hop_launch {
     int n_sm;      /* CTAs of a persistent grid at most */
     int sec_heads; /* heads per section of the tile order */
     int group;     /* query heads per K/V head (1: every head its own K and V) */
-    size_t bh;
+    size_t bh;     /* B·H; ragged: H */
     float scale_log2;
+    const hop_ragged_tile *tiles; /* ragged: the work tiles on the device; NULL: dense */
+    int n_ragged;                 /* ... and how many */
 };
 
 template <typename T, int D, typename C>
 static int launch_cfg(const CUtensorMap *tm, void *o, const struct hop_launch *l, cudaStream_t s)
 {
-    flash_hopper_kernel<T, D, C><<<hop_grid<C>(l->S, l->bh, l->n_sm), C::THREADS, hop_smem_bytes<D, C>(), s>>>(
-        tm[0], tm[1], tm[2], (T *)o, l->S, l->causal, l->scale_log2, (int)l->bh, l->sec_heads, l->group);
+    flash_hopper_kernel<T, D, C>
+        <<<hop_grid<C>(l->S, l->bh, l->n_sm, l->n_ragged), C::THREADS, hop_smem_bytes<D, C>(), s>>>(
+            tm[0], tm[1], tm[2], (T *)o, l->S, l->causal, l->scale_log2, (int)l->bh, l->sec_heads, l->group,
+            l->tiles, l->n_ragged);
     LAUNCH_TRY("flash_hopper_kernel");
     return ATTN_OK;
 }
@@ -80,6 +97,7 @@ struct hopper_cfg {
     enum attn_dtype dtype;
     int head_dim;
     int bn;    /* keys per K/V tile: the K and V tensor maps' box rows */
+    int bm;    /* query rows per work tile */
     bool pers; /* persistent grid */
     bool span; /* work tiles span heads: non-causal only */
     size_t smem;
@@ -89,7 +107,7 @@ struct hopper_cfg {
 };
 
 #define HCFG(NAME, TYPE, DTYPE, D, C)                                                                              \
-    {NAME, DTYPE, D, C::BN, C::PERS, C::SPAN, hop_smem_bytes<D, C>(), kernel_ptr<TYPE, D, C>, prepare_cfg<TYPE, D, C>, \
+    {NAME, DTYPE, D, C::BN, C::BM, C::PERS, C::SPAN, hop_smem_bytes<D, C>(), kernel_ptr<TYPE, D, C>, prepare_cfg<TYPE, D, C>, \
      launch_cfg<TYPE, D, C>}
 #define HCFG_BOTH(NAME, D, C) HCFG(NAME, __nv_bfloat16, ATTN_BF16, D, C), HCFG(NAME, __half, ATTN_FP16, D, C)
 
@@ -100,16 +118,30 @@ static const struct hopper_cfg cfgs[] = {
     HCFG_BOTH("d128_persistent", 128, cfg_d128_persistent),
     HCFG_BOTH("d128_persistent_overlap", 128, cfg_d128_persistent_overlap),
     HCFG_BOTH("d64_grid", 64, cfg_d64_grid),
+    HCFG_BOTH("d64_persistent", 64, cfg_d64_persistent),
     HCFG_BOTH("d64_persistent_span", 64, cfg_d64_persistent_span),
+    /* D=96: D=128 kernels, the rows padded to 128 columns with zeros */
+    HCFG_BOTH("d96_persistent", 96, cfg_d128_persistent),
+    HCFG_BOTH("d96_persistent_overlap", 96, cfg_d128_persistent_overlap),
+    HCFG_BOTH("d96_grid_192keys", 96, cfg_d128_grid_192keys),
+    HCFG_BOTH("d192_grid_96keys", 192, cfg_d192_grid_96keys),
+    HCFG_BOTH("d192_persistent_64keys", 192, cfg_persistent_64keys),
+    HCFG_BOTH("d256_grid_80keys", 256, cfg_d256_grid_80keys),
+    HCFG_BOTH("d256_persistent_64keys", 256, cfg_persistent_64keys),
 };
 #define N_CFGS ((int)(sizeof cfgs / sizeof cfgs[0]))
 static_assert(sizeof cfgs / sizeof cfgs[0] == FLASH_HOPPER_CONFIGS, "flash_hopper.h counts the table");
 
 /* The configuration per (head_dim, causal, seq_len), both dtypes, from the
- * A/Bs on the H200 (variants/NOTES-flash_hopper.md, v4–v9; the lab's names
+ * A/Bs on the H200 (variants/NOTES-flash_hopper.md, v4–v12; the lab's names
  * of each in brackets). */
 static const char *default_cfg(int head_dim, bool causal, int seq_len)
 {
+    /* v12: at S <= 1024 (few key tiles per work tile) the persistent kernel
+     * that drains between work tiles [pers_kv_pp, pers_kv_pp3] beats the
+     * plain grids and the overlapping kernel, D=128 and D=64 causal */
+    if (head_dim == 128 && seq_len <= 1024) return "d128_persistent";
+    if (head_dim == 64 && causal && seq_len <= 1024) return "d64_persistent";
     if (head_dim == 128 && causal) {
         /* v5: at S <= 4096 the persistent kernel that does not drain between
          * work tiles [pers_kv_pp_xt]; v6: 192-key tiles pay once the
@@ -118,13 +150,23 @@ static const char *default_cfg(int head_dim, bool causal, int seq_len)
         if (seq_len <= 4096) return "d128_persistent_overlap";
         return seq_len <= 8192 ? "d128_grid_pv64" : "d128_grid_192keys";
     }
-    /* v7: below S = 2048 192-key tiles waste up to 12.5% of the keys [pp];
-     * v8: the persistent kernel [pers_kv_pp] at 2048 <= S < 8192; v6:
+    /* v7: below S = 2048 192-key tiles waste up to 12.5% of the keys
+     * [pp]; v8: the persistent kernel [pers_kv_pp] at 2048 <= S < 8192; v6:
      * 192-key tiles [kv_pp_n192] beyond */
     if (head_dim == 128) {
         if (seq_len < 2048) return "d128_grid_ring3";
         return seq_len < 8192 ? "d128_persistent" : "d128_grid_192keys";
     }
+    /* v12: D=96 as D=128, persistent below S = 2048 too */
+    if (head_dim == 96) {
+        if (causal) return seq_len <= 4096 ? "d96_persistent_overlap" : "d96_grid_192keys";
+        return seq_len < 8192 ? "d96_persistent" : "d96_grid_192keys";
+    }
+    /* v12: D=192 96-key tiles [kv_pp_n96k], but causal S <= 1024 persistent
+     * 64-key ones [pers_kv_pp_n64k]; D=256 80-key tiles [kv_pp_n80k],
+     * persistent 64-key ones at S <= 1024 */
+    if (head_dim == 192) return causal && seq_len <= 1024 ? "d192_persistent_64keys" : "d192_grid_96keys";
+    if (head_dim == 256) return seq_len <= 1024 ? "d256_persistent_64keys" : "d256_grid_80keys";
     /* v9: D=64 non-causal up to S = 4096 the persistent kernel with work
      * tiles spanning heads [pers_kv_pp3_xs]; level beyond, where the plain
      * grid [kv_pp3] stays, as it does for causal work */
@@ -140,7 +182,7 @@ static int default_sec(const struct hopper_cfg *c, const struct attn_problem *p)
 {
     if (c->pers || !p->causal) return 1;
     if (p->head_dim == 64) return p->seq_len <= 8192 ? 16 : 4;
-    return c->bn == 128 ? 4 : 1;
+    return c->bn <= 128 ? 4 : 1;
 }
 
 static const struct hopper_cfg *find_cfg(const char *name, enum attn_dtype dtype, int head_dim)
@@ -151,9 +193,72 @@ static const struct hopper_cfg *find_cfg(const char *name, enum attn_dtype dtype
     return NULL;
 }
 
+/* Ragged batches: the configuration for the longest sequence, but not one
+ * whose work tiles span heads (D=64 non-causal: the persistent kernel). */
 static const struct hopper_cfg *pick_cfg(const struct attn_problem *p)
 {
-    return find_cfg(default_cfg(p->head_dim, p->causal, p->seq_len), p->dtype, p->head_dim);
+    const struct hopper_cfg *c = find_cfg(default_cfg(p->head_dim, p->causal, p->seq_len), p->dtype, p->head_dim);
+    if (c && c->span && attn_is_varlen(p)) c = find_cfg("d64_persistent", p->dtype, p->head_dim);
+    return c;
+}
+
+/* --------------------------------------------------- ragged batches */
+
+/* One work tile of a ragged batch, its cost (key tiles) and where the
+ * listing put it (ties keep that order). */
+struct ragged_entry {
+    hop_ragged_tile t;
+    int cost, at;
+};
+
+static int heavier_first(const void *a, const void *b)
+{
+    const struct ragged_entry *x = (const struct ragged_entry *)a, *y = (const struct ragged_entry *)b;
+    if (x->cost != y->cost) return x->cost > y->cost ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* The work tiles of ragged batch p for row blocks of bm rows and key tiles
+ * of bn keys, heaviest first, into *out (malloc'd, *n of them): per
+ * sequence, per row block, per head. Causal row blocks end at the
+ * sequence's length rounded up to 64 (the first may start below row 0: its
+ * idle consumers cost nothing), as the dense schedule's ragged_first. */
+static int hop_ragged_tiles(const struct attn_problem *p, int bm, int bn, hop_ragged_tile **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    int *lens = (int *)malloc((size_t)p->batch * sizeof *lens);
+    if (!lens) return ATTN_FAIL(ATTN_ERR, "out of host memory");
+    int rc = attn_seq_lens(p, lens);
+    size_t count = 0;
+    for (int i = 0; rc == ATTN_OK && i < p->batch; i++)
+        count += (size_t)p->heads * (size_t)(((lens[i] + 63) / 64 * 64 + bm - 1) / bm);
+    if (rc == ATTN_OK && count > (size_t)INT_MAX) rc = ATTN_FAIL(ATTN_ERR, "flash_hopper: %zu work tiles", count);
+    struct ragged_entry *e = rc == ATTN_OK ? (struct ragged_entry *)malloc((count ? count : 1) * sizeof *e) : NULL;
+    if (rc == ATTN_OK && !e) rc = ATTN_FAIL(ATTN_ERR, "out of host memory");
+    if (rc != ATTN_OK) {
+        free(lens);
+        return rc;
+    }
+    int k = 0, tok0 = 0;
+    for (int i = 0; i < p->batch; i++) {
+        const int len = lens[i], end = p->causal ? (len + 63) / 64 * 64 : len, blocks = (end + bm - 1) / bm;
+        for (int b = 0; b < blocks; b++) {
+            const int m0 = p->causal ? end - (b + 1) * bm : b * bm;
+            const int keys = p->causal ? (len < m0 + bm ? len : m0 + bm) : len;
+            for (int h = 0; h < p->heads; h++, k++) e[k] = {{tok0, len, h, m0}, (keys + bn - 1) / bn, k};
+        }
+        tok0 += len;
+    }
+    qsort(e, count, sizeof *e, heavier_first);
+    hop_ragged_tile *t = (hop_ragged_tile *)malloc((count ? count : 1) * sizeof *t);
+    if (!t) rc = ATTN_FAIL(ATTN_ERR, "out of host memory");
+    for (size_t j = 0; t && j < count; j++) t[j] = e[j].t;
+    free(e);
+    free(lens);
+    *out = t;
+    *n = (int)count;
+    return rc;
 }
 
 /* ------------------------------------------------------------ the variant */
@@ -163,26 +268,53 @@ struct hopper_ctx {
     const struct hopper_cfg *cfg;
     struct hop_maps maps;
     struct hop_launch launch;
+    hop_ragged_tile *tiles; /* ragged: the work-tile list on the device */
 };
 
 static const char *cfg_supports(const struct hopper_cfg *c, const struct attn_problem *p,
                                 const struct device_info *dev)
 {
-    const char *why = hop_supports_shape(p, dev, true);
+    const char *why = hop_supports_shape(p, dev, true, true);
     if (why) return why;
     if (c->dtype != p->dtype || c->head_dim != p->head_dim)
         return "configuration compiled for another dtype or head_dim";
     if (c->span && p->causal) return "non-causal configuration (work tiles span heads)";
+    if (c->span && attn_is_varlen(p)) return "dense batches only (work tiles span heads)";
     return hop_supports_kernel(c->kernel(), c->smem, dev);
 }
 
 static const char *hopper_supports(const struct attn_problem *p, const struct device_info *dev)
 {
-    const char *why = hop_supports_shape(p, dev, true);
+    const char *why = hop_supports_shape(p, dev, true, true);
     if (why) return why;
     const struct hopper_cfg *c = pick_cfg(p);
     if (!c) return "no configuration compiled for this dtype and head_dim";
     return cfg_supports(c, p, dev);
+}
+
+static void hopper_teardown(void *ctx)
+{
+    struct hopper_ctx *c = (struct hopper_ctx *)ctx;
+    if (!c) return;
+    if (c->tiles) (void)cudaFree(c->tiles);
+    free(c);
+}
+
+/* A ragged batch's work-tile list, built for configuration cfg, onto the
+ * device (setup time: run() only launches). */
+static int setup_ragged(struct hopper_ctx *c, const struct hopper_cfg *cfg)
+{
+    hop_ragged_tile *host = NULL;
+    int n = 0;
+    ATTN_TRY(hop_ragged_tiles(&c->p, cfg->bm, cfg->bn, &host, &n));
+    cudaError_t e = cudaMalloc((void **)&c->tiles, (n ? n : 1) * sizeof *host);
+    if (e == cudaSuccess) e = cudaMemcpy(c->tiles, host, (size_t)n * sizeof *host, cudaMemcpyHostToDevice);
+    free(host);
+    if (e != cudaSuccess) return ATTN_FAIL(ATTN_ERR, "flash_hopper: work-tile list: %s", cudaGetErrorString(e));
+    c->launch.tiles = c->tiles;
+    c->launch.n_ragged = n;
+    c->launch.bh = (size_t)c->p.heads;
+    return ATTN_OK;
 }
 
 /* setup() with configuration cfg; max_ctas > 0 caps a persistent grid */
@@ -193,13 +325,14 @@ static int setup_cfg(void **ctx, const struct attn_problem *p, const struct hopp
     if (!c) return ATTN_FAIL(ATTN_ERR, "out of host memory");
     c->p = *p;
     c->cfg = cfg;
-    const int rc = hop_maps_init(&c->maps, cfg->bn);
+    const bool ragged = attn_is_varlen(p);
+    const int rc = hop_maps_init(&c->maps, cfg->bn, ragged ? (long)attn_tokens(p) : 0);
     if (rc != ATTN_OK) {
         free(c);
         return rc;
     }
     const size_t bh = (size_t)p->batch * p->heads;
-    size_t sec = (size_t)default_sec(cfg, p);
+    size_t sec = ragged ? 1 : (size_t)default_sec(cfg, p); /* ragged: the tile list has the order */
     if (sec > bh) sec = bh;
     c->launch.S = p->seq_len;
     c->launch.causal = p->causal ? 1 : 0;
@@ -209,6 +342,13 @@ static int setup_cfg(void **ctx, const struct attn_problem *p, const struct hopp
     c->launch.group = p->heads / attn_kv_heads(p);
     c->launch.bh = bh;
     c->launch.scale_log2 = p->scale * 1.4426950408889634f; /* exp(x·scale) = exp2(x·scale·log2 e) */
+    if (ragged) {
+        const int rr = setup_ragged(c, cfg);
+        if (rr != ATTN_OK) {
+            hopper_teardown(c);
+            return rr;
+        }
+    }
     if (sec > 1)
         attn_set_impl("cfg %s sec %zu", cfg->name, sec);
     else
@@ -229,13 +369,12 @@ static int hopper_run(void *ctx, const void *q, const void *k, const void *v, vo
 {
     struct hopper_ctx *c = (struct hopper_ctx *)ctx;
     ATTN_TRY(hop_maps_for(&c->maps, &c->p, q, k, v));
+    if (c->tiles && c->launch.n_ragged == 0) return ATTN_OK; /* no rows */
     attn_range_push("flash_hopper_fwd");
     const int rc = c->cfg->launch(c->maps.tm, o, &c->launch, (cudaStream_t)stream);
     attn_range_pop();
     return rc;
 }
-
-static void hopper_teardown(void *ctx) { free(ctx); }
 
 extern "C" const struct attn_variant attn_variant_flash_hopper = {
     .name = "flash_hopper",
@@ -263,6 +402,8 @@ extern "C" int flash_hopper_config_head_dim(int i) { return cfg_at(i) ? cfgs[i].
 extern "C" bool flash_hopper_config_causal_ok(int i) { return cfg_at(i) && !cfgs[i].span; }
 
 extern "C" bool flash_hopper_config_persistent(int i) { return cfg_at(i) && cfgs[i].pers; }
+
+extern "C" bool flash_hopper_config_spans_heads(int i) { return cfg_at(i) && cfgs[i].span; }
 
 extern "C" const char *flash_hopper_config_supports(int i, const struct attn_problem *p,
                                                     const struct device_info *dev)

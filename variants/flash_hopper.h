@@ -12,9 +12,9 @@
 extern "C" {
 #endif
 
-/* The compiled configurations: 7 kernels × 2 dtypes (flash_hopper.cu
+/* The compiled configurations: 15 kernels × 2 dtypes (flash_hopper.cu
  * checks that its table has this many). */
-#define FLASH_HOPPER_CONFIGS 14
+#define FLASH_HOPPER_CONFIGS 30
 
 /* Configuration i (0 <= i < FLASH_HOPPER_CONFIGS): its name, the dtype and
  * head_dim it is compiled for, whether it takes causal problems, and
@@ -24,6 +24,7 @@ enum attn_dtype flash_hopper_config_dtype(int i);
 int flash_hopper_config_head_dim(int i);
 bool flash_hopper_config_causal_ok(int i);
 bool flash_hopper_config_persistent(int i); /* a grid of at most one CTA per SM */
+bool flash_hopper_config_spans_heads(int i); /* work tiles span heads: dense, non-causal only */
 
 /* NULL when configuration i can run p on dev, else why not. */
 const char *flash_hopper_config_supports(int i, const struct attn_problem *p, const struct device_info *dev);

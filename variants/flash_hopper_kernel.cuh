@@ -1,6 +1,6 @@
 /* flash_hopper_kernel.cuh — flash_hopper's kernel: fused attention forward
- * for Hopper (sm_90a), bf16 and fp16 in, fp32 accumulation, head_dim 64 and
- * 128, any B, H, S. Here: the design, the consumer's work loop and the
+ * for Hopper (sm_90a), bf16 and fp16 in, fp32 accumulation, head_dim 64,
+ * 96, 128, 192 and 256, any B, H, S. Here: the design, the consumer's work loop and the
  * kernel; its parts (barrier protocol, tile scheduler, producer, math
  * phases) are in flash_hopper_phases.cuh, the PTX wrappers in
  * hopper_ptx.cuh, the host side (configuration table, tensor maps,
@@ -13,17 +13,21 @@
  * each (setmaxnreg up to 240 with 2 consumers, 160 with 3). A work tile is
  * BM = 64·NCW rows of one head (or, SPAN, NCW consecutive 64-row slices
  * of the sequence of every head's slices); its keys stream through shared
- * memory in tiles of BN keys (128 or 192). Per key tile, per consumer:
+ * memory in tiles of BN keys (64, 80, 96, 128 or 192: the wider D, the
+ * fewer, as O's accumulator takes D/2 of a thread's registers). D = 96
+ * runs as D = 128 on rows padded with zeros (TMA fills the columns past
+ * D; the padding is never stored). Per key tile, per consumer:
  *   S = Q·Kᵀ  64×BN fp32: D/16 k-steps of one wgmma.m64n128k16 per 128
- *             keys (+ one m64n64k16 for 192), A = Q, B = K, both K-major
- *             in shared memory.
+ *             keys and one m64n64k16, m64n80k16 or m64n96k16 for the rest,
+ *             A = Q, B = K, both K-major in shared memory.
  *   mask      keys >= S and (causal) key > row set to -inf, only on tiles
  *             that reach past S or cross the diagonal.
  *   softmax   online, fp32, exp2 with scale·log2(e) folded into one FFMA;
  *             a row is spread over the 4 threads of a quad (shfl.xor 1, 2).
  *   O += P·V  P packed to 16 bits in registers as the A operand; V
- *             (keys × D, row-major = N-major B) from shared memory; one
- *             m64n128k16 per k-step at D = 128 (PVN) or D/64 m64n64k16.
+ *             (keys × D, row-major = N-major B) from shared memory; per
+ *             k-step one m64n128k16 per 128 columns of D (PVN, and an
+ *             m64n64k16 for D = 192's last 64) or D/64 m64n64k16.
  * Pipelined inside a consumer (FA3): step j issues Q·K(j)ᵀ and P(j-1)·V(j-1)
  * together, waits for the first only, runs the softmax of j while the
  * second runs, then waits for it, rescales O and packs P(j). Consumers
@@ -139,10 +143,11 @@ struct hop_policy {
     }
     /* O of one consumer's rows to global (through its Q slice s_o) */
     template <typename T, int D>
-    __device__ __forceinline__ void store_o(const float (&acc_o)[D / 2], const float (&sum)[2], uint32_t s_o, T *oh,
-                                            int r_base, int S, int warp, int g, int t, int tid, uint32_t bar_id) const
+    __device__ __forceinline__ void store_o(const float (&acc_o)[hop_dpad(D) / 2], const float (&sum)[2], uint32_t s_o, T *oh,
+                                            size_t ostride, int r_base, int S, int warp, int g, int t, int tid,
+                                            uint32_t bar_id) const
     {
-        hop_store_o<T, D>(acc_o, sum, s_o, oh, r_base, S, warp, g, t, tid, bar_id);
+        hop_store_o<T, D>(acc_o, sum, s_o, oh, ostride, r_base, S, warp, g, t, tid, bar_id);
     }
 };
 
@@ -162,8 +167,9 @@ struct hop_consumer {
     int tid, warp, lane, g; /* thread in the warpgroup, warp, lane, quad row */
     hop_rows rows;
 
-    /* the current work tile */
-    int m0 = 0, bh = 0, n_tiles = 0;
+    /* the current work tile; its sequence's length and first token (dense:
+     * S and 0) */
+    int m0 = 0, bh = 0, n_tiles = 0, len = 0, tok0 = 0;
     /* tiles this consumer computes (causal: up to its last row's tile; the
      * later ones are masked for all its rows and get barrier turns only),
      * and whether its last one needs only its first 128 keys (BN > 128: the
@@ -178,7 +184,8 @@ struct hop_consumer {
     bool next_idle = false;        /* XT: the next work tile is idle for this consumer */
     uint64_t desc_q = 0;
 
-    float acc_o[D / 2]; /* m64nD accumulator; 64-column piece c is acc_o[32c .. 32c+31] */
+    /* m64nD accumulator, D padded to 64 columns; piece c is acc_o[32c .. 32c+31] */
+    float acc_o[hop_dpad(D) / 2];
     float acc_s[BN / 2];
     uint32_t p[BN / 16][4];
     float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
@@ -237,13 +244,13 @@ struct hop_consumer {
     __device__ __forceinline__ void softmax(int it, float (&rescale)[2])
     {
         float neg_base[2];
-        hop_softmax_max<BN>(acc_s, row_max, row_sum, rescale, neg_base, rows, it, sch.S, sch.causal, scale_log2);
+        hop_softmax_max<BN>(acc_s, row_max, row_sum, rescale, neg_base, rows, it, len, sch.causal, scale_log2);
         pol.template exp2_tile<BN>(acc_s, row_sum, neg_base, scale_log2);
     }
     __device__ __forceinline__ void zero_o(void)
     {
 #pragma unroll
-        for (int i = 0; i < D / 2; i++) acc_o[i] = 0.f;
+        for (int i = 0; i < hop_dpad(D) / 2; i++) acc_o[i] = 0.f;
     }
 
     /* Work tile k becomes the current one: its rows, Q buffer and length;
@@ -252,30 +259,30 @@ struct hop_consumer {
     {
         const int tile = sch.tile_at(k);
         if (tile >= sch.n_work) return false;
-        sch.decode(tile, cw, m0, bh, n_tiles);
+        sch.decode(tile, cw, m0, bh, n_tiles, len, tok0);
         if constexpr (C::SPAN) {
             int h0;
             sch.heads(tile, bh, h0, span_ns);
-            span_sig = m0 + 64 * cw >= sch.S ? 0 : bh - h0;
+            span_sig = m0 + 64 * cw >= len ? 0 : bh - h0;
         }
         final_tile = sch.tile_at(k + 1) >= sch.n_work;
         if constexpr (C::XT) {
             next_idle = false;
             if (!final_tile) {
-                int nx_m0, nx_bh, nx_n;
-                sch.decode(sch.tile_at(k + 1), cw, nx_m0, nx_bh, nx_n);
-                next_idle = nx_m0 + 64 * cw >= sch.S || nx_m0 + 64 * cw < 0;
+                int nx_m0, nx_bh, nx_n, nx_len, nx_tok0;
+                sch.decode(sch.tile_at(k + 1), cw, nx_m0, nx_bh, nx_n, nx_len, nx_tok0);
+                next_idle = nx_m0 + 64 * cw >= nx_len || nx_m0 + 64 * cw < 0;
             }
         }
         qb = k % QB;
         desc_q = make_desc(sm.q_slice(qb, cw), 16, 1024);
         rows.warp_row0 = m0 + 64 * cw + 16 * warp;
         rows.row0 = rows.warp_row0 + g;
-        /* rows past S, or (RAGGED_FIRST) before 0: with S % 64 == 0 a slice
-         * is either wholly outside or wholly inside */
-        idle = m0 + 64 * cw >= sch.S || m0 + 64 * cw < 0;
-        /* keys this consumer's rows can see: all of S, or (causal) up to its last row */
-        const int own_end = sch.causal ? min(sch.S, m0 + 64 * cw + 64) : sch.S;
+        /* rows past the sequence, or (RAGGED_FIRST) before 0: m0 is then a
+         * multiple of 64, so a slice is either wholly outside or wholly inside */
+        idle = m0 + 64 * cw >= len || m0 + 64 * cw < 0;
+        /* keys this consumer's rows can see: all of the sequence, or (causal) up to its last row */
+        const int own_end = sch.causal ? min(len, m0 + 64 * cw + 64) : len;
         n_mine = n_tiles;
         if (sch.causal && pol.skip_masked_tiles()) n_mine = min(n_tiles, (own_end + BN - 1) / BN);
         short_last = !C::XT && BN > 128 && pol.short_last_tile() && (n_mine - 1) * BN + 128 >= own_end;
@@ -285,13 +292,17 @@ struct hop_consumer {
         return true;
     }
 
-    /* O of a finished work tile (rows e_m0 + 64·cw.. of head e_bh, row sums
-     * sum) to global; then its Q buffer e_qb goes back to the producer */
-    __device__ __forceinline__ void epilogue(int e_m0, int e_bh, int e_qb, const float (&sum)[2])
+    /* O of a finished work tile (rows e_m0 + 64·cw.. of head e_bh, of a
+     * sequence of e_len rows from token e_tok0; row sums sum) to global;
+     * then its Q buffer e_qb goes back to the producer. Dense O is [B·H, S,
+     * D]; ragged, [tokens, H, D]. */
+    __device__ __forceinline__ void epilogue(int e_m0, int e_bh, int e_len, int e_tok0, int e_qb,
+                                             const float (&sum)[2])
     {
-        T *oh = o + (size_t)e_bh * sch.S * D;
-        pol.template store_o<T, D>(acc_o, sum, sm.q_slice(e_qb, cw), oh, e_m0 + 64 * cw, sch.S, warp, g, rows.t,
-                                   tid, 8 + cw);
+        T *oh = sch.tiles ? o + ((size_t)e_tok0 * sch.n_bh + e_bh) * D : o + (size_t)e_bh * sch.S * D;
+        const size_t ostride = sch.tiles ? (size_t)sch.n_bh * D : (size_t)D;
+        pol.template store_o<T, D>(acc_o, sum, sm.q_slice(e_qb, cw), oh, ostride, e_m0 + 64 * cw, e_len, warp, g,
+                                   rows.t, tid, 8 + cw);
         bar.release_q(e_qb, cw, lane);
     }
 
@@ -415,7 +426,7 @@ struct hop_consumer {
      * follows. P then holds the new tile's first tile and O is zero. */
     __device__ __forceinline__ void switch_tile(int &k, int last, float (&rescale)[2])
     {
-        [[maybe_unused]] const int e_m0 = m0, e_bh = bh, e_qb = qb;
+        [[maybe_unused]] const int e_m0 = m0, e_bh = bh, e_len = len, e_tok0 = tok0, e_qb = qb;
         const float e_sum[2] = {row_sum[0], row_sum[1]};
         const int last_v = slot(last); /* this tile's last V */
         kv0 += n_streams() * n_tiles;
@@ -435,9 +446,9 @@ struct hop_consumer {
             bar.release_v(last_v, lane);
             /* the finished tile's rows and head again from its index
              * (fewer registers live across the switch than keeping them) */
-            int f_m0, f_bh, f_n;
-            sch.decode(sch.tile_at(k - 1), cw, f_m0, f_bh, f_n);
-            epilogue(f_m0, f_bh, (k - 1) % QB, e_sum);
+            int f_m0, f_bh, f_n, f_len, f_tok0;
+            sch.decode(sch.tile_at(k - 1), cw, f_m0, f_bh, f_n, f_len, f_tok0);
+            epilogue(f_m0, f_bh, f_len, f_tok0, (k - 1) % QB, e_sum);
             zero_o();
             softmax(0, rescale);
         } else {
@@ -450,7 +461,7 @@ struct hop_consumer {
             fence_regs(acc_o);
             hop_fence_p<BN>(p);
             bar.release_v(last_v, lane);
-            epilogue(e_m0, e_bh, e_qb, e_sum);
+            epilogue(e_m0, e_bh, e_len, e_tok0, e_qb, e_sum);
             zero_o();
         }
         hop_convert_p<T, BN>(p, acc_s);
@@ -488,7 +499,7 @@ struct hop_consumer {
             }
             last_pv(last);
             pass_masked_tail();
-            epilogue(m0, bh, qb, row_sum);
+            epilogue(m0, bh, len, tok0, qb, row_sum);
             kv0 += n_streams() * n_tiles;
             k++;
         }
@@ -529,19 +540,22 @@ static __device__ __forceinline__ void hop_block(const Schedule &sch, Policy pol
 }
 #endif
 
+/* Dense: S rows of n_bh = B·H heads, tiles NULL. Ragged: n_ragged work
+ * tiles listed in tiles, S the longest sequence, n_bh = H. */
 template <typename T, int D, typename C>
 static __global__ void __launch_bounds__(C::THREADS, 1)
 flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                     const __grid_constant__ CUtensorMap tm_v, T *__restrict__ o, int S, int causal,
-                    float scale_log2, int n_bh, int sec_heads, int group)
+                    float scale_log2, int n_bh, int sec_heads, int group, const hop_ragged_tile *tiles,
+                    int n_ragged)
 {
 #if HOP_DEVICE
-    const hop_schedule<C> sch(S, causal, n_bh, sec_heads, hop_order_all(), group);
+    const hop_schedule<C> sch(S, causal, n_bh, sec_heads, hop_order_all(), group, tiles, n_ragged);
     hop_block<T, D, C>(sch, hop_policy(), &tm_q, &tm_k, &tm_v, o, scale_log2, [](auto &consumer) { consumer.run(); });
 #elif defined(__CUDA_ARCH__)
     /* built for a target without wgmma/TMA: supports() never lets this run */
     (void)tm_q, (void)tm_k, (void)tm_v, (void)o, (void)S, (void)causal, (void)scale_log2, (void)n_bh,
-        (void)sec_heads, (void)group;
+        (void)sec_heads, (void)group, (void)tiles, (void)n_ragged;
     __trap();
 #endif
 }

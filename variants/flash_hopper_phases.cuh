@@ -27,7 +27,7 @@ struct hop_cfg {
     static constexpr bool SEPKV = VSTAGES_ > 0; /* K and V in rings of their own */
     static constexpr int VSTAGES = SEPKV ? VSTAGES_ : STAGES_;
     static constexpr int BN = BN_;         /* keys per K/V tile */
-    static constexpr bool PVN = PVN_;      /* D = 128: P·V as one m64n128k16 per k-step */
+    static constexpr bool PVN = PVN_;      /* P·V as m64n128k16 per 128 columns of D (else m64n64k16 per 64) */
     static constexpr bool PERS = PERS_;    /* persistent grid: one CTA per SM walks the work tiles */
     /* XT_ 1: the next work tile's first Q·Kᵀ goes out with this tile's last
      * P·V and its softmax runs under it, then this tile's epilogue; 2: both
@@ -37,7 +37,7 @@ struct hop_cfg {
     static constexpr bool XT_EARLY = XT_ == 2;
     /* a work tile is NCW consecutive 64-row slices of every head's slices */
     static constexpr bool SPAN = SPAN_;
-    static_assert(BN_ == 128 || BN_ == 192, "BN: 128 or 192");
+    static_assert(BN_ == 64 || BN_ == 80 || BN_ == 96 || BN_ == 128 || BN_ == 192, "BN: 64, 80, 96, 128 or 192");
     static_assert(!XT || (PERS_ && SEPKV), "XT: the persistent kernel with separate K and V rings");
     static_assert(!SPAN_ || (PERS_ && VSTAGES_ >= NCW_ && STAGES_ >= NCW_ && XT),
                   "SPAN: persistent XT kernel, K and V rings at least NCW deep");
@@ -49,6 +49,13 @@ struct hop_cfg {
 };
 
 #define HOP_Q_CHUNK (64 * 128) /* one Q box: 64 rows × 128 bytes */
+
+/* Boxes of 64 columns that hold a row of head_dim d, and d padded to them:
+ * a D = 96 row is two boxes, the second half zeros (TMA fills the columns
+ * past D), so the GEMMs and O's accumulator see D = 128; the padded
+ * columns of O are never stored. */
+static constexpr __host__ __device__ int hop_chunks(int d) { return (d + HOP_CHUNK_COLS - 1) / HOP_CHUNK_COLS; }
+static constexpr __host__ __device__ int hop_dpad(int d) { return hop_chunks(d) * HOP_CHUNK_COLS; }
 #define HOP_SMEM_OPTIN 232448  /* 227 KiB, the sm_90 opt-in limit per block */
 #define HOP_BAR_BYTES 256      /* mbarriers of one ring; the last 64 bytes hold the scratch words */
 
@@ -58,8 +65,8 @@ template <typename C> static constexpr __host__ __device__ uint32_t hop_bar_byte
 }
 template <int D, typename C> static constexpr __host__ __device__ size_t hop_smem_with(int qbufs)
 {
-    return (size_t)qbufs * C::NCW * (D / HOP_CHUNK_COLS) * HOP_Q_CHUNK +
-           (size_t)(C::STAGES + C::VSTAGES) * (D / HOP_CHUNK_COLS) * C::BN * 128 + hop_bar_bytes<C>() + 1024;
+    return (size_t)qbufs * C::NCW * hop_chunks(D) * HOP_Q_CHUNK +
+           (size_t)(C::STAGES + C::VSTAGES) * hop_chunks(D) * C::BN * 128 + hop_bar_bytes<C>() + 1024;
 }
 /* Q buffers: persistent configs double-buffer Q where it fits (the next
  * tile's Q loads while this tile's epilogue still uses the current one). */
@@ -72,13 +79,20 @@ template <int D, typename C> static constexpr __host__ __device__ size_t hop_sme
     return hop_smem_with<D, C>(hop_qbufs<D, C>());
 }
 
+/* A ragged batch's work tile: its sequence's first token and length, its
+ * query head, and its first row within the sequence (may be below 0: idle
+ * consumers, as ragged_first). The host lists them (flash_hopper.cu). */
+struct hop_ragged_tile {
+    int tok0, len, head, m0;
+};
+
 #if HOP_DEVICE
 /* ------------------------------------------------------ shared memory */
 
 /* The addresses of the shared-memory map (flash_hopper_kernel.cuh's header),
  * from the 1024-aligned base. */
 template <int D, typename C> struct hop_smem {
-    static constexpr int CHUNKS = D / HOP_CHUNK_COLS;
+    static constexpr int CHUNKS = hop_chunks(D);
     static constexpr uint32_t KCH = C::BN * 128;           /* one K or V box: BN rows × 128 bytes */
     static constexpr uint32_t TILE = CHUNKS * KCH;         /* one K or V tile */
     static constexpr uint32_t QWG = CHUNKS * HOP_Q_CHUNK;  /* one consumer's 64 Q rows */
@@ -237,7 +251,12 @@ template <int D, typename C> struct hop_barriers {
  * < 0) is the lightest one (one key tile) instead of the heaviest
  * (ragged_first). SPAN: tile t is slices NCW·t .. NCW·t + NCW-1 of the
  * sequence of every head's 64-row slices; only the grid's last tile can
- * leave a consumer idle. */
+ * leave a consumer idle.
+ * Ragged batches (tiles set; not SPAN): the host lists every work tile —
+ * (first token of its sequence, the sequence's length, query head, first
+ * row) — heaviest first (hop_ragged_tiles, flash_hopper.cu), and tile i
+ * is entry i: a persistent grid's snake then deals the longest work out
+ * first, a plain grid's hardware order runs it first. */
 
 /* Both refinements on: the shipped kernel's order (the lab's scheduler
  * turns them off one by one for A/B). */
@@ -247,18 +266,23 @@ struct hop_order_all {
 };
 
 template <typename C, typename Order = hop_order_all> struct hop_schedule {
-    int S, causal, n_bh, sec_heads;
+    int S, causal, n_bh, sec_heads; /* ragged: S the longest sequence, n_bh the query heads */
     int group;  /* query heads per K/V head: head bh reads K/V head bh / group */
     int n_mb;   /* row blocks per head */
     int n_sl;   /* SPAN: 64-row slices per head */
     int n_work; /* work tiles of the grid (plain: the CTA's one) */
+    const hop_ragged_tile *tiles; /* ragged: the work tiles in order; NULL: a dense batch */
     Order order;
 
     __device__ __forceinline__ hop_schedule(int S_, int causal_, int n_bh_, int sec_heads_, Order order_ = Order(),
-                                            int group_ = 1)
+                                            int group_ = 1, const hop_ragged_tile *tiles_ = nullptr,
+                                            int n_ragged = 0)
         : S(S_), causal(causal_), n_bh(n_bh_), sec_heads(sec_heads_), group(group_), n_mb((S_ + C::BM - 1) / C::BM),
           n_sl((S_ + 63) / 64),
-          n_work(C::SPAN ? (n_sl * n_bh_ + C::NCW - 1) / C::NCW : C::PERS ? n_mb * n_bh_ : 1), order(order_)
+          n_work(C::SPAN ? (n_sl * n_bh_ + C::NCW - 1) / C::NCW
+                 : C::PERS ? (tiles_ ? n_ragged : n_mb * n_bh_)
+                           : 1),
+          tiles(tiles_), order(order_)
     {
     }
 
@@ -279,11 +303,16 @@ template <typename C, typename Order = hop_order_all> struct hop_schedule {
     }
 
     /* consumer w's rows of work tile `tile`: m0 + 64·w .. of head bh (m0 may
-     * be below 0, and rows may reach past S: an idle consumer), and the key
-     * tiles the tile's rows see */
-    __device__ __forceinline__ void decode(int tile, int w, int &m0, int &bh, int &n_tiles) const
+     * be below 0, and rows may reach past the sequence: an idle consumer),
+     * the key tiles the tile's rows see, the sequence's length len and its
+     * first token tok0 (dense: S and 0; ragged: bh is the query head, and
+     * rows and keys are tok0 + m0.. of the packed tensors) */
+    __device__ __forceinline__ void decode(int tile, int w, int &m0, int &bh, int &n_tiles, int &len,
+                                           int &tok0) const
     {
         constexpr int BN = C::BN;
+        len = S;
+        tok0 = 0;
         if constexpr (C::SPAN) {
             const int g = tile * C::NCW + w;
             if (g < n_sl * n_bh) {
@@ -297,6 +326,13 @@ template <typename C, typename Order = hop_order_all> struct hop_schedule {
             return;
         }
         const int lin = C::PERS ? tile : (int)(blockIdx.x + blockIdx.y * gridDim.x);
+        if (tiles) {
+            const hop_ragged_tile e = tiles[lin];
+            tok0 = e.tok0, len = e.len, bh = e.head, m0 = e.m0;
+            const int n_end = causal ? min(len, m0 + C::BM) : len;
+            n_tiles = (n_end + BN - 1) / BN;
+            return;
+        }
         int mb_sec = n_mb;
         if (!causal && order.ragged_last() && n_mb > 1 && n_mb * C::BM > S) {
             mb_sec = n_mb - 1;
@@ -361,8 +397,8 @@ static __device__ __forceinline__ void hop_produce(const Schedule &sch, const ho
     for (int k = 0;; k++) {
         const int tile = sch.tile_at(k);
         if (tile >= sch.n_work) break;
-        int m0, bh, n_tiles, h0, ns;
-        sch.decode(tile, 0, m0, bh, n_tiles);
+        int m0, bh, n_tiles, h0, ns, len, tok0;
+        sch.decode(tile, 0, m0, bh, n_tiles, len, tok0);
         sch.heads(tile, bh, h0, ns);
         const int b = k % QB;
         /* one Q buffer: the first STAGES K/V tiles go ahead of Q, whose
@@ -372,15 +408,15 @@ static __device__ __forceinline__ void hop_produce(const Schedule &sch, const ho
         auto load_q = [&]() {
 #pragma unroll
             for (int w = 0; w < C::NCW; w++) {
-                int q_m0 = m0, q_bh = bh, q_n;
-                if constexpr (C::SPAN) sch.decode(tile, w, q_m0, q_bh, q_n);
+                int q_m0 = m0, q_bh = bh, q_n, q_len, q_tok0;
+                if constexpr (C::SPAN) sch.decode(tile, w, q_m0, q_bh, q_n, q_len, q_tok0);
                 const bool rows = q_m0 + 64 * w >= 0; /* RAGGED_FIRST: rows before 0, an idle consumer */
                 bar.acquire_q(b, w, k / QB, rows ? QWG : 0);
                 if (!rows) continue;
 #pragma unroll
                 for (int c = 0; c < CHUNKS; c++)
                     tma_load_3d(sm.q_slice(b, w) + c * HOP_Q_CHUNK, tm_q, bar.qfull(b, w), c * HOP_CHUNK_COLS,
-                                q_m0 + 64 * w, q_bh);
+                                tok0 + q_m0 + 64 * w, q_bh);
             }
         };
         if constexpr (C::SEPKV) {
@@ -394,7 +430,7 @@ static __device__ __forceinline__ void hop_produce(const Schedule &sch, const ho
                         const uint32_t full = bar.acquire_k(n, ns > 1, sch.stand_in(tile, h0, h));
 #pragma unroll
                         for (int c = 0; c < CHUNKS; c++)
-                            tma_load_3d(sm.k_tile(n) + c * KCH, tm_k, full, c * HOP_CHUNK_COLS, it * C::BN,
+                            tma_load_3d(sm.k_tile(n) + c * KCH, tm_k, full, c * HOP_CHUNK_COLS, tok0 + it * C::BN,
                                         sch.kv_head(h0 + h));
                     }
                 }
@@ -404,8 +440,8 @@ static __device__ __forceinline__ void hop_produce(const Schedule &sch, const ho
                         const uint32_t full = bar.acquire_v(n, ns > 1, sch.stand_in(tile, h0, h));
 #pragma unroll
                         for (int c = 0; c < CHUNKS; c++)
-                            tma_load_3d(sm.v_tile(n) + c * KCH, tm_v, full, c * HOP_CHUNK_COLS, (it - 1) * C::BN,
-                                        sch.kv_head(h0 + h));
+                            tma_load_3d(sm.v_tile(n) + c * KCH, tm_v, full, c * HOP_CHUNK_COLS,
+                                        tok0 + (it - 1) * C::BN, sch.kv_head(h0 + h));
                     }
                 }
             }
@@ -417,10 +453,12 @@ static __device__ __forceinline__ void hop_produce(const Schedule &sch, const ho
                 const uint32_t full = bar.acquire_k(gi, false, 0u);
 #pragma unroll
                 for (int c = 0; c < CHUNKS; c++)
-                    tma_load_3d(sm.k_tile(gi) + c * KCH, tm_k, full, c * HOP_CHUNK_COLS, it * C::BN, sch.kv_head(bh));
+                    tma_load_3d(sm.k_tile(gi) + c * KCH, tm_k, full, c * HOP_CHUNK_COLS, tok0 + it * C::BN,
+                                sch.kv_head(bh));
 #pragma unroll
                 for (int c = 0; c < CHUNKS; c++)
-                    tma_load_3d(sm.v_tile(gi) + c * KCH, tm_v, full, c * HOP_CHUNK_COLS, it * C::BN, sch.kv_head(bh));
+                    tma_load_3d(sm.v_tile(gi) + c * KCH, tm_v, full, c * HOP_CHUNK_COLS, tok0 + it * C::BN,
+                                sch.kv_head(bh));
                 gi++;
             }
         }
@@ -429,9 +467,11 @@ static __device__ __forceinline__ void hop_produce(const Schedule &sch, const ho
 
 /* ------------------------------------------------- the consumer's math */
 
-/* S = Q·Kᵀ of the K tile at k_tile into acc_s (BN keys; SHORT: only the
+/* S = Q·Kᵀ of the K tile at k_tile into acc_s (BN keys: one m64n128k16 per
+ * 128, then one m64n64k16, m64n80k16 or m64n96k16 for the rest; SHORT: only the
  * first 128, the rest of acc_s keeps stale values that the mask sets to
- * -inf). k-step kk is box kk/4, 32 bytes per 16 columns within it. */
+ * -inf). k-step kk is box kk/4, 32 bytes per 16 columns within it; D / 16
+ * k-steps, so a padded D = 96 skips the zero columns. */
 template <typename T, int D, int BN, bool SHORT>
 static __device__ __forceinline__ void hop_issue_qk(float (&acc_s)[BN / 2], uint64_t desc_q, uint32_t k_tile)
 {
@@ -447,9 +487,11 @@ static __device__ __forceinline__ void hop_issue_qk(float (&acc_s)[BN / 2], uint
 #pragma unroll
         for (int c = 0; c < (SHORT ? 1 : BN / 128); c++)
             wgmma_ss_n128<T>(acc_s + 64 * c, desc_q + oq, desc_k + ok + (uint64_t)((c * 128 * 128) >> 4), kk > 0);
-        if constexpr (BN % 128 != 0 && !SHORT)
-            wgmma_ss_n64<T>(acc_s + 64 * (BN / 128), desc_q + oq,
-                            desc_k + ok + (uint64_t)(((BN / 128) * 128 * 128) >> 4), kk > 0);
+        constexpr int REST = BN % 128;
+        const uint64_t ok_rest = ok + (uint64_t)(((BN / 128) * 128 * 128) >> 4);
+        if constexpr (REST == 64 && !SHORT) wgmma_ss_n64<T>(acc_s + 64 * (BN / 128), desc_q + oq, desc_k + ok_rest, kk > 0);
+        if constexpr (REST == 80 && !SHORT) wgmma_ss_n80<T>(acc_s + 64 * (BN / 128), desc_q + oq, desc_k + ok_rest, kk > 0);
+        if constexpr (REST == 96 && !SHORT) wgmma_ss_n96<T>(acc_s + 64 * (BN / 128), desc_q + oq, desc_k + ok_rest, kk > 0);
     }
     wgmma_commit();
 }
@@ -461,25 +503,27 @@ template <int BN> static __device__ __forceinline__ void hop_fence_p(uint32_t (&
 }
 
 /* O += P·V of the V tile at v_tile, KSTEPS k-steps of 16 keys, 2048 bytes
- * apart (fewer than BN / 16: P is 0 beyond them). */
+ * apart (fewer than BN / 16: P is 0 beyond them). Over the padded D: PVN,
+ * one m64n128k16 per 128 columns (two boxes) and an m64n64k16 for a last
+ * odd box; otherwise one m64n64k16 per box. */
 template <typename T, int D, int BN, int KSTEPS, bool PVN>
-static __device__ __forceinline__ void hop_issue_pv(float (&acc_o)[D / 2], uint32_t (&p)[BN / 16][4],
+static __device__ __forceinline__ void hop_issue_pv(float (&acc_o)[hop_dpad(D) / 2], uint32_t (&p)[BN / 16][4],
                                                     uint32_t v_tile)
 {
     constexpr uint32_t KCH = BN * 128;
+    constexpr int CHUNKS = hop_chunks(D), WIDE = PVN ? CHUNKS / 2 : 0;
     fence_regs(acc_o);
     hop_fence_p<BN>(p);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < KSTEPS; kk++) {
-        if constexpr (PVN && D == 128) {
-            /* MN-major SW128: LBO = bytes between 64-column atoms, SBO = 8 keys */
-            wgmma_rs_n128_tb<T>(acc_o, p[kk], make_desc(v_tile + kk * 2048, KCH, 1024));
-        } else {
+        /* MN-major SW128: LBO = bytes between 64-column atoms, SBO = 8 keys */
 #pragma unroll
-            for (int c = 0; c < D / 64; c++)
-                wgmma_rs_n64_tb<T>(acc_o + 32 * c, p[kk], make_desc(v_tile + c * KCH + kk * 2048, 1024, 1024));
-        }
+        for (int c = 0; c < WIDE; c++)
+            wgmma_rs_n128_tb<T>(acc_o + 64 * c, p[kk], make_desc(v_tile + 2 * c * KCH + kk * 2048, KCH, 1024));
+#pragma unroll
+        for (int c = 2 * WIDE; c < CHUNKS; c++)
+            wgmma_rs_n64_tb<T>(acc_o + 32 * c, p[kk], make_desc(v_tile + c * KCH + kk * 2048, 1024, 1024));
     }
     wgmma_commit();
 }
@@ -558,7 +602,9 @@ static __device__ __forceinline__ void hop_softmax_exp(float (&acc_s)[BN / 2], f
         }
 }
 
-template <int D> static __device__ __forceinline__ void hop_rescale_o(float (&acc_o)[D / 2], const float (&rescale)[2])
+/* O's columns past D (padding) stay 0: not rescaled */
+template <int D>
+static __device__ __forceinline__ void hop_rescale_o(float (&acc_o)[hop_dpad(D) / 2], const float (&rescale)[2])
 {
 #pragma unroll
     for (int j = 0; j < D / 8; j++) {
@@ -591,16 +637,17 @@ static __device__ __forceinline__ void hop_row_inverse(const float (&sum)[2], fl
     }
 }
 
-/* O / row sums of one consumer's 64 rows (r_base.. of the head at oh) to
- * global, rows < S only: through the consumer's Q slice s_o (all its wgmma
- * reads are complete), in the same swizzled layout — piece j of row r at
- * j ^ (r % 8), which spreads a warp's 4-byte stores over all 32 banks —
- * then 16-byte coalesced loads and stores. bar_id: a named barrier of the
- * consumer's 128 threads. */
+/* O / row sums of one consumer's 64 rows (r_base.. of the head at oh, rows
+ * ostride elements apart) to global, rows < S only, D columns (not the
+ * padding): through the
+ * consumer's Q slice s_o (all its wgmma reads are complete), in the same
+ * swizzled layout — piece j of row r at j ^ (r % 8), which spreads a
+ * warp's 4-byte stores over all 32 banks — then 16-byte coalesced loads
+ * and stores. bar_id: a named barrier of the consumer's 128 threads. */
 template <typename T, int D>
-static __device__ __forceinline__ void hop_store_o(const float (&acc_o)[D / 2], const float (&sum)[2], uint32_t s_o,
-                                                   T *oh, int r_base, int S, int warp, int g, int t, int tid,
-                                                   uint32_t bar_id)
+static __device__ __forceinline__ void hop_store_o(const float (&acc_o)[hop_dpad(D) / 2], const float (&sum)[2], uint32_t s_o,
+                                                   T *oh, size_t ostride, int r_base, int S, int warp, int g, int t,
+                                                   int tid, uint32_t bar_id)
 {
     /* computed here, at each call: hoisted out of the work-tile loop (they
      * are the same for every tile), the addresses stay live across the
@@ -620,21 +667,37 @@ static __device__ __forceinline__ void hop_store_o(const float (&acc_o)[D / 2], 
             asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(pair) : "memory");
         }
     named_sync(bar_id, 128);
-    /* thread tid copies 16-byte piece cp of rows r0, r0 + ROWS, ... (ROWS
-     * a multiple of 8: the same swizzle for all of them) */
     constexpr int PIECES_PER_ROW = D / 8, ROWS = 128 / PIECES_PER_ROW;
-    const int r0 = tid / PIECES_PER_ROW, cp = tid % PIECES_PER_ROW;
-    const uint32_t piece_addr = s_o + (cp / 8) * HOP_Q_CHUNK + r0 * 128 + (((cp % 8) ^ (r0 % 8)) * 16);
+    if constexpr (128 % PIECES_PER_ROW != 0 || ROWS % 8 != 0) {
+        /* D = 96, 192, 256: 16-byte piece tid + 128·i of the 64 rows' pieces */
+        static_assert(64 * PIECES_PER_ROW % 128 == 0, "whole rounds of 128 pieces");
 #pragma unroll
-    for (int i = 0; i < 64 / ROWS; i++) {
-        const int r = r0 + ROWS * i;
-        if (r_base + r >= S) continue;
-        uint32_t v0, v1, v2, v3;
-        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
-                     : "r"(piece_addr + i * ROWS * 128)
-                     : "memory");
-        *reinterpret_cast<uint4 *>(oh + (size_t)(r_base + r) * D + 8 * cp) = make_uint4(v0, v1, v2, v3);
+        for (int i = 0; i < 64 * PIECES_PER_ROW / 128; i++) {
+            const int idx = tid + 128 * i, r = idx / PIECES_PER_ROW, cp = idx % PIECES_PER_ROW;
+            if (r_base + r >= S) continue;
+            uint32_t v0, v1, v2, v3;
+            asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                         : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
+                         : "r"(s_o + (cp / 8) * HOP_Q_CHUNK + r * 128 + (((cp % 8) ^ (r % 8)) * 16))
+                         : "memory");
+            *reinterpret_cast<uint4 *>(oh + (size_t)(r_base + r) * ostride + 8 * cp) = make_uint4(v0, v1, v2, v3);
+        }
+    } else {
+        /* D = 64, 128: thread tid copies 16-byte piece cp of rows r0, r0 +
+         * ROWS, ... (ROWS a multiple of 8: the same swizzle for all of them) */
+        const int r0 = tid / PIECES_PER_ROW, cp = tid % PIECES_PER_ROW;
+        const uint32_t piece_addr = s_o + (cp / 8) * HOP_Q_CHUNK + r0 * 128 + (((cp % 8) ^ (r0 % 8)) * 16);
+#pragma unroll
+        for (int i = 0; i < 64 / ROWS; i++) {
+            const int r = r0 + ROWS * i;
+            if (r_base + r >= S) continue;
+            uint32_t v0, v1, v2, v3;
+            asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                         : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
+                         : "r"(piece_addr + i * ROWS * 128)
+                         : "memory");
+            *reinterpret_cast<uint4 *>(oh + (size_t)(r_base + r) * ostride + 8 * cp) = make_uint4(v0, v1, v2, v3);
+        }
     }
 }
 

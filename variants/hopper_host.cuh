@@ -32,17 +32,22 @@ static int hop_get_encode(PFN_cuTensorMapEncodeTiled_v12000 *out)
     return ATTN_OK;
 }
 
-/* The tensor [B·heads, S, D] at ptr as TMA sees it: (D, S, B·heads), boxes of
- * 64 columns × rows × 1 head, 128-byte swizzle; rows past S read as zeros. */
+/* The tensor at ptr as TMA sees it, boxes of 64 columns × rows × 1 head,
+ * 128-byte swizzle: dense [B·heads, S, D] as (D, S, B·heads), rows past S
+ * read as zeros; ragged [tokens, heads, D] as (D, tokens, heads), a row
+ * coordinate counting tokens (rows past a sequence read the next one's,
+ * which the kernel masks or does not store; past the last token, zeros).
+ * Columns past D read as zeros too (D = 96 in two 64-column boxes). */
 static int hop_encode_map(PFN_cuTensorMapEncodeTiled_v12000 encode, const struct attn_problem *p,
-                          CUtensorMap *map, const void *ptr, unsigned rows, int heads)
+                          CUtensorMap *map, const void *ptr, unsigned rows, int heads, long tokens)
 {
     if ((uintptr_t)ptr % 16) return ATTN_FAIL(ATTN_ERR, "flash_hopper: tensor not 16-byte aligned");
-    const cuuint64_t elem = 2;
-    const cuuint64_t dims[3] = {(cuuint64_t)p->head_dim, (cuuint64_t)p->seq_len,
-                                (cuuint64_t)p->batch * (cuuint64_t)heads};
-    const cuuint64_t strides[2] = {(cuuint64_t)p->head_dim * elem,
-                                   (cuuint64_t)p->seq_len * (cuuint64_t)p->head_dim * elem};
+    const cuuint64_t elem = 2, d = (cuuint64_t)p->head_dim;
+    const bool ragged = attn_is_varlen(p);
+    const cuuint64_t dims[3] = {d, ragged ? (cuuint64_t)tokens : (cuuint64_t)p->seq_len,
+                                ragged ? (cuuint64_t)heads : (cuuint64_t)p->batch * (cuuint64_t)heads};
+    const cuuint64_t strides[2] = {ragged ? (cuuint64_t)heads * d * elem : d * elem,
+                                   ragged ? d * elem : (cuuint64_t)p->seq_len * d * elem};
     const cuuint32_t box[3] = {HOP_CHUNK_COLS, rows, 1};
     const cuuint32_t estr[3] = {1, 1, 1};
     CUresult r = encode(map, p->dtype == ATTN_FP16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
@@ -58,14 +63,16 @@ static int hop_encode_map(PFN_cuTensorMapEncodeTiled_v12000 encode, const struct
 struct hop_maps {
     PFN_cuTensorMapEncodeTiled_v12000 encode;
     int bn;
+    long tokens;           /* ragged: the batch's tokens (rows of the packed tensors) */
     const void *q, *k, *v; /* the tensors tm describes */
     CUtensorMap tm[3];
 };
 
-static int hop_maps_init(struct hop_maps *m, int bn)
+static int hop_maps_init(struct hop_maps *m, int bn, long tokens)
 {
     memset(m, 0, sizeof *m);
     m->bn = bn;
+    m->tokens = tokens;
     return hop_get_encode(&m->encode);
 }
 
@@ -75,19 +82,21 @@ static int hop_maps_for(struct hop_maps *m, const struct attn_problem *p, const 
 {
     if (q == m->q && k == m->k && v == m->v) return ATTN_OK;
     m->q = m->k = m->v = NULL;
-    ATTN_TRY(hop_encode_map(m->encode, p, &m->tm[0], q, 64, p->heads));
-    ATTN_TRY(hop_encode_map(m->encode, p, &m->tm[1], k, (unsigned)m->bn, attn_kv_heads(p)));
-    ATTN_TRY(hop_encode_map(m->encode, p, &m->tm[2], v, (unsigned)m->bn, attn_kv_heads(p)));
+    ATTN_TRY(hop_encode_map(m->encode, p, &m->tm[0], q, 64, p->heads, m->tokens));
+    ATTN_TRY(hop_encode_map(m->encode, p, &m->tm[1], k, (unsigned)m->bn, attn_kv_heads(p), m->tokens));
+    ATTN_TRY(hop_encode_map(m->encode, p, &m->tm[2], v, (unsigned)m->bn, attn_kv_heads(p), m->tokens));
     m->q = q, m->k = k, m->v = v;
     return ATTN_OK;
 }
 
 /* The grid of configuration C for S rows of bh heads: (row blocks, B·H),
  * or for a persistent one as many CTAs as work tiles, n_sm at most (SPAN:
- * tiles of NCW 64-row slices over every head's slices). */
-template <typename C> static dim3 hop_grid(int S, size_t bh, int n_sm)
+ * tiles of NCW 64-row slices over every head's slices). A ragged batch's
+ * n_ragged work tiles (> 0): one CTA each, or a persistent grid over them. */
+template <typename C> static dim3 hop_grid(int S, size_t bh, int n_sm, int n_ragged)
 {
     const unsigned n_mb = (unsigned)((S + C::BM - 1) / C::BM);
+    if (n_ragged > 0) return dim3((unsigned)(C::PERS && n_ragged > n_sm ? n_sm : n_ragged), 1);
     if (!C::PERS) return dim3(n_mb, (unsigned)bh);
     const size_t work = C::SPAN ? ((size_t)((S + 63) / 64) * bh + C::NCW - 1) / C::NCW : (size_t)n_mb * bh;
     return dim3((unsigned)(work < (size_t)n_sm ? work : (size_t)n_sm), 1);
@@ -107,17 +116,20 @@ static int hop_sm_count(void)
 
 /* supports()'s checks that do not depend on the configuration: NULL when
  * the device and the problem's shape suit the kernel at all; grouped: the
- * caller's kernel reads K/V head bh / group (grouped K/V heads). */
-static const char *hop_supports_shape(const struct attn_problem *p, const struct device_info *dev, bool grouped)
+ * caller's kernel reads K/V head bh / group (grouped K/V heads); ragged: it
+ * takes a ragged batch's work-tile list. */
+static const char *hop_supports_shape(const struct attn_problem *p, const struct device_info *dev, bool grouped,
+                                      bool ragged)
 {
     if (!dev->present) return "no CUDA device";
     if (dev->cc_major != 9 || dev->cc_minor != 0)
         return "needs compute capability 9.0 (sm_90a: wgmma, TMA, setmaxnreg)";
-    if (p->head_dim != 64 && p->head_dim != 128) return "head_dim 64 and 128 only";
+    if (p->head_dim != 64 && p->head_dim != 96 && p->head_dim != 128 && p->head_dim != 192 && p->head_dim != 256)
+        return "head_dim 64, 96, 128, 192 and 256 only";
     if (!grouped && attn_kv_heads(p) != p->heads) return "grouped K/V heads (kv_heads < heads): not implemented yet";
-    if (attn_is_varlen(p)) return "ragged batches (varlen): not implemented yet";
+    if (!ragged && attn_is_varlen(p)) return "ragged batches (varlen): not implemented yet";
     if (p->seq_len < 1) return "seq_len must be at least 1";
-    if ((size_t)p->batch * p->heads > 65535) return "batch*heads above 65535";
+    if (!attn_is_varlen(p) && (size_t)p->batch * p->heads > 65535) return "batch*heads above 65535";
     return NULL;
 }
 

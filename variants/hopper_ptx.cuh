@@ -204,10 +204,20 @@ static __device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lb
     "+f"(d[i + 0]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
         "+f"(d[i + 6]), "+f"(d[i + 7])
 #define HOP_ACC32(d) HOP_ACC8(d, 0), HOP_ACC8(d, 8), HOP_ACC8(d, 16), HOP_ACC8(d, 24)
+#define HOP_ACC40(d) HOP_ACC32(d), HOP_ACC8(d, 32)
+#define HOP_ACC48(d) HOP_ACC32(d), HOP_ACC8(d, 32), HOP_ACC8(d, 40)
 #define HOP_ACC64(d) HOP_ACC32(d), HOP_ACC8(d, 32), HOP_ACC8(d, 40), HOP_ACC8(d, 48), HOP_ACC8(d, 56)
 #define HOP_REGS32                                                                                 \
     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "   \
     "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
+#define HOP_REGS40                                                                                 \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "   \
+    "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "   \
+    "%38, %39}"
+#define HOP_REGS48                                                                                 \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "   \
+    "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "   \
+    "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47}"
 #define HOP_REGS64                                                                                 \
     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "   \
     "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "   \
@@ -231,25 +241,22 @@ static __device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lb
                  : ACC(d)                                                                          \
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db))
 
-/* d (64×128, f32) = A·B (+ d when accumulate): A and B K-major in shared memory. */
-template <typename T>
-static __device__ __forceinline__ void wgmma_ss_n128(float *d, uint64_t da, uint64_t db, int accumulate)
-{
-    if constexpr (is_bf16<T>::value)
-        HOP_WGMMA_SS("bf16", 128, HOP_REGS64, HOP_ACC64, d, da, db, accumulate, 64, 65, 66);
-    else
-        HOP_WGMMA_SS("f16", 128, HOP_REGS64, HOP_ACC64, d, da, db, accumulate, 64, 65, 66);
-}
-
-/* d (64×64, f32) = A·B (+ d when accumulate): A and B K-major in shared memory. */
-template <typename T>
-static __device__ __forceinline__ void wgmma_ss_n64(float *d, uint64_t da, uint64_t db, int accumulate)
-{
-    if constexpr (is_bf16<T>::value)
-        HOP_WGMMA_SS("bf16", 64, HOP_REGS32, HOP_ACC32, d, da, db, accumulate, 32, 33, 34);
-    else
-        HOP_WGMMA_SS("f16", 64, HOP_REGS32, HOP_ACC32, d, da, db, accumulate, 32, 33, 34);
-}
+/* wgmma_ss_nN<T>(d, da, db, accumulate): d (64×N, f32) = A·B (+ d when
+ * accumulate), A and B K-major in shared memory; d is N/2 floats of the
+ * thread's accumulator. N = 64, 80, 96 and 128 (the Q·Kᵀ widths). */
+#define HOP_DEF_WGMMA_SS(N, REGS, ACC, QA, QB, QP)                                                 \
+    template <typename T>                                                                          \
+    static __device__ __forceinline__ void wgmma_ss_n##N(float *d, uint64_t da, uint64_t db, int accumulate) \
+    {                                                                                              \
+        if constexpr (is_bf16<T>::value)                                                           \
+            HOP_WGMMA_SS("bf16", N, REGS, ACC, d, da, db, accumulate, QA, QB, QP);                 \
+        else                                                                                       \
+            HOP_WGMMA_SS("f16", N, REGS, ACC, d, da, db, accumulate, QA, QB, QP);                  \
+    }
+HOP_DEF_WGMMA_SS(64, HOP_REGS32, HOP_ACC32, 32, 33, 34)
+HOP_DEF_WGMMA_SS(80, HOP_REGS40, HOP_ACC40, 40, 41, 42)
+HOP_DEF_WGMMA_SS(96, HOP_REGS48, HOP_ACC48, 48, 49, 50)
+HOP_DEF_WGMMA_SS(128, HOP_REGS64, HOP_ACC64, 64, 65, 66)
 
 /* d (64×64, f32) += A·B: A from registers, B N-major in shared memory
  * (trans-b 1); d is 32 floats of the thread's accumulator. */

@@ -44,7 +44,7 @@ template <typename T, int D, typename C> static int prepare_cfg(void)
 template <typename T, int D, typename C>
 static int launch_cfg(const CUtensorMap *tm, void *o, const struct lab_launch *l, cudaStream_t s)
 {
-    flash_hopper_lab_kernel<T, D, C><<<hop_grid<C>(l->S, l->bh, l->n_sm), C::THREADS, hop_smem_bytes<D, C>(), s>>>(
+    flash_hopper_lab_kernel<T, D, C><<<hop_grid<C>(l->S, l->bh, l->n_sm, 0), C::THREADS, hop_smem_bytes<D, C>(), s>>>(
         tm[0], tm[1], tm[2], (T *)o, l->S, l->causal, l->scale_log2, (int)l->bh, l->sec_heads, l->opts);
     LAUNCH_TRY("flash_hopper_lab_kernel");
     return ATTN_OK;
@@ -68,12 +68,16 @@ struct lab_hopper_cfg {
     int (*launch)(const CUtensorMap *, void *, const struct lab_launch *, cudaStream_t);
 };
 
-/* Every configuration, in the order they were added (variants/NOTES.md,
- * flash_hopper v1–v9, has what each measured). The shipped table
- * (flash_hopper.cu) holds these seven of them, renamed: pp =
- * d128_grid_ring3, kv_n64 = d128_grid_pv64, kv_pp_n192 = d128_grid_192keys,
- * pers_kv_pp = d128_persistent, pers_kv_pp_xt = d128_persistent_overlap,
- * kv_pp3 = d64_grid, pers_kv_pp3_xs = d64_persistent_span.
+/* Every configuration, in the order they were added
+ * (variants/NOTES-flash_hopper.md, v1–v12, has what each measured). The
+ * shipped table (flash_hopper.cu) holds these of them, renamed: pp =
+ * d128_grid_ring3, kv_n64 = d128_grid_pv64, kv_pp_n192 = d128_grid_192keys
+ * and d96_grid_192keys, pers_kv_pp = d128_persistent and d96_persistent,
+ * pers_kv_pp_xt = d128_persistent_overlap and d96_persistent_overlap,
+ * kv_pp3 = d64_grid, pers_kv_pp3 = d64_persistent, pers_kv_pp3_xs =
+ * d64_persistent_span, kv_pp_n96k = d192_grid_96keys, kv_pp_n80k =
+ * d256_grid_80keys, pers_kv_pp_n64k = d192_persistent_64keys and
+ * d256_persistent_64keys.
  *          lab_cfg<consumers, stages, pipe, ping-pong, P·V N=D, smem epilogue,
  *                  persistent, V stages, exp2 groups on FMA, XT, keys per tile, span> */
 typedef lab_cfg<2, 2, false, false, false, false> cfg_v1;
@@ -121,6 +125,18 @@ typedef lab_cfg<3, 4, true, true, false, true, true, 4, 0, 2> cfg_pers_kv_pp3_xe
 typedef lab_cfg<2, 2, true, true, true, true, true, 2, 0, 2> cfg_pers_kv_pp_xe;   /* D = 128, v8 */
 /*          v9: work tiles spanning heads (12th) */
 typedef lab_cfg<3, 4, true, true, false, true, true, 4, 0, 2, 128, true> cfg_pers_kv_pp3_xs; /* D = 64 */
+/*          v12: head_dim 96 (the D = 128 kernels on rows padded with zeros), 192 and 256:
+ *          keys per tile 64, 96 or 128, K and V ring depths */
+typedef lab_cfg<2, 2, true, true, true, true, false, 2, 0, 0, 64> cfg_kv_pp_n64k;       /* 2 K + 2 V, 64 keys */
+typedef lab_cfg<2, 3, true, true, true, true, false, 2, 0, 0, 64> cfg_kv_pp_n64k_k3;    /* 3 K + 2 V, 64 keys */
+typedef lab_cfg<2, 2, true, true, true, true, false, 1, 0, 0, 128> cfg_kv_pp_v1;        /* 2 K + 1 V */
+typedef lab_cfg<2, 2, true, true, true, true, false, 2, 0, 0, 96> cfg_kv_pp_n96k;       /* 2 K + 2 V, 96 keys */
+typedef lab_cfg<2, 2, true, true, true, true, false, 1, 0, 0, 96> cfg_kv_pp_n96k_v1;    /* 2 K + 1 V, 96 keys */
+typedef lab_cfg<2, 2, true, true, true, true, true, 2, 0, 0, 64> cfg_pers_kv_pp_n64k;   /* persistent, 64 keys */
+typedef lab_cfg<2, 2, true, true, true, true, true, 2, 0, 1, 64> cfg_pers_kv_pp_xt_n64k; /* ... XT (2 Q bufs) */
+typedef lab_cfg<2, 3, true, true, true, true, true, 2, 0, 0, 64> cfg_pers_kv_pp_n64k_k3; /* ... 3 K + 2 V */
+typedef lab_cfg<2, 2, true, true, true, true, true, 2, 0, 0, 96> cfg_pers_kv_pp_n96k;   /* persistent, 96 keys */
+typedef lab_cfg<2, 2, true, true, true, true, false, 2, 0, 0, 80> cfg_kv_pp_n80k;       /* 2 K + 2 V, 80 keys */
 
 #define HCFG(NAME, TYPE, DTYPE, D, C)                                                                              \
     {NAME, DTYPE, D, C::BN, C::PERS, C::SPAN, hop_smem_bytes<D, C>(), kernel_ptr<TYPE, D, C>, prepare_cfg<TYPE, D, C>, \
@@ -170,6 +186,25 @@ static const struct lab_hopper_cfg cfgs[] = {
     HCFG_BF16("pers_kv_pp3_xe", 64, cfg_pers_kv_pp3_xe),
     HCFG_BF16("pers_kv_pp_xe", 128, cfg_pers_kv_pp_xe),
     HCFG_BF16("pers_kv_pp3_xs", 64, cfg_pers_kv_pp3_xs),
+    HCFG_BF16("pp", 96, cfg_pp),
+    HCFG_BF16("kv_n64", 96, cfg_kv_n64),
+    HCFG_BF16("pers_kv_pp", 96, cfg_pers_kv_pp),
+    HCFG_BF16("pers_kv_pp_xt", 96, cfg_pers_kv_pp_xt),
+    HCFG_BF16("kv_pp_n192", 96, cfg_kv_pp_n192),
+    HCFG_BF16("kv_pp_n64k", 192, cfg_kv_pp_n64k),
+    HCFG_BF16("kv_pp_n64k_k3", 192, cfg_kv_pp_n64k_k3),
+    HCFG_BF16("kv_pp_v1", 192, cfg_kv_pp_v1),
+    HCFG_BF16("kv_pp_n96k", 192, cfg_kv_pp_n96k),
+    HCFG_BF16("pers_kv_pp_n64k", 192, cfg_pers_kv_pp_n64k),
+    HCFG_BF16("pers_kv_pp_xt_n64k", 192, cfg_pers_kv_pp_xt_n64k),
+    HCFG_BF16("kv_pp_n64k", 256, cfg_kv_pp_n64k),
+    HCFG_BF16("kv_pp_n64k_k3", 256, cfg_kv_pp_n64k_k3),
+    HCFG_BF16("kv_pp_n96k_v1", 256, cfg_kv_pp_n96k_v1),
+    HCFG_BF16("pers_kv_pp_n64k", 256, cfg_pers_kv_pp_n64k),
+    HCFG_BF16("pers_kv_pp_n64k_k3", 256, cfg_pers_kv_pp_n64k_k3),
+    HCFG_BF16("kv_pp_n80k", 256, cfg_kv_pp_n80k),
+    HCFG_BF16("pers_kv_pp_n96k", 192, cfg_pers_kv_pp_n96k),
+    HCFG_BF16("kv_pp_n80k", 192, cfg_kv_pp_n80k),
     HCFG_FP16("pp", 128, cfg_pp),
     HCFG_FP16("v1", 128, cfg_v1),
     HCFG_FP16("ip", 128, cfg_ip),
@@ -204,11 +239,19 @@ static const struct lab_hopper_cfg cfgs[] = {
  * unset ATTN_FLASH_HOPPER_CFG runs what the shipped variant runs. */
 static const char *default_cfg(int head_dim, bool causal, int seq_len)
 {
+    if (head_dim == 128 && seq_len <= 1024) return "pers_kv_pp";
+    if (head_dim == 64 && causal && seq_len <= 1024) return "pers_kv_pp3";
     if (head_dim == 128 && causal) {
         if (seq_len <= 4096) return "pers_kv_pp_xt";
         return seq_len <= 8192 ? "kv_n64" : "kv_pp_n192";
     }
     if (head_dim == 128) return seq_len < 2048 ? "pp" : seq_len < 8192 ? "pers_kv_pp" : "kv_pp_n192";
+    if (head_dim == 96) {
+        if (causal) return seq_len <= 4096 ? "pers_kv_pp_xt" : "kv_pp_n192";
+        return seq_len < 8192 ? "pers_kv_pp" : "kv_pp_n192";
+    }
+    if (head_dim == 192) return causal && seq_len <= 1024 ? "pers_kv_pp_n64k" : "kv_pp_n96k";
+    if (head_dim == 256) return seq_len <= 1024 ? "pers_kv_pp_n64k" : "kv_pp_n80k";
     if (!causal && seq_len <= 4096) return "pers_kv_pp3_xs";
     return "kv_pp3";
 }
@@ -218,7 +261,7 @@ static int default_sec(const struct lab_hopper_cfg *c, const struct attn_problem
 {
     if (c->pers || !p->causal) return 1;
     if (p->head_dim == 64) return p->seq_len <= 8192 ? 16 : 4;
-    return c->bn == 128 ? 4 : 1;
+    return c->bn <= 128 ? 4 : 1;
 }
 
 /* ATTN_FLASH_HOPPER_CFG when set (NULL if it names none compiled for p's
@@ -250,7 +293,8 @@ struct lab_ctx {
 
 static const char *lab_supports(const struct attn_problem *p, const struct device_info *dev)
 {
-    const char *why = hop_supports_shape(p, dev, false); /* the lab's kernel reads K/V head bh */
+    /* the lab's kernel reads K/V head bh, of dense batches */
+    const char *why = hop_supports_shape(p, dev, false, false);
     if (why) return why;
     const struct lab_hopper_cfg *c = pick_cfg(p);
     if (!c) return "ATTN_FLASH_HOPPER_CFG names no configuration compiled for this dtype and head_dim";
@@ -268,7 +312,7 @@ static int lab_setup(void **ctx, const struct attn_problem *p, void *workspace)
     if (!c) return ATTN_FAIL(ATTN_ERR, "out of host memory");
     c->p = *p;
     c->cfg = cfg;
-    const int rc = hop_maps_init(&c->maps, cfg->bn);
+    const int rc = hop_maps_init(&c->maps, cfg->bn, 0);
     if (rc != ATTN_OK) {
         free(c);
         return rc;

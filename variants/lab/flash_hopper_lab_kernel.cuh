@@ -25,7 +25,7 @@ struct lab_cfg {
     static constexpr int STAGES = STAGES_; /* K ring depth (K+V ring when KV_ = 0) */
     static constexpr bool PIPE = PIPE_;    /* issue Q·K(j)ᵀ with P·V(j-1), softmax under the P·V */
     static constexpr bool PP = PP_;        /* ping-pong the consumers' GEMMs (named barriers) */
-    static constexpr bool PVN = PVN_;      /* D = 128: P·V as one m64n128k16 per k-step */
+    static constexpr bool PVN = PVN_;      /* P·V as m64n128k16 per 128 columns of D (else m64n64k16) */
     static constexpr bool EPI = EPI_;      /* O through shared memory, 16-byte stores */
     static constexpr bool PERS = PERS_;    /* persistent: grid = SMs, each CTA loops over tiles */
     static constexpr bool SEPKV = KV_ > 0; /* K and V in rings of their own, V KV_ deep */
@@ -35,7 +35,8 @@ struct lab_cfg {
     static constexpr bool XT_EARLY = XT_ == 2; /* ... the epilogue before the new first softmax */
     static constexpr int BN = BN_;             /* keys per K/V tile */
     static constexpr bool SPAN = SPAN_;        /* work tiles of NCW 64-row slices, spanning heads */
-    static_assert(BN_ % 64 == 0 && BN_ >= 128 && BN_ <= 256, "BN: 128, 192 or 256");
+    static_assert(BN_ == 64 || BN_ == 80 || BN_ == 96 || BN_ == 128 || BN_ == 192 || BN_ == 256,
+                  "BN: 64, 80, 96, 128, 192 or 256");
     static_assert(!SEPKV || PIPE_, "separate K/V rings are written for the PIPE schedule");
     static_assert(!XT || (PERS_ && SEPKV && PIPE_), "XT: persistent, separate rings");
     static_assert(!SPAN_ || (PERS_ && KV_ >= NCW_ && STAGES_ >= NCW_ && XT_ != 0),
@@ -98,8 +99,8 @@ static __device__ __forceinline__ void lab_softmax_exp(float (&acc_s)[BN / 2], f
 
 /* O / row sums straight from registers to global (no EPI), rows < S only */
 template <typename T, int D>
-static __device__ __forceinline__ void lab_store_o_direct(const float (&acc_o)[D / 2], const float (&sum)[2], T *oh,
-                                                          int row0, int S, int t)
+static __device__ __forceinline__ void lab_store_o_direct(const float (&acc_o)[hop_dpad(D) / 2], const float (&sum)[2], T *oh,
+                                                          size_t ostride, int row0, int S, int t)
 {
     float inv[2];
     hop_row_inverse(sum, inv);
@@ -111,7 +112,7 @@ static __device__ __forceinline__ void lab_store_o_direct(const float (&acc_o)[D
         for (int j = 0; j < D / 8; j++) {
             const uint32_t pair =
                 pack2(acc_o[4 * j + 2 * h] * inv[h], acc_o[4 * j + 2 * h + 1] * inv[h], (T *)nullptr);
-            *reinterpret_cast<uint32_t *>(oh + (size_t)row * D + 8 * j + 2 * t) = pair;
+            *reinterpret_cast<uint32_t *>(oh + (size_t)row * ostride + 8 * j + 2 * t) = pair;
         }
     }
 }
@@ -133,13 +134,14 @@ template <typename C> struct lab_policy {
             hop_softmax_exp<BN>(acc_s, row_sum, neg_base, scale_log2);
     }
     template <typename T, int D>
-    __device__ __forceinline__ void store_o(const float (&acc_o)[D / 2], const float (&sum)[2], uint32_t s_o, T *oh,
-                                            int r_base, int S, int warp, int g, int t, int tid, uint32_t bar_id) const
+    __device__ __forceinline__ void store_o(const float (&acc_o)[hop_dpad(D) / 2], const float (&sum)[2], uint32_t s_o, T *oh,
+                                            size_t ostride, int r_base, int S, int warp, int g, int t, int tid,
+                                            uint32_t bar_id) const
     {
         if constexpr (C::EPI)
-            hop_store_o<T, D>(acc_o, sum, s_o, oh, r_base, S, warp, g, t, tid, bar_id);
+            hop_store_o<T, D>(acc_o, sum, s_o, oh, ostride, r_base, S, warp, g, t, tid, bar_id);
         else
-            lab_store_o_direct<T, D>(acc_o, sum, oh, r_base + 16 * warp + g, S, t);
+            lab_store_o_direct<T, D>(acc_o, sum, oh, ostride, r_base + 16 * warp + g, S, t);
     }
 };
 
@@ -178,7 +180,7 @@ static __device__ __forceinline__ void lab_consume_serial(Consumer &c)
                 hop_fence_p<C::BN>(c.p);
                 c.bar.release_v(c.slot(it), c.lane);
             }
-            c.epilogue(c.m0, c.bh, c.qb, c.row_sum);
+            c.epilogue(c.m0, c.bh, c.len, c.tok0, c.qb, c.row_sum);
         }
         c.kv0 += c.n_tiles;
     }
