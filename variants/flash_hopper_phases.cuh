@@ -400,6 +400,10 @@ static __device__ __forceinline__ void hop_produce(const Schedule &sch, const ho
         int m0, bh, n_tiles, h0, ns, len, tok0;
         sch.decode(tile, 0, m0, bh, n_tiles, len, tok0);
         sch.heads(tile, bh, h0, ns);
+        /* the K/V head, once per work tile: a division by the group size
+         * (a run-time value) per TMA load kept the single producer thread
+         * busy enough to starve the consumers at D = 256 */
+        const int kvh = sch.kv_head(bh);
         const int b = k % QB;
         /* one Q buffer: the first STAGES K/V tiles go ahead of Q, whose
          * buffer is free only once the previous tile's epilogue is done */
@@ -427,21 +431,23 @@ static __device__ __forceinline__ void hop_produce(const Schedule &sch, const ho
                 if (it < n_tiles) {
                     for (int h = 0; h < ns; h++) {
                         const int n = gi + ns * it + h;
+                        const int kv = C::SPAN ? sch.kv_head(h0 + h) : kvh;
                         const uint32_t full = bar.acquire_k(n, ns > 1, sch.stand_in(tile, h0, h));
 #pragma unroll
                         for (int c = 0; c < CHUNKS; c++)
                             tma_load_3d(sm.k_tile(n) + c * KCH, tm_k, full, c * HOP_CHUNK_COLS, tok0 + it * C::BN,
-                                        sch.kv_head(h0 + h));
+                                        kv);
                     }
                 }
                 if (it > 0) {
                     for (int h = 0; h < ns; h++) {
                         const int n = gi + ns * (it - 1) + h;
+                        const int kv = C::SPAN ? sch.kv_head(h0 + h) : kvh;
                         const uint32_t full = bar.acquire_v(n, ns > 1, sch.stand_in(tile, h0, h));
 #pragma unroll
                         for (int c = 0; c < CHUNKS; c++)
                             tma_load_3d(sm.v_tile(n) + c * KCH, tm_v, full, c * HOP_CHUNK_COLS,
-                                        tok0 + (it - 1) * C::BN, sch.kv_head(h0 + h));
+                                        tok0 + (it - 1) * C::BN, kv);
                     }
                 }
             }
@@ -453,12 +459,10 @@ static __device__ __forceinline__ void hop_produce(const Schedule &sch, const ho
                 const uint32_t full = bar.acquire_k(gi, false, 0u);
 #pragma unroll
                 for (int c = 0; c < CHUNKS; c++)
-                    tma_load_3d(sm.k_tile(gi) + c * KCH, tm_k, full, c * HOP_CHUNK_COLS, tok0 + it * C::BN,
-                                sch.kv_head(bh));
+                    tma_load_3d(sm.k_tile(gi) + c * KCH, tm_k, full, c * HOP_CHUNK_COLS, tok0 + it * C::BN, kvh);
 #pragma unroll
                 for (int c = 0; c < CHUNKS; c++)
-                    tma_load_3d(sm.v_tile(gi) + c * KCH, tm_v, full, c * HOP_CHUNK_COLS, tok0 + it * C::BN,
-                                sch.kv_head(bh));
+                    tma_load_3d(sm.v_tile(gi) + c * KCH, tm_v, full, c * HOP_CHUNK_COLS, tok0 + it * C::BN, kvh);
                 gi++;
             }
         }
