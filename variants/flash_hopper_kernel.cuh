@@ -113,7 +113,7 @@
  * around wgmma commit/wait keep the compiler off accumulators in flight.
  *
  * Why it is written this way, and every measurement behind it:
- * variants/NOTES-flash_hopper.md (v1–v10). ptxas serialises the
+ * variants/NOTES-flash_hopper.md (v1–v12). ptxas serialises the
  * wgmmas (C75xx) when the GEMMs sit in control flow that can skip them
  * (an early return, a branch that stays open across a wgmma wait), and the
  * Makefile fails the build if it does, or if an instance spills. */

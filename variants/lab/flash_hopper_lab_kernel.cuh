@@ -7,8 +7,8 @@
  * and the short last tile off, exp2 partly on the FMA pipe, O stored
  * straight from registers) and the option bits; only the consumer loop
  * without the intra-warpgroup overlap (PIPE off) is the lab's own. What
- * each parameter did and what it measured: variants/NOTES.md (flash_hopper
- * v1–v9, and the v9 header kept there). Never built by `make` or `make
+ * each parameter did and what it measured: variants/NOTES-flash_hopper.md
+ * (v1–v12, and the v9 header kept there). Never built by `make` or `make
  * test`: `make lab`. */
 #ifndef ATTN_FLASH_HOPPER_LAB_KERNEL_CUH
 #define ATTN_FLASH_HOPPER_LAB_KERNEL_CUH
