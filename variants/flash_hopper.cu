@@ -1,7 +1,8 @@
 /* flash_hopper.cu — the flash_hopper variant's host side: its compiled
  * configurations (the kernel of flash_hopper_kernel.cuh, where the design
  * is described, instantiated per head_dim and dtype), the choice of one per
- * problem, the tensor maps and the launch. Every configuration here is the
+ * problem, a ragged batch's list of work tiles, the tensor maps and the
+ * launch. Every configuration here is the
  * default for some (head_dim, causal, seq_len); A/B candidates live in the
  * tuning lab (variants/lab/, `make lab`), whose README says how a winner
  * is promoted into this table. variants/NOTES-flash_hopper.md has the measurements
@@ -107,8 +108,8 @@ struct hopper_cfg {
 };
 
 #define HCFG(NAME, TYPE, DTYPE, D, C)                                                                              \
-    {NAME, DTYPE, D, C::BN, C::BM, C::PERS, C::SPAN, hop_smem_bytes<D, C>(), kernel_ptr<TYPE, D, C>, prepare_cfg<TYPE, D, C>, \
-     launch_cfg<TYPE, D, C>}
+    {NAME, DTYPE, D, C::BN, C::BM, C::PERS, C::SPAN, hop_smem_bytes<D, C>(),                                       \
+     kernel_ptr<TYPE, D, C>, prepare_cfg<TYPE, D, C>, launch_cfg<TYPE, D, C>}
 #define HCFG_BOTH(NAME, D, C) HCFG(NAME, __nv_bfloat16, ATTN_BF16, D, C), HCFG(NAME, __half, ATTN_FP16, D, C)
 
 static const struct hopper_cfg cfgs[] = {

@@ -1,10 +1,11 @@
 /* flash_hopper_kernel.cuh — flash_hopper's kernel: fused attention forward
  * for Hopper (sm_90a), bf16 and fp16 in, fp32 accumulation, head_dim 64,
- * 96, 128, 192 and 256, any B, H, S. Here: the design, the consumer's work loop and the
- * kernel; its parts (barrier protocol, tile scheduler, producer, math
- * phases) are in flash_hopper_phases.cuh, the PTX wrappers in
- * hopper_ptx.cuh, the host side (configuration table, tensor maps,
- * launch) in flash_hopper.cu.
+ * 96, 128, 192 and 256, grouped K/V heads, ragged batches, any B, H, S.
+ * Here: the design, the consumer's work loop and the kernel; its parts
+ * (barrier protocol, tile scheduler, producer, math phases) are in
+ * flash_hopper_phases.cuh, the PTX wrappers in hopper_ptx.cuh, the host
+ * side (configuration table, tensor maps, work-tile lists, launch) in
+ * flash_hopper.cu.
  *
  * ------------------------------------------------------- what runs where
  * A block of 128·(NCW + 1) threads: warpgroup 0 is the producer
@@ -143,9 +144,9 @@ struct hop_policy {
     }
     /* O of one consumer's rows to global (through its Q slice s_o) */
     template <typename T, int D>
-    __device__ __forceinline__ void store_o(const float (&acc_o)[hop_dpad(D) / 2], const float (&sum)[2], uint32_t s_o, T *oh,
-                                            size_t ostride, int r_base, int S, int warp, int g, int t, int tid,
-                                            uint32_t bar_id) const
+    __device__ __forceinline__ void store_o(const float (&acc_o)[hop_dpad(D) / 2], const float (&sum)[2],
+                                            uint32_t s_o, T *oh, size_t ostride, int r_base, int S, int warp, int g,
+                                            int t, int tid, uint32_t bar_id) const
     {
         hop_store_o<T, D>(acc_o, sum, s_o, oh, ostride, r_base, S, warp, g, t, tid, bar_id);
     }

@@ -493,9 +493,10 @@ static __device__ __forceinline__ void hop_issue_qk(float (&acc_s)[BN / 2], uint
             wgmma_ss_n128<T>(acc_s + 64 * c, desc_q + oq, desc_k + ok + (uint64_t)((c * 128 * 128) >> 4), kk > 0);
         constexpr int REST = BN % 128;
         const uint64_t ok_rest = ok + (uint64_t)(((BN / 128) * 128 * 128) >> 4);
-        if constexpr (REST == 64 && !SHORT) wgmma_ss_n64<T>(acc_s + 64 * (BN / 128), desc_q + oq, desc_k + ok_rest, kk > 0);
-        if constexpr (REST == 80 && !SHORT) wgmma_ss_n80<T>(acc_s + 64 * (BN / 128), desc_q + oq, desc_k + ok_rest, kk > 0);
-        if constexpr (REST == 96 && !SHORT) wgmma_ss_n96<T>(acc_s + 64 * (BN / 128), desc_q + oq, desc_k + ok_rest, kk > 0);
+        float *acc_rest = acc_s + 64 * (BN / 128);
+        if constexpr (REST == 64 && !SHORT) wgmma_ss_n64<T>(acc_rest, desc_q + oq, desc_k + ok_rest, kk > 0);
+        if constexpr (REST == 80 && !SHORT) wgmma_ss_n80<T>(acc_rest, desc_q + oq, desc_k + ok_rest, kk > 0);
+        if constexpr (REST == 96 && !SHORT) wgmma_ss_n96<T>(acc_rest, desc_q + oq, desc_k + ok_rest, kk > 0);
     }
     wgmma_commit();
 }
@@ -649,9 +650,9 @@ static __device__ __forceinline__ void hop_row_inverse(const float (&sum)[2], fl
  * warp's 4-byte stores over all 32 banks — then 16-byte coalesced loads
  * and stores. bar_id: a named barrier of the consumer's 128 threads. */
 template <typename T, int D>
-static __device__ __forceinline__ void hop_store_o(const float (&acc_o)[hop_dpad(D) / 2], const float (&sum)[2], uint32_t s_o,
-                                                   T *oh, size_t ostride, int r_base, int S, int warp, int g, int t,
-                                                   int tid, uint32_t bar_id)
+static __device__ __forceinline__ void hop_store_o(const float (&acc_o)[hop_dpad(D) / 2], const float (&sum)[2],
+                                                   uint32_t s_o, T *oh, size_t ostride, int r_base, int S, int warp,
+                                                   int g, int t, int tid, uint32_t bar_id)
 {
     /* computed here, at each call: hoisted out of the work-tile loop (they
      * are the same for every tile), the addresses stay live across the

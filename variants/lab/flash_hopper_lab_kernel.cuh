@@ -99,8 +99,8 @@ static __device__ __forceinline__ void lab_softmax_exp(float (&acc_s)[BN / 2], f
 
 /* O / row sums straight from registers to global (no EPI), rows < S only */
 template <typename T, int D>
-static __device__ __forceinline__ void lab_store_o_direct(const float (&acc_o)[hop_dpad(D) / 2], const float (&sum)[2], T *oh,
-                                                          size_t ostride, int row0, int S, int t)
+static __device__ __forceinline__ void lab_store_o_direct(const float (&acc_o)[hop_dpad(D) / 2], const float (&sum)[2],
+                                                          T *oh, size_t ostride, int row0, int S, int t)
 {
     float inv[2];
     hop_row_inverse(sum, inv);
@@ -134,9 +134,9 @@ template <typename C> struct lab_policy {
             hop_softmax_exp<BN>(acc_s, row_sum, neg_base, scale_log2);
     }
     template <typename T, int D>
-    __device__ __forceinline__ void store_o(const float (&acc_o)[hop_dpad(D) / 2], const float (&sum)[2], uint32_t s_o, T *oh,
-                                            size_t ostride, int r_base, int S, int warp, int g, int t, int tid,
-                                            uint32_t bar_id) const
+    __device__ __forceinline__ void store_o(const float (&acc_o)[hop_dpad(D) / 2], const float (&sum)[2],
+                                            uint32_t s_o, T *oh, size_t ostride, int r_base, int S, int warp, int g,
+                                            int t, int tid, uint32_t bar_id) const
     {
         if constexpr (C::EPI)
             hop_store_o<T, D>(acc_o, sum, s_o, oh, ostride, r_base, S, warp, g, t, tid, bar_id);
