@@ -704,8 +704,10 @@ END_TEST
  * work tiles. Then grouped K/V heads: 2 batches × 6 query heads over 2 K/V
  * heads at S = 200 (SPAN: work tiles whose heads cross a group's and a
  * batch's end); then ragged batches of 3 sequences with those heads
- * (configurations whose work tiles span heads must refuse them). _i:
- * configuration _i / 2, causal _i % 2. */
+ * (configurations whose work tiles span heads must refuse them). _i: dtype
+ * × head_dim × causal; each shape's inputs and float64 reference are made
+ * once, and every configuration compiled for that dtype and head_dim runs
+ * on them. */
 static const int hopper_seqs[] = {1, 17, 64, 200, 320, 1000};
 #define N_HOPPER_SEQS ((int)(sizeof hopper_seqs / sizeof hopper_seqs[0]))
 static const struct {
@@ -713,7 +715,36 @@ static const struct {
     const char *varlen;
 } hopper_ragged[] = {{1000, "lens:1+1000+200"}, {449, "lens:449+128+64"}};
 #define N_HOPPER_RAGGED ((int)(sizeof hopper_ragged / sizeof hopper_ragged[0]))
-#define N_HOPPER_TESTS (2 * FLASH_HOPPER_CONFIGS)
+#define N_HOPPER_SHAPES (N_HOPPER_SEQS + 1 + N_HOPPER_RAGGED)
+static const int hopper_dims[] = {64, 96, 128, 192, 256};
+#define N_HOPPER_DIMS ((int)(sizeof hopper_dims / sizeof hopper_dims[0]))
+#define N_HOPPER_TESTS (2 * N_HOPPER_DIMS * 2)
+
+enum hopper_shape_kind { HOPPER_DENSE, HOPPER_GROUPED, HOPPER_RAGGED };
+
+/* Shape j of a configurations test from its base (dtype, head_dim,
+ * causal): the dense lengths, then grouped heads, then the ragged batches. */
+static struct shape hopper_shape(struct shape s, int j, enum hopper_shape_kind *kind)
+{
+    if (j < N_HOPPER_SEQS) {
+        s.seq = hopper_seqs[j];
+        *kind = HOPPER_DENSE;
+        return s;
+    }
+    s.heads = 6;
+    s.kv_heads = 2;
+    if (j == N_HOPPER_SEQS) {
+        s.batch = 2;
+        s.seq = 200;
+        *kind = HOPPER_GROUPED;
+        return s;
+    }
+    s.batch = 3;
+    s.seq = hopper_ragged[j - N_HOPPER_SEQS - 1].seq;
+    s.varlen = hopper_ragged[j - N_HOPPER_SEQS - 1].varlen;
+    *kind = HOPPER_RAGGED;
+    return s;
+}
 
 /* Configuration cfg on c (poisoned output first) against the reference. */
 static void check_hopper_config_on(int cfg, int max_ctas, struct case_data *c)
@@ -742,65 +773,59 @@ static void check_hopper_config_on(int cfg, int max_ctas, struct case_data *c)
 
 START_TEST(test_flash_hopper_configs_match_reference)
 {
-    const int cfg = _i / 2;
-    const bool causal = _i % 2;
-    ck_assert_ptr_nonnull(flash_hopper_config_name(cfg));
-    struct shape s = {.batch = 1, .heads = 3, .dim = flash_hopper_config_head_dim(cfg), .causal = causal,
-                      .dtype = flash_hopper_config_dtype(cfg)};
-    if (causal && !flash_hopper_config_causal_ok(cfg)) {
-        s.seq = 1000;
-        struct attn_problem p = problem_of(s);
-        ck_assert_msg(flash_hopper_config_supports(cfg, &p, &dev) != NULL, "%s takes causal work",
-                      flash_hopper_config_name(cfg));
-        return;
-    }
-    for (int j = 0; j < N_HOPPER_SEQS; j++) {
-        s.seq = hopper_seqs[j];
-        struct attn_problem p = problem_of(s);
-        const char *why = flash_hopper_config_supports(cfg, &p, &dev);
-        if (why) {
-            fprintf(stderr, "  flash_hopper %s: not supported (%s)\n", flash_hopper_config_name(cfg), why);
-            return;
+    const struct shape base = {.batch = 1,
+                               .heads = 3,
+                               .dim = hopper_dims[(_i / 2) % N_HOPPER_DIMS],
+                               .causal = _i % 2,
+                               .dtype = _i / (2 * N_HOPPER_DIMS) ? ATTN_FP16 : ATTN_BF16};
+    /* the configurations of this dtype and head_dim; causal, those that
+     * take no causal work must refuse it */
+    bool live[FLASH_HOPPER_CONFIGS];
+    int n_live = 0;
+    for (int cfg = 0; cfg < FLASH_HOPPER_CONFIGS; cfg++) {
+        ck_assert_ptr_nonnull(flash_hopper_config_name(cfg));
+        live[cfg] = flash_hopper_config_dtype(cfg) == base.dtype && flash_hopper_config_head_dim(cfg) == base.dim;
+        if (live[cfg] && base.causal && !flash_hopper_config_causal_ok(cfg)) {
+            struct shape s = base;
+            s.seq = 1000;
+            struct attn_problem p = problem_of(s);
+            ck_assert_msg(flash_hopper_config_supports(cfg, &p, &dev) != NULL, "%s takes causal work",
+                          flash_hopper_config_name(cfg));
+            live[cfg] = false;
         }
+        n_live += live[cfg];
+    }
+    ck_assert_msg(n_live > 0, "flash_hopper: no configuration for %s D=%d%s", attn_dtype_name(base.dtype), base.dim,
+                  base.causal ? " causal" : "");
+    for (int j = 0; j < N_HOPPER_SHAPES; j++) {
+        enum hopper_shape_kind kind;
+        const struct shape s = hopper_shape(base, j, &kind);
+        const struct attn_problem p = problem_of(s);
+        bool take[FLASH_HOPPER_CONFIGS] = {false}, any = false;
+        for (int cfg = 0; cfg < FLASH_HOPPER_CONFIGS; cfg++) {
+            if (!live[cfg]) continue;
+            const char *why = flash_hopper_config_supports(cfg, &p, &dev);
+            if (kind == HOPPER_DENSE && why) { /* this device cannot run it (shared memory, no sm_90a code) */
+                fprintf(stderr, "  flash_hopper %s: not supported (%s)\n", flash_hopper_config_name(cfg), why);
+                live[cfg] = false;
+                continue;
+            }
+            if (kind == HOPPER_RAGGED && flash_hopper_config_spans_heads(cfg)) {
+                ck_assert_msg(why != NULL, "flash_hopper %s takes a ragged batch", flash_hopper_config_name(cfg));
+                continue;
+            }
+            ck_assert_msg(why == NULL, "flash_hopper %s refuses %s: %s", flash_hopper_config_name(cfg),
+                          kind == HOPPER_GROUPED ? "grouped heads" : "a ragged batch", why);
+            take[cfg] = any = true;
+        }
+        if (!any) continue;
         struct case_data c;
         case_open(&c, s, fresh_seed());
-        check_hopper_config_on(cfg, 0, &c);
-        if (flash_hopper_config_persistent(cfg)) check_hopper_config_on(cfg, 3, &c);
-        case_close(&c);
-    }
-    struct shape grouped = s;
-    grouped.batch = 2;
-    grouped.heads = 6;
-    grouped.kv_heads = 2;
-    grouped.seq = 200;
-    struct attn_problem gp = problem_of(grouped);
-    const char *why = flash_hopper_config_supports(cfg, &gp, &dev);
-    ck_assert_msg(why == NULL, "flash_hopper %s refuses grouped heads: %s", flash_hopper_config_name(cfg), why);
-    struct case_data c;
-    case_open(&c, grouped, fresh_seed());
-    check_hopper_config_on(cfg, 0, &c);
-    if (flash_hopper_config_persistent(cfg)) check_hopper_config_on(cfg, 3, &c);
-    case_close(&c);
-    /* ragged batches (work tiles listed by the host): lengths that are and
-     * are not multiples of 64 and of the key tile, one of a single row,
-     * grouped heads */
-    for (int j = 0; j < N_HOPPER_RAGGED; j++) {
-        struct shape r = s;
-        r.batch = 3;
-        r.heads = 6;
-        r.kv_heads = 2;
-        r.seq = hopper_ragged[j].seq;
-        r.varlen = hopper_ragged[j].varlen;
-        struct attn_problem rp = problem_of(r);
-        why = flash_hopper_config_supports(cfg, &rp, &dev);
-        if (flash_hopper_config_spans_heads(cfg)) {
-            ck_assert_msg(why != NULL, "flash_hopper %s takes a ragged batch", flash_hopper_config_name(cfg));
-            continue;
+        for (int cfg = 0; cfg < FLASH_HOPPER_CONFIGS; cfg++) {
+            if (!take[cfg]) continue;
+            check_hopper_config_on(cfg, 0, &c);
+            if (flash_hopper_config_persistent(cfg)) check_hopper_config_on(cfg, 3, &c);
         }
-        ck_assert_msg(why == NULL, "flash_hopper %s refuses a ragged batch: %s", flash_hopper_config_name(cfg), why);
-        case_open(&c, r, fresh_seed());
-        check_hopper_config_on(cfg, 0, &c);
-        if (flash_hopper_config_persistent(cfg)) check_hopper_config_on(cfg, 3, &c);
         case_close(&c);
     }
 }
