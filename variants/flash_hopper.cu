@@ -135,8 +135,9 @@ static_assert(sizeof cfgs / sizeof cfgs[0] == FLASH_HOPPER_CONFIGS, "flash_hoppe
 
 /* The configuration per (head_dim, causal, seq_len), both dtypes, from the
  * A/Bs on the H200 (variants/NOTES-flash_hopper.md, v4–v12; the lab's names
- * of each in brackets). */
-static const char *default_cfg(int head_dim, bool causal, int seq_len)
+ * of each in brackets). A ragged batch: the one for its longest sequence,
+ * but never one whose work tiles span heads. */
+static const char *default_cfg(int head_dim, bool causal, int seq_len, bool ragged)
 {
     /* v12: at S <= 1024 (few key tiles per work tile) the persistent kernel
      * that drains between work tiles [pers_kv_pp, pers_kv_pp3] beats the
@@ -171,7 +172,7 @@ static const char *default_cfg(int head_dim, bool causal, int seq_len)
     /* v9: D=64 non-causal up to S = 4096 the persistent kernel with work
      * tiles spanning heads [pers_kv_pp3_xs]; level beyond, where the plain
      * grid [kv_pp3] stays, as it does for causal work */
-    if (!causal && seq_len <= 4096) return "d64_persistent_span";
+    if (!causal && seq_len <= 4096) return ragged ? "d64_persistent" : "d64_persistent_span";
     return "d64_grid";
 }
 
@@ -194,13 +195,9 @@ static const struct hopper_cfg *find_cfg(const char *name, enum attn_dtype dtype
     return NULL;
 }
 
-/* Ragged batches: the configuration for the longest sequence, but not one
- * whose work tiles span heads (D=64 non-causal: the persistent kernel). */
 static const struct hopper_cfg *pick_cfg(const struct attn_problem *p)
 {
-    const struct hopper_cfg *c = find_cfg(default_cfg(p->head_dim, p->causal, p->seq_len), p->dtype, p->head_dim);
-    if (c && c->span && attn_is_varlen(p)) c = find_cfg("d64_persistent", p->dtype, p->head_dim);
-    return c;
+    return find_cfg(default_cfg(p->head_dim, p->causal, p->seq_len, attn_is_varlen(p)), p->dtype, p->head_dim);
 }
 
 /* --------------------------------------------------- ragged batches */
@@ -219,31 +216,36 @@ static int heavier_first(const void *a, const void *b)
     return x->at < y->at ? -1 : x->at > y->at;
 }
 
+/* The rows a sequence of len rows is cut into blocks over: causal, len
+ * rounded up to 64, the blocks ending there (the first may start below row
+ * 0: its idle consumers cost nothing), as the dense schedule's
+ * ragged_first; otherwise len, from row 0. */
+static int ragged_rows(int len, bool causal) { return causal ? (len + 63) / 64 * 64 : len; }
+
 /* The work tiles of ragged batch p for row blocks of bm rows and key tiles
- * of bn keys, heaviest first, into *out (malloc'd, *n of them): per
- * sequence, per row block, per head. Causal row blocks end at the
- * sequence's length rounded up to 64 (the first may start below row 0: its
- * idle consumers cost nothing), as the dense schedule's ragged_first. */
+ * of bn keys, heaviest first, into *out (malloc'd, *n of them, at least
+ * one: every length is >= 1): per sequence, per row block, per head. */
 static int hop_ragged_tiles(const struct attn_problem *p, int bm, int bn, hop_ragged_tile **out, int *n)
 {
-    *out = NULL;
-    *n = 0;
     int *lens = (int *)malloc((size_t)p->batch * sizeof *lens);
     if (!lens) return ATTN_FAIL(ATTN_ERR, "out of host memory");
-    int rc = attn_seq_lens(p, lens);
-    size_t count = 0;
-    for (int i = 0; rc == ATTN_OK && i < p->batch; i++)
-        count += (size_t)p->heads * (size_t)(((lens[i] + 63) / 64 * 64 + bm - 1) / bm);
-    if (rc == ATTN_OK && count > (size_t)INT_MAX) rc = ATTN_FAIL(ATTN_ERR, "flash_hopper: %zu work tiles", count);
-    struct ragged_entry *e = rc == ATTN_OK ? (struct ragged_entry *)malloc((count ? count : 1) * sizeof *e) : NULL;
-    if (rc == ATTN_OK && !e) rc = ATTN_FAIL(ATTN_ERR, "out of host memory");
+    const int rc = attn_seq_lens(p, lens);
     if (rc != ATTN_OK) {
         free(lens);
         return rc;
     }
+    size_t count = 0;
+    for (int i = 0; i < p->batch; i++) count += (size_t)p->heads * ((ragged_rows(lens[i], p->causal) + bm - 1) / bm);
+    struct ragged_entry *e = count <= (size_t)INT_MAX ? (struct ragged_entry *)malloc(count * sizeof *e) : NULL;
+    hop_ragged_tile *t = e ? (hop_ragged_tile *)malloc(count * sizeof *t) : NULL;
+    if (!t) {
+        free(e);
+        free(lens);
+        return ATTN_FAIL(ATTN_ERR, "flash_hopper: no host memory for %zu work tiles", count);
+    }
     int k = 0, tok0 = 0;
     for (int i = 0; i < p->batch; i++) {
-        const int len = lens[i], end = p->causal ? (len + 63) / 64 * 64 : len, blocks = (end + bm - 1) / bm;
+        const int len = lens[i], end = ragged_rows(len, p->causal), blocks = (end + bm - 1) / bm;
         for (int b = 0; b < blocks; b++) {
             const int m0 = p->causal ? end - (b + 1) * bm : b * bm;
             const int keys = p->causal ? (len < m0 + bm ? len : m0 + bm) : len;
@@ -252,14 +254,12 @@ static int hop_ragged_tiles(const struct attn_problem *p, int bm, int bn, hop_ra
         tok0 += len;
     }
     qsort(e, count, sizeof *e, heavier_first);
-    hop_ragged_tile *t = (hop_ragged_tile *)malloc((count ? count : 1) * sizeof *t);
-    if (!t) rc = ATTN_FAIL(ATTN_ERR, "out of host memory");
-    for (size_t j = 0; t && j < count; j++) t[j] = e[j].t;
+    for (size_t j = 0; j < count; j++) t[j] = e[j].t;
     free(e);
     free(lens);
     *out = t;
     *n = (int)count;
-    return rc;
+    return ATTN_OK;
 }
 
 /* ------------------------------------------------------------ the variant */
@@ -268,8 +268,7 @@ struct hopper_ctx {
     struct attn_problem p;
     const struct hopper_cfg *cfg;
     struct hop_maps maps;
-    struct hop_launch launch;
-    hop_ragged_tile *tiles; /* ragged: the work-tile list on the device */
+    struct hop_launch launch; /* ragged: launch.tiles is the device's copy of the work-tile list */
 };
 
 static const char *cfg_supports(const struct hopper_cfg *c, const struct attn_problem *p,
@@ -297,7 +296,7 @@ static void hopper_teardown(void *ctx)
 {
     struct hopper_ctx *c = (struct hopper_ctx *)ctx;
     if (!c) return;
-    if (c->tiles) (void)cudaFree(c->tiles);
+    if (c->launch.tiles) (void)cudaFree((void *)c->launch.tiles);
     free(c);
 }
 
@@ -305,16 +304,17 @@ static void hopper_teardown(void *ctx)
  * device (setup time: run() only launches). */
 static int setup_ragged(struct hopper_ctx *c, const struct hopper_cfg *cfg)
 {
-    hop_ragged_tile *host = NULL;
+    hop_ragged_tile *host = NULL, *dev = NULL;
     int n = 0;
     ATTN_TRY(hop_ragged_tiles(&c->p, cfg->bm, cfg->bn, &host, &n));
-    cudaError_t e = cudaMalloc((void **)&c->tiles, (n ? n : 1) * sizeof *host);
-    if (e == cudaSuccess) e = cudaMemcpy(c->tiles, host, (size_t)n * sizeof *host, cudaMemcpyHostToDevice);
+    cudaError_t e = cudaMalloc((void **)&dev, (size_t)n * sizeof *host);
+    if (e == cudaSuccess) {
+        c->launch.tiles = dev;
+        e = cudaMemcpy(dev, host, (size_t)n * sizeof *host, cudaMemcpyHostToDevice);
+    }
     free(host);
     if (e != cudaSuccess) return ATTN_FAIL(ATTN_ERR, "flash_hopper: work-tile list: %s", cudaGetErrorString(e));
-    c->launch.tiles = c->tiles;
     c->launch.n_ragged = n;
-    c->launch.bh = (size_t)c->p.heads;
     return ATTN_OK;
 }
 
@@ -341,7 +341,7 @@ static int setup_cfg(void **ctx, const struct attn_problem *p, const struct hopp
     c->launch.n_sm = max_ctas > 0 ? max_ctas : hop_sm_count();
     c->launch.sec_heads = (int)sec;
     c->launch.group = p->heads / attn_kv_heads(p);
-    c->launch.bh = bh;
+    c->launch.bh = ragged ? (size_t)p->heads : bh;
     c->launch.scale_log2 = p->scale * 1.4426950408889634f; /* exp(x·scale) = exp2(x·scale·log2 e) */
     if (ragged) {
         const int rr = setup_ragged(c, cfg);
@@ -370,7 +370,6 @@ static int hopper_run(void *ctx, const void *q, const void *k, const void *v, vo
 {
     struct hopper_ctx *c = (struct hopper_ctx *)ctx;
     ATTN_TRY(hop_maps_for(&c->maps, &c->p, q, k, v));
-    if (c->tiles && c->launch.n_ragged == 0) return ATTN_OK; /* no rows */
     attn_range_push("flash_hopper_fwd");
     const int rc = c->cfg->launch(c->maps.tm, o, &c->launch, (cudaStream_t)stream);
     attn_range_pop();
@@ -421,5 +420,5 @@ extern "C" int flash_hopper_config_setup(int i, int max_ctas, void **ctx, const 
 
 extern "C" const char *flash_hopper_default_config(const struct attn_problem *p)
 {
-    return default_cfg(p->head_dim, p->causal, p->seq_len);
+    return default_cfg(p->head_dim, p->causal, p->seq_len, attn_is_varlen(p));
 }
