@@ -148,7 +148,7 @@ struct hop_policy {
                                             uint32_t s_o, T *oh, size_t ostride, int r_base, int S, int warp, int g,
                                             int t, int tid, uint32_t bar_id) const
     {
-        hop_store_o<T, D>(acc_o, sum, s_o, oh, ostride, r_base, S, warp, g, t, tid, bar_id);
+        hop_store_o<T, D>(acc_o, sum, s_o, oh, ostride, r_base, S, warp, tid, bar_id);
     }
 };
 

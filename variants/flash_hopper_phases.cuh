@@ -644,33 +644,40 @@ static __device__ __forceinline__ void hop_row_inverse(const float (&sum)[2], fl
 
 /* O / row sums of one consumer's 64 rows (r_base.. of the head at oh, rows
  * ostride elements apart) to global, rows < S only, D columns (not the
- * padding): through the
- * consumer's Q slice s_o (all its wgmma reads are complete), in the same
- * swizzled layout — piece j of row r at j ^ (r % 8), which spreads a
- * warp's 4-byte stores over all 32 banks — then 16-byte coalesced loads
- * and stores. bar_id: a named barrier of the consumer's 128 threads. */
+ * padding): through the consumer's Q slice s_o (all its wgmma reads are
+ * complete), in the same swizzled layout (16-byte piece j of row r at
+ * j ^ (r % 8)), then 16-byte coalesced loads and stores. The accumulator
+ * is already in the layout of stmatrix's 8x8 matrices (rows g, g + 8 of
+ * each 8-column block), so a warp stores two column blocks of its 16 rows
+ * per stmatrix.x4; each matrix's 8 rows land on 8 different pieces, all
+ * 32 banks. bar_id: a named barrier of the consumer's 128 threads. */
 template <typename T, int D>
 static __device__ __forceinline__ void hop_store_o(const float (&acc_o)[hop_dpad(D) / 2], const float (&sum)[2],
                                                    uint32_t s_o, T *oh, size_t ostride, int r_base, int S, int warp,
-                                                   int g, int t, int tid, uint32_t bar_id)
+                                                   int tid, uint32_t bar_id)
 {
     /* computed here, at each call: hoisted out of the work-tile loop (they
      * are the same for every tile), the addresses stay live across the
      * whole loop and spill */
-    asm volatile("" : "+r"(s_o), "+r"(warp), "+r"(g), "+r"(t), "+r"(tid));
+    asm volatile("" : "+r"(s_o), "+r"(warp), "+r"(tid));
     float inv[2];
     hop_row_inverse(sum, inv);
-    /* the thread's rows r = 16·warp + g + 8h: r % 8 == g for both */
-    const uint32_t row_addr = s_o + (16 * warp + g) * 128 + 4 * t;
+    /* lane l addresses row l % 8 of matrix m = l / 8: rows 16·warp + 8·(m & 1)
+     * + l % 8, column block j + (m >> 1) for an even j, whose piece is
+     * (j % 8) ^ (m >> 1) ^ (l % 8) */
+    const int lane = tid % 32, m = lane / 8;
+    const uint32_t lane_row = s_o + (16 * warp + 8 * (m & 1) + lane % 8) * 128;
+    const uint32_t lane_xor = (uint32_t)((m >> 1) ^ (lane % 8));
 #pragma unroll
-    for (int h = 0; h < 2; h++)
+    for (int j = 0; j < D / 8; j += 2) {
+        uint32_t r[4];
 #pragma unroll
-        for (int j = 0; j < D / 8; j++) {
-            const uint32_t pair =
-                pack2(acc_o[4 * j + 2 * h] * inv[h], acc_o[4 * j + 2 * h + 1] * inv[h], (T *)nullptr);
-            const uint32_t addr = row_addr + h * 8 * 128 + (j / 8) * HOP_Q_CHUNK + (((j % 8) ^ g) * 16);
-            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(pair) : "memory");
+        for (int q = 0; q < 4; q++) {
+            const int jj = j + (q >> 1), h = q & 1;
+            r[q] = pack2(acc_o[4 * jj + 2 * h] * inv[h], acc_o[4 * jj + 2 * h + 1] * inv[h], (T *)nullptr);
         }
+        stmatrix_x4(lane_row + (j / 8) * HOP_Q_CHUNK + (((uint32_t)(j % 8) ^ lane_xor) * 16), r[0], r[1], r[2], r[3]);
+    }
     named_sync(bar_id, 128);
     constexpr int PIECES_PER_ROW = D / 8, ROWS = 128 / PIECES_PER_ROW;
     if constexpr (128 % PIECES_PER_ROW != 0 || ROWS % 8 != 0) {
@@ -680,12 +687,8 @@ static __device__ __forceinline__ void hop_store_o(const float (&acc_o)[hop_dpad
         for (int i = 0; i < 64 * PIECES_PER_ROW / 128; i++) {
             const int idx = tid + 128 * i, r = idx / PIECES_PER_ROW, cp = idx % PIECES_PER_ROW;
             if (r_base + r >= S) continue;
-            uint32_t v0, v1, v2, v3;
-            asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
-                         : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
-                         : "r"(s_o + (cp / 8) * HOP_Q_CHUNK + r * 128 + (((cp % 8) ^ (r % 8)) * 16))
-                         : "memory");
-            *reinterpret_cast<uint4 *>(oh + (size_t)(r_base + r) * ostride + 8 * cp) = make_uint4(v0, v1, v2, v3);
+            copy16_shared_to_global(oh + (size_t)(r_base + r) * ostride + 8 * cp,
+                                    s_o + (cp / 8) * HOP_Q_CHUNK + r * 128 + (((cp % 8) ^ (r % 8)) * 16));
         }
     } else {
         /* D = 64, 128: thread tid copies 16-byte piece cp of rows r0, r0 +
@@ -696,12 +699,7 @@ static __device__ __forceinline__ void hop_store_o(const float (&acc_o)[hop_dpad
         for (int i = 0; i < 64 / ROWS; i++) {
             const int r = r0 + ROWS * i;
             if (r_base + r >= S) continue;
-            uint32_t v0, v1, v2, v3;
-            asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
-                         : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
-                         : "r"(piece_addr + i * ROWS * 128)
-                         : "memory");
-            *reinterpret_cast<uint4 *>(oh + (size_t)(r_base + r) * ostride + 8 * cp) = make_uint4(v0, v1, v2, v3);
+            copy16_shared_to_global(oh + (size_t)(r_base + r) * ostride + 8 * cp, piece_addr + i * ROWS * 128);
         }
     }
 }

@@ -176,6 +176,33 @@ static __device__ __forceinline__ void pin_above(uint32_t scratch, float v)
                  ::"r"(scratch + 4 * warp), "f"(v), "r"(lane) : "memory");
 }
 
+/* ------------------------------------------------ the epilogue's copies */
+
+/* Four 8x8 matrices of 16-bit elements to shared memory, one warp: lanes
+ * 8m..8m+7 give the addresses of matrix m's rows (16 bytes each), and
+ * every lane's register m holds its two elements of matrix m in the mma
+ * accumulator layout (row lane / 4, columns 2·(lane % 4) + {0, 1}). */
+static __device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3)
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0),
+                 "r"(r1), "r"(r2), "r"(r3)
+                 : "memory");
+}
+
+/* 16 bytes from shared memory to global memory (both 16-byte aligned) in
+ * one load and one store: written as C, the compiler splits the store
+ * into four 4-byte ones */
+static __device__ __forceinline__ void copy16_shared_to_global(void *dst, uint32_t src)
+{
+    uint32_t v0, v1, v2, v3;
+    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
+                 : "r"(src)
+                 : "memory");
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst), "r"(v0), "r"(v1), "r"(v2), "r"(v3)
+                 : "memory");
+}
+
 /* ---------------------------------------------------------------- wgmma */
 
 static __device__ __forceinline__ void wgmma_fence(void)

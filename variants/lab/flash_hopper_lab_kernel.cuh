@@ -139,7 +139,7 @@ template <typename C> struct lab_policy {
                                             int t, int tid, uint32_t bar_id) const
     {
         if constexpr (C::EPI)
-            hop_store_o<T, D>(acc_o, sum, s_o, oh, ostride, r_base, S, warp, g, t, tid, bar_id);
+            hop_store_o<T, D>(acc_o, sum, s_o, oh, ostride, r_base, S, warp, tid, bar_id);
         else
             lab_store_o_direct<T, D>(acc_o, sum, oh, ostride, r_base + 16 * warp + g, S, t);
     }
