@@ -34,8 +34,8 @@
  * second runs, then waits for it, rescales O and packs P(j). Consumers
  * take turns issuing their GEMMs (ping-pong on named barriers 1..NCW), so
  * one consumer's softmax runs under the other's GEMMs. Epilogue: O / row
- * sum into the consumer's own Q slice (same swizzle), then 16-byte
- * coalesced stores of rows < S.
+ * sum into the consumer's own Q slice (same swizzle, stmatrix), then
+ * 16-byte coalesced stores of rows < S.
  *
  * Grids: plain (one work tile per CTA; sections of sec_heads heads, causal
  * row blocks heaviest first) or persistent (PERS: one CTA per SM walks a
@@ -114,7 +114,7 @@
  * around wgmma commit/wait keep the compiler off accumulators in flight.
  *
  * Why it is written this way, and every measurement behind it:
- * variants/NOTES-flash_hopper.md (v1–v12). ptxas serialises the
+ * variants/NOTES-flash_hopper.md (v1–v13). ptxas serialises the
  * wgmmas (C75xx) when the GEMMs sit in control flow that can skip them
  * (an early return, a branch that stays open across a wgmma wait), and the
  * Makefile fails the build if it does, or if an instance spills. */
@@ -122,6 +122,8 @@
 #define ATTN_FLASH_HOPPER_KERNEL_CUH
 
 #include "flash_hopper_phases.cuh"
+
+#include <type_traits>
 
 #if HOP_DEVICE
 /* ------------------------------------------------------------ consumer */
@@ -131,6 +133,9 @@
 struct hop_policy {
     /* consumers take turns issuing their GEMMs (named barriers 1..NCW) */
     static constexpr bool PINGPONG = true;
+    /* O by a TMA store (store_o_tma), the Q slice released one step into
+     * the next work tile (the lab's EPI 2; dense, persistent, not XT) */
+    static constexpr bool TMA_STORE = false;
     /* causal: a consumer computes only the key tiles up to its last row's */
     __device__ __forceinline__ constexpr bool skip_masked_tiles(void) const { return true; }
     /* BN > 128: a last tile with at most 128 useful keys issues 128 keys' wgmmas */
@@ -183,6 +188,12 @@ struct hop_consumer {
     bool idle = false;             /* all of this consumer's rows lie outside [0, S) */
     bool final_tile = true;        /* no work tile after this one (ping-pong's last turn) */
     bool next_idle = false;        /* XT: the next work tile is idle for this consumer */
+    /* TMA_STORE: a Q buffer whose O store may still read it (-1: none) */
+    struct pending_q {
+        int qb = -1;
+    };
+    struct no_pending_q {};
+    std::conditional_t<Policy::TMA_STORE, pending_q, no_pending_q> pending;
     uint64_t desc_q = 0;
 
     /* m64nD accumulator, D padded to 64 columns; piece c is acc_o[32c .. 32c+31] */
@@ -302,9 +313,29 @@ struct hop_consumer {
     {
         T *oh = sch.tiles ? o + ((size_t)e_tok0 * sch.n_bh + e_bh) * D : o + (size_t)e_bh * sch.S * D;
         const size_t ostride = sch.tiles ? (size_t)sch.n_bh * D : (size_t)D;
-        pol.template store_o<T, D>(acc_o, sum, sm.q_slice(e_qb, cw), oh, ostride, e_m0 + 64 * cw, e_len, warp, g,
-                                   rows.t, tid, 8 + cw);
-        bar.release_q(e_qb, cw, lane);
+        if constexpr (Policy::TMA_STORE) {
+            static_assert(QB == 2 && !C::XT, "a TMA store of O: two Q buffers, no XT");
+            pol.template store_o_tma<T, D>(acc_o, sum, sm.q_slice(e_qb, cw), e_m0 + 64 * cw, e_bh, warp, tid,
+                                           8 + cw);
+            pending.qb = e_qb;
+        } else {
+            pol.template store_o<T, D>(acc_o, sum, sm.q_slice(e_qb, cw), oh, ostride, e_m0 + 64 * cw, e_len, warp,
+                                       g, rows.t, tid, 8 + cw);
+            bar.release_q(e_qb, cw, lane);
+        }
+    }
+
+    /* TMA_STORE: the previous work tile's Q slice back to the producer, once
+     * its O store has read it (by then long done: a step has passed) */
+    __device__ __forceinline__ void release_pending(void)
+    {
+        if constexpr (Policy::TMA_STORE) {
+            if (pending.qb >= 0) {
+                if (tid == 0) bulk_wait_reads();
+                bar.release_q(pending.qb, cw, lane);
+                pending.qb = -1;
+            }
+        }
     }
 
     /* -------- the pipeline's steps: the barrier turns of each, with or
@@ -478,6 +509,7 @@ struct hop_consumer {
         bool carried = false;
         for (int k = 0; carried || begin_tile(k);) {
             if (idle) {
+                release_pending();
                 pass_idle_tile();
                 kv0 += n_streams() * n_tiles;
                 k++;
@@ -485,6 +517,7 @@ struct hop_consumer {
             }
             if (!carried) first_step(rescale);
             carried = false;
+            release_pending();
             for (int it = 1; it < n_mine; it++) step(it, rescale);
             const int last = n_mine - 1; /* the step of this consumer's last P·V */
             bar.wait_v(slot(last));
@@ -504,6 +537,9 @@ struct hop_consumer {
             kv0 += n_streams() * n_tiles;
             k++;
         }
+        release_pending();
+        if constexpr (Policy::TMA_STORE)
+            if (tid == 0) bulk_wait_writes();
     }
 };
 #endif /* HOP_DEVICE */

@@ -653,24 +653,17 @@ static __device__ __forceinline__ void hop_row_inverse(const float (&sum)[2], fl
     }
 }
 
-/* O / row sums of one consumer's 64 rows (r_base.. of the head at oh, rows
- * ostride elements apart) to global, rows < S only, D columns (not the
- * padding): through the consumer's Q slice s_o (all its wgmma reads are
- * complete), in the same swizzled layout (16-byte piece j of row r at
- * j ^ (r % 8)), then 16-byte coalesced loads and stores. The accumulator
- * is already in the layout of stmatrix's 8x8 matrices (rows g, g + 8 of
- * each 8-column block), so a warp stores two column blocks of its 16 rows
- * per stmatrix.x4; each matrix's 8 rows land on 8 different pieces, all
- * 32 banks. bar_id: a named barrier of the consumer's 128 threads. */
+/* O / row sums of one consumer's 64 rows into its Q slice s_o (all its
+ * wgmma reads are complete), in the layout TMA gave Q (16-byte piece j of
+ * row r at j ^ (r % 8)). The accumulator is already in the layout of
+ * stmatrix's 8x8 matrices (rows g, g + 8 of each 8-column block), so a
+ * warp stores two column blocks of its 16 rows per stmatrix.x4; each
+ * matrix's 8 rows land on 8 different pieces, all 32 banks. Columns past
+ * D (D = 96's padding) are not written. */
 template <typename T, int D>
-static __device__ __forceinline__ void hop_store_o(const float (&acc_o)[hop_dpad(D) / 2], const float (&sum)[2],
-                                                   uint32_t s_o, T *oh, size_t ostride, int r_base, int S, int warp,
-                                                   int tid, uint32_t bar_id)
+static __device__ __forceinline__ void hop_stage_o(const float (&acc_o)[hop_dpad(D) / 2], const float (&sum)[2],
+                                                   uint32_t s_o, int warp, int tid)
 {
-    /* computed here, at each call: hoisted out of the work-tile loop (they
-     * are the same for every tile), the addresses stay live across the
-     * whole loop and spill */
-    asm volatile("" : "+r"(s_o), "+r"(warp), "+r"(tid));
     float inv[2];
     hop_row_inverse(sum, inv);
     /* lane l addresses row l % 8 of matrix m = l / 8: rows 16·warp + 8·(m & 1)
@@ -689,6 +682,22 @@ static __device__ __forceinline__ void hop_store_o(const float (&acc_o)[hop_dpad
         }
         stmatrix_x4(lane_row + (j / 8) * HOP_Q_CHUNK + (((uint32_t)(j % 8) ^ lane_xor) * 16), r[0], r[1], r[2], r[3]);
     }
+}
+
+/* O / row sums of one consumer's 64 rows (r_base.. of the head at oh, rows
+ * ostride elements apart) to global, rows < S only, D columns: staged in
+ * the consumer's Q slice s_o (hop_stage_o), then 16-byte coalesced loads
+ * and stores. bar_id: a named barrier of the consumer's 128 threads. */
+template <typename T, int D>
+static __device__ __forceinline__ void hop_store_o(const float (&acc_o)[hop_dpad(D) / 2], const float (&sum)[2],
+                                                   uint32_t s_o, T *oh, size_t ostride, int r_base, int S, int warp,
+                                                   int tid, uint32_t bar_id)
+{
+    /* computed here, at each call: hoisted out of the work-tile loop (they
+     * are the same for every tile), the addresses stay live across the
+     * whole loop and spill */
+    asm volatile("" : "+r"(s_o), "+r"(warp), "+r"(tid));
+    hop_stage_o<T, D>(acc_o, sum, s_o, warp, tid);
     named_sync(bar_id, 128);
     constexpr int PIECES_PER_ROW = D / 8, ROWS = 128 / PIECES_PER_ROW;
     if constexpr (128 % PIECES_PER_ROW != 0 || ROWS % 8 != 0) {

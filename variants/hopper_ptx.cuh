@@ -138,6 +138,32 @@ static __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorM
                  : "memory");
 }
 
+/* One box of shared memory (the layout a tma_load_3d of the same map
+ * writes) to the 3-D tensor of `map`; elements outside the tensor are not
+ * written. Issued into the thread's bulk group: commit it, then wait for
+ * its reads before the buffer is written again. */
+static __device__ __forceinline__ void tma_store_3d(const CUtensorMap *map, uint32_t src, int c0, int c1, int c2)
+{
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
+                     reinterpret_cast<uint64_t>(map)),
+                 "r"(src), "r"(c0), "r"(c1), "r"(c2)
+                 : "memory");
+}
+static __device__ __forceinline__ void bulk_commit_group(void)
+{
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+/* this thread's committed bulk stores have read their shared memory */
+static __device__ __forceinline__ void bulk_wait_reads(void)
+{
+    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+}
+/* ... and have written global memory */
+static __device__ __forceinline__ void bulk_wait_writes(void)
+{
+    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+}
+
 /* ------------------------------------------------------------ registers */
 
 template <int N> static __device__ __forceinline__ void setmaxnreg_dec(void)

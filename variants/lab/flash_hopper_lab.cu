@@ -42,10 +42,11 @@ template <typename T, int D, typename C> static int prepare_cfg(void)
 }
 
 template <typename T, int D, typename C>
-static int launch_cfg(const CUtensorMap *tm, void *o, const struct lab_launch *l, cudaStream_t s)
+static int launch_cfg(const CUtensorMap *tm, const CUtensorMap *tm_o, void *o, const struct lab_launch *l,
+                      cudaStream_t s)
 {
     flash_hopper_lab_kernel<T, D, C><<<hop_grid<C>(l->S, l->bh, l->n_sm, 0), C::THREADS, hop_smem_bytes<D, C>(), s>>>(
-        tm[0], tm[1], tm[2], (T *)o, l->S, l->causal, l->scale_log2, (int)l->bh, l->sec_heads, l->opts);
+        tm[0], tm[1], tm[2], *tm_o, (T *)o, l->S, l->causal, l->scale_log2, (int)l->bh, l->sec_heads, l->opts);
     LAUNCH_TRY("flash_hopper_lab_kernel");
     return ATTN_OK;
 }
@@ -65,7 +66,7 @@ struct lab_hopper_cfg {
     size_t smem;
     const void *(*kernel)(void);
     int (*prepare)(void);
-    int (*launch)(const CUtensorMap *, void *, const struct lab_launch *, cudaStream_t);
+    int (*launch)(const CUtensorMap *, const CUtensorMap *, void *, const struct lab_launch *, cudaStream_t);
 };
 
 /* Every configuration, in the order they were added
@@ -78,7 +79,7 @@ struct lab_hopper_cfg {
  * d64_persistent_span, kv_pp_n96k = d192_grid_96keys, kv_pp_n80k =
  * d256_grid_80keys, pers_kv_pp_n64k = d192_persistent_64keys and
  * d256_persistent_64keys.
- *          lab_cfg<consumers, stages, pipe, ping-pong, P·V N=D, smem epilogue,
+ *          lab_cfg<consumers, stages, pipe, ping-pong, P·V N=D, epilogue (0, 1, 2: TMA store),
  *                  persistent, V stages, exp2 groups on FMA, XT, keys per tile, span> */
 typedef lab_cfg<2, 2, false, false, false, false> cfg_v1;
 typedef lab_cfg<2, 3, true, true, true, true> cfg_pp;
@@ -137,6 +138,9 @@ typedef lab_cfg<2, 2, true, true, true, true, true, 2, 0, 1, 64> cfg_pers_kv_pp_
 typedef lab_cfg<2, 3, true, true, true, true, true, 2, 0, 0, 64> cfg_pers_kv_pp_n64k_k3; /* ... 3 K + 2 V */
 typedef lab_cfg<2, 2, true, true, true, true, true, 2, 0, 0, 96> cfg_pers_kv_pp_n96k;   /* persistent, 96 keys */
 typedef lab_cfg<2, 2, true, true, true, true, false, 2, 0, 0, 80> cfg_kv_pp_n80k;       /* 2 K + 2 V, 80 keys */
+/* v13: O by a TMA store (EPI 2), the Q slice released one step into the next work tile */
+typedef lab_cfg<2, 2, true, true, true, 2, true, 2> cfg_pers_kv_pp_tma;  /* D = 128: pers_kv_pp's */
+typedef lab_cfg<3, 4, true, true, false, 2, true, 4> cfg_pers_kv_pp3_tma; /* D = 64: pers_kv_pp3's */
 
 #define HCFG(NAME, TYPE, DTYPE, D, C)                                                                              \
     {NAME, DTYPE, D, C::BN, C::PERS, C::SPAN, hop_smem_bytes<D, C>(), kernel_ptr<TYPE, D, C>, prepare_cfg<TYPE, D, C>, \
@@ -205,6 +209,8 @@ static const struct lab_hopper_cfg cfgs[] = {
     HCFG_BF16("kv_pp_n80k", 256, cfg_kv_pp_n80k),
     HCFG_BF16("pers_kv_pp_n96k", 192, cfg_pers_kv_pp_n96k),
     HCFG_BF16("kv_pp_n80k", 192, cfg_kv_pp_n80k),
+    HCFG_BF16("pers_kv_pp_tma", 128, cfg_pers_kv_pp_tma),
+    HCFG_BF16("pers_kv_pp3_tma", 64, cfg_pers_kv_pp3_tma),
     HCFG_FP16("pp", 128, cfg_pp),
     HCFG_FP16("v1", 128, cfg_v1),
     HCFG_FP16("ip", 128, cfg_ip),
@@ -288,6 +294,8 @@ struct lab_ctx {
     struct attn_problem p;
     const struct lab_hopper_cfg *cfg;
     struct hop_maps maps;
+    CUtensorMap tm_o; /* O as TMA sees it (the EPI 2 configurations store through it) */
+    const void *o;    /* the tensor tm_o describes */
     struct lab_launch launch;
 };
 
@@ -344,8 +352,13 @@ static int lab_run(void *ctx, const void *q, const void *k, const void *v, void 
 {
     struct lab_ctx *c = (struct lab_ctx *)ctx;
     ATTN_TRY(hop_maps_for(&c->maps, &c->p, q, k, v));
+    if (o != c->o) {
+        c->o = NULL;
+        ATTN_TRY(hop_encode_map(c->maps.encode, &c->p, &c->tm_o, o, 64, c->p.heads, 0));
+        c->o = o;
+    }
     attn_range_push("flash_hopper_lab_fwd");
-    const int rc = c->cfg->launch(c->maps.tm, o, &c->launch, (cudaStream_t)stream);
+    const int rc = c->cfg->launch(c->maps.tm, &c->tm_o, o, &c->launch, (cudaStream_t)stream);
     attn_range_pop();
     return rc;
 }

@@ -5,10 +5,10 @@
  * producer and consumer (the same parts, ../flash_hopper_phases.cuh)
  * under a policy of the lab's (lab_policy: ping-pong off, the causal skip
  * and the short last tile off, exp2 partly on the FMA pipe, O stored
- * straight from registers) and the option bits; only the consumer loop
- * without the intra-warpgroup overlap (PIPE off) is the lab's own. What
- * each parameter did and what it measured: variants/NOTES-flash_hopper.md
- * (v1–v12, and the v9 header kept there). Never built by `make` or `make
+ * straight from registers or by a TMA store) and the option bits; only the
+ * consumer loop without the intra-warpgroup overlap (PIPE off) is the
+ * lab's own. What each parameter did and what it measured:
+ * variants/NOTES-flash_hopper.md (v1–v13, and the v9 header kept there). Never built by `make` or `make
  * test`: `make lab`. */
 #ifndef ATTN_FLASH_HOPPER_LAB_KERNEL_CUH
 #define ATTN_FLASH_HOPPER_LAB_KERNEL_CUH
@@ -18,7 +18,7 @@
 
 /* One lab configuration. The shipped kernel's hop_cfg has the parameters
  * its configurations use, with PIPE, PP, EPI on and PE 0. */
-template <int NCW_, int STAGES_, bool PIPE_, bool PP_, bool PVN_, bool EPI_, bool PERS_ = false, int KV_ = 0,
+template <int NCW_, int STAGES_, bool PIPE_, bool PP_, bool PVN_, int EPI_, bool PERS_ = false, int KV_ = 0,
           int PE_ = 0, int XT_ = 0, int BN_ = 128, bool SPAN_ = false>
 struct lab_cfg {
     static constexpr int NCW = NCW_;       /* consumer warpgroups, 64 query rows each */
@@ -26,7 +26,8 @@ struct lab_cfg {
     static constexpr bool PIPE = PIPE_;    /* issue Q·K(j)ᵀ with P·V(j-1), softmax under the P·V */
     static constexpr bool PP = PP_;        /* ping-pong the consumers' GEMMs (named barriers) */
     static constexpr bool PVN = PVN_;      /* P·V as m64n128k16 per 128 columns of D (else m64n64k16) */
-    static constexpr bool EPI = EPI_;      /* O through shared memory, 16-byte stores */
+    static constexpr int EPI = EPI_;       /* O from registers (0), through shared memory and 16-byte
+                                            * stores (1), through shared memory and a TMA store (2) */
     static constexpr bool PERS = PERS_;    /* persistent: grid = SMs, each CTA loops over tiles */
     static constexpr bool SEPKV = KV_ > 0; /* K and V in rings of their own, V KV_ deep */
     static constexpr int VSTAGES = SEPKV ? KV_ : STAGES;
@@ -41,6 +42,8 @@ struct lab_cfg {
     static_assert(!XT || (PERS_ && SEPKV && PIPE_), "XT: persistent, separate rings");
     static_assert(!SPAN_ || (PERS_ && KV_ >= NCW_ && STAGES_ >= NCW_ && XT_ != 0),
                   "SPAN: persistent XT kernel, K and V rings at least NCW deep");
+    static_assert(EPI_ != 2 || (PIPE_ && PERS_ && XT_ == 0 && !SPAN_),
+                  "EPI 2 (TMA store): the PIPE loop of a persistent kernel without XT");
     static constexpr int BM = 64 * NCW;
     static constexpr int THREADS = 128 * (NCW + 1);
     static constexpr int PREG = 24;
@@ -121,7 +124,9 @@ static __device__ __forceinline__ void lab_store_o_direct(const float (&acc_o)[h
  * configuration and the option bits. */
 template <typename C> struct lab_policy {
     int opts;
+    const CUtensorMap *tm_o; /* EPI 2: O's tensor map (dense, boxes of 64 rows) */
     static constexpr bool PINGPONG = C::PP;
+    static constexpr bool TMA_STORE = C::EPI == 2;
     __device__ __forceinline__ bool skip_masked_tiles(void) const { return C::PIPE && (opts & LAB_OPT_SKIP); }
     __device__ __forceinline__ bool short_last_tile(void) const { return opts & LAB_OPT_SHORT; }
     template <int BN>
@@ -142,6 +147,26 @@ template <typename C> struct lab_policy {
             hop_store_o<T, D>(acc_o, sum, s_o, oh, ostride, r_base, S, warp, tid, bar_id);
         else
             lab_store_o_direct<T, D>(acc_o, sum, oh, ostride, r_base + 16 * warp + g, S, t);
+    }
+    /* EPI 2: O staged in the Q slice, then one thread stores its 64-column
+     * boxes (rows >= S and D = 96's padding fall outside the tensor and are
+     * not written); the consumer releases the slice once the store has read
+     * it (hop_consumer::release_pending) */
+    template <typename T, int D>
+    __device__ __forceinline__ void store_o_tma(const float (&acc_o)[hop_dpad(D) / 2], const float (&sum)[2],
+                                                uint32_t s_o, int row, int bh, int warp, int tid,
+                                                uint32_t bar_id) const
+    {
+        asm volatile("" : "+r"(s_o), "+r"(warp), "+r"(tid));
+        hop_stage_o<T, D>(acc_o, sum, s_o, warp, tid);
+        fence_proxy_async(); /* this thread's shared writes before the store's reads */
+        named_sync(bar_id, 128);
+        if (tid == 0) {
+#pragma unroll
+            for (int c = 0; c < hop_chunks(D); c++)
+                tma_store_3d(tm_o, s_o + c * HOP_Q_CHUNK, c * HOP_CHUNK_COLS, row, bh);
+            bulk_commit_group();
+        }
     }
 };
 
@@ -190,19 +215,19 @@ static __device__ __forceinline__ void lab_consume_serial(Consumer &c)
 template <typename T, int D, typename C>
 static __global__ void __launch_bounds__(C::THREADS, 1)
 flash_hopper_lab_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
-                        const __grid_constant__ CUtensorMap tm_v, T *__restrict__ o, int S, int causal,
-                        float scale_log2, int n_bh, int sec_heads, int opts)
+                        const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_o,
+                        T *__restrict__ o, int S, int causal, float scale_log2, int n_bh, int sec_heads, int opts)
 {
 #if HOP_DEVICE
     const hop_schedule<C, lab_order> sch(S, causal, n_bh, sec_heads, lab_order{opts});
-    hop_block<T, D, C>(sch, lab_policy<C>{opts}, &tm_q, &tm_k, &tm_v, o, scale_log2, [](auto &consumer) {
+    hop_block<T, D, C>(sch, lab_policy<C>{opts, &tm_o}, &tm_q, &tm_k, &tm_v, o, scale_log2, [](auto &consumer) {
         if constexpr (C::PIPE)
             consumer.run();
         else
             lab_consume_serial<T, D, C>(consumer);
     });
 #elif defined(__CUDA_ARCH__)
-    (void)tm_q, (void)tm_k, (void)tm_v, (void)o, (void)S, (void)causal, (void)scale_log2, (void)n_bh,
+    (void)tm_q, (void)tm_k, (void)tm_v, (void)tm_o, (void)o, (void)S, (void)causal, (void)scale_log2, (void)n_bh,
         (void)sec_heads, (void)opts;
     __trap();
 #endif
