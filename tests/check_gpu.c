@@ -703,8 +703,11 @@ END_TEST
  * it); persistent grids also capped at 3 CTAs, so that a CTA runs several
  * work tiles. Then grouped K/V heads: 2 batches × 6 query heads over 2 K/V
  * heads at S = 200 (SPAN: work tiles whose heads cross a group's and a
- * batch's end); then ragged batches of 3 sequences with those heads
- * (configurations whose work tiles span heads must refuse them). _i: dtype
+ * batch's end), and 2 × 8 over 2 at S = 300 (an even group: 2-CTA
+ * clusters pair the query heads of a group, causal too; an odd one pairs
+ * row blocks, and causal work must be refused); then ragged batches of 3
+ * sequences with 6 heads over 2 (configurations whose work tiles span
+ * heads or pair up in clusters must refuse them). _i: dtype
  * × head_dim × causal; each shape's inputs and float64 reference are made
  * once, and every configuration compiled for that dtype and head_dim runs
  * on them. */
@@ -715,7 +718,8 @@ static const struct {
     const char *varlen;
 } hopper_ragged[] = {{1000, "lens:1+1000+200"}, {449, "lens:449+128+64"}};
 #define N_HOPPER_RAGGED ((int)(sizeof hopper_ragged / sizeof hopper_ragged[0]))
-#define N_HOPPER_SHAPES (N_HOPPER_SEQS + 1 + N_HOPPER_RAGGED)
+#define N_HOPPER_GROUPED 2
+#define N_HOPPER_SHAPES (N_HOPPER_SEQS + N_HOPPER_GROUPED + N_HOPPER_RAGGED)
 static const int hopper_dims[] = {64, 96, 128, 192, 256};
 #define N_HOPPER_DIMS ((int)(sizeof hopper_dims / sizeof hopper_dims[0]))
 #define N_HOPPER_TESTS (2 * N_HOPPER_DIMS * 2)
@@ -733,17 +737,29 @@ static struct shape hopper_shape(struct shape s, int j, enum hopper_shape_kind *
     }
     s.heads = 6;
     s.kv_heads = 2;
-    if (j == N_HOPPER_SEQS) {
+    if (j < N_HOPPER_SEQS + N_HOPPER_GROUPED) {
+        const bool even = j > N_HOPPER_SEQS;
         s.batch = 2;
-        s.seq = 200;
+        s.heads = even ? 8 : 6;
+        s.seq = even ? 300 : 200;
         *kind = HOPPER_GROUPED;
         return s;
     }
     s.batch = 3;
-    s.seq = hopper_ragged[j - N_HOPPER_SEQS - 1].seq;
-    s.varlen = hopper_ragged[j - N_HOPPER_SEQS - 1].varlen;
+    s.seq = hopper_ragged[j - N_HOPPER_SEQS - N_HOPPER_GROUPED].seq;
+    s.varlen = hopper_ragged[j - N_HOPPER_SEQS - N_HOPPER_GROUPED].varlen;
     *kind = HOPPER_RAGGED;
     return s;
+}
+
+/* Whether configuration cfg must refuse p: a ragged batch when its work
+ * tiles span heads or pair up on 2-CTA clusters; with clusters, causal work
+ * unless an even number of query heads shares each K/V head. */
+static bool hopper_must_refuse(int cfg, const struct attn_problem *p)
+{
+    const bool ragged = attn_is_varlen(p);
+    if (ragged && (flash_hopper_config_spans_heads(cfg) || flash_hopper_config_clusters(cfg))) return true;
+    return flash_hopper_config_clusters(cfg) && p->causal && (p->heads / attn_kv_heads(p)) % 2 != 0;
 }
 
 /* Configuration cfg on c (poisoned output first) against the reference. */
@@ -805,17 +821,20 @@ START_TEST(test_flash_hopper_configs_match_reference)
         for (int cfg = 0; cfg < FLASH_HOPPER_CONFIGS; cfg++) {
             if (!live[cfg]) continue;
             const char *why = flash_hopper_config_supports(cfg, &p, &dev);
+            if (hopper_must_refuse(cfg, &p)) {
+                ck_assert_msg(why != NULL, "flash_hopper %s takes %s B=%d H=%d KV=%d%s", flash_hopper_config_name(cfg),
+                              p.causal ? "causal" : "full", p.batch, p.heads, attn_kv_heads(&p),
+                              kind == HOPPER_RAGGED ? " (a ragged batch)" : "");
+                continue;
+            }
             if (kind == HOPPER_DENSE && why) { /* this device cannot run it (shared memory, no sm_90a code) */
                 fprintf(stderr, "  flash_hopper %s: not supported (%s)\n", flash_hopper_config_name(cfg), why);
                 live[cfg] = false;
                 continue;
             }
-            if (kind == HOPPER_RAGGED && flash_hopper_config_spans_heads(cfg)) {
-                ck_assert_msg(why != NULL, "flash_hopper %s takes a ragged batch", flash_hopper_config_name(cfg));
-                continue;
-            }
             ck_assert_msg(why == NULL, "flash_hopper %s refuses %s: %s", flash_hopper_config_name(cfg),
-                          kind == HOPPER_GROUPED ? "grouped heads" : "a ragged batch", why);
+                          kind == HOPPER_GROUPED ? "grouped heads" : kind == HOPPER_RAGGED ? "a ragged batch" : "it",
+                          why);
             take[cfg] = any = true;
         }
         if (!any) continue;

@@ -29,7 +29,7 @@
 /* ----------------------------------------------------- configurations */
 
 /*      hop_cfg<consumers, K stages, V stages (0: one K+V ring), keys per tile,
- *              P·V as N = 128, persistent, XT, span> */
+ *              P·V as N = 128, persistent, XT, span, K/V multicast to a 2-CTA cluster> */
 /* D=128: a plain grid of 128-row blocks, K and V of a tile in one 3-stage ring */
 typedef hop_cfg<2, 3, 0, 128, true> cfg_d128_grid_ring3;
 /* D=128: separate K and V rings of 2, P·V as two N = 64 wgmmas per k-step */
@@ -58,6 +58,17 @@ typedef hop_cfg<2, 2, 2, 80, true> cfg_d256_grid_80keys;
 /* D=192, 256: persistent, 64-key tiles, K and V rings of 2 */
 typedef hop_cfg<2, 2, 2, 64, true, true> cfg_persistent_64keys;
 
+/* The same kernels on 2-CTA clusters (MC): the pair of work tiles of a
+ * cluster reads the same K/V tiles (two query heads of one K/V group, or
+ * two row blocks of one head: hop_pairs), and each CTA loads half of every
+ * tile's boxes for both, so K/V cross from L2 to the SMs once per pair */
+typedef hop_cfg<2, 2, 2, 128, true, true, 0, false, true> cfg_d128_persistent_mc;
+typedef hop_cfg<2, 2, 2, 128, true, true, 1, false, true> cfg_d128_persistent_overlap_mc;
+typedef hop_cfg<2, 2, 2, 128, false, false, 0, false, true> cfg_d128_grid_pv64_mc;
+typedef hop_cfg<2, 2, 2, 192, true, false, 0, false, true> cfg_d128_grid_192keys_mc;
+typedef hop_cfg<2, 2, 2, 96, true, false, 0, false, true> cfg_d192_grid_96keys_mc;
+typedef hop_cfg<2, 2, 2, 80, true, false, 0, false, true> cfg_d256_grid_80keys_mc;
+
 template <typename T, int D, typename C> static int prepare_cfg(void)
 {
     CUDA_TRY(cudaFuncSetAttribute(flash_hopper_kernel<T, D, C>, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -72,6 +83,7 @@ struct hop_launch {
     int sec_heads; /* heads per section of the tile order */
     int group;     /* query heads per K/V head (1: every head its own K and V) */
     size_t bh;     /* B·H; ragged: H */
+    int clusters;  /* MC, persistent: 2-CTA clusters that fit on the device at once */
     float scale_log2;
     const hop_ragged_tile *tiles; /* ragged: the work tiles on the device; NULL: dense */
     int n_ragged;                 /* ... and how many */
@@ -80,10 +92,17 @@ struct hop_launch {
 template <typename T, int D, typename C>
 static int launch_cfg(const CUtensorMap *tm, void *o, const struct hop_launch *l, cudaStream_t s)
 {
-    flash_hopper_kernel<T, D, C>
-        <<<hop_grid<C>(l->S, l->bh, l->n_sm, l->n_ragged), C::THREADS, hop_smem_bytes<D, C>(), s>>>(
+    const dim3 grid = hop_grid<C>(l->S, l->bh, C::MC ? 2 * l->clusters : l->n_sm, l->n_ragged, l->group);
+    if constexpr (C::MC) {
+        cudaLaunchAttribute attr;
+        const cudaLaunchConfig_t cfg = hop_pair_launch(&attr, grid, C::THREADS, hop_smem_bytes<D, C>(), s);
+        CUDA_TRY(cudaLaunchKernelEx(&cfg, flash_hopper_kernel<T, D, C>, tm[0], tm[1], tm[2], (T *)o, l->S, l->causal,
+                                    l->scale_log2, (int)l->bh, l->sec_heads, l->group, l->tiles, l->n_ragged));
+    } else {
+        flash_hopper_kernel<T, D, C><<<grid, C::THREADS, hop_smem_bytes<D, C>(), s>>>(
             tm[0], tm[1], tm[2], (T *)o, l->S, l->causal, l->scale_log2, (int)l->bh, l->sec_heads, l->group,
             l->tiles, l->n_ragged);
+    }
     LAUNCH_TRY("flash_hopper_kernel");
     return ATTN_OK;
 }
@@ -101,6 +120,8 @@ struct hopper_cfg {
     int bm;    /* query rows per work tile */
     bool pers; /* persistent grid */
     bool span; /* work tiles span heads: non-causal only */
+    bool mc;   /* 2-CTA clusters sharing K/V loads: dense only; causal with an even group only */
+    int threads;
     size_t smem;
     const void *(*kernel)(void);
     int (*prepare)(void);
@@ -108,7 +129,7 @@ struct hopper_cfg {
 };
 
 #define HCFG(NAME, TYPE, DTYPE, D, C)                                                                              \
-    {NAME, DTYPE, D, C::BN, C::BM, C::PERS, C::SPAN, hop_smem_bytes<D, C>(),                                       \
+    {NAME, DTYPE, D, C::BN, C::BM, C::PERS, C::SPAN, C::MC, C::THREADS, hop_smem_bytes<D, C>(),                  \
      kernel_ptr<TYPE, D, C>, prepare_cfg<TYPE, D, C>, launch_cfg<TYPE, D, C>}
 #define HCFG_BOTH(NAME, D, C) HCFG(NAME, __nv_bfloat16, ATTN_BF16, D, C), HCFG(NAME, __half, ATTN_FP16, D, C)
 
@@ -129,6 +150,12 @@ static const struct hopper_cfg cfgs[] = {
     HCFG_BOTH("d192_persistent_64keys", 192, cfg_persistent_64keys),
     HCFG_BOTH("d256_grid_80keys", 256, cfg_d256_grid_80keys),
     HCFG_BOTH("d256_persistent_64keys", 256, cfg_persistent_64keys),
+    HCFG_BOTH("d128_persistent_mc", 128, cfg_d128_persistent_mc),
+    HCFG_BOTH("d128_persistent_overlap_mc", 128, cfg_d128_persistent_overlap_mc),
+    HCFG_BOTH("d128_grid_pv64_mc", 128, cfg_d128_grid_pv64_mc),
+    HCFG_BOTH("d128_grid_192keys_mc", 128, cfg_d128_grid_192keys_mc),
+    HCFG_BOTH("d192_grid_96keys_mc", 192, cfg_d192_grid_96keys_mc),
+    HCFG_BOTH("d256_grid_80keys_mc", 256, cfg_d256_grid_80keys_mc),
 };
 #define N_CFGS ((int)(sizeof cfgs / sizeof cfgs[0]))
 static_assert(sizeof cfgs / sizeof cfgs[0] == FLASH_HOPPER_CONFIGS, "flash_hopper.h counts the table");
@@ -195,9 +222,27 @@ static const struct hopper_cfg *find_cfg(const char *name, enum attn_dtype dtype
     return NULL;
 }
 
+/* Whether p's work tiles pair up for the MC configurations' 2-CTA
+ * clusters (hop_pairs): a dense batch, and causal only with an even group
+ * of query heads per K/V head (two heads of a group at one row block see
+ * the same keys; two causal row blocks do not). */
+static bool pairs_up(const struct attn_problem *p)
+{
+    return !attn_is_varlen(p) && (!p->causal || (p->heads / attn_kv_heads(p)) % 2 == 0);
+}
+
+/* default_cfg()'s choice, or its twin on 2-CTA clusters (NAME_mc) where one
+ * is compiled and p's work tiles pair up (v14). */
 static const struct hopper_cfg *pick_cfg(const struct attn_problem *p)
 {
-    return find_cfg(default_cfg(p->head_dim, p->causal, p->seq_len, attn_is_varlen(p)), p->dtype, p->head_dim);
+    const char *name = default_cfg(p->head_dim, p->causal, p->seq_len, attn_is_varlen(p));
+    if (pairs_up(p)) {
+        char twin[64];
+        snprintf(twin, sizeof twin, "%s_mc", name);
+        const struct hopper_cfg *c = find_cfg(twin, p->dtype, p->head_dim);
+        if (c) return c;
+    }
+    return find_cfg(name, p->dtype, p->head_dim);
 }
 
 /* --------------------------------------------------- ragged batches */
@@ -280,6 +325,9 @@ static const char *cfg_supports(const struct hopper_cfg *c, const struct attn_pr
         return "configuration compiled for another dtype or head_dim";
     if (c->span && p->causal) return "non-causal configuration (work tiles span heads)";
     if (c->span && attn_is_varlen(p)) return "dense batches only (work tiles span heads)";
+    if (c->mc && attn_is_varlen(p)) return "dense batches only (2-CTA clusters)";
+    if (c->mc && !pairs_up(p))
+        return "causal work on 2-CTA clusters needs an even number of query heads per K/V head";
     return hop_supports_kernel(c->kernel(), c->smem, dev);
 }
 
@@ -337,8 +385,12 @@ static int setup_cfg(void **ctx, const struct attn_problem *p, const struct hopp
     if (sec > bh) sec = bh;
     c->launch.S = p->seq_len;
     c->launch.causal = p->causal ? 1 : 0;
-    /* persistent configs: one CTA per SM */
+    /* persistent configs: one CTA per SM; MC, as many 2-CTA clusters as fit */
     c->launch.n_sm = max_ctas > 0 ? max_ctas : hop_sm_count();
+    if (cfg->mc) {
+        const int fit = hop_max_pair_clusters(cfg->kernel(), cfg->threads, cfg->smem, hop_sm_count());
+        c->launch.clusters = max_ctas > 0 && max_ctas / 2 < fit ? (max_ctas / 2 > 0 ? max_ctas / 2 : 1) : fit;
+    }
     c->launch.sec_heads = (int)sec;
     c->launch.group = p->heads / attn_kv_heads(p);
     c->launch.bh = ragged ? (size_t)p->heads : bh;
@@ -405,6 +457,8 @@ extern "C" bool flash_hopper_config_persistent(int i) { return cfg_at(i) && cfgs
 
 extern "C" bool flash_hopper_config_spans_heads(int i) { return cfg_at(i) && cfgs[i].span; }
 
+extern "C" bool flash_hopper_config_clusters(int i) { return cfg_at(i) && cfgs[i].mc; }
+
 extern "C" const char *flash_hopper_config_supports(int i, const struct attn_problem *p,
                                                     const struct device_info *dev)
 {
@@ -420,5 +474,6 @@ extern "C" int flash_hopper_config_setup(int i, int max_ctas, void **ctx, const 
 
 extern "C" const char *flash_hopper_default_config(const struct attn_problem *p)
 {
-    return default_cfg(p->head_dim, p->causal, p->seq_len, attn_is_varlen(p));
+    const struct hopper_cfg *c = pick_cfg(p);
+    return c ? c->name : default_cfg(p->head_dim, p->causal, p->seq_len, attn_is_varlen(p));
 }

@@ -12,9 +12,9 @@
 extern "C" {
 #endif
 
-/* The compiled configurations: 15 kernels × 2 dtypes (flash_hopper.cu
+/* The compiled configurations: 21 kernels × 2 dtypes (flash_hopper.cu
  * checks that its table has this many). */
-#define FLASH_HOPPER_CONFIGS 30
+#define FLASH_HOPPER_CONFIGS 42
 
 /* Configuration i (0 <= i < FLASH_HOPPER_CONFIGS): its name, the dtype and
  * head_dim it is compiled for, whether it takes causal problems, and
@@ -25,6 +25,9 @@ int flash_hopper_config_head_dim(int i);
 bool flash_hopper_config_causal_ok(int i);
 bool flash_hopper_config_persistent(int i); /* a grid of at most one CTA per SM */
 bool flash_hopper_config_spans_heads(int i); /* work tiles span heads: dense, non-causal only */
+/* 2-CTA clusters that share K/V loads: dense only; causal only with an even
+ * number of query heads per K/V head */
+bool flash_hopper_config_clusters(int i);
 
 /* NULL when configuration i can run p on dev, else why not. */
 const char *flash_hopper_config_supports(int i, const struct attn_problem *p, const struct device_info *dev);

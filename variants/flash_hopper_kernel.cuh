@@ -565,7 +565,11 @@ static __device__ __forceinline__ void hop_block(const Schedule &sch, Policy pol
      * descriptors in uniform registers */
     const int wg = __shfl_sync(0xffffffffu, (int)(threadIdx.x / 128), 0);
     if (threadIdx.x == 0) bar.init();
-    __syncthreads();
+    /* MC: the other CTA's multicast loads and arrivals target these barriers */
+    if constexpr (C::MC)
+        cluster_sync();
+    else
+        __syncthreads();
     if (wg == 0) {
         setmaxnreg_dec<C::PREG>();
         if (threadIdx.x == 0) hop_produce<D, C>(sch, sm, bar, tm_q, tm_k, tm_v);

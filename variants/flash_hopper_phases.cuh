@@ -20,7 +20,7 @@
 /* One compiled configuration of the kernel (the table in flash_hopper.cu
  * names each instance). */
 template <int NCW_, int STAGES_, int VSTAGES_, int BN_, bool PVN_, bool PERS_ = false, int XT_ = 0,
-          bool SPAN_ = false>
+          bool SPAN_ = false, bool MC_ = false>
 struct hop_cfg {
     static constexpr int NCW = NCW_;       /* consumer warpgroups, 64 query rows each */
     static constexpr int STAGES = STAGES_; /* K ring depth (K+V ring when VSTAGES_ = 0) */
@@ -37,6 +37,13 @@ struct hop_cfg {
     static constexpr bool XT_EARLY = XT_ == 2;
     /* a work tile is NCW consecutive 64-row slices of every head's slices */
     static constexpr bool SPAN = SPAN_;
+    /* two CTAs of a cluster run work tiles that read the same K/V tiles (the
+     * query heads 2v, 2v + 1 of one K/V group at one row block, or two row
+     * blocks of one head) and load each K/V tile once for both: each CTA
+     * issues half of its boxes, multicast to the two (hop_pairs) */
+    static constexpr bool MC = MC_;
+    static constexpr int CL = MC_ ? 2 : 1; /* CTAs per cluster */
+    static_assert(!(MC_ && SPAN_), "MC: work tiles of one head each");
     static_assert(BN_ == 64 || BN_ == 80 || BN_ == 96 || BN_ == 128 || BN_ == 192, "BN: 64, 80, 96, 128 or 192");
     static_assert(!XT || (PERS_ && SEPKV), "XT: the persistent kernel with separate K and V rings");
     static_assert(!SPAN_ || (PERS_ && VSTAGES_ >= NCW_ && STAGES_ >= NCW_ && XT),
@@ -86,6 +93,15 @@ struct hop_ragged_tile {
     int tok0, len, head, m0;
 };
 
+/* MC: the pairs of work tiles of a dense problem of S rows and n_bh query
+ * heads, row blocks of bm rows (hop_schedule's order): with an even group
+ * of query heads per K/V head, two query heads at each row block; else two
+ * row blocks of each head. */
+static constexpr __host__ __device__ int hop_pairs(int S, int bm, int n_bh, int group)
+{
+    return group % 2 == 0 ? (S + bm - 1) / bm * (n_bh / 2) : (S + 2 * bm - 1) / (2 * bm) * n_bh;
+}
+
 #if HOP_DEVICE
 /* ------------------------------------------------------ shared memory */
 
@@ -119,7 +135,9 @@ template <int D, typename C> struct hop_barriers {
     static constexpr int QB = hop_qbufs<D, C>();
     static constexpr int NRING = C::SEPKV ? 2 * (STAGES + VSTAGES) : 2 * STAGES;
     static constexpr uint32_t TILE = hop_smem<D, C>::TILE;
-    static constexpr uint32_t CONSUMER_WARPS = 4 * NCW; /* arrivals that free a K/V slot */
+    /* arrivals that free a K/V slot: every consumer warp of the cluster (MC:
+     * the other CTA's multicast writes into this CTA's slot too) */
+    static constexpr uint32_t CONSUMER_WARPS = 4 * NCW * C::CL;
     static_assert((NRING + 2 * QB * NCW) * 8 <= (int)hop_bar_bytes<C>() - 4 * HOP_SCRATCH_WORDS,
                   "mbarriers must end before the scratch words");
     static_assert(4 * (NCW + 1) <= HOP_SCRATCH_WORDS, "a scratch word per warp");
@@ -169,7 +187,7 @@ template <int D, typename C> struct hop_barriers {
     __device__ __forceinline__ uint32_t acquire_k(int n, bool spans, uint32_t stand_in) const
     {
         const int s = n % STAGES;
-        mbar_wait(empty(s), ((uint32_t)(n / STAGES) & 1u) ^ 1u, "kempty");
+        mbar_wait<C::MC>(empty(s), ((uint32_t)(n / STAGES) & 1u) ^ 1u, "kempty");
         if (C::SPAN && spans) mbar_arrive_n(empty(s), stand_in);
         mbar_arrive_expect_tx(full(s), C::SEPKV ? TILE : 2 * TILE);
         return full(s);
@@ -178,11 +196,24 @@ template <int D, typename C> struct hop_barriers {
     {
         static_assert(C::SEPKV, "one shared ring: V comes with K");
         const int s = n % VSTAGES;
-        mbar_wait(vempty(s), ((uint32_t)(n / VSTAGES) & 1u) ^ 1u, "vempty");
+        mbar_wait<C::MC>(vempty(s), ((uint32_t)(n / VSTAGES) & 1u) ^ 1u, "vempty");
         if (C::SPAN && spans) mbar_arrive_n(vempty(s), stand_in);
         mbar_arrive_expect_tx(vfull(s), TILE);
         return vfull(s);
     }
+    /* MC, the producer's last act: every K/V slot released by every consumer
+     * warp of the cluster, from ring position n on (the next one it would
+     * load), so that no arrival of the other CTA's consumers reaches this
+     * CTA after it has exited */
+    __device__ __forceinline__ void drain(int n) const
+    {
+        for (int i = n; i < n + STAGES; i++)
+            mbar_wait<true>(empty(i % STAGES), ((uint32_t)(i / STAGES) & 1u) ^ 1u, "kempty (drain)");
+        if constexpr (C::SEPKV)
+            for (int i = n; i < n + VSTAGES; i++)
+                mbar_wait<true>(vempty(i % VSTAGES), ((uint32_t)(i / VSTAGES) & 1u) ^ 1u, "vempty (drain)");
+    }
+
     /* Q buffer b of consumer w, its use-th use; bytes 0: no rows to load
      * (the consumer is idle), a plain arrival completes the phase */
     __device__ __forceinline__ void acquire_q(int b, int w, int use, uint32_t bytes) const
@@ -195,7 +226,8 @@ template <int D, typename C> struct hop_barriers {
     }
 
     /* ---- consumer: wait until slot n has arrived; release it once every
-     * wgmma that reads it is complete (one arrival per warp) */
+     * wgmma that reads it is complete (one arrival per warp; MC, lane r of
+     * each warp arrives on CTA r's barrier) */
     __device__ __forceinline__ void wait_k(int n) const
     {
         mbar_wait(full(n % STAGES), (uint32_t)(n / STAGES) & 1u, "full");
@@ -204,22 +236,26 @@ template <int D, typename C> struct hop_barriers {
     {
         if constexpr (C::SEPKV) mbar_wait(vfull(n % VSTAGES), (uint32_t)(n / VSTAGES) & 1u, "vfull");
     }
+    __device__ __forceinline__ void release_slot(uint32_t bar, int lane) const
+    {
+        if constexpr (C::MC) {
+            if (lane < C::CL) mbar_arrive_cluster(bar, (uint32_t)lane);
+        } else {
+            if (lane == 0) mbar_arrive(bar);
+        }
+    }
     __device__ __forceinline__ void release_k(int n, int lane) const
     {
         if constexpr (C::SEPKV) {
             __syncwarp();
-            if (lane == 0) mbar_arrive(empty(n % STAGES));
+            release_slot(empty(n % STAGES), lane);
         }
     }
     /* V of slot n; with one shared ring, K and V of slot n */
     __device__ __forceinline__ void release_v(int n, int lane) const
     {
         __syncwarp();
-        if constexpr (C::SEPKV) {
-            if (lane == 0) mbar_arrive(vempty(n % VSTAGES));
-        } else {
-            if (lane == 0) mbar_arrive(empty(n % STAGES));
-        }
+        release_slot(C::SEPKV ? vempty(n % VSTAGES) : empty(n % STAGES), lane);
     }
     __device__ __forceinline__ void wait_q(int b, int w, int use) const
     {
@@ -256,7 +292,14 @@ template <int D, typename C> struct hop_barriers {
  * (first token of its sequence, the sequence's length, query head, first
  * row) — heaviest first (hop_ragged_tiles, flash_hopper.cu), and tile i
  * is entry i: a persistent grid's snake then deals the longest work out
- * first, a plain grid's hardware order runs it first. */
+ * first, a plain grid's hardware order runs it first.
+ * MC (hop_pairs): the order above is that of pairs of work tiles, one per
+ * CTA of a 2-CTA cluster, that read the same K/V tiles: with an even group
+ * of query heads per K/V head, the pair is query heads 2v and 2v + 1 at one
+ * row block (the order of a problem with half the heads; causal too);
+ * otherwise (non-causal only) rows 2·BM·j .. of one head, BM each (the
+ * order of a problem with row blocks of 2·BM rows; past S, an idle tile).
+ * A persistent grid's snake runs over clusters. */
 
 /* Both refinements on: the shipped kernel's order (the lab's scheduler
  * turns them off one by one for A/B). */
@@ -281,7 +324,9 @@ template <typename C, typename Order = hop_order_all> struct hop_schedule {
     int group;  /* query heads per K/V head: head bh reads K/V head bh / group */
     int n_mb;   /* row blocks per head */
     int n_sl;   /* SPAN: 64-row slices per head */
-    int n_work; /* work tiles of the grid (plain: the CTA's one) */
+    int n_work; /* work tiles of the grid (plain: the CTA's one); MC: pairs of them */
+    int pair_heads; /* MC: a pair is two query heads of one K/V group (else two row blocks) */
+    int rank;       /* MC: this CTA's rank in its cluster, its tile of each pair */
     const hop_ragged_tile *tiles; /* ragged: the work tiles in order; NULL: a dense batch */
     Order order;
 
@@ -291,10 +336,12 @@ template <typename C, typename Order = hop_order_all> struct hop_schedule {
         : S(S_), causal(causal_), n_bh(n_bh_), sec_heads(sec_heads_), group(group_), n_mb((S_ + C::BM - 1) / C::BM),
           n_sl((S_ + 63) / 64),
           n_work(C::SPAN ? (n_sl * n_bh_ + C::NCW - 1) / C::NCW
-                 : C::PERS ? (tiles_ ? n_ragged : n_mb * n_bh_)
-                           : 1),
-          tiles(tiles_), order(order_)
+                 : !C::PERS ? 1
+                 : C::MC   ? hop_pairs(S_, C::BM, n_bh_, group_)
+                           : (tiles_ ? n_ragged : n_mb * n_bh_)),
+          pair_heads(group_ % 2 == 0), rank(0), tiles(tiles_), order(order_)
     {
+        if constexpr (C::MC) rank = (int)cluster_rank();
     }
 
     /* the K/V head (row of K's and V's tensor maps) of query head bh: with
@@ -306,7 +353,7 @@ template <typename C, typename Order = hop_order_all> struct hop_schedule {
     __device__ __forceinline__ int tile_at(int k) const
     {
         if constexpr (C::PERS) {
-            const int G = (int)gridDim.x, x = (int)blockIdx.x;
+            const int G = (int)gridDim.x / C::CL, x = (int)blockIdx.x / C::CL;
             return k * G + ((k & 1) ? G - 1 - x : x);
         } else {
             return k;
@@ -336,21 +383,41 @@ template <typename C, typename Order = hop_order_all> struct hop_schedule {
             n_tiles = (S + BN - 1) / BN;
             return;
         }
-        const int lin = C::PERS ? tile : (int)(blockIdx.x + blockIdx.y * gridDim.x);
-        if (tiles) {
-            const hop_ragged_tile e = tiles[lin];
-            tok0 = e.tok0, len = e.len, bh = e.head, m0 = e.m0;
-            const int n_end = causal ? min(len, m0 + C::BM) : len;
-            n_tiles = (n_end + BN - 1) / BN;
-            return;
+        if constexpr (C::MC) {
+            /* pair lin of the cluster; this CTA's tile of it */
+            const int lin = C::PERS ? tile : (int)(blockIdx.x / 2 + blockIdx.y * (gridDim.x / 2));
+            if (pair_heads) {
+                dense_tile(lin, n_bh / 2, C::BM, n_mb, m0, bh);
+                bh = 2 * bh + rank;
+            } else {
+                dense_tile(lin, n_bh, 2 * C::BM, (S + 2 * C::BM - 1) / (2 * C::BM), m0, bh);
+                m0 += rank * C::BM;
+            }
+        } else {
+            const int lin = C::PERS ? tile : (int)(blockIdx.x + blockIdx.y * gridDim.x);
+            if (tiles) {
+                const hop_ragged_tile e = tiles[lin];
+                tok0 = e.tok0, len = e.len, bh = e.head, m0 = e.m0;
+                const int n_end = causal ? min(len, m0 + C::BM) : len;
+                n_tiles = (n_end + BN - 1) / BN;
+                return;
+            }
+            dense_tile(lin, n_bh, C::BM, n_mb, m0, bh);
         }
-        int mb_sec = n_mb;
-        if (!causal && order.ragged_last() && n_mb > 1 && n_mb * C::BM > S) {
-            mb_sec = n_mb - 1;
-            if (lin >= mb_sec * n_bh) {
-                bh = lin - mb_sec * n_bh;
-                m0 = mb_sec * C::BM;
-                n_tiles = (S + BN - 1) / BN;
+        const int n_end = causal ? min(S, m0 + C::BM) : S;
+        n_tiles = (n_end + BN - 1) / BN;
+    }
+
+    /* Dense tile lin of nbh heads cut into nmb row blocks of bm rows: its
+     * first row m0 and head bh, in the order of the comment above. */
+    __device__ __forceinline__ void dense_tile(int lin, int nbh, int bm, int nmb, int &m0, int &bh) const
+    {
+        int mb_sec = nmb;
+        if (!causal && order.ragged_last() && nmb > 1 && nmb * bm > S) {
+            mb_sec = nmb - 1;
+            if (lin >= mb_sec * nbh) {
+                bh = lin - mb_sec * nbh;
+                m0 = mb_sec * bm;
                 return;
             }
         }
@@ -358,14 +425,12 @@ template <typename C, typename Order = hop_order_all> struct hop_schedule {
         const int sec = hop_div(lin, sec_tiles);
         const int r = lin - sec * sec_tiles;
         const int h0 = sec * sec_heads;
-        const int nh = min(sec_heads, n_bh - h0);
+        const int nh = min(sec_heads, nbh - h0);
         const int mi = hop_div(r, nh);
         bh = h0 + (r - mi * nh);
-        const int m_block = causal ? n_mb - 1 - mi : mi; /* causal: mb_sec == n_mb */
-        m0 = m_block * C::BM;
-        if (causal && order.ragged_first() && S % 64 == 0) m0 -= n_mb * C::BM - S;
-        const int n_end = causal ? min(S, m0 + C::BM) : S;
-        n_tiles = (n_end + BN - 1) / BN;
+        const int m_block = causal ? nmb - 1 - mi : mi; /* causal: mb_sec == nmb */
+        m0 = m_block * bm;
+        if (causal && order.ragged_first() && S % 64 == 0) m0 -= nmb * bm - S;
     }
 
     /* the first head of a work tile and how many heads its rows span (SPAN:
@@ -396,7 +461,11 @@ template <typename C, typename Order = hop_order_all> struct hop_schedule {
 /* ------------------------------------------------------------ producer */
 
 /* Thread 0 of warpgroup 0: every TMA load of the CTA, in the order the
- * consumers use them. */
+ * consumers use them. MC: box c of each K/V tile comes from the cluster's
+ * CTA c % 2, multicast to both; each CTA arms its own full barrier for the
+ * whole tile, since both halves land in it (the other CTA's bytes may
+ * arrive before the arming: a phase completes only once its one arrival
+ * has come and its byte count is back at zero). */
 template <int D, typename C, typename Schedule>
 static __device__ __forceinline__ void hop_produce(const Schedule &sch, const hop_smem<D, C> &sm,
                                                    const hop_barriers<D, C> &bar, const CUtensorMap *tm_q,
@@ -434,6 +503,19 @@ static __device__ __forceinline__ void hop_produce(const Schedule &sch, const ho
                                 tok0 + q_m0 + 64 * w, q_bh);
             }
         };
+        /* the boxes of one K or V tile (keys row.. of K/V head kv) into the
+         * slot at dst, counted on barrier full */
+        auto load_kv = [&](uint32_t dst, const CUtensorMap *map, uint32_t full, int row, int kv) {
+#pragma unroll
+            for (int c = 0; c < CHUNKS; c++) {
+                if constexpr (C::MC) {
+                    if (c % 2 == sch.rank)
+                        tma_load_3d_multicast(dst + c * KCH, map, full, c * HOP_CHUNK_COLS, row, kv, 0x3);
+                } else {
+                    tma_load_3d(dst + c * KCH, map, full, c * HOP_CHUNK_COLS, row, kv);
+                }
+            }
+        };
         if constexpr (C::SEPKV) {
             /* step it loads K(it), then V(it-1); SPAN: one tile per head of
              * the work tile, head h0 + h at ring position gi + ns·it + h */
@@ -444,10 +526,7 @@ static __device__ __forceinline__ void hop_produce(const Schedule &sch, const ho
                         const int n = gi + ns * it + h;
                         const int kv = C::SPAN ? sch.kv_head(h0 + h) : kvh;
                         const uint32_t full = bar.acquire_k(n, ns > 1, sch.stand_in(tile, h0, h));
-#pragma unroll
-                        for (int c = 0; c < CHUNKS; c++)
-                            tma_load_3d(sm.k_tile(n) + c * KCH, tm_k, full, c * HOP_CHUNK_COLS, tok0 + it * C::BN,
-                                        kv);
+                        load_kv(sm.k_tile(n), tm_k, full, tok0 + it * C::BN, kv);
                     }
                 }
                 if (it > 0) {
@@ -455,10 +534,7 @@ static __device__ __forceinline__ void hop_produce(const Schedule &sch, const ho
                         const int n = gi + ns * (it - 1) + h;
                         const int kv = C::SPAN ? sch.kv_head(h0 + h) : kvh;
                         const uint32_t full = bar.acquire_v(n, ns > 1, sch.stand_in(tile, h0, h));
-#pragma unroll
-                        for (int c = 0; c < CHUNKS; c++)
-                            tma_load_3d(sm.v_tile(n) + c * KCH, tm_v, full, c * HOP_CHUNK_COLS,
-                                        tok0 + (it - 1) * C::BN, kv);
+                        load_kv(sm.v_tile(n), tm_v, full, tok0 + (it - 1) * C::BN, kv);
                     }
                 }
             }
@@ -468,16 +544,13 @@ static __device__ __forceinline__ void hop_produce(const Schedule &sch, const ho
                 if (it == q_at) load_q();
                 if (it == n_tiles) break;
                 const uint32_t full = bar.acquire_k(gi, false, 0u);
-#pragma unroll
-                for (int c = 0; c < CHUNKS; c++)
-                    tma_load_3d(sm.k_tile(gi) + c * KCH, tm_k, full, c * HOP_CHUNK_COLS, tok0 + it * C::BN, kvh);
-#pragma unroll
-                for (int c = 0; c < CHUNKS; c++)
-                    tma_load_3d(sm.v_tile(gi) + c * KCH, tm_v, full, c * HOP_CHUNK_COLS, tok0 + it * C::BN, kvh);
+                load_kv(sm.k_tile(gi), tm_k, full, tok0 + it * C::BN, kvh);
+                load_kv(sm.v_tile(gi), tm_v, full, tok0 + it * C::BN, kvh);
                 gi++;
             }
         }
     }
+    if constexpr (C::MC) bar.drain(gi);
 }
 
 /* ------------------------------------------------- the consumer's math */

@@ -1,12 +1,14 @@
 /* hopper_host.cuh — the host side that flash_hopper (flash_hopper.cu) and
  * its tuning lab (lab/flash_hopper_lab.cu) share: the TMA tensor maps of
  * Q, K and V, the launch geometry of a configuration, the device checks of
- * supports(), and the SM count a persistent grid is sized by. */
+ * supports(), and the SM count (and 2-CTA cluster count) a persistent grid
+ * is sized by. */
 #ifndef ATTN_HOPPER_HOST_CUH
 #define ATTN_HOPPER_HOST_CUH
 
 #include "../common/attn.h"
 #include "../common/errors.h"
+#include "flash_hopper_phases.cuh" /* hop_pairs */
 #include "hopper_ptx.cuh"
 
 #include <cuda.h> /* CUtensorMap and its enums only: no -lcuda, see hop_get_encode() */
@@ -92,11 +94,21 @@ static int hop_maps_for(struct hop_maps *m, const struct attn_problem *p, const 
 /* The grid of configuration C for S rows of bh heads: (row blocks, B·H),
  * or for a persistent one as many CTAs as work tiles, n_sm at most (SPAN:
  * tiles of NCW 64-row slices over every head's slices). A ragged batch's
- * n_ragged work tiles (> 0): one CTA each, or a persistent grid over them. */
-template <typename C> static dim3 hop_grid(int S, size_t bh, int n_sm, int n_ragged)
+ * n_ragged work tiles (> 0): one CTA each, or a persistent grid over them.
+ * MC: a cluster of two CTAs per pair of work tiles (hop_pairs, with group
+ * query heads per K/V head), x counting CTAs: plain, (2 · pairs per head
+ * or per head pair, heads or head pairs); persistent, 2 · pairs, n_sm at
+ * most (even). */
+template <typename C> static dim3 hop_grid(int S, size_t bh, int n_sm, int n_ragged, int group)
 {
     const unsigned n_mb = (unsigned)((S + C::BM - 1) / C::BM);
     if (n_ragged > 0) return dim3((unsigned)(C::PERS && n_ragged > n_sm ? n_sm : n_ragged), 1);
+    if (C::MC) {
+        const bool heads = group % 2 == 0;
+        if (!C::PERS) return heads ? dim3(2 * n_mb, (unsigned)(bh / 2)) : dim3(2 * ((n_mb + 1) / 2), (unsigned)bh);
+        const size_t pairs = (size_t)hop_pairs(S, C::BM, (int)bh, group), cap = (size_t)(n_sm / 2);
+        return dim3((unsigned)(2 * (pairs < cap ? pairs : cap)), 1);
+    }
     if (!C::PERS) return dim3(n_mb, (unsigned)bh);
     const size_t work = C::SPAN ? ((size_t)((S + 63) / 64) * bh + C::NCW - 1) / C::NCW : (size_t)n_mb * bh;
     return dim3((unsigned)(work < (size_t)n_sm ? work : (size_t)n_sm), 1);
@@ -112,6 +124,39 @@ static int hop_sm_count(void)
     }
     (void)cudaGetLastError();
     return n_sm;
+}
+
+/* A launch of grid × threads (smem bytes of dynamic shared memory) on
+ * stream s in clusters of two CTAs along x; attr holds the cluster shape
+ * and must outlive the launch call. */
+static inline cudaLaunchConfig_t hop_pair_launch(cudaLaunchAttribute *attr, dim3 grid, int threads, size_t smem,
+                                                 cudaStream_t s)
+{
+    *attr = cudaLaunchAttribute{};
+    attr->id = cudaLaunchAttributeClusterDimension;
+    attr->val.clusterDim.x = 2, attr->val.clusterDim.y = 1, attr->val.clusterDim.z = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = dim3((unsigned)threads, 1, 1);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = s;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    return cfg;
+}
+
+/* The clusters of two CTAs of kernel (blocks of threads threads, smem
+ * bytes of dynamic shared memory) that can run at once on the device, at
+ * least 1 (when it cannot be read: n_sm / 2). */
+static inline int hop_max_pair_clusters(const void *kernel, int threads, size_t smem, int n_sm)
+{
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg =
+        hop_pair_launch(&attr, dim3((unsigned)(n_sm >= 4 ? n_sm / 2 * 2 : 2), 1, 1), threads, smem, 0);
+    int n = 0;
+    if (cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) != cudaSuccess || n < 1) n = n_sm / 2;
+    (void)cudaGetLastError();
+    return n < 1 ? 1 : n;
 }
 
 /* supports()'s checks that do not depend on the configuration: NULL when

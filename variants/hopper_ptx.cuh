@@ -1,5 +1,6 @@
 /* hopper_ptx.cuh — the sm_90a instructions flash_hopper is built from, one
- * small inline wrapper each: mbarriers, TMA tensor loads, setmaxnreg,
+ * small inline wrapper each: mbarriers (and their cluster-wide arrivals and
+ * waits), TMA tensor loads (multicast too), cluster rank and barrier, setmaxnreg,
  * wgmma (fence, commit, wait, the four shapes we issue) and its
  * shared-memory descriptors, named barriers, the async-proxy fence. Shared
  * by the shipped kernel (flash_hopper_kernel.cuh) and the tuning lab
@@ -72,17 +73,22 @@ static __device__ __forceinline__ void mbar_arrive_n(uint32_t bar, uint32_t coun
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
 }
 
-static __device__ __forceinline__ uint32_t mbar_try_wait(uint32_t bar, uint32_t parity)
+/* One test of the phase of `bar` with this parity; CLUSTER: acquiring at
+ * cluster scope (the accesses other CTAs of the cluster made before their
+ * arrivals come before ours after the wait). */
+#define HOP_TRY_WAIT(SEM, bar, parity, done)                                                          \
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity" SEM ".shared::cta.b64 p, [%1], %2;\n"   \
+                 "selp.u32 %0, 1, 0, p;\n}\n"                                                          \
+                 : "=r"(done)                                                                          \
+                 : "r"(bar), "r"(parity)                                                               \
+                 : "memory")
+template <bool CLUSTER = false> static __device__ __forceinline__ uint32_t mbar_try_wait(uint32_t bar, uint32_t parity)
 {
     uint32_t done;
-    asm volatile("{\n"
-                 ".reg .pred p;\n"
-                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                 "selp.u32 %0, 1, 0, p;\n"
-                 "}\n"
-                 : "=r"(done)
-                 : "r"(bar), "r"(parity)
-                 : "memory");
+    if constexpr (CLUSTER)
+        HOP_TRY_WAIT(".acquire.cluster", bar, parity, done);
+    else
+        HOP_TRY_WAIT("", bar, parity, done);
     return done;
 }
 
@@ -96,13 +102,15 @@ static __device__ __forceinline__ uint64_t global_ns(void)
 #endif
 
 /* Blocks until the phase of `bar` with this parity has completed; `what`
- * names the barrier in the debug build's message. */
+ * names the barrier in the debug build's message. CLUSTER: a barrier that
+ * other CTAs of the cluster arrive on. */
+template <bool CLUSTER = false>
 static __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity, const char *what)
 {
 #ifdef ATTN_HOPPER_DEBUG
     const uint64_t t0 = global_ns();
     uint32_t tries = 0;
-    while (!mbar_try_wait(bar, parity)) {
+    while (!mbar_try_wait<CLUSTER>(bar, parity)) {
         ++tries;
         if (tries >= ATTN_HOPPER_SPIN_LIMIT ||
             ((tries & 1023u) == 0 && global_ns() - t0 > ATTN_HOPPER_TIMEOUT_NS)) {
@@ -113,9 +121,39 @@ static __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity, 
     }
 #else
     (void)what;
-    while (!mbar_try_wait(bar, parity)) {
+    while (!mbar_try_wait<CLUSTER>(bar, parity)) {
     }
 #endif
+}
+
+/* ------------------------------------------------------------- clusters */
+
+/* This CTA's rank in its cluster. */
+static __device__ __forceinline__ uint32_t cluster_rank(void)
+{
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+
+/* Every thread of every CTA of the cluster: the barriers each CTA has
+ * initialised are visible to the others after it (the multicast loads and
+ * remote arrivals that follow target them). */
+static __device__ __forceinline__ void cluster_sync(void)
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\n"
+                 "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+/* One arrival on the mbarrier at this CTA's address `bar` in the cluster's
+ * CTA `rank` (this one included), ordering this thread's earlier accesses
+ * before it at cluster scope. */
+static __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank)
+{
+    asm volatile("{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %0, %1;\n"
+                 " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+                 "r"(rank)
+                 : "memory");
 }
 
 /* Orders this thread's generic-proxy shared-memory accesses before later
@@ -135,6 +173,18 @@ static __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorM
     asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
                  " [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(dst),
                  "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
+                 : "memory");
+}
+
+/* tma_load_3d into the same shared-memory offset of every CTA of the
+ * cluster in cta_mask (bit r: rank r), each CTA's barrier at offset `bar`
+ * counting the bytes that land in it. */
+static __device__ __forceinline__ void tma_load_3d_multicast(uint32_t dst, const CUtensorMap *map, uint32_t bar,
+                                                             int c0, int c1, int c2, uint16_t cta_mask)
+{
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                 " [%0], [%1, {%3, %4, %5}], [%2], %6;\n" ::"r"(dst),
+                 "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "h"(cta_mask)
                  : "memory");
 }
 

@@ -45,7 +45,7 @@ template <typename T, int D, typename C>
 static int launch_cfg(const CUtensorMap *tm, const CUtensorMap *tm_o, void *o, const struct lab_launch *l,
                       cudaStream_t s)
 {
-    flash_hopper_lab_kernel<T, D, C><<<hop_grid<C>(l->S, l->bh, l->n_sm, 0), C::THREADS, hop_smem_bytes<D, C>(), s>>>(
+    flash_hopper_lab_kernel<T, D, C><<<hop_grid<C>(l->S, l->bh, l->n_sm, 0, 1), C::THREADS, hop_smem_bytes<D, C>(), s>>>(
         tm[0], tm[1], tm[2], *tm_o, (T *)o, l->S, l->causal, l->scale_log2, (int)l->bh, l->sec_heads, l->opts);
     LAUNCH_TRY("flash_hopper_lab_kernel");
     return ATTN_OK;

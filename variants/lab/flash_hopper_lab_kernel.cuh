@@ -36,6 +36,8 @@ struct lab_cfg {
     static constexpr bool XT_EARLY = XT_ == 2; /* ... the epilogue before the new first softmax */
     static constexpr int BN = BN_;             /* keys per K/V tile */
     static constexpr bool SPAN = SPAN_;        /* work tiles of NCW 64-row slices, spanning heads */
+    static constexpr bool MC = false;          /* 2-CTA clusters: the shipped table's *_mc configurations only */
+    static constexpr int CL = 1;
     static_assert(BN_ == 64 || BN_ == 80 || BN_ == 96 || BN_ == 128 || BN_ == 192 || BN_ == 256,
                   "BN: 64, 80, 96, 128, 192 or 256");
     static_assert(!SEPKV || PIPE_, "separate K/V rings are written for the PIPE schedule");
