@@ -187,7 +187,7 @@ template <int D, typename C> struct hop_barriers {
     __device__ __forceinline__ uint32_t acquire_k(int n, bool spans, uint32_t stand_in) const
     {
         const int s = n % STAGES;
-        mbar_wait<C::MC>(empty(s), ((uint32_t)(n / STAGES) & 1u) ^ 1u, "kempty");
+        mbar_wait(empty(s), ((uint32_t)(n / STAGES) & 1u) ^ 1u, "kempty");
         if (C::SPAN && spans) mbar_arrive_n(empty(s), stand_in);
         mbar_arrive_expect_tx(full(s), C::SEPKV ? TILE : 2 * TILE);
         return full(s);
@@ -196,7 +196,7 @@ template <int D, typename C> struct hop_barriers {
     {
         static_assert(C::SEPKV, "one shared ring: V comes with K");
         const int s = n % VSTAGES;
-        mbar_wait<C::MC>(vempty(s), ((uint32_t)(n / VSTAGES) & 1u) ^ 1u, "vempty");
+        mbar_wait(vempty(s), ((uint32_t)(n / VSTAGES) & 1u) ^ 1u, "vempty");
         if (C::SPAN && spans) mbar_arrive_n(vempty(s), stand_in);
         mbar_arrive_expect_tx(vfull(s), TILE);
         return vfull(s);
@@ -208,10 +208,10 @@ template <int D, typename C> struct hop_barriers {
     __device__ __forceinline__ void drain(int n) const
     {
         for (int i = n; i < n + STAGES; i++)
-            mbar_wait<true>(empty(i % STAGES), ((uint32_t)(i / STAGES) & 1u) ^ 1u, "kempty (drain)");
+            mbar_wait(empty(i % STAGES), ((uint32_t)(i / STAGES) & 1u) ^ 1u, "kempty (drain)");
         if constexpr (C::SEPKV)
             for (int i = n; i < n + VSTAGES; i++)
-                mbar_wait<true>(vempty(i % VSTAGES), ((uint32_t)(i / VSTAGES) & 1u) ^ 1u, "vempty (drain)");
+                mbar_wait(vempty(i % VSTAGES), ((uint32_t)(i / VSTAGES) & 1u) ^ 1u, "vempty (drain)");
     }
 
     /* Q buffer b of consumer w, its use-th use; bytes 0: no rows to load

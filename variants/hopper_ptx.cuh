@@ -1,6 +1,7 @@
 /* hopper_ptx.cuh — the sm_90a instructions flash_hopper is built from, one
- * small inline wrapper each: mbarriers (and their cluster-wide arrivals and
- * waits), TMA tensor loads (multicast too), cluster rank and barrier, setmaxnreg,
+ * small inline wrapper each: mbarriers (arrivals on another CTA's of the
+ * cluster too), TMA tensor loads (multicast too), the cluster's rank and
+ * barrier, setmaxnreg,
  * wgmma (fence, commit, wait, the four shapes we issue) and its
  * shared-memory descriptors, named barriers, the async-proxy fence. Shared
  * by the shipped kernel (flash_hopper_kernel.cuh) and the tuning lab
@@ -73,22 +74,17 @@ static __device__ __forceinline__ void mbar_arrive_n(uint32_t bar, uint32_t coun
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
 }
 
-/* One test of the phase of `bar` with this parity; CLUSTER: acquiring at
- * cluster scope (the accesses other CTAs of the cluster made before their
- * arrivals come before ours after the wait). */
-#define HOP_TRY_WAIT(SEM, bar, parity, done)                                                          \
-    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity" SEM ".shared::cta.b64 p, [%1], %2;\n"   \
-                 "selp.u32 %0, 1, 0, p;\n}\n"                                                          \
-                 : "=r"(done)                                                                          \
-                 : "r"(bar), "r"(parity)                                                               \
-                 : "memory")
-template <bool CLUSTER = false> static __device__ __forceinline__ uint32_t mbar_try_wait(uint32_t bar, uint32_t parity)
+static __device__ __forceinline__ uint32_t mbar_try_wait(uint32_t bar, uint32_t parity)
 {
     uint32_t done;
-    if constexpr (CLUSTER)
-        HOP_TRY_WAIT(".acquire.cluster", bar, parity, done);
-    else
-        HOP_TRY_WAIT("", bar, parity, done);
+    asm volatile("{\n"
+                 ".reg .pred p;\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                 "selp.u32 %0, 1, 0, p;\n"
+                 "}\n"
+                 : "=r"(done)
+                 : "r"(bar), "r"(parity)
+                 : "memory");
     return done;
 }
 
@@ -102,15 +98,13 @@ static __device__ __forceinline__ uint64_t global_ns(void)
 #endif
 
 /* Blocks until the phase of `bar` with this parity has completed; `what`
- * names the barrier in the debug build's message. CLUSTER: a barrier that
- * other CTAs of the cluster arrive on. */
-template <bool CLUSTER = false>
+ * names the barrier in the debug build's message. */
 static __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity, const char *what)
 {
 #ifdef ATTN_HOPPER_DEBUG
     const uint64_t t0 = global_ns();
     uint32_t tries = 0;
-    while (!mbar_try_wait<CLUSTER>(bar, parity)) {
+    while (!mbar_try_wait(bar, parity)) {
         ++tries;
         if (tries >= ATTN_HOPPER_SPIN_LIMIT ||
             ((tries & 1023u) == 0 && global_ns() - t0 > ATTN_HOPPER_TIMEOUT_NS)) {
@@ -121,7 +115,7 @@ static __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity, 
     }
 #else
     (void)what;
-    while (!mbar_try_wait<CLUSTER>(bar, parity)) {
+    while (!mbar_try_wait(bar, parity)) {
     }
 #endif
 }
@@ -146,13 +140,16 @@ static __device__ __forceinline__ void cluster_sync(void)
 }
 
 /* One arrival on the mbarrier at this CTA's address `bar` in the cluster's
- * CTA `rank` (this one included), ordering this thread's earlier accesses
- * before it at cluster scope. */
+ * CTA `rank` (this one included). Release at CTA scope, as mbar_arrive: a
+ * consumer arrives once the wgmmas that read a slot are complete, and what
+ * follows in the other CTA is a TMA write into that slot. (.release.cluster
+ * compiles to MEMBAR.ALL.GPU and two error barriers before every arrival,
+ * and .acquire.cluster on the producer's wait to an L1 invalidation after
+ * it: 22-52% slower, NOTES v14.) */
 static __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank)
 {
     asm volatile("{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %0, %1;\n"
-                 " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
-                 "r"(rank)
+                 " mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar), "r"(rank)
                  : "memory");
 }
 
