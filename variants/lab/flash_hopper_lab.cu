@@ -242,7 +242,10 @@ static const struct lab_hopper_cfg cfgs[] = {
 
 /* flash_hopper's own choice per (head_dim, causal, seq_len) in the lab's
  * names (keep in step with default_cfg() in flash_hopper.cu), so that an
- * unset ATTN_FLASH_HOPPER_CFG runs what the shipped variant runs. */
+ * unset ATTN_FLASH_HOPPER_CFG runs what the shipped variant runs; but for
+ * D=128 non-causal S <= 4096, where flash_hopper runs d128_persistent on
+ * 2-CTA clusters (d128_persistent_mc) and the lab has no clusters, the lab
+ * runs the same kernel on single CTAs (pers_kv_pp). */
 static const char *default_cfg(int head_dim, bool causal, int seq_len)
 {
     if (head_dim == 128 && seq_len <= 1024) return "pers_kv_pp";
