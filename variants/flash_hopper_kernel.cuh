@@ -42,7 +42,11 @@
  * static snake over the work tiles, Q double-buffered where it fits; XT:
  * the next tile's first Q·Kᵀ goes out with this tile's last P·V, so the
  * tensor cores do not drain between work tiles); hop_schedule
- * (flash_hopper_phases.cuh) has the order.
+ * (flash_hopper_phases.cuh) has the order. MC: clusters of two CTAs, each
+ * pair of work tiles reading the same K/V tiles (two query heads of one
+ * K/V group at one row block, or two row blocks of one head: hop_pairs);
+ * each K/V tile is loaded once for the pair, half of its boxes by each CTA,
+ * multicast into both.
  *
  * ------------------------------------------------- shared-memory map
  * From a 1024-byte-aligned base (the 128B swizzle pattern repeats every
@@ -101,6 +105,17 @@
  *   generic proxy against the next TMA write and releases the slice. With
  *   one Q buffer the producer issues a tile's first K/V loads before its
  *   Q (their slots free up while the previous tile finishes).
+ *   MC: box c of a K/V tile comes from CTA c % 2 of the cluster, multicast
+ *   into the same slot of both CTAs and counted on each one's full barrier,
+ *   which its own producer arms for the whole tile (the other half may land
+ *   first: the phase still waits for the arming's arrival); empty barriers
+ *   count the consumer warps of both CTAs (8·NCW), lane r of each warp
+ *   arriving on CTA r's, so that no producer writes into a slot that a
+ *   consumer of either CTA still reads; both CTAs walk the same ring
+ *   positions (a pair's tiles have the same key tiles). barrier.cluster
+ *   replaces __syncthreads() after the initialisation, and the producer
+ *   ends by waiting for every slot's next release (drain), so that no
+ *   arrival of the other CTA reaches one that has exited.
  *   SPAN: a step loads one K and one V tile per head of the work tile
  *   (position kv0 + ns·it + h); each consumer waits for and releases only
  *   its own head's slot, and the producer arrives on that slot's empty
@@ -109,12 +124,12 @@
  *   A consumer whose rows all lie outside [0, S) (a ragged row block) and,
  *   causal, the key tiles past a consumer's last row keep every wait, turn
  *   and release of the pipeline but issue no math (pass_*).
- * Thread 0 initialises the barriers, fence.mbarrier_init, __syncthreads(),
- * then the roles split; no block-wide barrier after that. The "+f" fences
+ * Thread 0 initialises the barriers, fence.mbarrier_init, __syncthreads()
+ * (MC: barrier.cluster), then the roles split; no block-wide barrier after that. The "+f" fences
  * around wgmma commit/wait keep the compiler off accumulators in flight.
  *
  * Why it is written this way, and every measurement behind it:
- * variants/NOTES-flash_hopper.md (v1–v13). ptxas serialises the
+ * variants/NOTES-flash_hopper.md (v1–v14). ptxas serialises the
  * wgmmas (C75xx) when the GEMMs sit in control flow that can skip them
  * (an early return, a branch that stays open across a wgmma wait), and the
  * Makefile fails the build if it does, or if an instance spills. */
