@@ -42,11 +42,11 @@
  * static snake over the work tiles, Q double-buffered where it fits; XT:
  * the next tile's first Q·Kᵀ goes out with this tile's last P·V, so the
  * tensor cores do not drain between work tiles); hop_schedule
- * (flash_hopper_phases.cuh) has the order. MC: clusters of two CTAs, each
- * pair of work tiles reading the same K/V tiles (two query heads of one
- * K/V group at one row block, or two row blocks of one head: hop_pairs);
- * each K/V tile is loaded once for the pair, half of its boxes by each CTA,
- * multicast into both.
+ * (flash_hopper_phases.cuh) has the order. MC: a persistent grid of
+ * clusters of two CTAs, each pair of work tiles reading the same K/V
+ * tiles (two query heads of one K/V group at one row block, or two row
+ * blocks of one head: hop_pairs); each K/V tile is loaded once for the
+ * pair, half of its boxes by each CTA, multicast into both.
  *
  * ------------------------------------------------- shared-memory map
  * From a 1024-byte-aligned base (the 128B swizzle pattern repeats every
@@ -125,8 +125,9 @@
  *   causal, the key tiles past a consumer's last row keep every wait, turn
  *   and release of the pipeline but issue no math (pass_*).
  * Thread 0 initialises the barriers, fence.mbarrier_init, __syncthreads()
- * (MC: barrier.cluster), then the roles split; no block-wide barrier after that. The "+f" fences
- * around wgmma commit/wait keep the compiler off accumulators in flight.
+ * (MC: barrier.cluster), then the roles split; no block-wide barrier after
+ * that. The "+f" fences around wgmma commit/wait keep the compiler off
+ * accumulators in flight.
  *
  * Why it is written this way, and every measurement behind it:
  * variants/NOTES-flash_hopper.md (v1–v14). ptxas serialises the

@@ -37,13 +37,15 @@ struct hop_cfg {
     static constexpr bool XT_EARLY = XT_ == 2;
     /* a work tile is NCW consecutive 64-row slices of every head's slices */
     static constexpr bool SPAN = SPAN_;
-    /* two CTAs of a cluster run work tiles that read the same K/V tiles (the
-     * query heads 2v, 2v + 1 of one K/V group at one row block, or two row
-     * blocks of one head) and load each K/V tile once for both: each CTA
-     * issues half of its boxes, multicast to the two (hop_pairs) */
+    /* persistent, on 2-CTA clusters: the two CTAs run work tiles that read
+     * the same K/V tiles (the query heads 2v, 2v + 1 of one K/V group at one
+     * row block, or two row blocks of one head) and load each K/V tile once
+     * for both: each CTA issues half of its boxes, multicast to the two
+     * (hop_pairs; plain grids on clusters lost 1-3% to their single-CTA
+     * twins, NOTES v14) */
     static constexpr bool MC = MC_;
     static constexpr int CL = MC_ ? 2 : 1; /* CTAs per cluster */
-    static_assert(!(MC_ && SPAN_), "MC: work tiles of one head each");
+    static_assert(!MC_ || (PERS_ && !SPAN_), "MC: a persistent grid of work tiles of one head each");
     static_assert(BN_ == 64 || BN_ == 80 || BN_ == 96 || BN_ == 128 || BN_ == 192, "BN: 64, 80, 96, 128 or 192");
     static_assert(!XT || (PERS_ && SEPKV), "XT: the persistent kernel with separate K and V rings");
     static_assert(!SPAN_ || (PERS_ && VSTAGES_ >= NCW_ && STAGES_ >= NCW_ && XT),
@@ -337,8 +339,8 @@ template <typename C, typename Order = hop_order_all> struct hop_schedule {
           n_sl((S_ + 63) / 64),
           n_work(C::SPAN ? (n_sl * n_bh_ + C::NCW - 1) / C::NCW
                  : !C::PERS ? 1
-                 : C::MC   ? hop_pairs(S_, C::BM, n_bh_, group_)
-                           : (tiles_ ? n_ragged : n_mb * n_bh_)),
+                 : C::MC    ? hop_pairs(S_, C::BM, n_bh_, group_)
+                            : (tiles_ ? n_ragged : n_mb * n_bh_)),
           pair_heads(group_ % 2 == 0), rank(0), tiles(tiles_), order(order_)
     {
         if constexpr (C::MC) rank = (int)cluster_rank();
@@ -384,13 +386,12 @@ template <typename C, typename Order = hop_order_all> struct hop_schedule {
             return;
         }
         if constexpr (C::MC) {
-            /* pair lin of the cluster; this CTA's tile of it */
-            const int lin = C::PERS ? tile : (int)(blockIdx.x / 2 + blockIdx.y * (gridDim.x / 2));
+            /* pair `tile`; this CTA's tile of it */
             if (pair_heads) {
-                dense_tile(lin, n_bh / 2, C::BM, n_mb, m0, bh);
+                dense_tile(tile, n_bh / 2, C::BM, n_mb, m0, bh);
                 bh = 2 * bh + rank;
             } else {
-                dense_tile(lin, n_bh, 2 * C::BM, (S + 2 * C::BM - 1) / (2 * C::BM), m0, bh);
+                dense_tile(tile, n_bh, 2 * C::BM, (S + 2 * C::BM - 1) / (2 * C::BM), m0, bh);
                 m0 += rank * C::BM;
             }
         } else {

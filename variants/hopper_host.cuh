@@ -93,23 +93,19 @@ static int hop_maps_for(struct hop_maps *m, const struct attn_problem *p, const 
 
 /* The grid of configuration C for S rows of bh heads: (row blocks, B·H),
  * or for a persistent one as many CTAs as work tiles, n_sm at most (SPAN:
- * tiles of NCW 64-row slices over every head's slices). A ragged batch's
- * n_ragged work tiles (> 0): one CTA each, or a persistent grid over them.
- * MC: a cluster of two CTAs per pair of work tiles (hop_pairs, with group
- * query heads per K/V head), x counting CTAs: plain, (2 · pairs per head
- * or per head pair, heads or head pairs); persistent, 2 · pairs, n_sm at
- * most (even). */
+ * tiles of NCW 64-row slices over every head's slices; MC: two CTAs per
+ * pair of work tiles, hop_pairs with group query heads per K/V head). A
+ * ragged batch's n_ragged work tiles (> 0): one CTA each, or a persistent
+ * grid over them. */
 template <typename C> static dim3 hop_grid(int S, size_t bh, int n_sm, int n_ragged, int group)
 {
     const unsigned n_mb = (unsigned)((S + C::BM - 1) / C::BM);
     if (n_ragged > 0) return dim3((unsigned)(C::PERS && n_ragged > n_sm ? n_sm : n_ragged), 1);
+    if (!C::PERS) return dim3(n_mb, (unsigned)bh);
     if (C::MC) {
-        const bool heads = group % 2 == 0;
-        if (!C::PERS) return heads ? dim3(2 * n_mb, (unsigned)(bh / 2)) : dim3(2 * ((n_mb + 1) / 2), (unsigned)bh);
         const size_t pairs = (size_t)hop_pairs(S, C::BM, (int)bh, group), cap = (size_t)(n_sm / 2);
         return dim3((unsigned)(2 * (pairs < cap ? pairs : cap)), 1);
     }
-    if (!C::PERS) return dim3(n_mb, (unsigned)bh);
     const size_t work = C::SPAN ? ((size_t)((S + 63) / 64) * bh + C::NCW - 1) / C::NCW : (size_t)n_mb * bh;
     return dim3((unsigned)(work < (size_t)n_sm ? work : (size_t)n_sm), 1);
 }
