@@ -375,7 +375,8 @@ static int setup_cfg(void **ctx, const struct attn_problem *p, const struct hopp
     c->launch.n_sm = max_ctas > 0 ? max_ctas : hop_sm_count();
     if (cfg->mc) {
         const int fit = hop_max_pair_clusters(cfg->kernel(), cfg->threads, cfg->smem, hop_sm_count());
-        c->launch.clusters = max_ctas > 0 && max_ctas / 2 < fit ? (max_ctas / 2 > 0 ? max_ctas / 2 : 1) : fit;
+        const int cap = max_ctas > 0 ? (max_ctas >= 4 ? max_ctas / 2 : 1) : fit;
+        c->launch.clusters = cap < fit ? cap : fit;
     }
     c->launch.sec_heads = (int)sec;
     c->launch.group = p->heads / attn_kv_heads(p);
