@@ -29,15 +29,17 @@
 /* ----------------------------------------------------- configurations */
 
 /*      hop_cfg<consumers, K stages, V stages (0: one K+V ring), keys per tile,
- *              P·V as N = 128, persistent, XT, span, K/V multicast to a 2-CTA cluster> */
+ *              P·V as N = 128, persistent, XT, span, K/V multicast to a 2-CTA cluster,
+ *              O in a buffer of its own and stored by TMA> */
 /* D=128: a plain grid of 128-row blocks, K and V of a tile in one 3-stage ring */
 typedef hop_cfg<2, 3, 0, 128, true> cfg_d128_grid_ring3;
 /* D=128: separate K and V rings of 2, P·V as two N = 64 wgmmas per k-step */
 typedef hop_cfg<2, 2, 2, 128, false> cfg_d128_grid_pv64;
 /* D=128: 192-key tiles, K and V rings of 2 */
 typedef hop_cfg<2, 2, 2, 192, true> cfg_d128_grid_192keys;
-/* D=128: one CTA per SM, two Q buffers, K and V rings of 2 */
-typedef hop_cfg<2, 2, 2, 128, true, true> cfg_d128_persistent;
+/* D=128: one CTA per SM, two Q buffers, K and V rings of 2, O staged
+ * apart and stored by TMA */
+typedef hop_cfg<2, 2, 2, 128, true, true, 0, false, false, true> cfg_d128_persistent;
 /* D=128: persistent, the next work tile's first Q·Kᵀ and softmax under this one's last P·V */
 typedef hop_cfg<2, 2, 2, 128, true, true, 1> cfg_d128_persistent_overlap;
 /* D=64: a plain grid of 192-row blocks (3 consumers), K and V rings of 4 */
@@ -62,7 +64,7 @@ typedef hop_cfg<2, 2, 2, 64, true, true> cfg_persistent_64keys;
  * work tiles reads the same K/V tiles (two query heads of one K/V group, or
  * two row blocks of one head: hop_pairs), and each CTA loads half of every
  * tile's boxes for both, so K/V cross from L2 to the SMs once per pair */
-typedef hop_cfg<2, 2, 2, 128, true, true, 0, false, true> cfg_d128_persistent_mc;
+typedef hop_cfg<2, 2, 2, 128, true, true, 0, false, true, true> cfg_d128_persistent_mc;
 
 template <typename T, int D, typename C> static int prepare_cfg(void)
 {
@@ -91,11 +93,12 @@ static int launch_cfg(const CUtensorMap *tm, void *o, const struct hop_launch *l
     if constexpr (C::MC) {
         cudaLaunchAttribute attr;
         const cudaLaunchConfig_t cfg = hop_pair_launch(&attr, grid, C::THREADS, hop_smem_bytes<D, C>(), s);
-        CUDA_TRY(cudaLaunchKernelEx(&cfg, flash_hopper_kernel<T, D, C>, tm[0], tm[1], tm[2], (T *)o, l->S, l->causal,
-                                    l->scale_log2, (int)l->bh, l->sec_heads, l->group, l->tiles, l->n_ragged));
+        CUDA_TRY(cudaLaunchKernelEx(&cfg, flash_hopper_kernel<T, D, C>, tm[0], tm[1], tm[2], tm[3], (T *)o, l->S,
+                                    l->causal, l->scale_log2, (int)l->bh, l->sec_heads, l->group, l->tiles,
+                                    l->n_ragged));
     } else {
         flash_hopper_kernel<T, D, C><<<grid, C::THREADS, hop_smem_bytes<D, C>(), s>>>(
-            tm[0], tm[1], tm[2], (T *)o, l->S, l->causal, l->scale_log2, (int)l->bh, l->sec_heads, l->group,
+            tm[0], tm[1], tm[2], tm[3], (T *)o, l->S, l->causal, l->scale_log2, (int)l->bh, l->sec_heads, l->group,
             l->tiles, l->n_ragged);
     }
     LAUNCH_TRY("flash_hopper_kernel");
@@ -408,7 +411,7 @@ static int hopper_setup(void **ctx, const struct attn_problem *p, void *workspac
 static int hopper_run(void *ctx, const void *q, const void *k, const void *v, void *o, attn_stream_t stream)
 {
     struct hopper_ctx *c = (struct hopper_ctx *)ctx;
-    ATTN_TRY(hop_maps_for(&c->maps, &c->p, q, k, v));
+    ATTN_TRY(hop_maps_for(&c->maps, &c->p, q, k, v, o));
     attn_range_push("flash_hopper_fwd");
     const int rc = c->cfg->launch(c->maps.tm, o, &c->launch, (cudaStream_t)stream);
     attn_range_pop();

@@ -183,6 +183,7 @@ struct hop_consumer {
     const hop_smem<D, C> &sm;
     const hop_barriers<D, C> &bar;
     T *o;
+    const CUtensorMap *tm_o; /* O as TMA sees it (OBUF, dense: the epilogue stores through it) */
     float scale_log2;
     Policy pol;
     int cw;                 /* consumer 0 .. NCW-1: its 64-row slice of the work tile */
@@ -219,9 +220,9 @@ struct hop_consumer {
     float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
 
     __device__ __forceinline__ hop_consumer(const Schedule &sch_, const hop_smem<D, C> &sm_,
-                                            const hop_barriers<D, C> &bar_, T *o_, float scale_log2_, int cw_,
-                                            Policy pol_ = Policy())
-        : sch(sch_), sm(sm_), bar(bar_), o(o_), scale_log2(scale_log2_), pol(pol_), cw(cw_),
+                                            const hop_barriers<D, C> &bar_, T *o_, const CUtensorMap *tm_o_,
+                                            float scale_log2_, int cw_, Policy pol_ = Policy())
+        : sch(sch_), sm(sm_), bar(bar_), o(o_), tm_o(tm_o_), scale_log2(scale_log2_), pol(pol_), cw(cw_),
           tid((int)threadIdx.x % 128)
     {
         /* warp-uniform too (broadcast): the mask test on warp_row0 is a uniform branch */
@@ -320,16 +321,33 @@ struct hop_consumer {
         return true;
     }
 
+    /* OBUF: this work tile's last Q·Kᵀ is complete (the caller waited for
+     * it), so its Q slice goes back to the producer now: the next-but-one
+     * tile's Q loads during this tile's last P·V and epilogue */
+    __device__ __forceinline__ void q_read_done(void) const
+    {
+        if constexpr (C::OBUF) bar.release_q_read(qb, cw, lane);
+    }
+
     /* O of a finished work tile (rows e_m0 + 64·cw.. of head e_bh, of a
      * sequence of e_len rows from token e_tok0; row sums sum) to global;
-     * then its Q buffer e_qb goes back to the producer. Dense O is [B·H, S,
-     * D]; ragged, [tokens, H, D]. */
+     * then (unless OBUF: released already) its Q buffer e_qb goes back to
+     * the producer. Dense O is [B·H, S, D]; ragged, [tokens, H, D]: OBUF
+     * stores a dense O by TMA, a ragged one (whose boxes would cross into
+     * the next sequence's rows) by 16-byte copies from its buffer. */
     __device__ __forceinline__ void epilogue(int e_m0, int e_bh, int e_len, int e_tok0, int e_qb,
                                              const float (&sum)[2])
     {
         T *oh = sch.tiles ? o + ((size_t)e_tok0 * sch.n_bh + e_bh) * D : o + (size_t)e_bh * sch.S * D;
         const size_t ostride = sch.tiles ? (size_t)sch.n_bh * D : (size_t)D;
-        if constexpr (Policy::TMA_STORE) {
+        if constexpr (C::OBUF) {
+            if (!sch.tiles)
+                hop_store_o_tma<T, D>(acc_o, sum, sm.o_slice(e_qb, cw), tm_o, e_m0 + 64 * cw, e_bh, warp, tid,
+                                      8 + cw);
+            else
+                pol.template store_o<T, D>(acc_o, sum, sm.o_slice(e_qb, cw), oh, ostride, e_m0 + 64 * cw, e_len,
+                                           warp, g, rows.t, tid, 8 + cw);
+        } else if constexpr (Policy::TMA_STORE) {
             static_assert(QB == 2 && !C::XT, "a TMA store of O: two Q buffers, no XT");
             pol.template store_o_tma<T, D>(acc_o, sum, sm.q_slice(e_qb, cw), e_m0 + 64 * cw, e_bh, warp, tid,
                                            8 + cw);
@@ -380,6 +398,7 @@ struct hop_consumer {
         }
         fence_regs(acc_s);
         bar.release_k(slot(0), lane);
+        if (n_mine == 1) q_read_done();
         softmax(0, rescale);
         hop_convert_p<T, BN>(p, acc_s);
     }
@@ -406,6 +425,7 @@ struct hop_consumer {
             issue_step<false>(it);
         fence_regs(acc_s);
         bar.release_k(slot(it), lane); /* Q·Kᵀ of tile it has read its K */
+        if (it == n_mine - 1) q_read_done();
         softmax(it, rescale);
         /* ptxas hoists the wait below above the whole softmax, which
          * serialises it with P·V; a store of a value that depends on every
@@ -554,8 +574,8 @@ struct hop_consumer {
             k++;
         }
         release_pending();
-        if constexpr (Policy::TMA_STORE)
-            if (tid == 0) bulk_wait_writes();
+        if constexpr (Policy::TMA_STORE || C::OBUF)
+            if (tid == 0) bulk_wait_writes(); /* the last store has read shared memory before the CTA exits */
     }
 };
 #endif /* HOP_DEVICE */
@@ -568,8 +588,8 @@ struct hop_consumer {
  * consume(consumer) runs a consumer's work loop (hop_consumer::run). */
 template <typename T, int D, typename C, typename Schedule, typename Policy, typename Consume>
 static __device__ __forceinline__ void hop_block(const Schedule &sch, Policy pol, const CUtensorMap *tm_q,
-                                                 const CUtensorMap *tm_k, const CUtensorMap *tm_v, T *o,
-                                                 float scale_log2, Consume consume)
+                                                 const CUtensorMap *tm_k, const CUtensorMap *tm_v,
+                                                 const CUtensorMap *tm_o, T *o, float scale_log2, Consume consume)
 {
     static_assert(hop_smem_bytes<D, C>() <= HOP_SMEM_OPTIN, "shared memory above the opt-in limit");
     extern __shared__ unsigned char smem_raw[];
@@ -592,7 +612,7 @@ static __device__ __forceinline__ void hop_block(const Schedule &sch, Policy pol
         return;
     }
     setmaxnreg_inc<C::CREG>();
-    hop_consumer<T, D, C, Schedule, Policy> consumer(sch, sm, bar, o, scale_log2, wg - 1, pol);
+    hop_consumer<T, D, C, Schedule, Policy> consumer(sch, sm, bar, o, tm_o, scale_log2, wg - 1, pol);
     consume(consumer);
 }
 #endif
@@ -602,16 +622,18 @@ static __device__ __forceinline__ void hop_block(const Schedule &sch, Policy pol
 template <typename T, int D, typename C>
 static __global__ void __launch_bounds__(C::THREADS, 1)
 flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
-                    const __grid_constant__ CUtensorMap tm_v, T *__restrict__ o, int S, int causal,
+                    const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_o,
+                    T *__restrict__ o, int S, int causal,
                     float scale_log2, int n_bh, int sec_heads, int group, const hop_ragged_tile *tiles,
                     int n_ragged)
 {
 #if HOP_DEVICE
     const hop_schedule<C> sch(S, causal, n_bh, sec_heads, hop_order_all(), group, tiles, n_ragged);
-    hop_block<T, D, C>(sch, hop_policy(), &tm_q, &tm_k, &tm_v, o, scale_log2, [](auto &consumer) { consumer.run(); });
+    hop_block<T, D, C>(sch, hop_policy(), &tm_q, &tm_k, &tm_v, &tm_o, o, scale_log2,
+                       [](auto &consumer) { consumer.run(); });
 #elif defined(__CUDA_ARCH__)
     /* built for a target without wgmma/TMA: supports() never lets this run */
-    (void)tm_q, (void)tm_k, (void)tm_v, (void)o, (void)S, (void)causal, (void)scale_log2, (void)n_bh,
+    (void)tm_q, (void)tm_k, (void)tm_v, (void)tm_o, (void)o, (void)S, (void)causal, (void)scale_log2, (void)n_bh,
         (void)sec_heads, (void)group, (void)tiles, (void)n_ragged;
     __trap();
 #endif

@@ -20,7 +20,7 @@
 /* One compiled configuration of the kernel (the table in flash_hopper.cu
  * names each instance). */
 template <int NCW_, int STAGES_, int VSTAGES_, int BN_, bool PVN_, bool PERS_ = false, int XT_ = 0,
-          bool SPAN_ = false, bool MC_ = false>
+          bool SPAN_ = false, bool MC_ = false, bool OBUF_ = false>
 struct hop_cfg {
     static constexpr int NCW = NCW_;       /* consumer warpgroups, 64 query rows each */
     static constexpr int STAGES = STAGES_; /* K ring depth (K+V ring when VSTAGES_ = 0) */
@@ -46,6 +46,11 @@ struct hop_cfg {
     static constexpr bool MC = MC_;
     static constexpr int CL = MC_ ? 2 : 1; /* CTAs per cluster */
     static_assert(!MC_ || (PERS_ && !SPAN_), "MC: a persistent grid of work tiles of one head each");
+    /* O staged in a buffer of its own (not the Q slice) and, dense, stored
+     * by TMA; the Q slice goes back to the producer once the work tile's
+     * last Q·Kᵀ is complete, before its last P·V and epilogue */
+    static constexpr bool OBUF = OBUF_;
+    static_assert(!OBUF_ || (PERS_ && XT_ == 0 && !SPAN_), "OBUF: the persistent kernel that drains between tiles");
     static_assert(BN_ == 64 || BN_ == 80 || BN_ == 96 || BN_ == 128 || BN_ == 192, "BN: 64, 80, 96, 128 or 192");
     static_assert(!XT || (PERS_ && SEPKV), "XT: the persistent kernel with separate K and V rings");
     static_assert(!SPAN_ || (PERS_ && VSTAGES_ >= NCW_ && STAGES_ >= NCW_ && XT),
@@ -74,7 +79,7 @@ template <typename C> static constexpr __host__ __device__ uint32_t hop_bar_byte
 }
 template <int D, typename C> static constexpr __host__ __device__ size_t hop_smem_with(int qbufs)
 {
-    return (size_t)qbufs * C::NCW * hop_chunks(D) * HOP_Q_CHUNK +
+    return (size_t)(qbufs + (C::OBUF ? 1 : 0)) * C::NCW * hop_chunks(D) * HOP_Q_CHUNK +
            (size_t)(C::STAGES + C::VSTAGES) * hop_chunks(D) * C::BN * 128 + hop_bar_bytes<C>() + 1024;
 }
 /* Q buffers: persistent configs double-buffer Q where it fits (the next
@@ -115,12 +120,19 @@ template <int D, typename C> struct hop_smem {
     static constexpr uint32_t TILE = CHUNKS * KCH;         /* one K or V tile */
     static constexpr uint32_t QWG = CHUNKS * HOP_Q_CHUNK;  /* one consumer's 64 Q rows */
     static constexpr int QB = hop_qbufs<D, C>();
-    uint32_t q, k, v, bars;
+    uint32_t q, k, v, ob, bars;
     __device__ __forceinline__ explicit hop_smem(uint32_t base)
-        : q(base), k(base + QB * C::NCW * QWG), v(k + C::STAGES * TILE), bars(v + C::VSTAGES * TILE)
+        : q(base), k(base + QB * C::NCW * QWG), v(k + C::STAGES * TILE), ob(v + C::VSTAGES * TILE),
+          bars(ob + (C::OBUF ? C::NCW * QWG : 0))
     {
     }
     __device__ __forceinline__ uint32_t q_slice(int b, int w) const { return q + (b * C::NCW + w) * QWG; }
+    /* where consumer w stages O: OBUF, a buffer of its own (Q's layout);
+     * otherwise its slice of Q buffer b */
+    __device__ __forceinline__ uint32_t o_slice(int b, int w) const
+    {
+        return C::OBUF ? ob + w * QWG : q_slice(b, w);
+    }
     __device__ __forceinline__ uint32_t k_tile(int n) const { return k + (n % C::STAGES) * TILE; }
     __device__ __forceinline__ uint32_t v_tile(int n) const { return v + (n % C::VSTAGES) * TILE; }
     __device__ __forceinline__ uint32_t scratch(void) const { return bars + hop_bar_bytes<C>() - 4 * HOP_SCRATCH_WORDS; }
@@ -268,6 +280,13 @@ template <int D, typename C> struct hop_barriers {
     __device__ __forceinline__ void release_q(int b, int w, int lane) const
     {
         fence_proxy_async();
+        __syncwarp();
+        if (lane == 0) mbar_arrive(qempty(b, w));
+    }
+    /* OBUF: the slice was read by wgmmas only (already complete), so no
+     * generic access needs ordering against the next TMA write */
+    __device__ __forceinline__ void release_q_read(int b, int w, int lane) const
+    {
         __syncwarp();
         if (lane == 0) mbar_arrive(qempty(b, w));
     }
@@ -795,6 +814,30 @@ static __device__ __forceinline__ void hop_store_o(const float (&acc_o)[hop_dpad
             if (r_base + r >= S) continue;
             copy16_shared_to_global(oh + (size_t)(r_base + r) * ostride + 8 * cp, piece_addr + i * ROWS * 128);
         }
+    }
+}
+
+/* O / row sums of one consumer's 64 rows (row r_base.. of head bh of a
+ * dense O) by TMA: staged in s_o once the previous store from it has read
+ * it, then one thread stores its 64-column boxes through O's tensor map
+ * (rows >= S and D = 96's padding fall outside the tensor and are not
+ * written). bar_id: a named barrier of the consumer's 128 threads. */
+template <typename T, int D>
+static __device__ __forceinline__ void hop_store_o_tma(const float (&acc_o)[hop_dpad(D) / 2], const float (&sum)[2],
+                                                       uint32_t s_o, const CUtensorMap *tm_o, int r_base, int bh,
+                                                       int warp, int tid, uint32_t bar_id)
+{
+    asm volatile("" : "+r"(s_o), "+r"(warp), "+r"(tid));
+    if (tid == 0) bulk_wait_reads(); /* the previous work tile's store: long done */
+    named_sync(bar_id, 128);
+    hop_stage_o<T, D>(acc_o, sum, s_o, warp, tid);
+    fence_proxy_async(); /* this thread's shared writes before the store's reads */
+    named_sync(bar_id, 128);
+    if (tid == 0) {
+#pragma unroll
+        for (int c = 0; c < hop_chunks(D); c++)
+            tma_store_3d(tm_o, s_o + c * HOP_Q_CHUNK, c * HOP_CHUNK_COLS, r_base, bh);
+        bulk_commit_group();
     }
 }
 

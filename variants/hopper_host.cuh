@@ -60,14 +60,14 @@ static int hop_encode_map(PFN_cuTensorMapEncodeTiled_v12000 encode, const struct
     return ATTN_OK;
 }
 
-/* The tensor maps of a call's Q (boxes of 64 rows), K and V (boxes of bn
- * rows, a key tile), kept for the next call with the same tensors. */
+/* The tensor maps of a call's Q and O (boxes of 64 rows), K and V (boxes
+ * of bn rows, a key tile), kept for the next call with the same tensors. */
 struct hop_maps {
     PFN_cuTensorMapEncodeTiled_v12000 encode;
     int bn;
     long tokens;           /* ragged: the batch's tokens (rows of the packed tensors) */
-    const void *q, *k, *v; /* the tensors tm describes */
-    CUtensorMap tm[3];
+    const void *q, *k, *v, *o; /* the tensors tm describes */
+    CUtensorMap tm[4];         /* Q, K, V, O */
 };
 
 static int hop_maps_init(struct hop_maps *m, int bn, long tokens)
@@ -78,16 +78,18 @@ static int hop_maps_init(struct hop_maps *m, int bn, long tokens)
     return hop_get_encode(&m->encode);
 }
 
-/* The maps for q, k, v: encoded again only when a pointer changed
+/* The maps for q, k, v, o: encoded again only when a pointer changed
  * (host-side only, no stream work: safe under graph capture). */
-static int hop_maps_for(struct hop_maps *m, const struct attn_problem *p, const void *q, const void *k, const void *v)
+static int hop_maps_for(struct hop_maps *m, const struct attn_problem *p, const void *q, const void *k, const void *v,
+                        const void *o)
 {
-    if (q == m->q && k == m->k && v == m->v) return ATTN_OK;
-    m->q = m->k = m->v = NULL;
+    if (q == m->q && k == m->k && v == m->v && o == m->o) return ATTN_OK;
+    m->q = m->k = m->v = m->o = NULL;
     ATTN_TRY(hop_encode_map(m->encode, p, &m->tm[0], q, 64, p->heads, m->tokens));
     ATTN_TRY(hop_encode_map(m->encode, p, &m->tm[1], k, (unsigned)m->bn, attn_kv_heads(p), m->tokens));
     ATTN_TRY(hop_encode_map(m->encode, p, &m->tm[2], v, (unsigned)m->bn, attn_kv_heads(p), m->tokens));
-    m->q = q, m->k = k, m->v = v;
+    ATTN_TRY(hop_encode_map(m->encode, p, &m->tm[3], o, 64, p->heads, m->tokens));
+    m->q = q, m->k = k, m->v = v, m->o = o;
     return ATTN_OK;
 }
 

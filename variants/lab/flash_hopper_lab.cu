@@ -42,11 +42,10 @@ template <typename T, int D, typename C> static int prepare_cfg(void)
 }
 
 template <typename T, int D, typename C>
-static int launch_cfg(const CUtensorMap *tm, const CUtensorMap *tm_o, void *o, const struct lab_launch *l,
-                      cudaStream_t s)
+static int launch_cfg(const CUtensorMap *tm, void *o, const struct lab_launch *l, cudaStream_t s)
 {
     flash_hopper_lab_kernel<T, D, C><<<hop_grid<C>(l->S, l->bh, l->n_sm, 0, 1), C::THREADS, hop_smem_bytes<D, C>(), s>>>(
-        tm[0], tm[1], tm[2], *tm_o, (T *)o, l->S, l->causal, l->scale_log2, (int)l->bh, l->sec_heads, l->opts);
+        tm[0], tm[1], tm[2], tm[3], (T *)o, l->S, l->causal, l->scale_log2, (int)l->bh, l->sec_heads, l->opts);
     LAUNCH_TRY("flash_hopper_lab_kernel");
     return ATTN_OK;
 }
@@ -66,7 +65,7 @@ struct lab_hopper_cfg {
     size_t smem;
     const void *(*kernel)(void);
     int (*prepare)(void);
-    int (*launch)(const CUtensorMap *, const CUtensorMap *, void *, const struct lab_launch *, cudaStream_t);
+    int (*launch)(const CUtensorMap *, void *, const struct lab_launch *, cudaStream_t);
 };
 
 /* Every configuration, in the order they were added
@@ -296,9 +295,7 @@ static int env_positive(const char *name)
 struct lab_ctx {
     struct attn_problem p;
     const struct lab_hopper_cfg *cfg;
-    struct hop_maps maps;
-    CUtensorMap tm_o; /* O as TMA sees it (the EPI 2 configurations store through it) */
-    const void *o;    /* the tensor tm_o describes */
+    struct hop_maps maps; /* Q, K, V and O (the EPI 2 configurations store through O's) */
     struct lab_launch launch;
 };
 
@@ -354,14 +351,9 @@ static int lab_setup(void **ctx, const struct attn_problem *p, void *workspace)
 static int lab_run(void *ctx, const void *q, const void *k, const void *v, void *o, attn_stream_t stream)
 {
     struct lab_ctx *c = (struct lab_ctx *)ctx;
-    ATTN_TRY(hop_maps_for(&c->maps, &c->p, q, k, v));
-    if (o != c->o) {
-        c->o = NULL;
-        ATTN_TRY(hop_encode_map(c->maps.encode, &c->p, &c->tm_o, o, 64, c->p.heads, 0));
-        c->o = o;
-    }
+    ATTN_TRY(hop_maps_for(&c->maps, &c->p, q, k, v, o));
     attn_range_push("flash_hopper_lab_fwd");
-    const int rc = c->cfg->launch(c->maps.tm, &c->tm_o, o, &c->launch, (cudaStream_t)stream);
+    const int rc = c->cfg->launch(c->maps.tm, o, &c->launch, (cudaStream_t)stream);
     attn_range_pop();
     return rc;
 }

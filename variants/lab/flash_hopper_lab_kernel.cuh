@@ -37,6 +37,7 @@ struct lab_cfg {
     static constexpr int BN = BN_;             /* keys per K/V tile */
     static constexpr bool SPAN = SPAN_;        /* work tiles of NCW 64-row slices, spanning heads */
     static constexpr bool MC = false;          /* 2-CTA clusters: the shipped table's *_mc configurations only */
+    static constexpr bool OBUF = false;        /* O in a buffer of its own: the shipped table's only */
     static constexpr int CL = 1;
     static_assert(BN_ == 64 || BN_ == 80 || BN_ == 96 || BN_ == 128 || BN_ == 192 || BN_ == 256,
                   "BN: 64, 80, 96, 128, 192 or 256");
@@ -222,7 +223,8 @@ flash_hopper_lab_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_c
 {
 #if HOP_DEVICE
     const hop_schedule<C, lab_order> sch(S, causal, n_bh, sec_heads, lab_order{opts});
-    hop_block<T, D, C>(sch, lab_policy<C>{opts, &tm_o}, &tm_q, &tm_k, &tm_v, o, scale_log2, [](auto &consumer) {
+    hop_block<T, D, C>(sch, lab_policy<C>{opts, &tm_o}, &tm_q, &tm_k, &tm_v, &tm_o, o, scale_log2,
+                       [](auto &consumer) {
         if constexpr (C::PIPE)
             consumer.run();
         else
