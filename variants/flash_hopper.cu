@@ -154,7 +154,7 @@ static const struct hopper_cfg cfgs[] = {
 static_assert(sizeof cfgs / sizeof cfgs[0] == FLASH_HOPPER_CONFIGS, "flash_hopper.h counts the table");
 
 /* The configuration per (head_dim, causal, seq_len), both dtypes, from the
- * A/Bs on the H200 (variants/NOTES-flash_hopper.md, v4–v14; the lab's names
+ * A/Bs on the H200 (variants/NOTES-flash_hopper.md, v4–v15; the lab's names
  * of each in brackets). A ragged batch: the one for its longest sequence,
  * but never one whose work tiles span heads. */
 static const char *default_cfg(int head_dim, bool causal, int seq_len, bool ragged)

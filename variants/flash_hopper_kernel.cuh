@@ -35,7 +35,8 @@
  * take turns issuing their GEMMs (ping-pong on named barriers 1..NCW), so
  * one consumer's softmax runs under the other's GEMMs. Epilogue: O / row
  * sum into the consumer's own Q slice (same swizzle, stmatrix), then
- * 16-byte coalesced stores of rows < S.
+ * 16-byte coalesced stores of rows < S; OBUF: into a buffer of its own,
+ * then (dense) one TMA store per 64-column box, issued by one thread.
  *
  * Grids: plain (one work tile per CTA; sections of sec_heads heads, causal
  * row blocks heaviest first) or persistent (PERS: one CTA per SM walks a
@@ -54,10 +55,12 @@
  *   Q       QB buffers × NCW consumers × D/64 boxes of 64 rows × 128 B
  *   K       STAGES tiles   × D/64 boxes of BN rows × 128 B
  *   V       VSTAGES tiles  × D/64 boxes of BN rows × 128 B
+ *   O       OBUF only: NCW consumers × D/64 boxes of 64 rows × 128 B
  *   bars    mbarriers (256 B; 512 with separate K and V rings), its last
  *           64 bytes of scratch words, one per warp (pin_above)
- * Q, K, V are seen by TMA as 3-D tensors (D, S, B·H), innermost first, so
- * a box never straddles two heads and rows >= S arrive as zeros. A box is
+ * Q, K, V (and O) are seen by TMA as 3-D tensors (D, S, B·H), innermost
+ * first, so a box never straddles two heads, rows >= S arrive as zeros and
+ * (O) are not written. A box is
  * 64 columns (128 bytes) × rows, CU_TENSOR_MAP_SWIZZLE_128B: row r's
  * 16-byte piece i sits at piece i ^ (r % 8).
  *
@@ -104,7 +107,10 @@
  *   its epilogue (O was staged in the Q slice) a consumer fences the
  *   generic proxy against the next TMA write and releases the slice. With
  *   one Q buffer the producer issues a tile's first K/V loads before its
- *   Q (their slots free up while the previous tile finishes).
+ *   Q (their slots free up while the previous tile finishes). OBUF: the
+ *   slice goes back as soon as the tile's last Q·Kᵀ is complete (only
+ *   wgmmas read it: no proxy fence), and O's buffer is written again only
+ *   after thread 0 saw the previous store's reads complete.
  *   MC: box c of a K/V tile comes from CTA c % 2 of the cluster, multicast
  *   into the same slot of both CTAs and counted on each one's full barrier,
  *   which its own producer arms for the whole tile (the other half may land
@@ -130,7 +136,7 @@
  * accumulators in flight.
  *
  * Why it is written this way, and every measurement behind it:
- * variants/NOTES-flash_hopper.md (v1–v14). ptxas serialises the
+ * variants/NOTES-flash_hopper.md (v1–v15). ptxas serialises the
  * wgmmas (C75xx) when the GEMMs sit in control flow that can skip them
  * (an early return, a branch that stays open across a wgmma wait), and the
  * Makefile fails the build if it does, or if an instance spills. */

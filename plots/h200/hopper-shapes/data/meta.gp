@@ -1,6 +1,6 @@
 # written by build/report data; strings from the data are single-quoted (gp_quote)
-run = 'results/h200/hopper-shapes/20261201T221133Z.csv'
-run_id = '20261201T221133Z'
+run = 'results/h200/hopper-shapes/20261202T000042Z.csv'
+run_id = '20261202T000042Z'
 gpu = 'h200'
 gpu_name = 'NVIDIA H200'
 mode = 'cold'
@@ -27,11 +27,11 @@ have_energy = 1
 headline_n = 1
 array headline_show[2] = [1, 0]
 array panel_n_headline[18] = [6, 1, 6, 3, 3, 6, 1, 6, 4, 4, 1, 4, 3, 5, 3, 4, 3, 4]
-headline_ymin = 0.885833
-headline_ymax = 1.25408
+headline_ymin = 0.921488
+headline_ymax = 1.33072
 headline_note = ''
 peak_tflops = NaN
-tflops_max = 821.62
+tflops_max = 808.32
 mem_unit = 'MiB'
 mem_per_unit = 1
 mem_max = 4.00024
