@@ -44,8 +44,9 @@ typedef hop_cfg<2, 2, 2, 128, true, true, 0, false, false, true> cfg_d128_persis
 typedef hop_cfg<2, 2, 2, 128, true, true, 1> cfg_d128_persistent_overlap;
 /* D=64: a plain grid of 192-row blocks (3 consumers), K and V rings of 4 */
 typedef hop_cfg<3, 4, 4, 128, false> cfg_d64_grid;
-/* D=64: persistent, 3 consumers, two Q buffers, K and V rings of 4 */
-typedef hop_cfg<3, 4, 4, 128, false, true> cfg_d64_persistent;
+/* D=64: persistent, 3 consumers, two Q buffers, K and V rings of 4, O
+ * staged apart and stored by TMA */
+typedef hop_cfg<3, 4, 4, 128, false, true, 0, false, false, true> cfg_d64_persistent;
 /* D=64: persistent, 3 consumers, no drain between work tiles (XT 2), work
  * tiles of three 64-row slices that may span heads; non-causal only */
 typedef hop_cfg<3, 4, 4, 128, false, true, 2, true> cfg_d64_persistent_span;
@@ -57,8 +58,11 @@ typedef hop_cfg<2, 2, 2, 96, true> cfg_d192_grid_96keys;
 /* D=256: 80-key tiles, K and V rings of 2 (O's 128 accumulators per thread
  * leave room for 80 keys' scores and P; the rings fill shared memory) */
 typedef hop_cfg<2, 2, 2, 80, true> cfg_d256_grid_80keys;
-/* D=192, 256: persistent, 64-key tiles, K and V rings of 2 */
+/* D=256: persistent, 64-key tiles, K and V rings of 2 (one Q buffer) */
 typedef hop_cfg<2, 2, 2, 64, true, true> cfg_persistent_64keys;
+/* D=192: the same with O staged apart and stored by TMA: one Q buffer, whose
+ * next tile's Q loads under the last P·V and the epilogue */
+typedef hop_cfg<2, 2, 2, 64, true, true, 0, false, false, true> cfg_d192_persistent_64keys;
 
 /* D=128: d128_persistent on 2-CTA clusters (MC): the cluster's pair of
  * work tiles reads the same K/V tiles (two query heads of one K/V group, or
@@ -145,7 +149,7 @@ static const struct hopper_cfg cfgs[] = {
     HCFG_BOTH("d96_persistent_overlap", 96, cfg_d128_persistent_overlap),
     HCFG_BOTH("d96_grid_192keys", 96, cfg_d128_grid_192keys),
     HCFG_BOTH("d192_grid_96keys", 192, cfg_d192_grid_96keys),
-    HCFG_BOTH("d192_persistent_64keys", 192, cfg_persistent_64keys),
+    HCFG_BOTH("d192_persistent_64keys", 192, cfg_d192_persistent_64keys),
     HCFG_BOTH("d256_grid_80keys", 256, cfg_d256_grid_80keys),
     HCFG_BOTH("d256_persistent_64keys", 256, cfg_persistent_64keys),
     HCFG_BOTH("d128_persistent_mc", 128, cfg_d128_persistent_mc),
@@ -192,7 +196,7 @@ static const char *default_cfg(int head_dim, bool causal, int seq_len, bool ragg
     /* v12: D=192 96-key tiles [kv_pp_n96k], but causal S <= 1024 persistent
      * 64-key ones [pers_kv_pp_n64k]; D=256 80-key tiles [kv_pp_n80k],
      * persistent 64-key ones at S <= 1024 */
-    if (head_dim == 192) return causal && seq_len <= 1024 ? "d192_persistent_64keys" : "d192_grid_96keys";
+    if (head_dim == 192) return seq_len <= 1024 ? "d192_persistent_64keys" : "d192_grid_96keys";
     if (head_dim == 256) return seq_len <= 1024 ? "d256_persistent_64keys" : "d256_grid_80keys";
     /* v9: D=64 non-causal up to S = 4096 the persistent kernel with work
      * tiles spanning heads [pers_kv_pp3_xs]; level beyond, where the plain
