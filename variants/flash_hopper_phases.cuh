@@ -818,18 +818,17 @@ static __device__ __forceinline__ void hop_store_o(const float (&acc_o)[hop_dpad
 }
 
 /* O / row sums of one consumer's 64 rows (row r_base.. of head bh of a
- * dense O) by TMA: staged in s_o once the previous store from it has read
- * it, then one thread stores its 64-column boxes through O's tensor map
- * (rows >= S and D = 96's padding fall outside the tensor and are not
- * written). bar_id: a named barrier of the consumer's 128 threads. */
+ * dense O) staged in s_o, then one thread stores its 64-column boxes
+ * through O's tensor map (rows >= S and D = 96's padding fall outside the
+ * tensor and are not written), into its bulk group. The caller makes sure
+ * that no earlier store still reads s_o. bar_id: a named barrier of the
+ * consumer's 128 threads. */
 template <typename T, int D>
-static __device__ __forceinline__ void hop_store_o_tma(const float (&acc_o)[hop_dpad(D) / 2], const float (&sum)[2],
-                                                       uint32_t s_o, const CUtensorMap *tm_o, int r_base, int bh,
-                                                       int warp, int tid, uint32_t bar_id)
+static __device__ __forceinline__ void hop_stage_store_o_tma(const float (&acc_o)[hop_dpad(D) / 2],
+                                                             const float (&sum)[2], uint32_t s_o,
+                                                             const CUtensorMap *tm_o, int r_base, int bh, int warp,
+                                                             int tid, uint32_t bar_id)
 {
-    asm volatile("" : "+r"(s_o), "+r"(warp), "+r"(tid));
-    if (tid == 0) bulk_wait_reads(); /* the previous work tile's store: long done */
-    named_sync(bar_id, 128);
     hop_stage_o<T, D>(acc_o, sum, s_o, warp, tid);
     fence_proxy_async(); /* this thread's shared writes before the store's reads */
     named_sync(bar_id, 128);
@@ -839,6 +838,20 @@ static __device__ __forceinline__ void hop_store_o_tma(const float (&acc_o)[hop_
             tma_store_3d(tm_o, s_o + c * HOP_Q_CHUNK, c * HOP_CHUNK_COLS, r_base, bh);
         bulk_commit_group();
     }
+}
+
+/* OBUF's epilogue for a dense O: the above into the consumer's own O
+ * buffer s_o, once the previous work tile's store from it has read it
+ * (long done: thread 0 waits, the barrier tells the others). */
+template <typename T, int D>
+static __device__ __forceinline__ void hop_store_o_tma(const float (&acc_o)[hop_dpad(D) / 2], const float (&sum)[2],
+                                                       uint32_t s_o, const CUtensorMap *tm_o, int r_base, int bh,
+                                                       int warp, int tid, uint32_t bar_id)
+{
+    asm volatile("" : "+r"(s_o), "+r"(warp), "+r"(tid));
+    if (tid == 0) bulk_wait_reads();
+    named_sync(bar_id, 128);
+    hop_stage_store_o_tma<T, D>(acc_o, sum, s_o, tm_o, r_base, bh, warp, tid, bar_id);
 }
 
 #endif /* HOP_DEVICE */

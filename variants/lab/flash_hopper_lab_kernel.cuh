@@ -161,15 +161,7 @@ template <typename C> struct lab_policy {
                                                 uint32_t bar_id) const
     {
         asm volatile("" : "+r"(s_o), "+r"(warp), "+r"(tid));
-        hop_stage_o<T, D>(acc_o, sum, s_o, warp, tid);
-        fence_proxy_async(); /* this thread's shared writes before the store's reads */
-        named_sync(bar_id, 128);
-        if (tid == 0) {
-#pragma unroll
-            for (int c = 0; c < hop_chunks(D); c++)
-                tma_store_3d(tm_o, s_o + c * HOP_Q_CHUNK, c * HOP_CHUNK_COLS, row, bh);
-            bulk_commit_group();
-        }
+        hop_stage_store_o_tma<T, D>(acc_o, sum, s_o, tm_o, row, bh, warp, tid, bar_id);
     }
 };
 
