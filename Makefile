@@ -99,7 +99,8 @@ VARIANT_SRCS := $(wildcard variants/*.cu)
 VARIANT_C := $(filter-out $(if $(HAVE_CUDNN),,variants/cudnn_sdpa.c),$(wildcard variants/*.c))
 LIB_OBJS  := $(COMMON_C:%.c=$(BUILD)/%.o) $(COMMON_CU:%.cu=$(BUILD)/%.o) $(VARIANT_SRCS:%.cu=$(BUILD)/%.o) \
              $(VARIANT_C:%.c=$(BUILD)/%.o)
-BENCH_LIB := $(BUILD)/bench/options.o $(BUILD)/bench/gate.o $(BUILD)/bench/resume.o $(BUILD)/bench/supervise.o $(BUILD)/bench/shard.o
+BENCH_LIB := $(BUILD)/bench/options.o $(BUILD)/bench/gate/gate.o $(BUILD)/bench/gate/shift.o $(BUILD)/bench/resume.o $(BUILD)/bench/supervise.o \
+             $(BUILD)/bench/scale/shard.o
 
 ATTNBENCH := $(BUILD)/attnbench
 # attnbench with the test-only variants of tests/variants/ (a kernel that never
@@ -125,8 +126,8 @@ MERGE     := $(BUILD)/merge
 # position-independent in build/pic/; the peers add themselves at run time.
 PEER_LIB  := $(BUILD)/libattnpeer.so
 PIC_BUILD := $(BUILD)/pic
-PEER_C    := bench/peer_api.c bench/attnbench.c bench/runner.c bench/worker.c bench/options.c \
-             bench/gate.c bench/resume.c bench/supervise.c bench/shard.c $(COMMON_C)
+PEER_C    := bench/peer_api.c bench/attnbench.c bench/runner.c bench/gate/worker.c bench/options.c \
+             bench/gate/gate.c bench/gate/shift.c bench/resume.c bench/supervise.c bench/scale/shard.c $(COMMON_C)
 PEER_OBJS := $(PEER_C:%.c=$(PIC_BUILD)/%.o) $(COMMON_CU:%.cu=$(PIC_BUILD)/%.o)
 PIC_CFLAGS = $(filter-out -DATTN_HAVE_CUPTI -DATTN_HAVE_CUDNN,$(ALL_CFLAGS)) -fPIC
 
@@ -206,18 +207,18 @@ $(BUILD)/mma_peak: tools/mma_peak.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(ALL_NVCCFLAGS) $< -o $@
 
-$(ATTNBENCH): $(BUILD)/bench/attnbench_main.o $(BUILD)/bench/attnbench.o $(BUILD)/bench/runner.o $(BUILD)/bench/worker.o $(BENCH_LIB) $(LIB_OBJS)
+$(ATTNBENCH): $(BUILD)/bench/attnbench_main.o $(BUILD)/bench/attnbench.o $(BUILD)/bench/runner.o $(BUILD)/bench/gate/worker.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
 
 $(BUILD)/tests/registry_test_variants.o: common/registry.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DATTN_TEST_VARIANTS -MMD -MP -c $< -o $@
 
-$(ATTNBENCH_TEST): $(BUILD)/bench/attnbench_main.o $(BUILD)/bench/attnbench.o $(BUILD)/bench/runner.o $(BUILD)/bench/worker.o $(BENCH_LIB) \
+$(ATTNBENCH_TEST): $(BUILD)/bench/attnbench_main.o $(BUILD)/bench/attnbench.o $(BUILD)/bench/runner.o $(BUILD)/bench/gate/worker.o $(BENCH_LIB) \
                    $(filter-out $(BUILD)/common/registry.o,$(LIB_OBJS)) $(BUILD)/tests/registry_test_variants.o $(TEST_VARIANT_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
 
-$(AB): $(BUILD)/bench/ab.o $(BENCH_LIB) $(LIB_OBJS)
+$(AB): $(BUILD)/bench/gate/ab.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
 
 $(PIC_BUILD)/%.o: %.c
@@ -233,10 +234,10 @@ $(PIC_BUILD)/common/registry.o: PIC_CFLAGS += -DATTN_NO_BUILTIN_VARIANTS
 $(PEER_LIB): $(PEER_OBJS)
 	$(CC) -shared $^ -o $@ $(ALL_LDFLAGS) -lcublas -lcudart -lstdc++ -ldl -lm
 
-$(MERGE): $(BUILD)/bench/merge.o $(BENCH_LIB) $(LIB_OBJS)
+$(MERGE): $(BUILD)/bench/scale/merge.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
 
-$(REGRESS): $(BUILD)/bench/regress.o $(BENCH_LIB) $(LIB_OBJS)
+$(REGRESS): $(BUILD)/bench/gate/regress.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
 
 GATE_ARGS    = $(if $(THRESHOLDS),--thresholds $(THRESHOLDS)) $(if $(GPU),--gpu $(GPU))
@@ -253,7 +254,7 @@ gpu_check = command -v nvidia-smi >/dev/null || \
 # on stderr when it is not 0: make itself exits 2 for any failed recipe.
 regress_exit = rc=$$?; [ $$rc = 0 ] || echo "make $(1): build/regress exited $$rc (1 regression, 2 bad input)" >&2; exit $$rc
 
-$(REPORT): $(BUILD)/bench/report.o $(BUILD)/bench/report_data.o $(BUILD)/bench/report_html.o $(BENCH_LIB) $(LIB_OBJS)
+$(REPORT): $(BUILD)/bench/report/report.o $(BUILD)/bench/report/report_data.o $(BUILD)/bench/report/report_html.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
 
 regress: $(REGRESS) ## gate the newest A/B pair (results/<gpu>/ab/); or RESULTS= BASELINE=, AB_RUN=DIR, TREND=1
@@ -265,7 +266,7 @@ baseline: $(REGRESS) ## bless the newest run (or RESULTS=) as results/<gpu>/base
 
 # make ab: BASE (a git revision) and CAND (a revision, or the working tree when
 # unset) built side by side — a revision is exported into build/ab-src/SHA/
-# and built there by its own Makefile (bench/ab_build.sh) — then measured
+# and built there by its own Makefile (bench/gate/ab_build.sh) — then measured
 # interleaved in one run on one GPU by build/ab, and gated.
 BLOCK_MS  ?=
 BUDGET_MS ?=
@@ -276,15 +277,15 @@ AB_ARGS = --grid $(GRID) --mode $(MODE) --warm-ms $(WARM_MS) $(if $(VARIANTS),--
 ab: ## measure BASE=rev against CAND=rev (default: the working tree) interleaved on one GPU, gate CAND
 	@[ -n "$(BASE)" ] || { echo "make ab: BASE=<git revision> is required (e.g. make ab BASE=main)" >&2; exit 2; }
 	@$(call gpu_check,ab)
-	@base=$$(bench/ab_build.sh "$(BASE)" "") || exit 2; \
-	 if [ -n "$(CAND)" ]; then cand=$$(bench/ab_build.sh "$(CAND)" "$(SLOWDOWN)") || exit 2; \
+	@base=$$(bench/gate/ab_build.sh "$(BASE)" "") || exit 2; \
+	 if [ -n "$(CAND)" ]; then cand=$$(bench/gate/ab_build.sh "$(CAND)" "$(SLOWDOWN)") || exit 2; \
 	 else $(MAKE) --no-print-directory $(ATTNBENCH) $(AB) >/dev/null || exit 2; cand=$(ATTNBENCH); fi; \
 	 $(MAKE) --no-print-directory $(AB) >/dev/null || exit 2; \
 	 $(AB) --base $$base --cand $$cand $(AB_ARGS); $(call regress_exit,ab)
 
 # bench and trace look for a GPU before they build anything.
 # GPUS=all or GPUS=0,2,3: one attnbench per GPU, each a shard of the sweep
-# (--shard I/N, CUDA_VISIBLE_DEVICES), merged into one run (bench/multi_gpu.sh)
+# (--shard I/N, CUDA_VISIBLE_DEVICES), merged into one run (bench/scale/multi_gpu.sh)
 GPUS ?=
 # PEERS=torch: PyTorch's attention (tools/peers/torch_peers.py) measured into
 # the same run after the C variants (bench/peers.sh); PEER_VARIANTS=a,b picks peers
@@ -294,9 +295,9 @@ bench: ## run GRID × VARIANTS × MODE on the GPU, write results/<gpu>/RUN_ID.cs
 	@$(call gpu_check,bench)
 	@$(if $(and $(GPUS),$(PEERS)),echo "make bench: GPUS= and PEERS= do not go together: the peers run on one GPU" >&2; exit 2)
 	@$(MAKE) --no-print-directory $(ATTNBENCH) $(if $(GPUS),$(MERGE)) $(if $(PEERS),$(PEER_LIB))
-	$(if $(GPUS),OUT=$(OUT) ATTNBENCH=$(ATTNBENCH) MERGE=$(MERGE) bench/multi_gpu.sh $(GPUS) $(filter-out --out $(OUT),$(BENCH_ARGS)),$(if $(PEERS),ATTNBENCH=$(ATTNBENCH) PEER_VARIANTS=$(PEER_VARIANTS) ATTN_BUILD=$(BUILD) bench/peers.sh $(PEERS) $(BENCH_ARGS),$(ATTNBENCH) $(BENCH_ARGS)))
+	$(if $(GPUS),OUT=$(OUT) ATTNBENCH=$(ATTNBENCH) MERGE=$(MERGE) bench/scale/multi_gpu.sh $(GPUS) $(filter-out --out $(OUT),$(BENCH_ARGS)),$(if $(PEERS),ATTNBENCH=$(ATTNBENCH) PEER_VARIANTS=$(PEER_VARIANTS) ATTN_BUILD=$(BUILD) bench/peers.sh $(PEERS) $(BENCH_ARGS),$(ATTNBENCH) $(BENCH_ARGS)))
 
-# bench-slurm: the same sweep on a Slurm cluster (bench/slurm/README.md): a
+# bench-slurm: the same sweep on a Slurm cluster (bench/scale/slurm/README.md): a
 # job array of SHARDS tasks, one GPU each (--gres=gpu:1, GRES= to change), at
 # most MAX_PARALLEL at once, and a merge job after them; prints the job ids and
 # where the run lands (results/<GPU>/RUN_ID.csv). GPU= is required: the submit
@@ -311,12 +312,12 @@ bench-slurm: ## submit GRID × VARIANTS × MODE to Slurm: SHARDS=N array tasks (
 	@[ -n "$(GPU)" ] || { echo "make bench-slurm: GPU=NAME (the nodes' GPU model as results/<gpu>/ names it, e.g. h200) is required" >&2; exit 2; }
 	@$(MAKE) --no-print-directory $(ATTNBENCH) $(MERGE)
 	@SHARDS='$(SHARDS)' GPU='$(GPU)' PARTITION='$(PARTITION)' ACCOUNT='$(ACCOUNT)' MAX_PARALLEL='$(MAX_PARALLEL)' OUT='$(OUT)' \
-	  ATTNBENCH=$(ATTNBENCH) MERGE=$(MERGE) bench/slurm/submit.sh $(filter-out --out $(OUT),$(BENCH_ARGS))
+	  ATTNBENCH=$(ATTNBENCH) MERGE=$(MERGE) bench/scale/slurm/submit.sh $(filter-out --out $(OUT),$(BENCH_ARGS))
 
 sanitize-gpu: ## compute-sanitizer (memcheck, racecheck, synccheck, initcheck) over every variant at small odd shapes; logs in results/<gpu>/sanitizer/
 	@$(call gpu_check,sanitize-gpu)
 	@$(MAKE) --no-print-directory $(ATTNBENCH)
-	bench/sanitize_gpu.sh $(ATTNBENCH) results/$(GPU_SLUG)/sanitizer
+	bench/scripts/sanitize_gpu.sh $(ATTNBENCH) results/$(GPU_SLUG)/sanitizer
 
 trace: ## trace one call of each variant at TRACE_GRID's points: Chrome JSON + ops.txt in TRACE_DIR
 	@$(call gpu_check,trace)
@@ -339,7 +340,7 @@ plots: $(REPORT) plot-deps ## render plots/*.gp from RESULTS (default: newest ru
 	@[ -n "$(PLOT_RESULTS)" ] || { echo "make plots: no results CSV under results/ (make bench, or RESULTS=FILE)" >&2; exit 2; }
 	@mkdir -p $(PLOT_DIR)/data
 	@rm -f $(PLOT_DIR)/data/*.dat $(PLOT_DIR)/data/meta.gp
-	$(REPORT) data $(PLOT_RESULTS) $(PLOT_DIR)/data $(if $(BASELINE),--baseline $(BASELINE) --thresholds $(or $(THRESHOLDS),bench/thresholds.conf))
+	$(REPORT) data $(PLOT_RESULTS) $(PLOT_DIR)/data $(if $(BASELINE),--baseline $(BASELINE) --thresholds $(or $(THRESHOLDS),bench/gate/thresholds.conf))
 	@rm -f $(PLOT_DIR)/*.png $(PLOT_DIR)/*.svg
 	@for s in $(PLOT_SCRIPTS); do for f in png svg; do \
 	  gnuplot -c plots/$$s.gp $(PLOT_DIR)/data $(PLOT_DIR)/$$s.$$f $$f || exit 1; done; done
@@ -421,7 +422,7 @@ $(TEST_SHARD): $(BUILD)/tests/check_shard.o $(BUILD)/tests/testutil.o $(BENCH_LI
 $(TEST_WATCHDOG): $(BUILD)/tests/check_watchdog.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(MK_LDLIBS) $(LDLIBS)
 
-$(TEST_SHIFT): $(BUILD)/tests/check_shift.o $(BUILD)/common/shift.o $(BUILD)/common/errors.o
+$(TEST_SHIFT): $(BUILD)/tests/check_shift.o $(BUILD)/bench/gate/shift.o $(BUILD)/common/errors.o
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) -lm $(LDLIBS)
 
 # build/ab with tests/fake_worker.sh as both workers: no GPU needed

@@ -1,6 +1,6 @@
 /* options.c — parsing attnbench's command line (options.h). */
 #include "options.h"
-#include "shard.h"
+#include "scale/shard.h"
 #include "../common/errors.h"
 #include "../common/registry.h"
 

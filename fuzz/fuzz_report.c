@@ -1,6 +1,6 @@
 /* fuzz_report.c — libFuzzer target: the report's data path, `report data`
- * (bench/report_data.c: report_data(), with report_variants, report_twin,
- * report_pick_mode, report_env_* from bench/report.c, whose main() the
+ * (bench/report/report_data.c: report_data(), with report_variants, report_twin,
+ * report_pick_mode, report_env_* from bench/report/report.c, whose main() the
  * build renames away with -Dmain=report_main_unused).
  *
  * Input: a results CSV, optionally followed by a line "==samples==" and its
@@ -20,7 +20,7 @@
  *
  * Invariant checked besides memory safety and UB: a rejection leaves an
  * error message. */
-#include "../bench/report.h"
+#include "../bench/report/report.h"
 #include "../common/errors.h"
 #include "fuzz_common.h"
 

@@ -1,6 +1,6 @@
 /* fuzz_results.c — libFuzzer target: the results reader
  * (common/results_read.c, with common/csv.c underneath) and the regression
- * gate's comparison and printers (bench/gate.c, common/shift.c).
+ * gate's comparison and printers (bench/gate/gate.c, bench/gate/shift.c).
  *
  * Input: a results CSV, optionally followed by a line "==samples==" and the
  * RUN_ID.samples.csv that results_read() looks for beside it. Both are
@@ -14,7 +14,7 @@
  *
  * Invariant checked besides memory safety and UB: a rejection always leaves
  * an error message (results_read.h: "every rejection names file:line"). */
-#include "../bench/gate.h"
+#include "../bench/gate/gate.h"
 #include "../common/errors.h"
 #include "../common/results_read.h"
 #include "fuzz_common.h"

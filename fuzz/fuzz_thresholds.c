@@ -1,5 +1,5 @@
 /* fuzz_thresholds.c — libFuzzer target: the gate's thresholds parser
- * (gate_thresholds_read in bench/gate.c; syntax in bench/thresholds.conf)
+ * (gate_thresholds_read in bench/gate/gate.c; syntax in bench/gate/thresholds.conf)
  * and the lookup of the settings for a row (gate_settings_for).
  *
  * Input: a thresholds file, written whole to this process's scratch
@@ -16,7 +16,7 @@
  * error message; an accepted file has at most GATE_MAX_RULES rules, each
  * with 1..8 conditions; every setting gate_settings_for() returns is set
  * (not NaN), since the defaults set all of them. */
-#include "../bench/gate.h"
+#include "../bench/gate/gate.h"
 #include "../common/errors.h"
 #include "fuzz_common.h"
 

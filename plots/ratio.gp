@@ -1,9 +1,9 @@
-# ratio.gp — current / baseline per row, as the gate (bench/gate.c) sees
+# ratio.gp — current / baseline per row, as the gate (bench/gate/gate.c) sees
 # it: one panel per head_dim × causal (or model shape), x = S, one marker
 # series per variant (the colours of the other figures; a PyTorch peer a
 # shade darker), filled = cold rows, open = graph rows (+ = hot), every
 # mode the two runs share; the red bar at each S is the allowed ratio, 1 +
-# the row's limit (bench/thresholds.conf); a black ring marks a row the
+# the row's limit (bench/gate/thresholds.conf); a black ring marks a row the
 # gate calls throttled (slower, at an SM clock lower by more than the
 # limit: reported, not judged), a red ring one it calls SLOWER.
 # Variants sit side by side around their S so that markers do not hide one

@@ -69,7 +69,7 @@ set title offset 0, -0.4 font ",13"
 # peer (torch_*) takes 11-18, the same colours a shade darker (black and
 # grey as they are), dashed, with open markers, in the colour of the variant
 # of ours it pairs with (torch_sdpa_cudnn with cudnn_sdpa, ...). meta.gp says which variant is
-# which (variant_peer, variant_colour: bench/report_data.c); vlt(i) is the
+# which (variant_peer, variant_colour: bench/report/report_data.c); vlt(i) is the
 # linetype of variant i in every figure.
 set linetype 1 lc rgb "#0072b2" lw 2 pt 7 ps 1.0
 set linetype 2 lc rgb "#e69f00" lw 2 pt 5 ps 1.0

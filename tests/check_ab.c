@@ -1,6 +1,6 @@
 /* check_ab.c — the tests of the A/B driver build/ab (Check), without a GPU:
  * both of its workers are tests/fake_worker.sh, which speaks the protocol of
- * bench/ab_proto.h and writes plausible run files. Each test case links the
+ * bench/gate/ab_proto.h and writes plausible run files. Each test case links the
  * script twice into its own mkdtemp directory under /tmp, as base_worker and
  * cand_worker (the script takes its side from its name, and reads settings
  * such as FAKE_FACTOR_cand for that side only), runs build/ab on one small
@@ -33,7 +33,7 @@
 
 #define AB tool_path("ab")
 #define FAKE_WORKER "tests/fake_worker.sh"
-#define MIN_PAIRS 4 /* bench/ab.c: blocks per side per mode before the stop rule is asked */
+#define MIN_PAIRS 4 /* bench/gate/ab.c: blocks per side per mode before the stop rule is asked */
 /* The run every test makes (the workers and --out are added by run_ab):
  * 2 points × 2 variants × 2 modes = 8 rows per side. A budget far above what
  * the fake's samples need keeps the number of blocks per mode deterministic:
@@ -73,7 +73,7 @@ static void write_text(const char *path, const char *text)
 }
 
 /* The fixture: DIR/base_worker and DIR/cand_worker, links to the fake worker,
- * and DIR/thresholds.conf (independent of the committed bench/thresholds.conf). */
+ * and DIR/thresholds.conf (independent of the committed bench/gate/thresholds.conf). */
 static void tmpdir_setup(void)
 {
     strcpy(tmpdir, "/tmp/check_ab_XXXXXX");

@@ -106,7 +106,7 @@ static void report_data(const struct fixture *fx)
 {
     char data[128], base[512] = "";
     snprintf(data, sizeof data, "%s/data", dir);
-    if (fx->baseline) snprintf(base, sizeof base, "--baseline %s --thresholds bench/thresholds.conf", fx->baseline);
+    if (fx->baseline) snprintf(base, sizeof base, "--baseline %s --thresholds bench/gate/thresholds.conf", fx->baseline);
     ck_assert_msg(sh("%s data %s %s %s >/dev/null", tool_path("report"), fx->csv, data, base) == 0,
                   "build/report data %s failed", fx->csv);
 }

@@ -9,7 +9,7 @@
  * Fixtures are written into one mkdtemp directory under /tmp per test case
  * and removed after it. Run from the repository root (the binary tests run
  * build/regress; one test reads the committed results/h200 runs). */
-#include "../bench/gate.h"
+#include "../bench/gate/gate.h"
 #include "../common/attn.h"
 #include "../common/csv.h"
 #include "../common/errors.h"
@@ -1042,7 +1042,7 @@ END_TEST
 START_TEST(test_thresholds_committed_file)
 {
     struct gate_thresholds th;
-    read_thresholds_ok("bench/thresholds.conf", &th);
+    read_thresholds_ok("bench/gate/thresholds.conf", &th);
     struct result_key k = key("naive", "bf16", 2, 16, 1024, 64, 1, "cold");
     struct gate_settings s = gate_settings_for(&th, &k);
     ck_assert(s.slowdown > 0 && s.slowdown < 1);

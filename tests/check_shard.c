@@ -1,15 +1,15 @@
-/* check_shard.c — splitting a sweep into shards (bench/shard.c, Check): the
+/* check_shard.c — splitting a sweep into shards (bench/scale/shard.c, Check): the
  * plan puts every point × variant in exactly one shard for N = 1 … 64, the
  * shards' predicted times are within 10% of each other on the default grid
  * for N <= 8, the plan is the same every time; `attnbench --dry-run`
  * (no GPU) prints each shard's rows, and their union is the sweep, each
  * row once; --shard refuses what is not I/N; build/merge joins the shards'
  * parts into one run and refuses what would corrupt it (tests/merge_parts.sh
- * cuts the parts from a committed H200 run); bench/multi_gpu.sh starts a
+ * cuts the parts from a committed H200 run); bench/scale/multi_gpu.sh starts a
  * shard per GPU and merges them (tests/fake_shard.sh stands in for attnbench,
  * a made-up nvidia-smi for the GPUs). Run from the repository root. */
 #include "../bench/options.h"
-#include "../bench/shard.h"
+#include "../bench/scale/shard.h"
 #include "../common/errors.h"
 #include "../common/results_read.h"
 #include "testutil.h"
@@ -246,7 +246,7 @@ START_TEST(test_merge_refuses)
 }
 END_TEST
 
-/* bench/multi_gpu.sh with tests/fake_shard.sh as attnbench and a made-up
+/* bench/scale/multi_gpu.sh with tests/fake_shard.sh as attnbench and a made-up
  * nvidia-smi listing `gpus` ("0, NVIDIA H200\n1, ..."): its exit status;
  * stderr in dir/multi.err. */
 static int multi_gpu(const char *gpus_listed, const char *gpus, const char *fail, char *dir, size_t len)
@@ -259,7 +259,7 @@ static int multi_gpu(const char *gpus_listed, const char *gpus, const char *fail
              gpus_listed, dir, dir);
     ck_assert_int_eq(system(cmd), 0);
     snprintf(cmd, sizeof cmd, "OUT=%s/out NVIDIA_SMI=%s/smi ATTNBENCH=tests/fake_shard.sh REAL_ATTNBENCH=%s "
-                              "MERGE=%s FAKE_PARTS=%s/parts FAKE_FAIL=%s bench/multi_gpu.sh %s --grid tune "
+                              "MERGE=%s FAKE_PARTS=%s/parts FAKE_FAIL=%s bench/scale/multi_gpu.sh %s --grid tune "
                               "--variants flash_hopper,cudnn_sdpa --mode cold --warm-ms 500 2> %s/multi.err",
              dir, dir, tool_path("attnbench"), tool_path("merge"), dir, fail, gpus, dir);
     int st = system(cmd);

@@ -1,4 +1,4 @@
-/* check_shift.c — the tests of the shift estimate (common/shift.h, Check):
+/* check_shift.c — the tests of the shift estimate (bench/gate/shift.h, Check):
  * the normal quantile against known values; the k-th pairwise difference,
  * the bound rank (exact U distribution against enumeration and against the
  * normal approximation) and whole estimates against brute force that
@@ -12,7 +12,7 @@
  * Nothing here touches a GPU or the file system. */
 #include "../common/attn.h"
 #include "../common/errors.h"
-#include "../common/shift.h"
+#include "../bench/gate/shift.h"
 
 #include <check.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 #!/bin/bash
-# check_slurm.sh — make test's Slurm suite: bench/slurm/ (submit.sh,
+# check_slurm.sh — make test's Slurm suite: bench/scale/slurm/ (submit.sh,
 # shard.sbatch, merge.sbatch) on a real single-node Slurm that this script
 # starts on localhost: munged, slurmctld and slurmd as root, with a MUNGE key,
 # a slurm.conf, their state, spool, logs and pid files all under
@@ -30,7 +30,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 root=$PWD
 t=$root/build/slurm-test
 attnbench=$root/build/attnbench
-submit=$root/bench/slurm/submit.sh
+submit=$root/bench/scale/slurm/submit.sh
 sweep=(--grid tune --mode cold,graph)
 
 skip() { echo "slurm: skipped: $*"; echo "slurm: 0 passed, 0 failed, 1 skipped"; exit 0; }

@@ -1,5 +1,5 @@
 #!/bin/bash
-# fake_shard.sh — stands in for attnbench in bench/multi_gpu.sh's tests
+# fake_shard.sh — stands in for attnbench in bench/scale/multi_gpu.sh's tests
 # (check_shard.c): --dry-run goes to the real attnbench ($REAL_ATTNBENCH);
 # a run with --shard I/N --out DIR copies $FAKE_PARTS/part-I.* (made by
 # tests/merge_parts.sh) into DIR as a run of its own. When I is $FAKE_FAIL,

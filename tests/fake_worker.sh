@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# fake_worker.sh — a stand-in for `attnbench --worker` (bench/worker.c) in the
+# fake_worker.sh — a stand-in for `attnbench --worker` (bench/gate/worker.c) in the
 # CPU tests of build/ab (tests/check_ab.c): it speaks the A/B protocol of
-# bench/ab_proto.h on stdin/stdout without a GPU and writes plausible run
+# bench/gate/ab_proto.h on stdin/stdout without a GPU and writes plausible run
 # files (RUN_ID.csv with the columns of common/results.c, RUN_ID.samples.csv,
 # RUN_ID.env) that common/results_read.c and the gate accept.
 #

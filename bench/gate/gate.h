@@ -1,4 +1,4 @@
-/* gate.h — the regression gate: thresholds (bench/thresholds.conf), the
+/* gate.h — the regression gate: thresholds (bench/gate/thresholds.conf), the
  * comparison of a results CSV with a baseline, and its report.
  *
  * The allowed slowdown of a row (thresholds: default, overridden by matching
@@ -9,7 +9,7 @@
  *
  * Where both rows have their samples (RUN_ID.samples.csv), the verdict comes
  * from the samples: the Hodges–Lehmann estimate of the ratio cur/base and its
- * Mann–Whitney confidence bounds at level `confidence` (common/shift.h says
+ * Mann–Whitney confidence bounds at level `confidence` (bench/gate/shift.h says
  * why this estimator: distribution-free, robust to preempted samples,
  * deterministic). A row regresses when the lower bound of the ratio is above
  * 1 + limit — slower than allowed, with that confidence — and the medians
@@ -31,7 +31,7 @@
 #ifndef ATTN_GATE_H
 #define ATTN_GATE_H
 
-#include "../common/results_read.h"
+#include "../../common/results_read.h"
 
 #include <stdio.h>
 
@@ -71,7 +71,7 @@ struct gate_thresholds {
 /* Built-in defaults (used when no file is given): slowdown 5%, ab_slowdown
  * 2%, 0.002 ms, k = 2, confidence 99%. */
 void gate_thresholds_default(struct gate_thresholds *);
-/* Parses a thresholds file (syntax in bench/thresholds.conf). ATTN_ERR_INPUT
+/* Parses a thresholds file (syntax in bench/gate/thresholds.conf). ATTN_ERR_INPUT
  * with "path:line: why" on a bad line. */
 int gate_thresholds_read(const char *path, struct gate_thresholds *);
 /* The settings that apply to a key: defaults, then every matching rule in
@@ -124,7 +124,7 @@ void gate_print_markdown(struct gate_report *, const char *baseline_path,
                          const char *current_path, FILE *);
 
 /* What regress and ab both do: read two runs and the thresholds (NULL:
- * bench/thresholds.conf when it exists, else the built-in defaults), refuse a
+ * bench/gate/thresholds.conf when it exists, else the built-in defaults), refuse a
  * run compared with itself, compare, print `compare: BASE_RUN vs CUR_RUN`
  * and the table to out (and to copy_to, markdown to markdown, when set).
  * *exit_code is 0 pass or 1 regression; refusals return ATTN_ERR_INPUT. */

@@ -22,7 +22,7 @@
  * fastest of them (report_best_peer).
  * Exit 0, or 2 with "report: file:line: why" on bad input. */
 #include "report.h"
-#include "../common/errors.h"
+#include "../../common/errors.h"
 
 #include <ctype.h>
 #include <math.h>

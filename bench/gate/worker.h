@@ -4,7 +4,7 @@
 #ifndef ATTN_WORKER_H
 #define ATTN_WORKER_H
 
-#include "options.h"
+#include "../options.h"
 
 /* Serves commands from stdin until `quit` or end of input; returns the exit
  * code (0, 2 on a runner-fatal error, 130 when interrupted). */

@@ -2,7 +2,7 @@
 # tune_flash_mma.sh — run the lab's flash_mma_lab once per compiled tile
 # shape (ATTN_FLASH_MMA_TILE) over a grid, cold mode, and print a table of
 # TFLOP/s per shape and point. The CSVs go to OUT/tune/SHAPE/.
-#   usage: bench/tune_flash_mma.sh [GRID] [SHAPE...]   (after make lab)
+#   usage: bench/scripts/tune_flash_mma.sh [GRID] [SHAPE...]   (after make lab)
 set -u -o pipefail
 OUT=${OUT:-$PWD/tune-out}
 GRID=${1:-tune}

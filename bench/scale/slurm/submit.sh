@@ -2,11 +2,11 @@
 # submit.sh — one sweep on a Slurm cluster (make bench-slurm): a job array of
 # SHARDS tasks, each `attnbench --shard I/N` on one GPU (shard.sbatch), and a
 # merge job that runs after every task has ended (merge.sbatch) and joins
-# their parts into DIR/RUN_ID.csv with build/merge, as bench/multi_gpu.sh
+# their parts into DIR/RUN_ID.csv with build/merge, as bench/scale/multi_gpu.sh
 # does on one box. Nothing of ours runs between the jobs: they meet on a
 # shared filesystem, so every path handed to them is absolute.
-#   bench/slurm/submit.sh [attnbench sweep options...]     a new run
-#   bench/slurm/submit.sh --rerun PARTS_DIR [I,J,...]      shards of that run
+#   bench/scale/slurm/submit.sh [attnbench sweep options...]     a new run
+#   bench/scale/slurm/submit.sh --rerun PARTS_DIR [I,J,...]      shards of that run
 #       again (default: every shard whose task did not exit 0), each resuming
 #       its own part, and a new merge after them; FORCE=1 resumes parts that
 #       another revision of attnbench began (attnbench --force)
@@ -32,7 +32,7 @@
 # Prints the job ids and the run's path. Exit 0 submitted, 2 refused.
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-repo=$(cd "$here/../.." && pwd)
+repo=$(cd "$here/../../.." && pwd)
 say() { echo "submit: $*" >&2; }
 die() { say "$*"; exit 2; }
 abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
@@ -82,7 +82,7 @@ report() { # ARRAY_SPEC TASKS
 }
 
 if [ "${1:-}" = --rerun ]; then
-  parts=${2:?usage: bench/slurm/submit.sh --rerun PARTS_DIR [I,J,...]}
+  parts=${2:?usage: bench/scale/slurm/submit.sh --rerun PARTS_DIR [I,J,...]}
   parts=$(cd "$parts" 2>/dev/null && pwd) || die "--rerun $2: no such directory"
   [ -r "$parts/run.conf" ] || die "--rerun: $parts/run.conf missing (not a run's parts directory)"
   # shellcheck source=/dev/null
@@ -133,7 +133,7 @@ for a in "$@"; do
   case $a in
     --out) die "--out: OUT=DIR sets the results directory (the parts go to DIR/RUN_ID.parts/)" ;;
     --shard|--dry-run) die "$a: submit.sh gives each task its shard (SHARDS=N; DRY_RUN=1 for a dry run)" ;;
-    --resume|--force) die "$a: a cluster run's shards resume with bench/slurm/submit.sh --rerun PARTS_DIR (FORCE=1)" ;;
+    --resume|--force) die "$a: a cluster run's shards resume with bench/scale/slurm/submit.sh --rerun PARTS_DIR (FORCE=1)" ;;
     --trace) die "--trace: the shards would share one ops.txt; trace on one GPU (make trace)" ;;
     --worker|--supervised-fd|--list|--help) die "$a: not an option of a sweep" ;;
   esac
@@ -163,7 +163,7 @@ empty=$(awk -F, -v n="$n" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "shard"
 
 # what the jobs read: declare -p keeps the sweep's words as they are
 {
-  echo "# bench/slurm/submit.sh's settings for run $run_id, read by shard.sbatch and merge.sbatch"
+  echo "# bench/scale/slurm/submit.sh's settings for run $run_id, read by shard.sbatch and merge.sbatch"
   declare -p run_id n gpu dir parts workdir attnbench merge dry_run dry_run_hang \
              max_parallel gres partition account sbatch_args sweep
 } > "$parts/run.conf" || die "unable to write $parts/run.conf"

@@ -16,9 +16,9 @@
  * box); everything taken from an input file is HTML-escaped; no JavaScript.
  * tests/check_report.sh renders the page in headless Chromium. */
 #include "report.h"
-#include "../common/errors.h"
-#include "../common/results.h"
-#include "../common/schema.h"
+#include "../../common/errors.h"
+#include "../../common/results.h"
+#include "../../common/schema.h"
 
 #include <errno.h>
 #include <math.h>

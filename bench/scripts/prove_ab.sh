@@ -12,7 +12,7 @@
 #   trial,kind,variant,slowdown_pct,rows,rows_flagged,rows_s_ge_1024,flagged_s_ge_1024,verdict)
 # and DIR/runs/AB_ID/ (each A/B run: both CSVs, .env, gate.txt, ab.log; the
 # samples files the gate read are packed into DIR/samples-TIME.tar.xz).
-#   usage: bench/prove_ab.sh [BASE=HEAD] [TRIALS=20] [SLOWDOWNS="1 2 5"]
+#   usage: bench/scripts/prove_ab.sh [BASE=HEAD] [TRIALS=20] [SLOWDOWNS="1 2 5"]
 #   env:   PROOF_DIR (default results/<gpu>/ab-proof), WARM_MS (500),
 #          BUDGET_MS (500), KINDS ("aa slow")
 set -u -o pipefail
@@ -25,7 +25,7 @@ dir=${PROOF_DIR:-results/$gpu/ab-proof}
 variants=flash_hopper,flash_mma,cudnn_sdpa
 mkdir -p "$dir/runs"
 make -j"$(nproc)" all >/dev/null || exit 1
-base=$(bench/ab_build.sh "$base_rev" "") || exit 1
+base=$(bench/gate/ab_build.sh "$base_rev" "") || exit 1
 summary=$dir/summary.csv
 [ -f "$summary" ] || echo "trial,kind,variant,slowdown_pct,rows,rows_flagged,rows_s_ge_1024,flagged_s_ge_1024,verdict" > "$summary"
 

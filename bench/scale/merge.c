@@ -12,12 +12,12 @@
  * first part's, plus the shards) and RUN_ID.part-K.env for each part.
  * Rows the plan holds and no part does are named with their shard, the
  * rows that were measured are kept, and the exit is 1. */
-#include "../common/csv.h"
-#include "../common/errors.h"
-#include "../common/files.h"
-#include "../common/results.h"
-#include "../common/results_read.h"
-#include "../common/schema.h"
+#include "../../common/csv.h"
+#include "../../common/errors.h"
+#include "../../common/files.h"
+#include "../../common/results.h"
+#include "../../common/results_read.h"
+#include "../../common/schema.h"
 
 #include <errno.h>
 #include <stdio.h>

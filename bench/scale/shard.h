@@ -8,7 +8,7 @@
 #ifndef ATTN_SHARD_H
 #define ATTN_SHARD_H
 
-#include "options.h"
+#include "../options.h"
 
 #define SHARD_MAX 1024
 

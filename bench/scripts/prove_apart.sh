@@ -6,7 +6,7 @@
 # `slowdown` limit). How many rows it flags is what a run-against-baseline
 # gate cannot tell from the machine; the interleaved A/A pairs of
 # prove_ab.sh are the contrast.
-#   usage: bench/prove_apart.sh REV OLD.csv [GRID=tune] [VARIANTS=cudnn_sdpa,flash_hopper,flash_mma]
+#   usage: bench/scripts/prove_apart.sh REV OLD.csv [GRID=tune] [VARIANTS=cudnn_sdpa,flash_hopper,flash_mma]
 #   env:   PROOF_DIR (default results/<gpu>/ab-proof/apart)
 set -u -o pipefail
 rev=$1
@@ -17,7 +17,7 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n1 | sed 's/^NVI
 dir=${PROOF_DIR:-results/$gpu/ab-proof/apart}
 mkdir -p "$dir"
 make -j"$(nproc)" all >/dev/null || exit 1
-bin=$(bench/ab_build.sh "$rev" "") || exit 1
+bin=$(bench/gate/ab_build.sh "$rev" "") || exit 1
 "$bin" --quiet --grid "$grid" --variants "$variants" --mode cold --warm-ms 500 --out "$dir" || exit 1
 new=$(ls "$dir"/2*Z.csv | grep -v samples | tail -n 1)
 ./build/regress --results "$new" --baseline "$old" --allow-missing > "$dir/gate.txt"

@@ -16,11 +16,11 @@
  * that died, 130 interrupted. */
 #include "ab_proto.h"
 #include "gate.h"
-#include "options.h"
-#include "../common/errors.h"
-#include "../common/files.h"
-#include "../common/grid.h"
-#include "../common/stats.h"
+#include "../options.h"
+#include "../../common/errors.h"
+#include "../../common/files.h"
+#include "../../common/grid.h"
+#include "../../common/stats.h"
 
 #include <errno.h>
 #include <fcntl.h>

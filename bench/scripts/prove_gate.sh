@@ -6,7 +6,7 @@
 # variant spins for 5% / 10% of its own call time after every timed call)
 # and compared again. Writes $OUT/proof.txt (the table), $OUT/proof.tar
 # (every CSV and gate report). Extra make arguments can follow (e.g. CHECK_*).
-#   usage: bench/prove_gate.sh [VARIANT] [REPEATS]
+#   usage: bench/scripts/prove_gate.sh [VARIANT] [REPEATS]
 set -u -o pipefail
 OUT=${OUT:-$PWD/gate-proof}
 VARIANT=${1:-naive}

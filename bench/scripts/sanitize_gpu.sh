@@ -66,7 +66,7 @@ for t in $tools; do
   done
 done
 {
-  echo "grid: bench/grids/sanitize.grid ($(grep -vc '^#' "$(dirname "$0")/grids/sanitize.grid") specs); variants: $(echo $variants)"
+  echo "grid: bench/grids/sanitize.grid ($(grep -vc '^#' "$(dirname "$0")/../grids/sanitize.grid") specs); variants: $(echo $variants)"
   echo "compute-sanitizer: $("$cs" --version | sed -n 's/.*Version \(.*\)/\1/p' | head -n 1)"
   echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)"
   echo "wall: $(( $(date +%s) - start )) s, $(date -u +%Y-%m-%dT%H:%M:%SZ)"

@@ -1,12 +1,12 @@
 /* gate.c — thresholds, comparison and report of the regression gate (the
  * rule is in gate.h). */
 #include "gate.h"
-#include "../common/csv.h"
-#include "../common/errors.h"
-#include "../common/reference.h"
-#include "../common/results.h"
-#include "../common/schema.h"
-#include "../common/shift.h"
+#include "../../common/csv.h"
+#include "../../common/errors.h"
+#include "../../common/reference.h"
+#include "../../common/results.h"
+#include "../../common/schema.h"
+#include "shift.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -568,7 +568,7 @@ static int compare_sets(const struct gate_files_request *q, const struct result_
 {
     struct gate_thresholds t;
     if (q->thresholds) ATTN_TRY(gate_thresholds_read(q->thresholds, &t));
-    else if (access("bench/thresholds.conf", R_OK) == 0) ATTN_TRY(gate_thresholds_read("bench/thresholds.conf", &t));
+    else if (access("bench/gate/thresholds.conf", R_OK) == 0) ATTN_TRY(gate_thresholds_read("bench/gate/thresholds.conf", &t));
     else gate_thresholds_default(&t);
     char bname[600], cname[600], compare[1300];
     run_name(base, bname, sizeof bname);

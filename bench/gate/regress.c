@@ -11,9 +11,9 @@
  * under DIR (default: results) that has what the mode needs.
  * Exit 0 pass, 1 regression (or a refused blessing), 2 bad input. */
 #include "gate.h"
-#include "../common/errors.h"
-#include "../common/files.h"
-#include "../common/results.h"
+#include "../../common/errors.h"
+#include "../../common/files.h"
+#include "../../common/results.h"
 
 #include <dirent.h>
 #include <errno.h>

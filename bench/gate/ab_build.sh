@@ -3,7 +3,7 @@
 # revision's tree is exported (git archive) into build/ab-src/SHA/ once and
 # built there by its own Makefile, with SLOWDOWN when given (gate proofs).
 # Prints the path of that attnbench; progress and errors go to stderr.
-#   usage: bench/ab_build.sh REV [SLOWDOWN]
+#   usage: bench/gate/ab_build.sh REV [SLOWDOWN]
 set -euo pipefail
 rev=$1
 slowdown=${2:-}

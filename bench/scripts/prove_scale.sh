@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # prove_scale.sh — shows on a box of N GPUs that one sweep spread over them
 # (make bench GPUS=all) ends in about 1/N of one GPU's time and measures the
-# same: the grid on GPU 0 alone, then on every GPU (bench/multi_gpu.sh), back
+# same: the grid on GPU 0 alone, then on every GPU (bench/scale/multi_gpu.sh), back
 # to back on the same machine, the same build, the same seed; then
 #   - the merged run holds every planned row once (build/merge checked it);
 #   - build/regress gates the N-GPU run against the 1-GPU run per row (the
 #     same gate as any two runs of one session: it must pass);
 #   - wall times and the speed-up into DIR/summary.txt.
-#   usage: bench/prove_scale.sh [GRID=default]
+#   usage: bench/scripts/prove_scale.sh [GRID=default]
 #   env:   PROOF_DIR (default results/<gpu>/x<N>), MODE (cold,graph), WARM_MS (500)
 # Exit: 0 when the merge is whole, the gate passes and the N-GPU wall time
 # is at most SPEEDUP_LIMIT (default 0.55 for 2 GPUs: 1/N + 0.05) of one GPU's;
@@ -35,7 +35,7 @@ t0=$(date +%s.%N)
 CUDA_VISIBLE_DEVICES=${gpus[0]} build/attnbench "${args[@]}" --out "$dir/one" >"$dir/one.log" 2>&1
 rc_one=$?
 t1=$(date +%s.%N)
-OUT=$dir/all ATTNBENCH=build/attnbench MERGE=build/merge bench/multi_gpu.sh all "${args[@]}" >"$dir/all.log" 2>&1
+OUT=$dir/all ATTNBENCH=build/attnbench MERGE=build/merge bench/scale/multi_gpu.sh all "${args[@]}" >"$dir/all.log" 2>&1
 rc_all=$?
 t2=$(date +%s.%N)
 one=$(newest_run "$dir/one") all=$(newest_run "$dir/all")

@@ -29,8 +29,8 @@
  *       plots/README.md). Every string from the data is written by
  *       gp_quote, which no results file can make gnuplot run. */
 #include "report.h"
-#include "gate.h"
-#include "../common/errors.h"
+#include "../gate/gate.h"
+#include "../../common/errors.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,6 +1,6 @@
 /* shard.c — splitting a sweep into balanced shards (shard.h). */
 #include "shard.h"
-#include "../common/errors.h"
+#include "../../common/errors.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -5,8 +5,8 @@
 #ifndef ATTN_REPORT_H
 #define ATTN_REPORT_H
 
-#include "../common/results_read.h"
-#include "../common/schema.h"
+#include "../../common/results_read.h"
+#include "../../common/schema.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -4,10 +4,10 @@
  * stderr. A command the protocol does not allow is answered `fatal`. */
 #include "worker.h"
 #include "ab_proto.h"
-#include "runner.h"
-#include "../common/env.h"
-#include "../common/errors.h"
-#include "../common/registry.h"
+#include "../runner.h"
+#include "../../common/env.h"
+#include "../../common/errors.h"
+#include "../../common/registry.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
 # unpacked from Debian packages in DEBS (default .deps/) is used when the
 # system has none. Each stage runs even if an earlier one failed; the exit
 # status is the first failure's.
-#   usage: bench/gpu_session.sh [GRID] [MODES] [extra attnbench args...]
+#   usage: bench/scripts/gpu_session.sh [GRID] [MODES] [extra attnbench args...]
 set -u -o pipefail
 OUT=${OUT:-$PWD/gpu-session}
 DEBS=${DEBS:-.deps}

@@ -4,8 +4,8 @@
  * bounds (exact U distribution or its normal approximation) and the normal
  * quantile. */
 #include "shift.h"
-#include "attn.h"
-#include "errors.h"
+#include "../../common/attn.h"
+#include "../../common/errors.h"
 
 #include <math.h>
 #include <stdlib.h>

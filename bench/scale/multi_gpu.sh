@@ -1,7 +1,7 @@
 #!/bin/bash
 # multi_gpu.sh GPUS [attnbench options...] — one sweep over several GPUs of
 # this box (make bench GPUS=all | GPUS=0,2,3): one attnbench per GPU, each
-# with CUDA_VISIBLE_DEVICES set to its GPU and --shard I/N (bench/shard.c),
+# with CUDA_VISIBLE_DEVICES set to its GPU and --shard I/N (bench/scale/shard.c),
 # all started together; when all have ended, build/merge joins their parts
 # into results/<gpu>/RUN_ID.csv (+ .samples.csv, .env, one .part-K.env per
 # GPU). The parts stay in RUN_ID.parts/ beside it.
@@ -13,7 +13,7 @@
 # merge's when it refused or rows are missing (a shard failed: named, its
 # finished rows kept), else the highest of the shards' (1: a row failed).
 set -u
-gpus=${1:?usage: bench/multi_gpu.sh GPUS [attnbench options...]}
+gpus=${1:?usage: bench/scale/multi_gpu.sh GPUS [attnbench options...]}
 shift
 attnbench=${ATTNBENCH:-build/attnbench}
 merge=${MERGE:-build/merge}
