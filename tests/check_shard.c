@@ -5,9 +5,11 @@
  * (no GPU) prints each shard's rows, and their union is the sweep, each
  * row once; --shard refuses what is not I/N; build/merge joins the shards'
  * parts into one run and refuses what would corrupt it (tests/merge_parts.sh
- * cuts the parts from a committed H200 run); bench/scale/multi_gpu.sh starts a
- * shard per GPU and merges them (tests/fake_shard.sh stands in for attnbench,
- * a made-up nvidia-smi for the GPUs). Run from the repository root. */
+ * cuts the parts from a committed H200 run); bench/scale/multi_gpu.sh starts a shard per GPU
+ * and merges them (tests/fake_shard.sh stands in for attnbench, a made-up
+ * nvidia-smi for the GPUs). Row counts come from the registry and the grid,
+ * or from the plan the parts were cut for, never from a literal. Run from
+ * the repository root. */
 #include "../bench/options.h"
 #include "../bench/scale/shard.h"
 #include "../common/errors.h"
@@ -137,19 +139,25 @@ START_TEST(test_shard_parse)
 END_TEST
 
 /* attnbench --dry-run --shard I/N for every I: the union is the unsharded
- * dry run, each row once (sorted line sets compared). */
+ * dry run, each row once (sorted line sets compared), and it holds every
+ * point x variant x mode of the sweep as options_parse reads it. */
 START_TEST(test_dry_run_shards_cover_the_sweep)
 {
     const char *bin = tool_path("attnbench");
     const char *sweep = "--grid default --mode cold,graph --warm-ms 500";
+    struct options o;
+    default_sweep(&o);
+    const size_t rows = o.grid.count * (size_t)o.nvariants * (size_t)o.nmodes;
+    grid_free(&o.grid);
+    ck_assert_uint_gt(rows, 0);
     for (int n = 1; n <= 8; n *= 2) {
         char cmd[2048];
         snprintf(cmd, sizeof cmd,
                  "set -e; all=$(%s --dry-run %s | tail -n +2 | cut -d, -f1-10 | sort); "
                  "parts=$(for i in $(seq 1 %d); do %s --dry-run --shard $i/%d %s | tail -n +2 | cut -d, -f1-10; done | sort); "
-                 "[ \"$all\" = \"$parts\" ] && [ $(echo \"$all\" | wc -l) = 250 ] && "
+                 "[ \"$all\" = \"$parts\" ] && [ $(echo \"$all\" | wc -l) = %zu ] && "
                  "[ -z \"$(echo \"$parts\" | uniq -d)\" ]",
-                 bin, sweep, n, bin, n, sweep);
+                 bin, sweep, n, bin, n, sweep, rows);
         ck_assert_msg(system(cmd) == 0, "N=%d: the shards' rows are not the sweep's, each once", n);
     }
     char cmd[512];
@@ -161,26 +169,91 @@ START_TEST(test_dry_run_shards_cover_the_sweep)
 }
 END_TEST
 
-/* The parts of a 2-shard sweep, spoiled as `spoil` says, merged: the exit
- * status; the merge's stderr in dir/merge.err. */
-static int merge_case(const char *spoil, char *dir, size_t len)
+/* The build directory tests/merge_parts.sh runs attnbench from. */
+static const char *build_dir(void)
 {
-    snprintf(dir, len, "/tmp/attn-merge-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "ATTN_BUILD=%.*s tests/merge_parts.sh %s %s", (int)(strlen(tool_path("merge")) - 6),
-             tool_path("merge"), dir, spoil);
+    static char dir[512];
+    snprintf(dir, sizeof dir, "%.*s", (int)(strlen(tool_path("merge")) - strlen("/merge")), tool_path("merge"));
+    return dir;
+}
+
+/* The parts of a 2-shard sweep in dir (made when *dir is ""), spoiled as
+ * `spoil` says (tests/merge_parts.sh). */
+static void make_parts(const char *spoil, char *dir, size_t len)
+{
+    if (!dir[0]) {
+        snprintf(dir, len, "/tmp/attn-merge-XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+    }
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "ATTN_BUILD=%s tests/merge_parts.sh %s %s", build_dir(), dir, spoil);
     ck_assert_int_eq(system(cmd), 0);
-    snprintf(cmd, sizeof cmd, "%s --plan %s/plan.csv --out %s/out/RUN.csv %s/part-1.csv %s/part-2.csv 2> %s/merge.err",
-             tool_path("merge"), dir, dir, dir, dir, dir);
+}
+
+/* build/merge of dir's plan and parts into dir/out/RUN.csv, with `options`:
+ * the exit status; the merge's stderr in dir/merge.err. */
+static int merge_parts(const char *dir, const char *options)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s --plan %s/plan.csv --out %s/out/RUN.csv %s %s/part-1.csv %s/part-2.csv 2> %s/merge.err",
+             tool_path("merge"), dir, dir, options, dir, dir, dir);
     int st = system(cmd);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* The parts spoiled as `spoil` says, merged: the exit status. */
+static int merge_case(const char *spoil, char *dir, size_t len)
+{
+    dir[0] = '\0';
+    make_parts(spoil, dir, len);
+    return merge_parts(dir, "");
+}
+
+/* The rows dir/plan.csv plans for `shard` ("I/N"; NULL: every shard). */
+static size_t planned_rows(const char *dir, const char *shard)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "awk -F, -v s='%s' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == \"shard\") c = i; next } "
+                              "s == \"\" || $c == s { n++ } END { print n + 0 }' %s/plan.csv", shard ? shard : "", dir);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t n = 0;
+    ck_assert_int_eq(fscanf(p, "%zu", &n), 1);
+    ck_assert_int_eq(pclose(p), 0);
+    ck_assert_uint_gt(n, 0);
+    return n;
+}
+
+/* The rows of the run at path, read whole. */
+static size_t run_rows(const char *path)
+{
+    struct result_set set;
+    ck_assert_msg(results_read(path, &set) == ATTN_OK, "%s", attn_error_message());
+    const size_t n = set.count;
+    results_free(&set);
+    return n;
+}
+
+static bool file_has(const char *path, const char *text)
+{
+    char *all = slurp(path);
+    const bool has = strstr(all, text) != NULL;
+    free(all);
+    return has;
+}
+
 static bool err_has(const char *dir, const char *text)
 {
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "grep -qF -- '%s' %s/merge.err", text, dir);
+    char path[128];
+    snprintf(path, sizeof path, "%s/merge.err", dir);
+    return file_has(path, text);
+}
+
+/* A shell test on dir: `test` with %1$s for dir. */
+static bool dir_test(const char *dir, const char *test)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, test, dir);
     return system(cmd) == 0;
 }
 
@@ -195,20 +268,21 @@ START_TEST(test_merge_joins_the_parts)
 {
     char dir[64], path[128];
     ck_assert_int_eq(merge_case("", dir, sizeof dir), 0);
+    const size_t rows = planned_rows(dir, NULL);
     snprintf(path, sizeof path, "%s/out/RUN.csv", dir);
     struct result_set set;
     ck_assert_msg(results_read(path, &set) == ATTN_OK, "%s", attn_error_message());
-    ck_assert_uint_eq(set.count, 16);
+    ck_assert_uint_eq(set.count, rows);
     size_t with_samples = 0;
     for (size_t i = 0; i < set.count; i++) {
         with_samples += set.rows[i].nsample_ms == (size_t)set.rows[i].samples;
         ck_assert(!strcmp(set.rows[i].shard, "1/2") || !strcmp(set.rows[i].shard, "2/2"));
     }
-    ck_assert_uint_eq(with_samples, 16);
+    ck_assert_uint_eq(with_samples, rows);
     results_free(&set);
-    char cmd[512];
+    char cmd[1024];
     snprintf(cmd, sizeof cmd, "test -s %s/out/RUN.env && test -s %s/out/RUN.part-1.env && test -s %s/out/RUN.part-2.env && "
-                              "grep -qx 'merged_rows=16' %s/out/RUN.env", dir, dir, dir, dir);
+                              "grep -qx 'merged_rows=%zu' %s/out/RUN.env", dir, dir, dir, rows, dir);
     ck_assert_int_eq(system(cmd), 0);
     remove_dir(dir);
 }
@@ -216,14 +290,12 @@ END_TEST
 
 START_TEST(test_merge_names_a_failed_shard)
 {
-    char dir[64], path[128];
+    char dir[64], path[128], says[128];
     ck_assert_int_eq(merge_case("missing", dir, sizeof dir), 1);
-    ck_assert(err_has(dir, "shard 2/2: 3 of its 8 rows missing"));
+    snprintf(says, sizeof says, "shard 2/2: 3 of its %zu rows missing", planned_rows(dir, "2/2"));
+    ck_assert_msg(err_has(dir, says), "the merge does not say '%s'", says);
     snprintf(path, sizeof path, "%s/out/RUN.csv", dir);
-    struct result_set set;
-    ck_assert_msg(results_read(path, &set) == ATTN_OK, "%s", attn_error_message());
-    ck_assert_uint_eq(set.count, 13); /* the rows that were measured are kept */
-    results_free(&set);
+    ck_assert_uint_eq(run_rows(path), planned_rows(dir, NULL) - 3); /* the rows that were measured are kept */
     remove_dir(dir);
 }
 END_TEST
@@ -236,49 +308,43 @@ START_TEST(test_merge_refuses)
         {"unplanned", "is not in the plan"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char dir[64], cmd[160];
+        char dir[64];
         ck_assert_int_eq(merge_case(cases[i].spoil, dir, sizeof dir), 2);
         ck_assert_msg(err_has(dir, cases[i].says), "%s: the message lacks '%s'", cases[i].spoil, cases[i].says);
-        snprintf(cmd, sizeof cmd, "test ! -e %s/out/RUN.csv", dir);
-        ck_assert_msg(system(cmd) == 0, "%s: a merged run was written", cases[i].spoil);
+        ck_assert_msg(dir_test(dir, "test ! -e %1$s/out/RUN.csv"), "%s: a merged run was written", cases[i].spoil);
         remove_dir(dir);
     }
 }
 END_TEST
 
 /* bench/scale/multi_gpu.sh with tests/fake_shard.sh as attnbench and a made-up
- * nvidia-smi listing `gpus` ("0, NVIDIA H200\n1, ..."): its exit status;
- * stderr in dir/multi.err. */
+ * nvidia-smi listing `gpus` ("0, NVIDIA H200\n1, ..."), the sweep the parts
+ * were cut for: its exit status; stderr in dir/multi.err, the parts in
+ * dir/parts. */
 static int multi_gpu(const char *gpus_listed, const char *gpus, const char *fail, char *dir, size_t len)
 {
     snprintf(dir, len, "/tmp/attn-multi-XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(dir));
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, "ATTN_BUILD=%.*s tests/merge_parts.sh %s/parts && printf '#!/bin/sh\nprintf \"%s\"\n' > %s/smi && "
-                              "chmod +x %s/smi", (int)(strlen(tool_path("merge")) - 6), tool_path("merge"), dir,
-             gpus_listed, dir, dir);
+    snprintf(cmd, sizeof cmd, "ATTN_BUILD=%s tests/merge_parts.sh %s/parts && printf '#!/bin/sh\nprintf \"%s\"\n' > %s/smi && "
+                              "chmod +x %s/smi", build_dir(), dir, gpus_listed, dir, dir);
     ck_assert_int_eq(system(cmd), 0);
     snprintf(cmd, sizeof cmd, "OUT=%s/out NVIDIA_SMI=%s/smi ATTNBENCH=tests/fake_shard.sh REAL_ATTNBENCH=%s "
-                              "MERGE=%s FAKE_PARTS=%s/parts FAKE_FAIL=%s bench/scale/multi_gpu.sh %s --grid tune "
-                              "--variants flash_hopper,cudnn_sdpa --mode cold --warm-ms 500 2> %s/multi.err",
-             dir, dir, tool_path("attnbench"), tool_path("merge"), dir, fail, gpus, dir);
+                              "MERGE=%s FAKE_PARTS=%s/parts FAKE_FAIL=%s bench/scale/multi_gpu.sh %s "
+                              "$(cat %s/parts/sweep.args) 2> %s/multi.err",
+             dir, dir, tool_path("attnbench"), tool_path("merge"), dir, fail, gpus, dir, dir);
     int st = system(cmd);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static bool file_has(const char *path, const char *text)
-{
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "grep -qF -- '%s' %s", text, path);
-    return system(cmd) == 0;
-}
-
 START_TEST(test_multi_gpu_one_run_from_two_gpus)
 {
-    char dir[64], err[128], devices[128];
+    char dir[64], err[128], devices[128], parts[128], says[128];
     ck_assert_int_eq(multi_gpu("0, NVIDIA H200\\n1, NVIDIA H200\\n", "all", "", dir, sizeof dir), 0);
     snprintf(err, sizeof err, "%s/multi.err", dir);
-    ck_assert(file_has(err, "merge: 16 rows from 2 parts"));
+    snprintf(parts, sizeof parts, "%s/parts", dir);
+    snprintf(says, sizeof says, "merge: %zu rows from 2 parts", planned_rows(parts, NULL));
+    ck_assert_msg(file_has(err, says), "multi_gpu.sh does not say '%s'", says);
     snprintf(devices, sizeof devices, "%s/parts/devices", dir);
     ck_assert(file_has(devices, "1 0") && file_has(devices, "2 1")); /* shard 1 on GPU 0, shard 2 on GPU 1 */
     char cmd[512];
@@ -288,14 +354,19 @@ START_TEST(test_multi_gpu_one_run_from_two_gpus)
 }
 END_TEST
 
+/* fake_shard.sh's failing shard keeps its first two rows. */
 START_TEST(test_multi_gpu_failed_shard_named_rows_kept)
 {
-    char dir[64], err[128];
+    char dir[64], err[128], parts[128], says[128];
     ck_assert_int_eq(multi_gpu("0, NVIDIA H200\\n1, NVIDIA H200\\n", "0,1", "2", dir, sizeof dir), 1);
     snprintf(err, sizeof err, "%s/multi.err", dir);
+    snprintf(parts, sizeof parts, "%s/parts", dir);
+    const size_t rows = planned_rows(parts, NULL), rows2 = planned_rows(parts, "2/2");
     ck_assert(file_has(err, "shard 2/2 (GPU 1) exited 2"));
-    ck_assert(file_has(err, "shard 2/2: 6 of its 8 rows missing"));
-    ck_assert(file_has(err, "merge: 10 rows from 2 parts"));
+    snprintf(says, sizeof says, "shard 2/2: %zu of its %zu rows missing", rows2 - 2, rows2);
+    ck_assert_msg(file_has(err, says), "multi_gpu.sh does not say '%s'", says);
+    snprintf(says, sizeof says, "merge: %zu rows from 2 parts", rows - (rows2 - 2));
+    ck_assert_msg(file_has(err, says), "multi_gpu.sh does not say '%s'", says);
     remove_dir(dir);
 }
 END_TEST

@@ -1,8 +1,10 @@
 #!/bin/bash
 # merge_parts.sh DIR [CASE] — the parts of a 2-shard sweep for build/merge's
-# tests (check_shard.c), cut from a committed H200 run
-# (results/h200/power/20261201T020403Z: tune grid, flash_hopper and
-# cudnn_sdpa, cold): DIR/plan.csv (attnbench --dry-run of both shards) and
+# tests (check_shard.c, check_slurm.sh), cut from a committed H200 run
+# (results/h200/power/20261201T020403Z: flash_hopper and cudnn_sdpa, cold):
+# DIR/sweep.args (the sweep's attnbench options, one a line: the run's own
+# points, from DIR/run.grid, so that a change to bench/grids/ leaves the
+# fixture whole), DIR/plan.csv (attnbench --dry-run of both shards) and
 # DIR/part-1.csv, DIR/part-2.csv, each with the samples of its own rows and
 # a copy of the run's .env. The run predates the kv_heads and varlen
 # columns: it is first put in this build's schema (kv_heads = heads and an
@@ -15,8 +17,12 @@ set -eu
 dir=$1 case=${2:-}
 run=results/h200/power/20261201T020403Z
 bin=${ATTN_BUILD:-build}/attnbench
-sweep=(--grid tune --variants flash_hopper,cudnn_sdpa --mode cold --warm-ms 500)
 mkdir -p "$dir"
+# the run's points, in its order: one grid line each
+awk -F, 'NR > 1 { p = "batch=" $7 " heads=" $8 " seq=" $9 " dim=" $10 " causal=" $11 " dtype=" $6
+                  if (!(p in seen)) { seen[p] = 1; print p } }' "$run.csv" > "$dir/run.grid"
+printf '%s\n' --grid "$dir/run.grid" --variants flash_hopper,cudnn_sdpa --mode cold --warm-ms 500 > "$dir/sweep.args"
+mapfile -t sweep < "$dir/sweep.args"
 { "$bin" --dry-run --shard 1/2 "${sweep[@]}"; "$bin" --dry-run --shard 2/2 "${sweep[@]}" | tail -n +2; } > "$dir/plan.csv"
 # the run in this build's schema: kv_heads (= heads) after heads and an empty
 # varlen after causal, as the reader takes them
