@@ -4,8 +4,11 @@
  * for N <= 8, the plan is the same every time; `attnbench --dry-run`
  * (no GPU) prints each shard's rows, and their union is the sweep, each
  * row once; --shard refuses what is not I/N; build/merge joins the shards'
- * parts into one run and refuses what would corrupt it (tests/merge_parts.sh
- * cuts the parts from a committed H200 run); bench/scale/multi_gpu.sh starts a shard per GPU
+ * parts into one run, refuses what would corrupt it (other GPUs, other
+ * revisions unless --mix-revisions, a row twice or unplanned, a run that does
+ * not read back) and then writes nothing, and replaces an earlier merge with
+ * rows missing only once it has passed (tests/merge_parts.sh cuts the parts
+ * from a committed H200 run); bench/scale/multi_gpu.sh starts a shard per GPU
  * and merges them (tests/fake_shard.sh stands in for attnbench, a made-up
  * nvidia-smi for the GPUs). Row counts come from the registry and the grid,
  * or from the plan the parts were cut for, never from a literal. Run from
@@ -284,6 +287,12 @@ START_TEST(test_merge_joins_the_parts)
     snprintf(cmd, sizeof cmd, "test -s %s/out/RUN.env && test -s %s/out/RUN.part-1.env && test -s %s/out/RUN.part-2.env && "
                               "grep -qx 'merged_rows=%zu' %s/out/RUN.env", dir, dir, dir, rows, dir);
     ck_assert_int_eq(system(cmd), 0);
+    /* every part's revision is recorded, and the staging directory is gone */
+    ck_assert(dir_test(dir, "grep -qx 'git_revs=18eacf8deec8' %1$s/out/RUN.env && "
+                            "grep -qx 'part_1_git_rev=18eacf8deec8' %1$s/out/RUN.env && "
+                            "grep -qx 'part_2=%1$s/part-2.csv' %1$s/out/RUN.env && "
+                            "grep -qx 'part_2_git_rev=18eacf8deec8' %1$s/out/RUN.env && "
+                            "! grep -q '^mix_revisions=' %1$s/out/RUN.env && [ $(ls -A %1$s/out | wc -l) = 5 ]"));
     remove_dir(dir);
 }
 END_TEST
@@ -296,24 +305,103 @@ START_TEST(test_merge_names_a_failed_shard)
     ck_assert_msg(err_has(dir, says), "the merge does not say '%s'", says);
     snprintf(path, sizeof path, "%s/out/RUN.csv", dir);
     ck_assert_uint_eq(run_rows(path), planned_rows(dir, NULL) - 3); /* the rows that were measured are kept */
+    ck_assert(dir_test(dir, "grep -qx 'missing_rows=3' %1$s/out/RUN.env"));
     remove_dir(dir);
 }
 END_TEST
 
+/* Each refusal names what and where, exits 2, and leaves nothing: not the
+ * run, not its side files, not the directory it would have been in. */
 START_TEST(test_merge_refuses)
 {
-    static const struct { const char *spoil, *says; } cases[] = {
-        {"gpu", "one run is one GPU model"},
-        {"twice", "was measured twice (also by part 1)"},
-        {"unplanned", "is not in the plan"},
+    static const struct { const char *spoil, *says[2]; } cases[] = {
+        {"gpu", {"part-2.csv:2: GPU model 'h100' where ", "part-1.csv:2 has 'h200': one run is one GPU model"}},
+        {"revision", {"part-2.csv:2: revision '0123456789ab' where ",
+                      "part-1.csv:2 has '18eacf8deec8': one run is one revision (--mix-revisions merges them anyway)"}},
+        {"twice", {"was measured twice (also by part 1)", ""}},
+        {"unplanned", {"is not in the plan", ""}},
+        {"samples-twice", {"the merged run does not read back whole: ", "sample 0 of a row that has"}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char dir[64];
         ck_assert_int_eq(merge_case(cases[i].spoil, dir, sizeof dir), 2);
-        ck_assert_msg(err_has(dir, cases[i].says), "%s: the message lacks '%s'", cases[i].spoil, cases[i].says);
-        ck_assert_msg(dir_test(dir, "test ! -e %1$s/out/RUN.csv"), "%s: a merged run was written", cases[i].spoil);
+        for (int k = 0; k < 2; k++)
+            ck_assert_msg(err_has(dir, cases[i].says[k]), "%s: the message lacks '%s'", cases[i].spoil, cases[i].says[k]);
+        ck_assert_msg(dir_test(dir, "test ! -e %1$s/out"), "%s: the merge left %s/out behind", cases[i].spoil, dir);
         remove_dir(dir);
     }
+}
+END_TEST
+
+/* Parts of two revisions merge when told to, and the .env says so. */
+START_TEST(test_merge_mix_revisions)
+{
+    char dir[64] = "";
+    make_parts("revision", dir, sizeof dir);
+    ck_assert_int_eq(merge_parts(dir, "--mix-revisions"), 0);
+    ck_assert(dir_test(dir, "grep -qx 'git_revs=18eacf8deec8,0123456789ab' %1$s/out/RUN.env && "
+                            "grep -qx 'part_1_git_rev=18eacf8deec8' %1$s/out/RUN.env && "
+                            "grep -qx 'part_2_git_rev=0123456789ab' %1$s/out/RUN.env && "
+                            "grep -qx 'mix_revisions=1' %1$s/out/RUN.env"));
+    remove_dir(dir);
+}
+END_TEST
+
+/* A merge refused at its read-back writes nothing, so the merge of the
+ * repaired parts goes through. */
+START_TEST(test_merge_refused_then_repaired)
+{
+    char dir[64] = "";
+    make_parts("samples-twice", dir, sizeof dir);
+    ck_assert_int_eq(merge_parts(dir, ""), 2);
+    ck_assert(dir_test(dir, "test ! -e %1$s/out"));
+    make_parts("", dir, sizeof dir);
+    ck_assert_int_eq(merge_parts(dir, ""), 0);
+    ck_assert(dir_test(dir, "grep -qx 'missing_rows=0' %1$s/out/RUN.env"));
+    remove_dir(dir);
+}
+END_TEST
+
+/* An earlier merge with rows missing is moved aside (--aside) only by a
+ * merge that passed; a whole one is not merged again; without --aside an
+ * existing run is refused. */
+START_TEST(test_merge_aside)
+{
+    char dir[64] = "", path[128];
+    make_parts("missing", dir, sizeof dir);
+    ck_assert_int_eq(merge_parts(dir, ""), 1);
+    const size_t kept = planned_rows(dir, NULL) - 3;
+    snprintf(path, sizeof path, "%s/out/RUN.csv", dir);
+    /* a new merge that is refused leaves the earlier one as it was */
+    make_parts("revision", dir, sizeof dir);
+    char aside[128];
+    snprintf(aside, sizeof aside, "--aside %s/aside", dir);
+    ck_assert_int_eq(merge_parts(dir, aside), 2);
+    ck_assert(err_has(dir, "one run is one revision"));
+    ck_assert_uint_eq(run_rows(path), kept);
+    ck_assert(dir_test(dir, "grep -qx 'missing_rows=3' %1$s/out/RUN.env && test ! -e %1$s/aside && [ $(ls -A %1$s/out | wc -l) = 5 ]"));
+    /* the repaired parts: merged, the earlier merge moved aside whole */
+    make_parts("", dir, sizeof dir);
+    ck_assert_int_eq(merge_parts(dir, "--plan /dev/null"), 2); /* a bad plan: refused, nothing moved */
+    ck_assert_uint_eq(run_rows(path), kept);
+    ck_assert_int_eq(merge_parts(dir, aside), 0);
+    ck_assert(err_has(dir, "the earlier merge (3 rows missing) moved to "));
+    ck_assert_uint_eq(run_rows(path), planned_rows(dir, NULL));
+    char moved[128];
+    snprintf(moved, sizeof moved, "%s/aside/RUN.csv", dir);
+    ck_assert_uint_eq(run_rows(moved), kept);
+    ck_assert(dir_test(dir, "grep -qx 'missing_rows=3' %1$s/aside/RUN.env && "
+                            "test -s %1$s/aside/RUN.part-1.env && test -s %1$s/aside/RUN.part-2.env && "
+                            "grep -qx 'missing_rows=0' %1$s/out/RUN.env && [ $(ls -A %1$s/out | wc -l) = 5 ]"));
+    /* a whole run is not merged again, with --aside or without */
+    snprintf(aside, sizeof aside, "--aside %s/aside-2", dir);
+    ck_assert_int_eq(merge_parts(dir, aside), 2);
+    ck_assert(err_has(dir, "RUN.csv' exists (missing_rows=0 in "));
+    ck_assert(err_has(dir, "not merged again"));
+    ck_assert_int_eq(merge_parts(dir, ""), 2);
+    ck_assert(err_has(dir, "RUN.csv' exists already"));
+    ck_assert(dir_test(dir, "test ! -e %1$s/aside-2 && grep -qx 'missing_rows=0' %1$s/out/RUN.env"));
+    remove_dir(dir);
 }
 END_TEST
 
@@ -399,6 +487,9 @@ static Suite *shard_suite(void)
     tcase_add_test(tc, test_merge_joins_the_parts);
     tcase_add_test(tc, test_merge_names_a_failed_shard);
     tcase_add_test(tc, test_merge_refuses);
+    tcase_add_test(tc, test_merge_mix_revisions);
+    tcase_add_test(tc, test_merge_refused_then_repaired);
+    tcase_add_test(tc, test_merge_aside);
     tcase_add_test(tc, test_multi_gpu_one_run_from_two_gpus);
     tcase_add_test(tc, test_multi_gpu_failed_shard_named_rows_kept);
     tcase_add_test(tc, test_multi_gpu_refuses);

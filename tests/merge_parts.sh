@@ -9,10 +9,13 @@
 # a copy of the run's .env. The run predates the kv_heads and varlen
 # columns: it is first put in this build's schema (kv_heads = heads and an
 # empty varlen, as the reader takes them). CASE spoils them on purpose:
-#   missing    three rows of shard 2 left out (a shard that failed)
-#   gpu        part 2 measured on an h100
-#   twice      part 2 also holds a row of part 1
-#   unplanned  the plan lacks a row part 1 holds
+#   missing        three rows of shard 2 left out (a shard that failed)
+#   gpu            part 2 measured on an h100
+#   revision       part 2 measured by another revision (0123456789ab)
+#   twice          part 2 also holds a row of part 1
+#   unplanned      the plan lacks a row part 1 holds
+#   samples-twice  part 2's samples file also holds the samples of a row of
+#                  part 1 (each part reads whole; the merged run does not)
 set -eu
 dir=$1 case=${2:-}
 run=results/h200/power/20261201T020403Z
@@ -43,11 +46,15 @@ done
 case $case in
   missing) { head -n 1 "$dir/part-2.csv"; tail -n +5 "$dir/part-2.csv"; } > "$dir/p" && mv "$dir/p" "$dir/part-2.csv" ;;
   gpu) sed -i '2,$ s/,h200,/,h100,/' "$dir/part-2.csv" ;;
+  revision) awk -F, -v OFS=, 'NR > 1 { $3 = "0123456789ab" } { print }' "$dir/part-2.csv" > "$dir/p" && mv "$dir/p" "$dir/part-2.csv" ;;
   twice) # a row of part 1, with its samples, in part 2 too
     sed -n 2p "$dir/part-1.csv" | sed 's|,1/2$|,2/2|' >> "$dir/part-2.csv"
     key=$(sed -n 2p "$dir/part-1.csv" | cut -d, -f5-14)
     grep "^$key," "$dir/part-1.samples.csv" >> "$dir/part-2.samples.csv" ;;
   unplanned) first=$(sed -n 2p "$dir/part-1.csv" | cut -d, -f5-14); grep -v "^$first," "$dir/plan.csv" > "$dir/p" && mv "$dir/p" "$dir/plan.csv" ;;
+  samples-twice)
+    key=$(sed -n 2p "$dir/part-1.csv" | cut -d, -f5-14)
+    grep "^$key," "$dir/part-1.samples.csv" >> "$dir/part-2.samples.csv" ;;
   "") ;;
   *) echo "merge_parts.sh: no case '$case'" >&2; exit 2 ;;
 esac
