@@ -459,17 +459,23 @@ START_TEST(test_multi_gpu_failed_shard_named_rows_kept)
 }
 END_TEST
 
+/* GPUs of two models, an index the box lacks, what is not an index (quoted
+ * or not), one GPU twice: refused, exit 2, saying so. */
 START_TEST(test_multi_gpu_refuses)
 {
-    char dir[64], err[128];
-    ck_assert_int_eq(multi_gpu("0, NVIDIA H200\\n1, NVIDIA A100-SXM4-80GB\\n", "all", "", dir, sizeof dir), 2);
-    snprintf(err, sizeof err, "%s/multi.err", dir);
-    ck_assert(file_has(err, "one run is one GPU model"));
-    remove_dir(dir);
-    ck_assert_int_eq(multi_gpu("0, NVIDIA H200\\n", "0,3", "", dir, sizeof dir), 2);
-    snprintf(err, sizeof err, "%s/multi.err", dir);
-    ck_assert(file_has(err, "no GPU 3 here"));
-    remove_dir(dir);
+    static const struct { const char *listed, *gpus, *says; } cases[] = {
+        {"0, NVIDIA H200\\n1, NVIDIA A100-SXM4-80GB\\n", "all", "one run is one GPU model"},
+        {"0, NVIDIA H200\\n", "0,3", "no GPU '3' here"},
+        {"0, NVIDIA H200\\n", "'*'", "no GPU '*' here"},
+        {"0, NVIDIA H200\\n1, NVIDIA H200\\n", "0,1,0", "GPU 0 named twice"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char dir[64], err[128];
+        ck_assert_int_eq(multi_gpu(cases[i].listed, cases[i].gpus, "", dir, sizeof dir), 2);
+        snprintf(err, sizeof err, "%s/multi.err", dir);
+        ck_assert_msg(file_has(err, cases[i].says), "GPUS=%s: multi_gpu.sh does not say '%s'", cases[i].gpus, cases[i].says);
+        remove_dir(dir);
+    }
 }
 END_TEST
 
