@@ -1051,6 +1051,86 @@ START_TEST(test_thresholds_committed_file)
 }
 END_TEST
 
+/* Lines the parser must refuse, naming file:line and what is wrong: a
+ * setting given twice on one line (which one won was an accident of the
+ * code), conditions no row can meet (the line would apply to nothing), and
+ * unknown keys. The line in error is always the file's second. */
+static const struct {
+    const char *line, *needle;
+} refused_lines[] = {
+    {"default slowdown=3% slowdown=900%", "slowdown is set twice"},
+    {"match variant=naive ab_slowdown=1% ab_slowdown=2%", "ab_slowdown is set twice"},
+    {"match mode=cold confidence=95% min_ms=0.01 confidence=0.9", "confidence is set twice"},
+    {"match variant==x slowdown=10%", "no variant name"},
+    {"match variant= slowdown=10%", "missing value"},
+    {"match dtype=fp32 slowdown=10%", "unknown dtype 'fp32'"},
+    {"match mode=warm slowdown=10%", "unknown mode 'warm'"},
+    {"match varlen=ragged slowdown=10%", "no varlen"},
+    {"match causal=2 slowdown=10%", "no causal meets"},
+    {"match causal>1 slowdown=10%", "no causal meets"},
+    {"match causal!=0 causal!=1 slowdown=10%", "'causal!=0 causal!=1'"},
+    {"match head_dim=0 slowdown=10%", "no head_dim meets"},
+    {"match batch<1 slowdown=10%", "no batch meets"},
+    {"match kv_heads<=0 slowdown=10%", "no kv_heads meets"},
+    {"match seq_len=-512 slowdown=10%", "no seq_len meets"},
+    {"match seq_len=512 seq_len=1024 slowdown=10%", "'seq_len=512 seq_len=1024'"},
+    {"match seq_len<4 seq_len>8 slowdown=10%", "'seq_len<4 seq_len>8'"},
+    {"match seq_len>=512 seq_len!=512 seq_len<513 slowdown=10%", "no seq_len meets"},
+    {"match seq_len=99999999999 slowdown=10%", "no seq_len meets"},
+    {"match variant=naive variant=inplace slowdown=10%", "'variant=naive variant=inplace'"},
+    {"match variant=naive variant!=naive slowdown=10%", "no variant meets"},
+    {"match mode!=cold mode!=hot mode!=graph slowdown=10%", "no mode meets"},
+    {"match dtype!=bf16 dtype!=fp16 slowdown=10%", "no dtype meets"},
+    {"match seq_len=512 slowdwn=5%", "'slowdwn': unknown key"},
+    {"match colour=red slowdown=5%", "'colour': unknown key"},
+    {"default slowdown=5% speed=3", "'speed': unknown setting"},
+    {"default min_ms=5%", "min_ms takes a plain number"},
+    {"default confidence=100%", "confidence must be in (50%, 100%)"},
+    {"default slowdown=1000%", "slowdown must be under 1000%"},
+};
+
+START_TEST(test_thresholds_refused_lines)
+{
+    char text[256];
+    snprintf(text, sizeof text, "default slowdown=3%%\n%s\n", refused_lines[_i].line);
+    path_t conf = write_text("refused.conf", text);
+    struct gate_thresholds th;
+    attn_error_clear();
+    ck_assert_msg(gate_thresholds_read(conf.s, &th) == ATTN_ERR_INPUT, "'%s' was accepted",
+                  refused_lines[_i].line);
+    ck_assert_msg(names_place(attn_error_message(), conf.s, 2), "'%s': message \"%s\" does not "
+                  "name line 2", refused_lines[_i].line, attn_error_message());
+    ck_assert_message_has(refused_lines[_i].needle);
+}
+END_TEST
+
+/* What the checks above must not refuse: ranges, exclusions that leave a
+ * value, and every field's valid forms. */
+START_TEST(test_thresholds_satisfiable_lines_accepted)
+{
+    path_t conf = write_text("ok.conf",
+                             "match seq_len>=512 seq_len<=2048 seq_len!=1024 slowdown=10%\n"
+                             "match seq_len>=512 seq_len<513 min_ms=0.01\n"
+                             "match causal!=0 noise_k=3\n"
+                             "match causal<1 causal>=0 noise_k=4\n"
+                             "match mode!=cold mode!=hot ab_slowdown=3%\n"
+                             "match dtype!=bf16 confidence=95%\n"
+                             "match variant!=naive variant!=inplace variant=flash_mma slowdown=7%\n"
+                             "match variant=flash_hopper_lab kv_heads=8 heads>=8 slowdown=8%\n"
+                             "match varlen=none batch=1 slowdown=9%\n"
+                             "match varlen=uniform:0.5 slowdown=11%\n"
+                             "match varlen=lens:128+256 seq_len=256 slowdown=12%\n"
+                             "match seq_len<=1073741824 head_dim>=1 slowdown=13%\n");
+    struct gate_thresholds th;
+    read_thresholds_ok(conf.s, &th);
+    ck_assert_int_eq(th.nrules, 12);
+    struct result_key k = key("flash_mma", "fp16", 2, 16, 2048, 64, 0, "graph");
+    ck_assert_double_eq_tol(gate_settings_for(&th, &k).slowdown, 0.13, 1e-12);
+    ck_assert_double_eq_tol(gate_settings_for(&th, &k).ab_slowdown, 0.03, 1e-12);
+    ck_assert_double_eq_tol(gate_settings_for(&th, &k).noise_k, 4, 1e-12);
+}
+END_TEST
+
 START_TEST(test_thresholds_applied_by_compare)
 {
     /* +8% on both: naive's 10% limit lets it pass, inplace's 5% does not. */
@@ -1558,6 +1638,8 @@ static Suite *thresholds_suite(void)
     tcase_add_test(tc, test_thresholds_partial_default_keeps_builtins);
     tcase_add_test(tc, test_thresholds_committed_file);
     tcase_add_test(tc, test_thresholds_applied_by_compare);
+    tcase_add_loop_test(tc, test_thresholds_refused_lines, 0, (int)NELEMS(refused_lines));
+    tcase_add_test(tc, test_thresholds_satisfiable_lines_accepted);
     suite_add_tcase(s, tc);
     return s;
 }
