@@ -21,6 +21,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1877,19 +1878,30 @@ START_TEST(test_run_against_itself_refused)
 }
 END_TEST
 
-/* DIR/h200/ab/ID/ID-base.csv and -cand.csv, the candidate `factor` slower. */
-static void write_pair(const char *id, double factor)
+/* res/h200/ab/DIR/ID-base.csv and -cand.csv (DIR: the id, or a partial
+ * name), nbase and ncand rows of flash_hopper (at most 2), the candidate
+ * `factor` slower, and gate.txt when `published` (what ab writes last). */
+static void write_pair_rows(const char *dir, const char *id, double factor, int nbase, int ncand,
+                            bool published)
 {
-    char name[200];
-    snprintf(name, sizeof name, "res/h200/ab/%s", id);
+    char name[300];
+    snprintf(name, sizeof name, "res/h200/ab/%s", dir);
     make_dir(name);
     struct rspec b[2], k[2];
     rows_of(b, 2, "flash_hopper", 1.0, 30, id);
     rows_of(k, 2, "flash_hopper", factor, 30, id);
-    snprintf(name, sizeof name, "res/h200/ab/%s/%s-base.csv", id, id);
-    write_rows(name, b, 2);
-    snprintf(name, sizeof name, "res/h200/ab/%s/%s-cand.csv", id, id);
-    write_rows(name, k, 2);
+    snprintf(name, sizeof name, "res/h200/ab/%s/%s-base.csv", dir, id);
+    write_rows(name, b, (size_t)nbase);
+    snprintf(name, sizeof name, "res/h200/ab/%s/%s-cand.csv", dir, id);
+    write_rows(name, k, (size_t)ncand);
+    snprintf(name, sizeof name, "res/h200/ab/%s/gate.txt", dir);
+    if (published) write_text(name, "regress: PASS\n");
+}
+
+/* A whole, published pair: both rows on both sides. */
+static void write_pair(const char *id, double factor)
+{
+    write_pair_rows(id, id, factor, 2, 2, true);
 }
 
 /* With no arguments the newest A/B pair is gated, and says which. */
@@ -1916,6 +1928,104 @@ START_TEST(test_newest_ab_pair_gated)
     ck_assert_exit(r, 2);
     ck_assert_msg(strstr(r.err, "not an A/B run"), "stderr: %s", r.err);
     run_free(&r);
+}
+END_TEST
+
+/* stdout says no "regress: PASS": half a pair must never read as a pass. */
+#define ck_assert_no_pass(r) ck_assert_msg(!strstr((r).out, "regress: PASS"), "stdout: %s", (r).out)
+
+/* A pair that is not whole is refused (exit 2, with its reason), whether it
+ * is named with --ab or is the newest: a run that stopped early (no
+ * gate.txt: what ab left before it published pairs whole), a partial name,
+ * two sides with different rows, a side with fewer rows than its .env plans.
+ * The newest-pair search passes over partial names (a run in progress). */
+START_TEST(test_incomplete_pairs_refused)
+{
+    make_dir("res/h200/ab");
+    write_pair("20261201T000000Z", 1.0); /* an older whole pair */
+    path_t res = tmp_path("res");
+    /* a worker died after the first row: one row a side, no gate.txt */
+    write_pair_rows("20261202T000000Z", "20261202T000000Z", 1.0, 1, 1, false);
+    struct run r = run_regress("--results-dir", res.s, NULL);
+    ck_assert_exit(r, 2);
+    ck_assert_msg(strstr(r.err, "20261202T000000Z: no gate.txt"), "stderr: %s", r.err);
+    ck_assert_no_pass(r);
+    run_free(&r);
+    path_t dir = tmp_path("res/h200/ab/20261202T000000Z");
+    r = run_regress("--ab", dir.s, NULL);
+    ck_assert_exit(r, 2);
+    ck_assert_no_pass(r);
+    run_free(&r);
+    /* the same under a partial name: refused by name, passed over by the search */
+    char cmd[800];
+    snprintf(cmd, sizeof cmd, "mv '%s' '%s/res/h200/ab/.20261202T000000Z.partial'", dir.s, tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+    path_t partial = tmp_path("res/h200/ab/.20261202T000000Z.partial");
+    r = run_regress("--ab", partial.s, NULL);
+    ck_assert_exit(r, 2);
+    ck_assert_msg(strstr(r.err, "a partial A/B run"), "stderr: %s", r.err);
+    run_free(&r);
+    r = run_regress("--results-dir", res.s, NULL);
+    ck_assert_exit(r, 0);
+    ck_assert_msg(!strncmp(r.out, "compare: 20261201T000000Z-base ", 31), "stdout: %s", r.out);
+    run_free(&r);
+    /* published, but the candidate lacks a row of a variant it has */
+    write_pair_rows("20261203T000000Z", "20261203T000000Z", 1.0, 2, 1, true);
+    r = run_regress("--results-dir", res.s, NULL);
+    ck_assert_exit(r, 2);
+    ck_assert_msg(strstr(r.err, "the two sides' rows differ"), "stderr: %s", r.err);
+    ck_assert_no_pass(r);
+    run_free(&r);
+    /* both sides alike, but fewer rows than ab planned */
+    write_pair_rows("20261204T000000Z", "20261204T000000Z", 1.0, 1, 1, true);
+    const char *sides[] = {"base", "cand"};
+    for (int k = 0; k < 2; k++) {
+        char env[200];
+        snprintf(env, sizeof env, "res/h200/ab/20261204T000000Z/20261204T000000Z-%s.env", sides[k]);
+        write_text(env, "schema=1\nab_run=20261204T000000Z\nab_rows_planned=2\n");
+    }
+    r = run_regress("--results-dir", res.s, NULL);
+    ck_assert_exit(r, 2);
+    ck_assert_msg(strstr(r.err, "holds 1 rows where 2 were planned"), "stderr: %s", r.err);
+    ck_assert_no_pass(r);
+    run_free(&r);
+}
+END_TEST
+
+/* What a pair may lack and stay whole: a variant one build does not have
+ * (none of its rows on that side; they are new rows). And a pair is named
+ * as the user types it: DIR/, ./ from inside it, a relative path. */
+START_TEST(test_whole_pairs_gated)
+{
+    make_dir("res/h200/ab/20261201T000000Z");
+    const char *id = "20261201T000000Z";
+    struct rspec b[2], k[4];
+    rows_of(b, 2, "flash_hopper", 1.0, 30, id);
+    rows_of(k, 2, "flash_hopper", 1.0, 30, id);
+    rows_of(k + 2, 2, "flash_mma", 1.0, 30, id);
+    write_rows("res/h200/ab/20261201T000000Z/20261201T000000Z-base.csv", b, 2);
+    write_rows("res/h200/ab/20261201T000000Z/20261201T000000Z-cand.csv", k, 4);
+    write_text("res/h200/ab/20261201T000000Z/20261201T000000Z-base.env", "ab_rows_planned=2\n");
+    write_text("res/h200/ab/20261201T000000Z/20261201T000000Z-cand.env", "ab_rows_planned=4\n");
+    write_text("res/h200/ab/20261201T000000Z/gate.txt", "regress: PASS\n");
+    path_t dir = tmp_path("res/h200/ab/20261201T000000Z/");
+    struct run r = run_regress("--ab", dir.s, NULL);
+    ck_assert_exit(r, 0);
+    ck_assert_msg(strstr(r.out, "2 compared") && strstr(r.out, "2 new"), "stdout: %s", r.out);
+    run_free(&r);
+    char regress[PATH_MAX], cmd[PATH_MAX + 600];
+    ck_assert_ptr_nonnull(realpath(REGRESS, regress));
+    const char *forms[] = {"cd '%s/res/h200/ab/20261201T000000Z' && '%s' --ab .",
+                           "cd '%s/res/h200/ab/20261201T000000Z' && '%s' --ab ./",
+                           "cd '%s/res/h200' && '%s' --ab ab/20261201T000000Z/",
+                           "cd '%s/res/h200/ab' && '%s' --ab ../ab/./20261201T000000Z"};
+    for (size_t i = 0; i < NELEMS(forms); i++) {
+        snprintf(cmd, sizeof cmd, forms[i], tmpdir, regress);
+        r = run_shell(cmd, tmpdir);
+        ck_assert_msg(r.status == 0, "%s: exit %d; stderr: %s", cmd, r.status, r.err);
+        ck_assert_msg(!strncmp(r.out, "compare: 20261201T000000Z-base ", 31), "%s: %s", cmd, r.out);
+        run_free(&r);
+    }
 }
 END_TEST
 
@@ -2107,6 +2217,8 @@ static Suite *ab_suite(void)
     tcase_add_test(tc, test_newest_ab_pair_gated);
     tcase_add_test(tc, test_bless_gates_and_logs);
     tcase_add_test(tc, test_doctored_committed_pair_fails);
+    tcase_add_test(tc, test_incomplete_pairs_refused);
+    tcase_add_test(tc, test_whole_pairs_gated);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -710,6 +710,37 @@ static int print_to(const char *path, struct gate_report *rep, const char *bpath
     return ATTN_OK;
 }
 
+/* Whether s holds a row of variant. */
+static bool has_variant(const struct result_set *s, const char *variant)
+{
+    for (size_t i = 0; i < s->count; i++)
+        if (!strcmp(s->rows[i].key.variant, variant)) return true;
+    return false;
+}
+
+int gate_check_pair(const struct result_set *base, const struct result_set *cand,
+                    const long planned[2])
+{
+    const struct result_set *sides[2] = {base, cand};
+    for (int k = 0; k < 2; k++) {
+        const struct result_set *s = sides[k], *other = sides[1 - k];
+        if (planned[k] >= 0 && (size_t)planned[k] != s->count)
+            return ATTN_FAIL(ATTN_ERR_INPUT, "%s holds %zu rows where %ld were planned (%s in its "
+                             ".env): an incomplete A/B pair", s->path, s->count, planned[k],
+                             GATE_AB_ROWS_PLANNED);
+        for (size_t i = 0; i < s->count; i++) {
+            const struct result_rec *r = &s->rows[i];
+            char label[ATTN_LABEL_MAX + 64];
+            if (find(other, &r->key) || !has_variant(other, r->key.variant)) continue;
+            return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: %s has no counterpart in %s, which holds other "
+                             "%s rows: the two sides' rows differ (an incomplete A/B pair)", s->path,
+                             r->line, result_key_label(&r->key, label, sizeof label), other->path,
+                             r->key.variant);
+        }
+    }
+    return ATTN_OK;
+}
+
 static int compare_sets(const struct gate_files_request *q, const struct result_set *base,
                         const struct result_set *cur, FILE *out, int *exit_code)
 {
@@ -725,13 +756,16 @@ static int compare_sets(const struct gate_files_request *q, const struct result_
         return ATTN_FAIL(ATTN_ERR_INPUT,
                          "%s and %s hold the same run (%s): a run compared with itself cannot fail",
                          base->path, cur->path, base->rows[0].run_id);
+    if (q->pair) ATTN_TRY(gate_check_pair(base, cur, q->planned));
+    const char *bpath = q->baseline_name ? q->baseline_name : base->path,
+               *cpath = q->results_name ? q->results_name : cur->path;
     struct gate_report rep;
     int rc = gate_compare(base, cur, &t, &q->options, &rep);
     if (rc == ATTN_OK) {
         fprintf(out, "%s\n", compare);
-        gate_print(&rep, base->path, cur->path, out);
-        if (q->copy_to) rc = print_to(q->copy_to, &rep, base->path, cur->path, compare, false);
-        if (rc == ATTN_OK && q->markdown) rc = print_to(q->markdown, &rep, base->path, cur->path, compare, true);
+        gate_print(&rep, bpath, cpath, out);
+        if (q->copy_to) rc = print_to(q->copy_to, &rep, bpath, cpath, compare, false);
+        if (rc == ATTN_OK && q->markdown) rc = print_to(q->markdown, &rep, bpath, cpath, compare, true);
         *exit_code = gate_exit_code(&rep);
     }
     gate_report_free(&rep);
