@@ -2029,6 +2029,66 @@ START_TEST(test_whole_pairs_gated)
 }
 END_TEST
 
+/* --trend holds the baseline against the newest run that measured its rows
+ * (the newest run is often of another grid), says which and why on its
+ * first line, takes the run with the most of them when none has all, and
+ * refuses (exit 2) when no run shares a row. The baseline's own run is
+ * passed over. */
+START_TEST(test_trend_chooses_a_run_with_the_baselines_rows)
+{
+    make_dir("res/h200");
+    struct rspec two[2], one[1], other[2];
+    rows_of(two, 2, "naive", 1.0, 0, NULL);
+    rows_of(one, 1, "naive", 1.0, 0, NULL);
+    rows_of(other, 2, "flash_mma", 1.0, 0, NULL);
+    write_rows("res/h200/20261201T000000Z.csv", two, 2);
+    char cmd[800];
+    snprintf(cmd, sizeof cmd, "cp '%s/res/h200/20261201T000000Z.csv' '%s/res/h200/baseline.csv'",
+             tmpdir, tmpdir);
+    ck_assert_int_eq(system(cmd), 0); /* the baseline: the first run, blessed */
+    write_rows("res/h200/20261202T000000Z.csv", two, 2);   /* all of them */
+    write_rows("res/h200/20261203T000000Z.csv", one, 1);   /* one of them */
+    write_rows("res/h200/20261204T000000Z.csv", other, 2); /* none: another grid */
+    path_t res = tmp_path("res");
+    struct run r = run_regress("--results-dir", res.s, "--trend", NULL);
+    ck_assert_exit(r, 0);
+    char want[1000];
+    snprintf(want, sizeof want, "trend: %s/h200/20261202T000000Z.csv, the newest run that holds all 2 "
+             "rows of %s/h200/baseline.csv (newer: 20261204T000000Z.csv holds none, "
+             "20261203T000000Z.csv holds fewer)\ncompare: ", res.s, res.s);
+    ck_assert_msg(!strncmp(r.out, want, strlen(want)), "stdout: %s", r.out);
+    ck_assert_msg(strstr(r.out, "regress: PASS: 2 compared"), "stdout: %s", r.out);
+    run_free(&r);
+    unlink(tmp_path("res/h200/20261202T000000Z.csv").s);
+    r = run_regress("--results-dir", res.s, "--trend", NULL);
+    ck_assert_exit(r, 1); /* one row compared, one missing */
+    ck_assert_msg(strstr(r.out, "20261203T000000Z.csv, which holds 1 of the 2 rows"), "stdout: %s", r.out);
+    run_free(&r);
+    unlink(tmp_path("res/h200/20261203T000000Z.csv").s);
+    r = run_regress("--results-dir", res.s, "--trend", NULL);
+    ck_assert_exit(r, 2); /* left: the baseline's own run, and another grid */
+    ck_assert_msg(strstr(r.err, "no run shares a row with"), "stderr: %s", r.err);
+    run_free(&r);
+}
+END_TEST
+
+/* The committed runs (their CSVs copied, not their samples): the newest is
+ * of another grid than the baseline; --trend finds one that covers it. */
+START_TEST(test_trend_on_the_committed_runs)
+{
+    path_t dir = make_dir("res/h200");
+    char cmd[800];
+    snprintf(cmd, sizeof cmd, "cp results/h200/baseline.csv results/h200/2*Z.csv '%s/'", dir.s);
+    ck_assert_int_eq(system(cmd), 0);
+    struct run r = run_regress("--results-dir", tmp_path("res").s, "--trend", NULL);
+    ck_assert_exit(r, 0);
+    ck_assert_msg(!strncmp(r.out, "trend: ", 7) && strstr(r.out, ", the newest run that holds all "),
+                  "stdout: %s", r.out);
+    ck_assert_msg(strstr(r.out, " 0 missing, "), "stdout: %s", r.out);
+    run_free(&r);
+}
+END_TEST
+
 /* Blessing gates the run first: a regression is blessed only with a reason,
  * every blessing is logged, and the replaced baseline is kept. */
 START_TEST(test_bless_gates_and_logs)
@@ -2219,6 +2279,8 @@ static Suite *ab_suite(void)
     tcase_add_test(tc, test_doctored_committed_pair_fails);
     tcase_add_test(tc, test_incomplete_pairs_refused);
     tcase_add_test(tc, test_whole_pairs_gated);
+    tcase_add_test(tc, test_trend_chooses_a_run_with_the_baselines_rows);
+    tcase_add_test(tc, test_trend_on_the_committed_runs);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -9,7 +9,9 @@
  * An A/B pair is DIR/<gpu>/ab/AB_ID/AB_ID-base.csv and AB_ID-cand.csv (make ab);
  * the newest is the greatest AB_ID, and only a whole pair is gated (ab_pair,
  * gate_check_pair). <gpu> comes from --gpu, else the one GPU under DIR
- * (default: results) that has what the mode needs.
+ * (default: results) that has what the mode needs. --trend without
+ * --results takes the newest run that holds the baseline's rows
+ * (choose_trend_run).
  * Exit 0 pass, 1 regression (or a refused blessing), 2 bad input. */
 #include "gate.h"
 #include "../../common/errors.h"
@@ -39,8 +41,9 @@ static void usage(FILE *f)
         "usage: regress [--gpu NAME] [--results-dir DIR]     gate the newest A/B pair (make ab)\n"
         "       regress --ab DIR                              gate the A/B pair in DIR\n"
         "       regress --results FILE --baseline FILE        gate FILE against a baseline FILE\n"
-        "       regress --trend [--results FILE]              a run (default: the newest) against\n"
-        "                                                     DIR/<gpu>/baseline.csv\n"
+        "       regress --trend [--results FILE]              a run against DIR/<gpu>/baseline.csv\n"
+        "                                                     (default: the newest run that holds\n"
+        "                                                     the baseline's rows)\n"
         "       regress --bless [--results FILE] [--reason TEXT]  make a run (default: the newest)\n"
         "                                                     the baseline\n"
         "options: --thresholds FILE --markdown FILE --allow-missing --allow-gpu-mismatch\n"
@@ -236,6 +239,95 @@ static int ab_pair(const char *ab_dir, struct ab_run *run)
     return planned_rows(run->cand, &run->planned[1]);
 }
 
+/* ---------------------------------------------------------------- trend */
+
+/* Baseline rows that run holds too. */
+static size_t rows_shared(const struct result_set *baseline, const struct result_set *run)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < baseline->count; i++) n += results_find(run, &baseline->rows[i].key) != NULL;
+    return n;
+}
+
+static int newest_first(const void *a, const void *b)
+{
+    return -strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The run --trend holds against the baseline when none is named. The newest
+ * run is often of another grid (a study of a few shapes) sharing few or no
+ * rows with the baseline, and a trend over no rows says nothing. So: the
+ * newest run that holds every baseline row; when none does, the one that
+ * holds the most of them (the newest of equals), which still shows the
+ * trend of those rows (the rest are reported missing). The baseline's own
+ * run is passed over. *why says which was chosen and why, for the report's
+ * first line. */
+static int choose_trend_run(const char *gpu_dir, const char *baseline, char *out, size_t len,
+                            char *why, size_t wlen)
+{
+    struct result_set base;
+    ATTN_TRY(results_read(baseline, &base));
+    DIR *d = opendir(gpu_dir);
+    if (!d) {
+        results_free(&base);
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to open: %s", gpu_dir, strerror(errno));
+    }
+    char **names = NULL;
+    size_t count = 0, cap = 0;
+    int rc = ATTN_OK;
+    for (struct dirent *e; rc == ATTN_OK && (e = readdir(d));) {
+        if (!is_run_name(e->d_name)) continue;
+        if (count == cap) {
+            cap = cap ? 2 * cap : 64;
+            char **grown = realloc(names, cap * sizeof *grown);
+            if (!grown) rc = ATTN_FAIL(ATTN_ERR, "out of host memory");
+            else names = grown;
+        }
+        if (rc == ATTN_OK && !(names[count++] = strdup(e->d_name))) rc = ATTN_FAIL(ATTN_ERR, "out of host memory");
+    }
+    closedir(d);
+    if (rc == ATTN_OK) qsort(names, count, sizeof *names, newest_first);
+    size_t best = 0, best_i = 0, newer = 0;
+    char passed[300] = ""; /* newer runs passed over, for *why */
+    for (size_t i = 0; i < count && rc == ATTN_OK && best < base.count; i++) {
+        char path[1300];
+        struct result_set run;
+        snprintf(path, sizeof path, "%s/%s", gpu_dir, names[i]);
+        rc = results_read_run(path, RESULTS_ALLOW_EMPTY, &run);
+        if (rc != ATTN_OK) break;
+        const bool own = run.count && base.count && !strcmp(run.rows[0].run_id, base.rows[0].run_id);
+        const size_t shared = own ? 0 : rows_shared(&base, &run);
+        results_free(&run);
+        if (shared > best) {
+            best = shared;
+            best_i = i;
+        }
+        if (shared < base.count && newer < 3) {
+            size_t used = strlen(passed);
+            snprintf(passed + used, sizeof passed - used, "%s%s %s", used ? ", " : "", names[i],
+                     own ? "(the baseline's own run)" : shared ? "holds fewer" : "holds none");
+            newer++;
+        }
+    }
+    if (rc == ATTN_OK && best == 0)
+        rc = ATTN_FAIL(ATTN_ERR_INPUT, "%s: no run shares a row with %s (%zu runs looked at): "
+                       "measure the baseline's grid, or name a run with --results FILE", gpu_dir,
+                       baseline, count);
+    if (rc == ATTN_OK) {
+        snprintf(out, len, "%s/%s", gpu_dir, names[best_i]);
+        if (best == base.count)
+            snprintf(why, wlen, "%s, the newest run that holds all %zu rows of %s%s%s%s", out,
+                     base.count, baseline, passed[0] ? " (newer: " : "", passed, passed[0] ? ")" : "");
+        else
+            snprintf(why, wlen, "%s, which holds %zu of the %zu rows of %s, more than any other run "
+                     "(none holds all)", out, best, base.count, baseline);
+    }
+    for (size_t i = 0; i < count; i++) free(names[i]);
+    free(names);
+    results_free(&base);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- bless */
 
 /* A run and its samples file, when it has one, copied to DEST.csv and
@@ -345,11 +437,17 @@ static int run(const struct regress_args *a, int *code)
         else ATTN_TRY(newest(gpu_dir, is_run_name, "run (RUN_ID.csv)", results, sizeof results));
         return bless(a, gpu_dir, results, code);
     } else if (a->trend) {
-        if (a->results) snprintf(results, sizeof results, "%s", a->results);
-        else ATTN_TRY(newest(gpu_dir, is_run_name, "run (RUN_ID.csv)", results, sizeof results));
         snprintf(baseline, sizeof baseline, "%s/baseline.csv", gpu_dir);
         if (!is_file(baseline))
             return ATTN_FAIL(ATTN_ERR_INPUT, "%s: no blessed baseline (make baseline)", baseline);
+        char why[4096];
+        if (a->results) {
+            snprintf(results, sizeof results, "%s", a->results);
+            snprintf(why, sizeof why, "%s, as named by --results", results);
+        } else {
+            ATTN_TRY(choose_trend_run(gpu_dir, baseline, results, sizeof results, why, sizeof why));
+        }
+        printf("trend: %s\n", why);
     } else if (explicit_pair) {
         snprintf(results, sizeof results, "%s", a->results);
         snprintf(baseline, sizeof baseline, "%s", a->baseline);
