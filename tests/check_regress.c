@@ -2089,6 +2089,36 @@ START_TEST(test_trend_on_the_committed_runs)
 }
 END_TEST
 
+/* --reason is stored in baselines/LOG exactly as given, shell syntax and
+ * UTF-8 included; a control character (a line end, a tab, an escape) is
+ * refused before anything is written. */
+START_TEST(test_bless_reason_stored_literally)
+{
+    make_dir("res/h200");
+    struct rspec b[2];
+    rows_of(b, 2, "naive", 1.0, 0, NULL);
+    write_rows("res/h200/20261201T000000Z.csv", b, 2);
+    path_t res = tmp_path("res");
+    static const char *const refused[] = {"two\nlines", "a\ttab", "\x1b[31mred", "cr\r", "del\x7f"};
+    for (size_t i = 0; i < NELEMS(refused); i++) {
+        struct run r = run_regress("--results-dir", res.s, "--bless", "--reason", refused[i], NULL);
+        ck_assert_exit(r, 2);
+        ck_assert_msg(strstr(r.err, "--reason: control character 0x"), "stderr: %s", r.err);
+        run_free(&r);
+        ck_assert_int_eq(access(tmp_path("res/h200/baseline.csv").s, F_OK), -1);
+        ck_assert_int_eq(access(tmp_path("res/h200/baselines/LOG").s, F_OK), -1);
+    }
+    const char *literal = "keeps `id` and $(whoami) and \"$HOME\" \\n 100% caf\xc3\xa9";
+    struct run r = run_regress("--results-dir", res.s, "--bless", "--reason", literal, NULL);
+    ck_assert_exit(r, 0);
+    run_free(&r);
+    char *log = slurp(tmp_path("res/h200/baselines/LOG").s), want[300];
+    snprintf(want, sizeof want, "\tfirst\t%s\n", literal);
+    ck_assert_msg(strstr(log, want), "LOG: %s", log);
+    free(log);
+}
+END_TEST
+
 /* Blessing gates the run first: a regression is blessed only with a reason,
  * every blessing is logged, and the replaced baseline is kept. */
 START_TEST(test_bless_gates_and_logs)
@@ -2281,6 +2311,7 @@ static Suite *ab_suite(void)
     tcase_add_test(tc, test_whole_pairs_gated);
     tcase_add_test(tc, test_trend_chooses_a_run_with_the_baselines_rows);
     tcase_add_test(tc, test_trend_on_the_committed_runs);
+    tcase_add_test(tc, test_bless_reason_stored_literally);
     suite_add_tcase(s, tc);
     return s;
 }
