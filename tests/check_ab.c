@@ -11,8 +11,9 @@
  * slower one that does not (thresholds from the test's own file: ab_slowdown
  * 1%); a worker that dies mid-row or speaks another protocol (exit 2, named
  * on stderr); a variant the base build lacks (new rows); a variant the
- * candidate skips (failed rows); bad usage. Run from the repository root,
- * after `make all` (build/ab). The directory is removed after each test. */
+ * candidate skips (failed rows); bad usage, attnbench options an A/B run
+ * does not implement, and --list. Run from the repository root, after
+ * `make all` (build/ab). The directory is removed after each test. */
 #include "../common/errors.h"
 #include "../common/results_read.h"
 #include "testutil.h"
@@ -104,8 +105,9 @@ static void tmpdir_teardown(void)
 
 /* Runs build/ab with the fake workers on the test's run (POINT, VARIANTS,
  * MODES) into DIR/out, commands logged to DIR/log, with `env` (shell words,
- * e.g. "FAKE_FACTOR_cand=1.05"; "" for none) in its environment. */
-static struct run run_ab(const char *env)
+ * e.g. "FAKE_FACTOR_cand=1.05"; "" for none) in its environment and `args`
+ * (more options for ab, "" for none) after the others. */
+static struct run run_ab_with(const char *env, const char *args)
 {
     const char *ab = AB;
     ck_assert_msg(access(ab, X_OK) == 0,
@@ -115,10 +117,15 @@ static struct run run_ab(const char *env)
     char cmd[8192];
     size_t n = (size_t)snprintf(cmd, sizeof cmd,
         "FAKE_LOG='%s' %s %s --base '%s' --cand '%s' --point '" POINT "' --variants " VARIANTS
-        " --mode " MODES " --warm-ms 0 --budget-ms 5000 --seed 42 --thresholds '%s' --out '%s'",
-        log.s, env, ab, base.s, cand.s, thr.s, out.s);
+        " --mode " MODES " --warm-ms 0 --budget-ms 5000 --seed 42 --thresholds '%s' --out '%s' %s",
+        log.s, env, ab, base.s, cand.s, thr.s, out.s, args);
     ck_assert_uint_lt(n, sizeof cmd);
     return run_shell(cmd, tmpdir);
+}
+
+static struct run run_ab(const char *env)
+{
+    return run_ab_with(env, "");
 }
 
 /* Runs build/ab with exactly these arguments (no workers added). */
@@ -514,6 +521,15 @@ static const struct {
     {"--base x --cand y --point 'batch=2 heads=4 seq=128 dim=64' --frobnicate", "--frobnicate"},
     {"--base x --cand y --point 'batch=2 heads=4 seq=128 dim=64' --trace /tmp/t", "--trace"},
     {"--base x --cand", "--cand"},
+    /* attnbench options an A/B run does not implement: refused, not ignored */
+    {"--base x --cand y --point 'batch=2 heads=4 seq=128 dim=64' --dry-run", "'--dry-run'"},
+    {"--base x --cand y --shard 1/2", "'--shard'"},
+    {"--base x --cand y --resume 20261201T000000Z", "'--resume'"},
+    {"--base x --cand y --extend 20261201T000000Z", "'--extend'"},
+    {"--base x --cand y --run-id mine", "'--run-id'"},
+    {"--base x --cand y --force", "'--force'"},
+    {"--base x --cand y --worker", "'--worker'"},
+    {"--base x --cand y --supervised-fd 3", "'--supervised-fd'"},
 };
 
 START_TEST(test_ab_usage_errors)
@@ -523,6 +539,25 @@ START_TEST(test_ab_usage_errors)
     run_free(&r);
     char id[ID_LEN];
     ck_assert_int_eq(ab_dirs(id, sizeof id), 0);
+}
+END_TEST
+
+/* --list prints the variants and does nothing else: no worker started,
+ * nothing written, even with workers and --out given. */
+START_TEST(test_ab_list_touches_nothing)
+{
+    struct run r = run_ab_with("", "--list");
+    ck_assert_exit(r, 0);
+    ck_assert_msg(!strncmp(r.out, "variant ", 8) && strstr(r.out, "\nnaive ") &&
+                  strstr(r.out, "\nflash_mma "), "stdout: %s", r.out);
+    ck_assert_str_eq(r.err, "");
+    ck_assert_int_eq(access(tmp_path("out").s, F_OK), -1);
+    ck_assert_int_eq(access(tmp_path("log").s, F_OK), -1);
+    run_free(&r);
+    struct run alone = run_ab_args("--list");
+    ck_assert_exit(alone, 0);
+    ck_assert_msg(!strncmp(alone.out, "variant ", 8), "stdout: %s", alone.out);
+    run_free(&alone);
 }
 END_TEST
 
@@ -546,7 +581,9 @@ static Suite *ab_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("usage");
     tcase_add_checked_fixture(tc, tmpdir_setup, tmpdir_teardown);
+    tcase_set_timeout(tc, 60); /* a run of build/ab each */
     tcase_add_loop_test(tc, test_ab_usage_errors, 0, (int)NELEMS(usage_errors));
+    tcase_add_test(tc, test_ab_list_touches_nothing);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -3,6 +3,7 @@
  *
  *   ab --base BIN --cand BIN [--out DIR] [--block-ms MS] [--thresholds FILE]
  *      [--markdown FILE] [attnbench's grid, variant, mode, warm-up and stop-rule options]
+ *   ab --list
  *
  * Each build runs as `BIN --worker` (worker.c), both on the GPU this process
  * sees. For every row both open the variant at the same point with the same
@@ -20,6 +21,7 @@
 #include "../../common/errors.h"
 #include "../../common/files.h"
 #include "../../common/grid.h"
+#include "../../common/registry.h"
 #include "../../common/stats.h"
 
 #include <errno.h>
@@ -56,6 +58,7 @@ struct side {
 struct ab_args {
     const char *base_bin, *cand_bin, *out_dir, *thresholds, *markdown;
     double block_ms;
+    bool help;
     struct options opt;
 };
 
@@ -77,16 +80,31 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: ab --base BIN --cand BIN [--out DIR] [--block-ms MS] [--thresholds FILE]\n"
         "          [--markdown FILE]\n"
-        "          [attnbench options: --grid --point --variants --mode --warm-ms --budget-ms\n"
-        "           --noise --min-samples --seed --peak --no-trace]\n"
+        "          [attnbench options: --grid --point --variants --mode --grids-dir --warm-ms\n"
+        "           --budget-ms --noise --min-samples --seed --peak --no-trace --quiet]\n"
+        "       ab --list\n"
         "Measures two attnbench builds interleaved on one GPU (blocks A B B A ..., MS of\n"
         "timed work each, default %g) and gates CAND against BASE. Writes DIR/AB_ID/\n"
-        "(default DIR: results/<gpu>/ab). Exit: 0 pass, 1 regression, 2 bad input,\n"
-        "130 interrupted. `make ab BASE=rev` builds both sides and runs this.\n",
+        "(default DIR: results/<gpu>/ab). Other attnbench options are refused. --list\n"
+        "prints the variants. Exit: 0 pass, 1 regression, 2 bad input, 130 interrupted.\n"
+        "`make ab BASE=rev` builds both sides and runs this.\n",
         DEFAULT_BLOCK_MS);
 }
 
-/* Takes ab's own options out of argv; the rest are attnbench's. */
+/* The attnbench options an A/B run implements, passed on to options_parse;
+ * every other one is refused by name, not accepted and ignored. */
+static const struct {
+    const char *name;
+    bool value;
+} passed_options[] = {
+    {"--grid", true},      {"--point", true},       {"--variants", true}, {"--mode", true},
+    {"--grids-dir", true}, {"--budget-ms", true},   {"--noise", true},    {"--min-samples", true},
+    {"--warm-ms", true},   {"--seed", true},
+    {"--peak", false},     {"--no-trace", false},   {"--quiet", false},   {"--list", false},
+};
+
+/* Takes ab's own options out of argv; the rest must be attnbench options
+ * that an A/B run implements. */
 static int parse_args(int argc, char **argv, struct ab_args *a)
 {
     memset(a, 0, sizeof *a);
@@ -104,12 +122,19 @@ static int parse_args(int argc, char **argv, struct ab_args *a)
                           : !strcmp(o, "--markdown") ? &a->markdown : NULL;
         bool block = !strcmp(o, "--block-ms");
         if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
-            usage(stdout);
-            free(rest);
-            exit(0);
+            a->help = true;
+            break;
         }
         if (!slot && !block) {
+            int known = -1;
+            for (size_t k = 0; k < sizeof passed_options / sizeof passed_options[0]; k++)
+                if (!strcmp(o, passed_options[k].name)) known = (int)k;
+            if (known < 0 && !strncmp(o, "--", 2)) {
+                rc = ATTN_FAIL(ATTN_ERR_INPUT, "'%s': not an option of an A/B run (see --help)", o);
+                break;
+            }
             rest[nrest++] = argv[i];
+            if (known >= 0 && passed_options[known].value && i + 1 < argc) rest[nrest++] = argv[++i];
             continue;
         }
         if (i + 1 >= argc) {
@@ -126,15 +151,14 @@ static int parse_args(int argc, char **argv, struct ab_args *a)
                 rc = ATTN_FAIL(ATTN_ERR_INPUT, "--block-ms: '%s' is not a number in (0, 10000]", val);
         }
     }
-    if (rc == ATTN_OK) rc = options_parse(&a->opt, nrest, rest);
+    if (rc == ATTN_OK && !a->help) rc = options_parse(&a->opt, nrest, rest);
     free(rest);
-    if (rc == ATTN_OK && (!a->base_bin || !a->cand_bin))
-        rc = ATTN_FAIL(ATTN_ERR_INPUT, "--base BIN and --cand BIN are required (see --help)");
-    if (rc == ATTN_OK && a->out_dir && strpbrk(a->out_dir, " \t\n"))
-        rc = ATTN_FAIL(ATTN_ERR_INPUT, "--out '%s': a directory without spaces, please", a->out_dir);
-    if (rc == ATTN_OK && a->opt.trace_dir)
-        rc = ATTN_FAIL(ATTN_ERR_INPUT, "--trace is not available in an A/B run (make trace)");
-    return rc;
+    if (rc != ATTN_OK || a->help || a->opt.list) return rc;
+    if (!a->base_bin || !a->cand_bin)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "--base BIN and --cand BIN are required (see --help)");
+    if (a->out_dir && strpbrk(a->out_dir, " \t\n"))
+        return ATTN_FAIL(ATTN_ERR_INPUT, "--out '%s': a directory without spaces, please", a->out_dir);
+    return ATTN_OK;
 }
 
 /* ---------------------------------------------------------------- workers */
@@ -481,6 +505,14 @@ int main(int argc, char **argv)
     signal(SIGTERM, on_signal);
     signal(SIGPIPE, SIG_IGN); /* a dead worker is found by its exit status */
     int code = 0, rc = parse_args(argc, argv, &a);
+    if (rc == ATTN_OK && a.help) {
+        usage(stdout);
+        return 0;
+    }
+    if (rc == ATTN_OK && a.opt.list) {
+        registry_print(stdout);
+        return 0;
+    }
     if (rc == ATTN_OK) {
         sides[0].bin = a.base_bin;
         sides[1].bin = a.cand_bin;
