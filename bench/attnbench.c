@@ -210,13 +210,6 @@ static int dry_run(const struct options *o, const int *assign)
     return ATTN_OK;
 }
 
-static void print_list(void)
-{
-    printf("%-12s %s\n", "variant", "summary");
-    for (size_t i = 0; i < registry_count(); i++)
-        printf("%-12s %s\n", registry_get(i)->name, registry_get(i)->summary);
-}
-
 int attnbench_main(int argc, char **argv, bool may_fork)
 {
     struct options opt;
@@ -234,7 +227,7 @@ int attnbench_main(int argc, char **argv, bool may_fork)
         return 0;
     }
     if (opt.list) {
-        print_list();
+        registry_print(stdout);
         return 0;
     }
     signal(SIGINT, on_signal);

@@ -146,23 +146,29 @@ static int open_append(const char *path, int *fd)
     return *fd >= 0 ? ATTN_OK : ATTN_FAIL(ATTN_ERR_INPUT, "unable to open '%s': %s", path, strerror(errno));
 }
 
-int runner_resume_files(struct runner *r, const char *run_id, bool force, int argc, char **argv)
+int runner_reopen_files(struct runner *r, const char *dir, const char *run_id, const char *what)
 {
-    char dir[1024], env_path[1200], when[32];
-    run_dir(r, NULL, dir, sizeof dir);
     snprintf(r->run_id, sizeof r->run_id, "%s", run_id);
     if ((size_t)snprintf(r->csv_path, sizeof r->csv_path, "%s/%s.csv", dir, run_id) >= sizeof r->csv_path ||
-        results_beside_path(r->csv_path, ".env", env_path, sizeof env_path) != ATTN_OK ||
         results_samples_path(r->csv_path, r->samples_path, sizeof r->samples_path) != ATTN_OK)
-        return ATTN_FAIL(ATTN_ERR_INPUT, "--resume %s: path too long", run_id);
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: path too long", what);
     if (access(r->csv_path, F_OK) != 0)
-        return ATTN_FAIL(ATTN_ERR_INPUT, "--resume %s: no run '%s' (%s)", run_id, r->csv_path,
-                         strerror(errno));
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: no run '%s' (%s)", what, r->csv_path, strerror(errno));
     ATTN_TRY(resume_trim(r->csv_path, &r->done));
     ATTN_TRY(resume_check_schema(r->csv_path, r->samples_path));
-    ATTN_TRY(resume_check(&r->done, r->gpu, env_git_rev(), force));
     ATTN_TRY(open_append(r->csv_path, &r->csv_fd));
-    ATTN_TRY(open_append(r->samples_path, &r->samples_fd));
+    return open_append(r->samples_path, &r->samples_fd);
+}
+
+int runner_resume_files(struct runner *r, const char *run_id, bool force, int argc, char **argv)
+{
+    char dir[1024], env_path[1200], when[32], what[160];
+    run_dir(r, NULL, dir, sizeof dir);
+    snprintf(what, sizeof what, "--resume %s", run_id);
+    ATTN_TRY(runner_reopen_files(r, dir, run_id, what));
+    if (results_beside_path(r->csv_path, ".env", env_path, sizeof env_path) != ATTN_OK)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: path too long", what);
+    ATTN_TRY(resume_check(&r->done, r->gpu, env_git_rev(), force));
     for (size_t i = 0; i < r->done.count; i++) {
         const char *st = r->done.rows[i].status;
         r->rows_failed += status_failed(st);

@@ -42,10 +42,15 @@ void runner_close(struct runner *);
  * --out, else results/<gpu>. run_id NULL: the UTC start time, made unique. */
 int runner_open_files(struct runner *, const char *dir, const char *run_id, int argc,
                       char **argv);
-/* Reopens DIR/RUN_ID.csv (DIR: --out, else results/<gpu>) and its samples
- * to continue the run: cut back to its whole rows (resume.h), checked
- * against this GPU and revision (force: any revision), its rows kept in
- * r->done and counted as done; the .env gains a `resumed=` line. */
+/* Reopens DIR/RUN_ID.csv and its samples to append to them: cut back to
+ * their whole rows (resume.h), of this build's columns, the rows kept in
+ * r->done. What a resumed run and an A/B side's fresh worker (worker.c)
+ * both do before they write more rows; `what` (the option or command that
+ * asked) begins its refusals. */
+int runner_reopen_files(struct runner *, const char *dir, const char *run_id, const char *what);
+/* runner_reopen_files of DIR/RUN_ID.csv (DIR: --out, else results/<gpu>)
+ * to continue the run, checked against this GPU and revision (force: any
+ * revision), its rows counted as done; the .env gains a `resumed=` line. */
 int runner_resume_files(struct runner *, const char *run_id, bool force, int argc, char **argv);
 /* Whether the run holds the row already (a resumed run). */
 bool runner_row_done(const struct runner *, const char *variant, const struct attn_problem *,

@@ -105,3 +105,10 @@ int registry_check(void)
     }
     return ATTN_OK;
 }
+
+void registry_print(FILE *f)
+{
+    fprintf(f, "%-12s %s\n", "variant", "summary");
+    for (size_t i = 0; i < registry_count(); i++)
+        fprintf(f, "%-12s %s\n", registry_get(i)->name, registry_get(i)->summary);
+}

@@ -4,6 +4,8 @@
 
 #include "attn.h"
 
+#include <stdio.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -18,6 +20,9 @@ int registry_check(void);
 /* Adds a variant defined at run time (a PyTorch peer) after the others;
  * refused, naming the fault, when the table would not pass registry_check. */
 int registry_add(const struct attn_variant *v);
+/* The table as --list prints it: a header, then each variant's name and
+ * summary, one a line. */
+void registry_print(FILE *);
 
 #ifdef __cplusplus
 }

@@ -9,10 +9,14 @@
  * the A/B id; the block order A B B A … within each mode, and one seed per
  * point for both sides; a 5% slower candidate that fails the gate and a 0.5%
  * slower one that does not (thresholds from the test's own file: ab_slowdown
- * 1%); a worker that dies mid-row or speaks another protocol (exit 2, named
- * on stderr); a variant the base build lacks (new rows); a variant the
- * candidate skips (failed rows); bad usage. Run from the repository root,
- * after `make all` (build/ab). The directory is removed after each test. */
+ * 1%); a worker that dies or hangs at one row (that row error on both
+ * sides, saying why, the rest measured and the pair published), in the setup
+ * of every row of a variant, or that cannot go on (exit 2, the partial run
+ * left and named), or that does not start; a worker that speaks another
+ * protocol; a variant the base
+ * build lacks (new rows); a variant the candidate skips (failed rows); bad
+ * usage, attnbench options an A/B run does not implement, and --list. Run
+ * from the repository root, after `make all` (build/ab). The directory is removed after each test. */
 #include "../common/errors.h"
 #include "../common/results_read.h"
 #include "testutil.h"
@@ -102,10 +106,22 @@ static void tmpdir_teardown(void)
     nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* The row timeout of the tests that make a worker hang: small, so that a
+ * hang costs the suite about a second, yet far above the milliseconds a
+ * fake worker takes to answer; CK_TIMEOUT_MULTIPLIER (Check's own scale
+ * for slow machines) scales it too. */
+static double hang_timeout_s(void)
+{
+    const char *m = getenv("CK_TIMEOUT_MULTIPLIER");
+    double x = m && *m ? atof(m) : 1;
+    return x >= 1 ? x : 1;
+}
+
 /* Runs build/ab with the fake workers on the test's run (POINT, VARIANTS,
  * MODES) into DIR/out, commands logged to DIR/log, with `env` (shell words,
- * e.g. "FAKE_FACTOR_cand=1.05"; "" for none) in its environment. */
-static struct run run_ab(const char *env)
+ * e.g. "FAKE_FACTOR_cand=1.05"; "" for none) in its environment and `args`
+ * (more options for ab, "" for none) after the others. */
+static struct run run_ab_with(const char *env, const char *args)
 {
     const char *ab = AB;
     ck_assert_msg(access(ab, X_OK) == 0,
@@ -115,10 +131,23 @@ static struct run run_ab(const char *env)
     char cmd[8192];
     size_t n = (size_t)snprintf(cmd, sizeof cmd,
         "FAKE_LOG='%s' %s %s --base '%s' --cand '%s' --point '" POINT "' --variants " VARIANTS
-        " --mode " MODES " --warm-ms 0 --budget-ms 5000 --seed 42 --thresholds '%s' --out '%s'",
-        log.s, env, ab, base.s, cand.s, thr.s, out.s);
+        " --mode " MODES " --warm-ms 0 --budget-ms 5000 --seed 42 --thresholds '%s' --out '%s' %s",
+        log.s, env, ab, base.s, cand.s, thr.s, out.s, args);
     ck_assert_uint_lt(n, sizeof cmd);
     return run_shell(cmd, tmpdir);
+}
+
+static struct run run_ab(const char *env)
+{
+    return run_ab_with(env, "");
+}
+
+/* run_ab_with, the workers' deadlines hang_timeout_s. */
+static struct run run_ab_hang(const char *env, const char *args)
+{
+    char more[512];
+    snprintf(more, sizeof more, "--row-timeout %g %s", hang_timeout_s(), args);
+    return run_ab_with(env, more);
 }
 
 /* Runs build/ab with exactly these arguments (no workers added). */
@@ -177,6 +206,26 @@ static int ab_dirs(char *id, size_t len)
             snprintf(id, len, "%s", e->d_name);
             n++;
         }
+    }
+    closedir(d);
+    return n;
+}
+
+/* The partial directories (DIR/out/.AB_ID.partial) ab left; the last one's
+ * path into path. */
+static int partial_dirs(char *path, size_t len)
+{
+    DIR *d = opendir(tmp_path("out").s);
+    if (!d) return 0;
+    int n = 0;
+    struct dirent *e;
+    const char *suffix = ".partial";
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (e->d_name[0] != '.' || l <= strlen(suffix) || strcmp(e->d_name + l - strlen(suffix), suffix))
+            continue;
+        snprintf(path, len, "%s", tmp_path("out/%s", e->d_name).s);
+        n++;
     }
     closedir(d);
     return n;
@@ -241,8 +290,10 @@ START_TEST(test_ab_aa_passes)
 {
     struct run r = run_ab("");
     ck_assert_exit(r, 0);
-    char id[ID_LEN], line[1024];
+    char id[ID_LEN], line[1024], partial[600];
     the_ab_id(id, sizeof id);
+    /* published whole: nothing left under the partial name */
+    ck_assert_int_eq(partial_dirs(partial, sizeof partial), 0);
 
     /* stdout: the compare line naming both runs, the table, the verdict */
     char want[600];
@@ -371,49 +422,169 @@ END_TEST
 
 /* ============================================================ bad workers */
 
-/* The cand worker exits 3 at its third block, in the first mode of the first
- * row: exit 2, stderr names the cand worker and its status; the base run's
- * files stay (header only: nothing finished yet). */
-START_TEST(test_ab_worker_dies)
+/* The row of set at index i: its status is `status` and its reason holds
+ * each of the (NULL-ended) needles. */
+static void assert_row(const struct result_set *set, size_t i, const char *status, ...)
 {
-    struct run r = run_ab("FAKE_DIE_AT_cand=3");
-    ck_assert_exit(r, 2);
-    ck_assert_msg(strstr(r.err, "ab: ") && strstr(r.err, "the cand worker") &&
-                  strstr(r.err, "cand_worker") && strstr(r.err, "exited with status 3"),
-                  "stderr: %s", r.err);
-    char line[1024];
-    last_line(r.err, line, sizeof line);
-    ck_assert_msg(!strncmp(line, "ab: ", 4), "stderr's last line: %s", line);
-    ck_assert_int_eq(count_lines(r.out, "regress: ", NULL), 0);
-    char id[ID_LEN];
+    ck_assert_uint_lt(i, set->count);
+    const struct result_rec *r = &set->rows[i];
+    char label[160];
+    result_key_label(&r->key, label, sizeof label);
+    ck_assert_msg(!strcmp(r->status, status), "%s row %zu (%s): status %s, expected %s (reason: %s)",
+                  set->path, i, label, r->status, status, r->reason);
+    va_list ap;
+    va_start(ap, status);
+    for (const char *needle; (needle = va_arg(ap, const char *));)
+        ck_assert_msg(strstr(r->reason, needle), "%s row %zu (%s): reason \"%s\" lacks \"%s\"",
+                      set->path, i, label, r->reason, needle);
+    va_end(ap);
+}
+
+/* A cand worker that is lost at one row (dies or hangs there): the run goes
+ * on with a fresh worker and is published whole, NROWS rows a side; that
+ * row is error on both sides, the cand's with how its worker was lost and
+ * in which step, the base's saying the pair is kept matched; every other
+ * row is ok; exit 1 (a candidate row failed). `hang` runs with the tests'
+ * small row timeout; the others with no deadline at all (--row-timeout 0),
+ * as a death needs none to be found. */
+static const struct {
+    const char *env;
+    bool hang;
+    size_t row;               /* the row lost, in the order both sides write them */
+    const char *why, *step;   /* in the cand row's reason */
+} lost_workers[] = {
+    {"FAKE_DIE_cand=row:1", false, 0, "worker exited 3", "(a block)"},
+    {"FAKE_DIE_cand=row:5 FAKE_DIE_SIGNAL_cand=9", false, 4, "worker died of signal 9", "(a block)"},
+    {"FAKE_HANG_cand=row:2", true, 1, "timed out after ", "(a block)"},
+    {"FAKE_HANG_cand=row:8", true, 7, "timed out after ", "(a block)"},
+};
+
+START_TEST(test_ab_worker_lost_row_is_error)
+{
+    struct run r = lost_workers[_i].hang ? run_ab_hang(lost_workers[_i].env, "")
+                                         : run_ab_with(lost_workers[_i].env, "--row-timeout 0");
+    ck_assert_exit(r, 1);
+    ck_assert_msg(strstr(r.err, "ab: the cand side (") && strstr(r.err, lost_workers[_i].why) &&
+                  strstr(r.err, "a fresh worker goes on"), "stderr: %s", r.err);
+    ck_assert_msg(strstr(r.err, "1 candidate rows are mismatch or error"), "stderr: %s", r.err);
+    char id[ID_LEN], partial[600];
     the_ab_id(id, sizeof id);
-    char *csv = slurp(run_file(id, "base", "csv").s);
-    ck_assert_msg(!strncmp(csv, "run_id,", 7), "base CSV: '%s'", csv);
-    free(csv);
-    ck_assert_int_eq(access(tmp_path("out/%s/gate.txt", id).s, F_OK), -1);
+    ck_assert_int_eq(partial_dirs(partial, sizeof partial), 0);
+    ck_assert_int_eq(access(tmp_path("out/%s/gate.txt", id).s, R_OK), 0);
+    struct result_set base, cand;
+    read_side(id, "base", &base);
+    read_side(id, "cand", &cand);
+    ck_assert_uint_eq(base.count, NROWS);
+    ck_assert_uint_eq(cand.count, NROWS);
+    const size_t lost = lost_workers[_i].row;
+    for (size_t i = 0; i < NROWS; i++) {
+        ck_assert(result_key_equal(&base.rows[i].key, &cand.rows[i].key));
+        if (i != lost) {
+            assert_row(&base, i, "ok", NULL);
+            assert_row(&cand, i, "ok", NULL);
+        }
+    }
+    assert_row(&cand, lost, "error", lost_workers[_i].why, lost_workers[_i].step, NULL);
+    assert_row(&base, lost, "error", "not measured: on the cand side, ", lost_workers[_i].why,
+               "written as error on both sides to keep the pair matched", NULL);
+    results_free(&base);
+    results_free(&cand);
+    /* the gate compared the rows both sides measured */
+    char line[1024];
+    last_line(r.out, line, sizeof line);
+    ck_assert_msg(strstr(line, "7 compared"), "last line: %s", line);
     run_free(&r);
 }
 END_TEST
 
-/* The cand worker dies at its 12th block, past the first mode (7 blocks a
- * side with the fake's samples): the rows both sides finished before are on
- * disk, whole, and read back. */
-START_TEST(test_ab_worker_dies_rows_kept)
+/* The cand worker hangs in the setup of flash_mma, every time: each of its
+ * rows (both points, both modes) times out, on both sides, and naive's are
+ * measured in between — the run goes on with the next row. */
+START_TEST(test_ab_worker_hangs_in_setup)
 {
-    struct run r = run_ab("FAKE_DIE_AT_cand=12");
-    ck_assert_exit(r, 2);
-    ck_assert_msg(strstr(r.err, "the cand worker") && strstr(r.err, "exited with status 3"),
-                  "stderr: %s", r.err);
+    struct run r = run_ab_hang("FAKE_HANG_cand=variant:flash_mma", "");
+    ck_assert_exit(r, 1);
     char id[ID_LEN];
     the_ab_id(id, sizeof id);
     struct result_set base, cand;
     read_side(id, "base", &base);
     read_side(id, "cand", &cand);
-    ck_assert_msg(base.count >= 1 && base.count < NROWS, "base run kept %zu rows", base.count);
-    ck_assert_int_eq(count_rows(&base, NULL, "ok"), (int)base.count);
-    ck_assert_uint_eq(cand.count, base.count); /* the modes end together */
+    ck_assert_uint_eq(base.count, NROWS);
+    ck_assert_uint_eq(cand.count, NROWS);
+    for (size_t i = 0; i < NROWS; i++) {
+        const bool naive = !strcmp(cand.rows[i].key.variant, "naive");
+        assert_row(&cand, i, naive ? "ok" : "error", naive ? NULL : "timed out after ",
+                   "(setup and validation)", NULL);
+        assert_row(&base, i, naive ? "ok" : "error", naive ? NULL : "not measured: on the cand side",
+                   NULL);
+    }
+    ck_assert_int_eq(count_rows(&cand, "naive", "ok"), NROWS / 2);
     results_free(&base);
     results_free(&cand);
+    run_free(&r);
+}
+END_TEST
+
+/* A fake worker's settings, and what ab's stderr must say of it. */
+struct worker_case {
+    const char *env, *needle;
+};
+
+/* Runs that cannot go on: exit 2, the last line of stderr says where the
+ * partial run is, nothing is published, and the sides' runs are in the
+ * partial directory; a line before names the cand side and why. A worker
+ * that hangs in every row's setup (a wedged GPU) hangs again in its fresh
+ * successor's first; a fresh worker that cannot take over (it dies or
+ * hangs at reopen); a worker of protocol 1, which has no reopen. */
+static const struct worker_case stuck_workers[] = {
+    {"FAKE_HANG_cand=setup", "again right after a restart: giving up"},
+    {"FAKE_DIE_cand=row:2 FAKE_HANG_cand=reopen", "a fresh worker could not take over: timed out after"},
+    {"FAKE_HANG_cand=row:2 FAKE_DIE_cand=reopen FAKE_DIE_STATUS_cand=4",
+     "a fresh worker could not take over: worker exited 4"},
+    {"FAKE_DIE_cand=row:2 FAKE_PROTO_cand=1", "protocol 1, which cannot continue a run"},
+};
+
+START_TEST(test_ab_worker_that_cannot_go_on)
+{
+    struct run r = run_ab_hang(stuck_workers[_i].env, "");
+    ck_assert_exit(r, 2);
+    char id[ID_LEN], partial[600], line[1024];
+    ck_assert_int_eq(ab_dirs(id, sizeof id), 0);
+    ck_assert_int_eq(partial_dirs(partial, sizeof partial), 1);
+    last_line(r.err, line, sizeof line);
+    ck_assert_msg(!strncmp(line, "ab: stopped before both sides had finished every row", 52) &&
+                  strstr(line, partial), "stderr's last line: %s (the partial run: %s)", line, partial);
+    ck_assert_msg(strstr(r.err, "ab: the cand side (") && strstr(r.err, stuck_workers[_i].needle),
+                  "stderr: %s", r.err);
+    ck_assert_int_eq(count_lines(r.out, "regress: ", NULL), 0);
+    const char *slash = strrchr(partial, '/');
+    snprintf(id, sizeof id, "%.*s", (int)(strlen(slash + 2) - strlen(".partial")), slash + 2);
+    path_t csv = tmp_path("out/.%s.partial/%s-base.csv", id, id);
+    char *text = slurp(csv.s);
+    ck_assert_msg(!strncmp(text, "run_id,", 7), "%s: '%s'", csv.s, text);
+    free(text);
+    run_free(&r);
+}
+END_TEST
+
+/* A worker that does not start (it hangs or dies before its greeting):
+ * exit 2 naming the side and why, before anything is written. */
+static const struct worker_case unstarted_workers[] = {
+    {"FAKE_HANG_cand=start", "did not start: timed out after"},
+    {"FAKE_DIE_cand=start", "did not start: worker exited 3"},
+};
+
+START_TEST(test_ab_worker_does_not_start)
+{
+    struct run r = run_ab_hang(unstarted_workers[_i].env, "");
+    ck_assert_exit(r, 2);
+    char line[1024], id[ID_LEN], partial[600];
+    last_line(r.err, line, sizeof line);
+    ck_assert_msg(!strncmp(line, "ab: the cand side (", 19) && strstr(line, unstarted_workers[_i].needle),
+                  "stderr's last line: %s", line);
+    ck_assert_int_eq(ab_dirs(id, sizeof id), 0);
+    ck_assert_int_eq(partial_dirs(partial, sizeof partial), 0);
+    ck_assert_str_eq(r.out, "");
     run_free(&r);
 }
 END_TEST
@@ -514,6 +685,16 @@ static const struct {
     {"--base x --cand y --point 'batch=2 heads=4 seq=128 dim=64' --frobnicate", "--frobnicate"},
     {"--base x --cand y --point 'batch=2 heads=4 seq=128 dim=64' --trace /tmp/t", "--trace"},
     {"--base x --cand", "--cand"},
+    /* attnbench options an A/B run does not implement: refused, not ignored */
+    {"--base x --cand y --point 'batch=2 heads=4 seq=128 dim=64' --dry-run", "'--dry-run'"},
+    {"--base x --cand y --shard 1/2", "'--shard'"},
+    {"--base x --cand y --resume 20261201T000000Z", "'--resume'"},
+    {"--base x --cand y --extend 20261201T000000Z", "'--extend'"},
+    {"--base x --cand y --run-id mine", "'--run-id'"},
+    {"--base x --cand y --force", "'--force'"},
+    {"--base x --cand y --worker", "'--worker'"},
+    {"--base x --cand y --supervised-fd 3", "'--supervised-fd'"},
+    {"--base x --cand y --row-timeout soon", "--row-timeout"},
 };
 
 START_TEST(test_ab_usage_errors)
@@ -526,6 +707,25 @@ START_TEST(test_ab_usage_errors)
 }
 END_TEST
 
+/* --list prints the variants and does nothing else: no worker started,
+ * nothing written, even with workers and --out given. */
+START_TEST(test_ab_list_touches_nothing)
+{
+    struct run r = run_ab_with("", "--list");
+    ck_assert_exit(r, 0);
+    ck_assert_msg(!strncmp(r.out, "variant ", 8) && strstr(r.out, "\nnaive ") &&
+                  strstr(r.out, "\nflash_mma "), "stdout: %s", r.out);
+    ck_assert_str_eq(r.err, "");
+    ck_assert_int_eq(access(tmp_path("out").s, F_OK), -1);
+    ck_assert_int_eq(access(tmp_path("log").s, F_OK), -1);
+    run_free(&r);
+    struct run alone = run_ab_args("--list");
+    ck_assert_exit(alone, 0);
+    ck_assert_msg(!strncmp(alone.out, "variant ", 8), "stdout: %s", alone.out);
+    run_free(&alone);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ suite */
 
 static Suite *ab_suite(void)
@@ -533,20 +733,27 @@ static Suite *ab_suite(void)
     Suite *s = suite_create("ab");
     TCase *tc = tcase_create("fake workers");
     tcase_add_checked_fixture(tc, tmpdir_setup, tmpdir_teardown);
-    tcase_set_timeout(tc, 60); /* each test runs build/ab once or twice, well under a second */
+    /* a test runs build/ab once or twice: under a second, or about one
+     * hang_timeout_s per hang it provokes (two at most); Check's
+     * CK_TIMEOUT_MULTIPLIER scales this limit and hang_timeout_s alike */
+    tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_ab_aa_passes);
     tcase_add_test(tc, test_ab_blocks_interleave);
     tcase_add_test(tc, test_ab_slower_candidate_fails);
     tcase_add_test(tc, test_ab_slightly_slower_candidate_passes);
-    tcase_add_test(tc, test_ab_worker_dies);
-    tcase_add_test(tc, test_ab_worker_dies_rows_kept);
+    tcase_add_loop_test(tc, test_ab_worker_lost_row_is_error, 0, (int)NELEMS(lost_workers));
+    tcase_add_test(tc, test_ab_worker_hangs_in_setup);
+    tcase_add_loop_test(tc, test_ab_worker_that_cannot_go_on, 0, (int)NELEMS(stuck_workers));
+    tcase_add_loop_test(tc, test_ab_worker_does_not_start, 0, (int)NELEMS(unstarted_workers));
     tcase_add_test(tc, test_ab_other_protocol_refused);
     tcase_add_test(tc, test_ab_variant_absent_from_base);
     tcase_add_test(tc, test_ab_candidate_skips_a_variant);
     suite_add_tcase(s, tc);
     tc = tcase_create("usage");
     tcase_add_checked_fixture(tc, tmpdir_setup, tmpdir_teardown);
+    tcase_set_timeout(tc, 60); /* a run of build/ab each */
     tcase_add_loop_test(tc, test_ab_usage_errors, 0, (int)NELEMS(usage_errors));
+    tcase_add_test(tc, test_ab_list_touches_nothing);
     suite_add_tcase(s, tc);
     return s;
 }

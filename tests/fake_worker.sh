@@ -11,13 +11,25 @@
 # (FAKE_FACTOR_cand), then plain (FAKE_FACTOR). The side is FAKE_SIDE, else
 # the script's own name up to its first '_' (a link named cand_worker → cand).
 #   FAKE_REV     git rev in the greeting and the rows (default: fake)
-#   FAKE_PROTO   protocol version in the greeting (default: 1)
+#   FAKE_PROTO   protocol version in the greeting (default: 2); below 2 it
+#                knows neither `reopen` nor `fail`, as such a build does not
 #   FAKE_MS      base time of a sample in ms (default: 1.0)
 #   FAKE_FACTOR  multiplies FAKE_MS (default: 1)
 #   FAKE_ABSENT  variants (comma-separated) this "build" lacks: `row` → absent
 #   FAKE_SKIP    variants it skips: `row` → done, one skipped row per mode
-#   FAKE_DIE_AT  K: exit 3 without answering the K-th `block` command
+#   FAKE_HANG    WHEN: stop answering (a hung kernel) at WHEN
+#   FAKE_DIE     WHEN: exit without answering at WHEN (status FAKE_DIE_STATUS,
+#                default 3; FAKE_DIE_SIGNAL=N: killed by signal N instead)
 #   FAKE_LOG     file to which every command is appended as "SIDE COMMAND"
+# WHEN is one of
+#   start        before the greeting
+#   reopen       at a `reopen` (a fresh worker that cannot take over)
+#   block:K      at the K-th `block` this process is sent
+#   row:N        at the first `block` of the N-th row of its run, counted
+#                over the rows its CSV holds (a fresh worker that reopens
+#                the run after that row was written does not stop there again)
+#   setup        at every `row` (every variant's setup: a wedged GPU)
+#   variant:NAME at `row NAME` (its setup), every time
 # Samples cycle deterministically through ms · factor · (1, 1.001, 0.999).
 set -u
 
@@ -39,12 +51,15 @@ setting() {
 }
 
 REV=$(setting FAKE_REV fake)
-PROTO=$(setting FAKE_PROTO 1)
+PROTO=$(setting FAKE_PROTO 2)
 MS=$(setting FAKE_MS 1.0)
 FACTOR=$(setting FAKE_FACTOR 1)
 ABSENT=$(setting FAKE_ABSENT "")
 SKIP=$(setting FAKE_SKIP "")
-DIE_AT=$(setting FAKE_DIE_AT 0)
+HANG=$(setting FAKE_HANG "")
+DIE=$(setting FAKE_DIE "")
+DIE_STATUS=$(setting FAKE_DIE_STATUS 3)
+DIE_SIGNAL=$(setting FAKE_DIE_SIGNAL "")
 LOG=$(setting FAKE_LOG "")
 GPU=fakegpu
 
@@ -69,23 +84,45 @@ fatal() {
 
 now() { TZ=UTC printf '%(%Y-%m-%dT%H:%M:%SZ)T' -1; }
 
+# stop_at WHEN: hang or die here when FAKE_HANG or FAKE_DIE names WHEN.
+stop_at() {
+    if [[ -n $HANG && $HANG == "$1" ]]; then
+        echo "fake_worker ($SIDE): hanging at $1 (FAKE_HANG)" >&2
+        exec sleep 3600
+    fi
+    if [[ -n $DIE && $DIE == "$1" ]]; then
+        echo "fake_worker ($SIDE): dying at $1 (FAKE_DIE)" >&2
+        [[ -n $DIE_SIGNAL ]] && kill -s "$DIE_SIGNAL" $$
+        exit "$DIE_STATUS"
+    fi
+}
+
+# One CSV field: quoted when it holds a comma or a quote.
+field() {
+    if [[ $1 == *[,\"]* ]]; then printf '"%s"' "${1//\"/\"\"}"; else printf '%s' "$1"; fi
+}
+
 CSV="" SAMPLES="" RUN_ID="" AB_RUN=""
 B="" H="" S="" D="" C="" DT=""
 VARIANT="" MODE=""
 BLOCKS=0 CYCLE_I=0
 TAKEN=() # this mode's samples
 
-# key MODE: the row key, in the order both files give it.
-key() { printf '%s,%s,%s,%s,%s,%s,%s,%s' "$VARIANT" "$DT" "$B" "$H" "$S" "$D" "$C" "$1"; }
+# key MODE [VARIANT]: the row key, in the order both files give it.
+key() { printf '%s,%s,%s,%s,%s,%s,%s,%s' "${2:-$VARIANT}" "$DT" "$B" "$H" "$S" "$D" "$C" "$1"; }
+
+# Rows in the run's CSV.
+rows_written() { echo $(($(wc -l <"$CSV") - 1)); }
 
 # One line of the results CSV, in the column order of common/results.c.
-# row MODE STATUS REASON SAMPLES MEDIAN MIN P10 P90 MEAN NOISE CONVERGED CALLS
+# row MODE STATUS REASON SAMPLES MEDIAN MIN P10 P90 MEAN NOISE CONVERGED CALLS [VARIANT]
 row() {
     local mode=$1 status=$2 reason=$3 n=$4 med=$5 min=$6 p10=$7 p90=$8 mean=$9 noise=${10}
-    local conv=${11} calls=${12} impl=""
-    [[ $status == ok ]] && impl="fake $VARIANT"
+    local conv=${11} calls=${12} variant=${13:-$VARIANT} impl=""
+    [[ $status == ok ]] && impl="fake $variant"
     # run_id timestamp git_rev gpu | key (8) | status reason
-    printf '%s,%s,%s,%s,%s,%s,%s,' "$RUN_ID" "$(now)" "$REV" "$GPU" "$(key "$mode")" "$status" "$reason"
+    printf '%s,%s,%s,%s,%s,%s,%s,' "$RUN_ID" "$(now)" "$REV" "$GPU" "$(key "$mode" "$variant")" "$status" \
+        "$(field "$reason")"
     # samples ms_median ms_min ms_p10 ms_p90 ms_mean noise_rel converged calls_per_sample
     printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,' "$n" "$med" "$min" "$p10" "$p90" "$mean" "$noise" "$conv" "$calls"
     # tflops gbps pct_peak_tflops pct_peak_gbps extra_mem_mib max_abs_err rel_err ref
@@ -112,6 +149,31 @@ cmd_open() {
     reply "ok $CSV"
 }
 
+cmd_reopen() {
+    local dir=${1:-} run_id=${2:-} ab_run=${3:-}
+    [[ -n $ab_run && -z $CSV ]] || fatal "reopen: expected DIR RUN_ID AB_RUN, once"
+    stop_at reopen
+    RUN_ID=$run_id AB_RUN=$ab_run
+    CSV="$dir/$run_id.csv" SAMPLES="$dir/$run_id.samples.csv"
+    [[ -f $CSV && -f $SAMPLES ]] || fatal "reopen: no run '$CSV'"
+    reply "ok $CSV"
+}
+
+cmd_fail() {
+    local variant=${1:-} mode=${2:-}
+    shift 2
+    local reason="$*"
+    [[ -n $reason && -n $CSV && -n $B ]] || fatal "fail: expected VARIANT MODE REASON, after open and point"
+    if [[ -n $MODE ]]; then
+        [[ $variant == "$VARIANT" && $mode == "$MODE" ]] || fatal "fail: $variant $mode while $VARIANT $MODE is being timed"
+        MODE="" TAKEN=()
+    fi
+    if ! grep -q -F ",$(key "$mode" "$variant")," "$CSV"; then
+        row "$mode" error "$reason" "" "" "" "" "" "" "" "" "" "$variant" >>"$CSV"
+    fi
+    reply ok
+}
+
 cmd_point() {
     local seed=${1:-} kv
     [[ $seed =~ ^[0-9]+$ && -z $VARIANT ]] || fatal "point: expected SEED SPEC, outside a row"
@@ -135,6 +197,8 @@ cmd_row() {
     [[ -n $modes && -n $CSV && -n $B && -z $VARIANT ]] ||
         fatal "row: expected VARIANT MODES, after open and point, outside a row"
     if in_list "$variant" "$ABSENT"; then reply absent; return; fi
+    stop_at setup
+    stop_at "variant:$variant"
     VARIANT=$variant
     if in_list "$variant" "$SKIP"; then
         for m in ${modes//,/ }; do
@@ -150,7 +214,7 @@ cmd_row() {
 cmd_mode() {
     [[ -n $VARIANT && -z $MODE ]] || fatal "mode: outside an open row"
     case ${1:-} in cold | hot | graph) ;; *) fatal "mode: unknown mode '${1:-}'" ;; esac
-    MODE=$1 TAKEN=()
+    MODE=$1 TAKEN=() MODE_BLOCKS=0
     reply "ok 1"
 }
 
@@ -158,11 +222,9 @@ cmd_block() {
     local min_samples=${1:-} n i out
     [[ $min_samples =~ ^[0-9]+$ && -n ${2:-} && -n $MODE ]] ||
         fatal "block: expected MIN_SAMPLES MIN_MS in a timed mode"
-    BLOCKS=$((BLOCKS + 1))
-    if ((DIE_AT > 0 && BLOCKS == DIE_AT)); then
-        echo "fake_worker ($SIDE): dying at block $BLOCKS (FAKE_DIE_AT)" >&2
-        exit 3
-    fi
+    BLOCKS=$((BLOCKS + 1)) MODE_BLOCKS=$((MODE_BLOCKS + 1))
+    stop_at "block:$BLOCKS"
+    ((MODE_BLOCKS == 1)) && stop_at "row:$(($(rows_written) + 1))"
     n=$((min_samples > 3 ? min_samples : 3))
     out="ok $n"
     for ((i = 0; i < n; i++)); do
@@ -204,6 +266,7 @@ cmd_close() {
     reply ok
 }
 
+stop_at start
 reply "hello $PROTO $GPU $REV"
 while IFS= read -r line; do
     line=${line%$'\r'}
@@ -220,6 +283,8 @@ while IFS= read -r line; do
     block) cmd_block "${args[@]}" ;;
     finish) cmd_finish "${args[@]}" ;;
     close) cmd_close ;;
+    reopen) ((PROTO >= 2)) || fatal "unknown command 'reopen'"; cmd_reopen "${args[@]}" ;;
+    fail) ((PROTO >= 2)) || fatal "unknown command 'fail'"; cmd_fail "${args[@]}" ;;
     *) fatal "unknown command '$cmd'" ;;
     esac
 done

@@ -2,33 +2,56 @@
  * CAND) measured interleaved in one run on one GPU, then gated.
  *
  *   ab --base BIN --cand BIN [--out DIR] [--block-ms MS] [--thresholds FILE]
- *      [--markdown FILE] [attnbench's grid, variant, mode, warm-up and stop-rule options]
+ *      [--markdown FILE] [attnbench's grid, variant, mode, warm-up, stop-rule
+ *      and --row-timeout options]
+ *   ab --list
  *
  * Each build runs as `BIN --worker` (worker.c), both on the GPU this process
  * sees. For every row both open the variant at the same point with the same
  * inputs (one seed), warm up, then take blocks of samples in the order
  * A B B A A B B A …, so that clock, power and neighbour drift during the row
  * fall on both sides alike, until both sides meet the stop rule (or the
- * budget, per side, ends). Each side writes its own run — DIR/AB_ID/AB_ID-base
- * and -cand .csv, .samples.csv, .env, every row marked with ab_run = AB_ID —
- * and the gate's verdict goes to stdout and DIR/AB_ID/gate.txt.
- * Exit: 0 pass, 1 regression (or a row that failed), 2 bad input or a worker
- * that died, 130 interrupted. */
+ * budget, per side, ends).
+ *
+ * Each side writes its own run — AB_ID-base and -cand .csv, .samples.csv,
+ * .env, every row marked with ab_run = AB_ID — into DIR/.AB_ID.partial/
+ * while the run is under way. Only when both sides have finished every row
+ * is the pair gated (verdict to stdout and gate.txt) and renamed to
+ * DIR/AB_ID/: a run that stops early leaves its partial folder, which the
+ * gate never takes for a pair.
+ *
+ * Every command to a worker has a deadline (from --row-timeout, see
+ * deadline_s). A worker that misses it is killed, one that dies is reaped:
+ * the rows it was measuring are written as error by a fresh worker for that
+ * side, the other side's rows of that step as error too (so the two sides'
+ * rows stay matched), and the run goes on. A fresh worker that cannot take
+ * over, or is lost again before it has answered a measuring command, ends
+ * the run (side_restart). The side functions (spawn, read with a deadline,
+ * stop, restart) take one side each, ready for more than two.
+ *
+ * Exit: 0 pass, 1 regression (or a row that failed), 2 bad input, a worker
+ * that cannot be started or restarted, or one that fails fatally; 130
+ * interrupted. */
 #include "ab_proto.h"
 #include "gate.h"
 #include "../options.h"
 #include "../../common/errors.h"
 #include "../../common/files.h"
 #include "../../common/grid.h"
+#include "../../common/registry.h"
+#include "../../common/results.h"
 #include "../../common/stats.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -36,17 +59,36 @@
 
 #define MIN_PAIRS 4           /* at least A B B A A B B A before the stop rule is asked */
 #define DEFAULT_BLOCK_MS 25.0 /* timed device time of one block */
+#define KILL_GRACE_S 2.0      /* a worker sent SIGTERM gets this long before SIGKILL */
+#define QUIT_GRACE_S 10.0     /* and one told to quit, this long to close its files */
+#define NSIDES 2
+
+/* A side's worker stopped answering: it missed its deadline or died (the
+ * side's `why` says which); the side is stopped. Not an attn_rc: the run
+ * recovers from it. */
+#define AB_LOST 1
 
 struct side {
     const char *name; /* base, cand */
     const char *bin;
-    pid_t pid;
-    FILE *to, *from;
-    char *line; /* the last reply */
+    pid_t pid;        /* also its process group's id */
+    FILE *to;
+    int from;         /* the worker's stdout, -1 closed */
+    char *buf;        /* what it sent that is not yet a whole line */
+    size_t len, buf_cap;
+    char *line;       /* the last reply */
     size_t line_cap;
     char gpu[64], rev[96];
-    bool opened, timing; /* the variant is open; a mode is being timed */
-    double *samples;     /* this mode's samples so far */
+    int proto;
+    char run_id[96];  /* AB_ID-base, AB_ID-cand */
+    char csv[1400];   /* its run's CSV, as the worker named it */
+    char why[160];    /* how it was lost: "timed out after 1.05 s", "worker exited 3" */
+    bool fresh;       /* restarted, and no measuring command answered since */
+    size_t planned;   /* rows asked of it so far (GATE_AB_ROWS_PLANNED) */
+    /* the variant under way */
+    unsigned owed;    /* its modes (bit m: --mode's m-th) whose rows are not written yet */
+    bool opened, timing, absent;
+    double *samples;  /* this mode's samples so far */
     size_t n, cap;
     int calls_per_sample;
     double timed_ms, elapsed_ms;
@@ -56,14 +98,27 @@ struct side {
 struct ab_args {
     const char *base_bin, *cand_bin, *out_dir, *thresholds, *markdown;
     double block_ms;
+    bool help;
     struct options opt;
 };
 
-static double wall_ms(void)
+/* One A/B run. */
+struct ab {
+    struct ab_args a;
+    struct side sides[NSIDES];
+    char id[64];                       /* AB_ID */
+    char dir[1200];                    /* DIR/.AB_ID.partial: where the sides write */
+    char final_dir[1200];              /* DIR/AB_ID: where the whole pair goes */
+    char spec[160 + ATTN_VARLEN_MAX];  /* the point under way, for a restarted side */
+    unsigned long long point_seed;
+    bool made_dir, published;
+};
+
+static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+    return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static void on_signal(int sig)
@@ -77,16 +132,36 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: ab --base BIN --cand BIN [--out DIR] [--block-ms MS] [--thresholds FILE]\n"
         "          [--markdown FILE]\n"
-        "          [attnbench options: --grid --point --variants --mode --warm-ms --budget-ms\n"
-        "           --noise --min-samples --seed --peak --no-trace]\n"
+        "          [attnbench options: --grid --point --variants --mode --grids-dir --warm-ms\n"
+        "           --budget-ms --noise --min-samples --seed --peak --no-trace --quiet\n"
+        "           --row-timeout]\n"
+        "       ab --list\n"
         "Measures two attnbench builds interleaved on one GPU (blocks A B B A ..., MS of\n"
         "timed work each, default %g) and gates CAND against BASE. Writes DIR/AB_ID/\n"
-        "(default DIR: results/<gpu>/ab). Exit: 0 pass, 1 regression, 2 bad input,\n"
-        "130 interrupted. `make ab BASE=rev` builds both sides and runs this.\n",
+        "(default DIR: results/<gpu>/ab) once both sides have finished every row; until\n"
+        "then the run is in DIR/.AB_ID.partial/, where one that stops early stays.\n"
+        "A worker that misses a step's deadline (--row-timeout S, default 120; 0: none)\n"
+        "is killed, its row and the other side's written as error, and the run goes on\n"
+        "with a fresh worker. Other attnbench options are refused. --list prints the\n"
+        "variants. Exit: 0 pass, 1 regression, 2 bad input or a worker that cannot go\n"
+        "on, 130 interrupted. `make ab BASE=rev` builds both sides and runs this.\n",
         DEFAULT_BLOCK_MS);
 }
 
-/* Takes ab's own options out of argv; the rest are attnbench's. */
+/* The attnbench options an A/B run implements, passed on to options_parse;
+ * every other one is refused by name, not accepted and ignored. */
+static const struct {
+    const char *name;
+    bool value;
+} passed_options[] = {
+    {"--grid", true},      {"--point", true},       {"--variants", true}, {"--mode", true},
+    {"--grids-dir", true}, {"--budget-ms", true},   {"--noise", true},    {"--min-samples", true},
+    {"--warm-ms", true},   {"--seed", true},        {"--row-timeout", true},
+    {"--peak", false},     {"--no-trace", false},   {"--quiet", false},   {"--list", false},
+};
+
+/* Takes ab's own options out of argv; the rest must be attnbench options
+ * that an A/B run implements. */
 static int parse_args(int argc, char **argv, struct ab_args *a)
 {
     memset(a, 0, sizeof *a);
@@ -104,12 +179,19 @@ static int parse_args(int argc, char **argv, struct ab_args *a)
                           : !strcmp(o, "--markdown") ? &a->markdown : NULL;
         bool block = !strcmp(o, "--block-ms");
         if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
-            usage(stdout);
-            free(rest);
-            exit(0);
+            a->help = true;
+            break;
         }
         if (!slot && !block) {
+            int known = -1;
+            for (size_t k = 0; k < sizeof passed_options / sizeof passed_options[0]; k++)
+                if (!strcmp(o, passed_options[k].name)) known = (int)k;
+            if (known < 0 && !strncmp(o, "--", 2)) {
+                rc = ATTN_FAIL(ATTN_ERR_INPUT, "'%s': not an option of an A/B run (see --help)", o);
+                break;
+            }
             rest[nrest++] = argv[i];
+            if (known >= 0 && passed_options[known].value && i + 1 < argc) rest[nrest++] = argv[++i];
             continue;
         }
         if (i + 1 >= argc) {
@@ -126,18 +208,32 @@ static int parse_args(int argc, char **argv, struct ab_args *a)
                 rc = ATTN_FAIL(ATTN_ERR_INPUT, "--block-ms: '%s' is not a number in (0, 10000]", val);
         }
     }
-    if (rc == ATTN_OK) rc = options_parse(&a->opt, nrest, rest);
+    if (rc == ATTN_OK && !a->help) rc = options_parse(&a->opt, nrest, rest);
     free(rest);
-    if (rc == ATTN_OK && (!a->base_bin || !a->cand_bin))
-        rc = ATTN_FAIL(ATTN_ERR_INPUT, "--base BIN and --cand BIN are required (see --help)");
-    if (rc == ATTN_OK && a->out_dir && strpbrk(a->out_dir, " \t\n"))
-        rc = ATTN_FAIL(ATTN_ERR_INPUT, "--out '%s': a directory without spaces, please", a->out_dir);
-    if (rc == ATTN_OK && a->opt.trace_dir)
-        rc = ATTN_FAIL(ATTN_ERR_INPUT, "--trace is not available in an A/B run (make trace)");
-    return rc;
+    if (rc != ATTN_OK || a->help || a->opt.list) return rc;
+    if (!a->base_bin || !a->cand_bin)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "--base BIN and --cand BIN are required (see --help)");
+    if (a->out_dir && strpbrk(a->out_dir, " \t\n"))
+        return ATTN_FAIL(ATTN_ERR_INPUT, "--out '%s': a directory without spaces, please", a->out_dir);
+    return ATTN_OK;
 }
 
 /* ---------------------------------------------------------------- workers */
+
+/* How long a worker may take to answer one command: the row timeout (what
+ * attnbench's watchdog allows a row's setup and validation, or a mode's
+ * timing), plus the work the command asks for beyond that — a mode's
+ * warm-up, a block's untimed batch and its samples; 0 (for ever) when the
+ * row timeout is 0. */
+enum step { STEP_PLAIN, STEP_WARM_UP, STEP_BLOCK };
+static double deadline_s(const struct ab_args *a, enum step step)
+{
+    const double s = a->opt.row_timeout_s;
+    if (s <= 0) return 0;
+    if (step == STEP_WARM_UP) return s + a->opt.rule.warm_ms / 1000;
+    if (step == STEP_BLOCK) return s + 2 * a->block_ms / 1000;
+    return s;
+}
 
 static int side_spawn(struct side *s, const struct options *o)
 {
@@ -158,6 +254,10 @@ static int side_spawn(struct side *s, const struct options *o)
     s->pid = fork();
     if (s->pid < 0) return ATTN_FAIL(ATTN_ERR, "fork: %s", strerror(errno));
     if (s->pid == 0) {
+        /* its own process group, so that stopping it stops what it started;
+         * gone with the driver */
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
         dup2(to[0], 0);
         dup2(from[1], 1);
         close(to[0]);
@@ -168,50 +268,119 @@ static int side_spawn(struct side *s, const struct options *o)
         fprintf(stderr, "ab: unable to run '%s': %s\n", s->bin, strerror(errno));
         _exit(127);
     }
+    setpgid(s->pid, s->pid);
     close(to[0]);
     close(from[1]);
     s->to = fdopen(to[1], "w");
-    s->from = fdopen(from[0], "r");
-    if (!s->to || !s->from) return ATTN_FAIL(ATTN_ERR, "fdopen: %s", strerror(errno));
+    s->from = from[0];
+    s->len = 0;
+    if (!s->to) return ATTN_FAIL(ATTN_ERR, "fdopen: %s", strerror(errno));
     return ATTN_OK;
 }
 
-/* Why the worker's pipe closed: its exit status. */
+/* Ends the side's worker: `sig` to its process group (0: none, it is ending
+ * by itself), grace_s seconds to exit, then SIGKILL; its pipes closed.
+ * Returns its wait status, -1 when there was none to wait for. */
+static int side_reap(struct side *s, int sig, double grace_s)
+{
+    if (s->to) fclose(s->to);
+    if (s->from >= 0) close(s->from);
+    s->to = NULL;
+    s->from = -1;
+    if (s->pid <= 0) return -1;
+    if (sig) kill(-s->pid, sig);
+    int status = 0;
+    const double until = now_s() + grace_s;
+    pid_t got;
+    while ((got = waitpid(s->pid, &status, WNOHANG)) == 0 && now_s() < until) usleep(10000);
+    if (got == 0) {
+        kill(-s->pid, SIGKILL);
+        while ((got = waitpid(s->pid, &status, 0)) < 0 && errno == EINTR) {}
+    }
+    s->pid = 0;
+    return got > 0 ? status : -1;
+}
+
+/* The pipe closed or broke: the worker ended; why names how. */
 static int side_died(struct side *s)
 {
-    int status = 0;
-    if (s->pid > 0 && waitpid(s->pid, &status, 0) == s->pid) {
-        s->pid = 0;
-        if (WIFSIGNALED(status))
-            return ATTN_FAIL(ATTN_ERR, "the %s worker (%s) was killed by signal %d", s->name,
-                             s->bin, WTERMSIG(status));
-        return ATTN_FAIL(ATTN_ERR, "the %s worker (%s) exited with status %d", s->name, s->bin,
-                         WEXITSTATUS(status));
+    int status = side_reap(s, 0, KILL_GRACE_S);
+    if (status >= 0 && WIFSIGNALED(status))
+        snprintf(s->why, sizeof s->why, "worker died of signal %d (%s)", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+    else if (status >= 0)
+        snprintf(s->why, sizeof s->why, "worker exited %d", WEXITSTATUS(status));
+    else
+        snprintf(s->why, sizeof s->why, "worker stopped answering");
+    return AB_LOST;
+}
+
+/* Waits up to limit_s seconds (0: for ever) for the side's next line, into
+ * s->line. AB_LOST when it does not come: a worker past its deadline is
+ * killed. A `fatal` reply is an error: the worker met one it cannot go on
+ * from (a failed write, a bad command). */
+static int side_read(struct side *s, double limit_s)
+{
+    const double until = limit_s > 0 ? now_s() + limit_s : 0;
+    for (;;) {
+        char *nl = s->len ? memchr(s->buf, '\n', s->len) : NULL;
+        if (nl) {
+            size_t n = (size_t)(nl - s->buf);
+            if (n + 1 > s->line_cap) {
+                char *grown = realloc(s->line, n + 1);
+                if (!grown) return ATTN_FAIL(ATTN_ERR, "out of host memory");
+                s->line = grown;
+                s->line_cap = n + 1;
+            }
+            memcpy(s->line, s->buf, n);
+            s->line[n] = '\0';
+            s->len -= n + 1;
+            memmove(s->buf, nl + 1, s->len);
+            if (!strncmp(s->line, "fatal ", 6))
+                return ATTN_FAIL(ATTN_ERR, "the %s worker (%s): %s", s->name, s->bin, s->line + 6);
+            return ATTN_OK;
+        }
+        if (attn_interrupted) return ATTN_FAIL(ATTN_ERR_INTERRUPTED, "interrupted");
+        int wait_ms = -1;
+        if (until) {
+            const double left = until - now_s();
+            if (left <= 0) {
+                side_reap(s, SIGTERM, KILL_GRACE_S);
+                snprintf(s->why, sizeof s->why, "timed out after %g s", limit_s);
+                return AB_LOST;
+            }
+            wait_ms = (int)ceil(left * 1000);
+        }
+        struct pollfd p = {.fd = s->from, .events = POLLIN};
+        int r = poll(&p, 1, wait_ms);
+        if (r < 0 && errno != EINTR) return ATTN_FAIL(ATTN_ERR, "poll: %s", strerror(errno));
+        if (r <= 0) continue;
+        if (s->len + 4096 > s->buf_cap) {
+            size_t cap = s->buf_cap ? 2 * s->buf_cap : 65536;
+            char *grown = realloc(s->buf, cap);
+            if (!grown) return ATTN_FAIL(ATTN_ERR, "out of host memory");
+            s->buf = grown;
+            s->buf_cap = cap;
+        }
+        ssize_t got = read(s->from, s->buf + s->len, s->buf_cap - s->len);
+        if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (got <= 0) return side_died(s);
+        s->len += (size_t)got;
     }
-    return ATTN_FAIL(ATTN_ERR, "the %s worker (%s) stopped answering", s->name, s->bin);
 }
 
-static int side_read(struct side *s)
+/* Sends one command and reads its reply into s->line, within limit_s. */
+static int side_cmd(struct side *s, double limit_s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int side_cmd(struct side *s, double limit_s, const char *fmt, ...)
 {
-    ssize_t n = getline(&s->line, &s->line_cap, s->from);
-    if (n <= 0) return side_died(s);
-    s->line[strcspn(s->line, "\n")] = '\0';
-    if (!strncmp(s->line, "fatal ", 6))
-        return ATTN_FAIL(ATTN_ERR, "the %s worker: %s", s->name, s->line + 6);
-    return ATTN_OK;
-}
-
-/* Sends one command and reads its reply into s->line. */
-static int side_cmd(struct side *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int side_cmd(struct side *s, const char *fmt, ...)
-{
+    if (!s->to) return side_died(s);
     va_list ap;
     va_start(ap, fmt);
     vfprintf(s->to, fmt, ap);
     va_end(ap);
     fputc('\n', s->to);
     if (fflush(s->to) != 0) return side_died(s);
-    return side_read(s);
+    return side_read(s, limit_s);
 }
 
 static bool reply_is(const struct side *s, const char *word)
@@ -225,33 +394,124 @@ static int unexpected(const struct side *s, const char *cmd)
     return ATTN_FAIL(ATTN_ERR, "the %s worker answered '%.60s' to %s", s->name, s->line, cmd);
 }
 
-static int side_hello(struct side *s)
+/* The greeting: GPU and revision, and a protocol this driver speaks. */
+static int side_hello(struct side *s, double limit_s)
 {
-    ATTN_TRY(side_read(s));
+    int rc = side_read(s, limit_s);
+    if (rc != ATTN_OK) return rc;
     int version = 0;
     if (sscanf(s->line, "hello %d %63s %95s", &version, s->gpu, s->rev) != 3)
         return unexpected(s, "start-up");
-    if (version != AB_PROTO_VERSION)
+    if (version < AB_PROTO_MIN || version > AB_PROTO_VERSION)
         return ATTN_FAIL(ATTN_ERR_INPUT,
-                         "%s (rev %s) speaks A/B protocol %d, this driver %d: rebuild it from a "
-                         "revision with this one", s->bin, s->rev, version, AB_PROTO_VERSION);
+                         "%s (rev %s) speaks A/B protocol %d, this driver %d to %d: rebuild it from a "
+                         "revision with one of those", s->bin, s->rev, version, AB_PROTO_MIN,
+                         AB_PROTO_VERSION);
+    s->proto = version;
     return ATTN_OK;
 }
 
+/* Tells the worker to quit and waits for it to close its files. */
 static void side_stop(struct side *s)
 {
     if (s->to) {
         fputs("quit\n", s->to);
-        fclose(s->to);
+        fflush(s->to);
     }
-    if (s->from) fclose(s->from);
-    s->to = s->from = NULL;
-    if (s->pid > 0) waitpid(s->pid, NULL, 0);
-    s->pid = 0;
+    side_reap(s, 0, QUIT_GRACE_S);
+}
+
+static void side_free(struct side *s)
+{
+    free(s->buf);
     free(s->line);
     free(s->samples);
-    s->line = NULL;
+    s->buf = s->line = NULL;
     s->samples = NULL;
+}
+
+/* --------------------------------------------------------------- restarts */
+
+/* A fresh worker for side k after it was lost: it continues the side's run
+ * (reopen) at the point under way. One that cannot start or take over, or
+ * a side lost again before its fresh worker has answered one measuring
+ * command (a row's setup, a warm-up, a block), ends the run: a worker that
+ * cannot get that far (a wedged GPU) would cost a deadline per row, and no
+ * row is at fault. One that answers and is lost later, in another row,
+ * costs that row only. */
+static int side_restart(struct ab *ab, int k)
+{
+    struct side *s = &ab->sides[k];
+    char lost[sizeof s->why], rev[sizeof s->rev], gpu[sizeof s->gpu];
+    snprintf(lost, sizeof lost, "%s", s->why);
+    snprintf(rev, sizeof rev, "%s", s->rev);
+    snprintf(gpu, sizeof gpu, "%s", s->gpu);
+    if (s->proto < 2)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "the %s side (%s, rev %s): %s; its worker speaks A/B "
+                         "protocol %d, which cannot continue a run: rebuild it from a newer revision",
+                         s->name, s->bin, s->rev, lost, s->proto);
+    if (s->fresh)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "the %s side (%s): %s, again right after a restart: "
+                         "giving up", s->name, s->bin, lost);
+    const double limit = deadline_s(&ab->a, STEP_PLAIN);
+    ATTN_TRY(side_spawn(s, &ab->a.opt));
+    int rc = side_hello(s, limit);
+    if (rc == ATTN_OK && (strcmp(rev, s->rev) || strcmp(gpu, s->gpu)))
+        rc = ATTN_FAIL(ATTN_ERR_INPUT, "the %s worker came back as rev %s on %s, not rev %s on %s",
+                       s->name, s->rev, s->gpu, rev, gpu);
+    if (rc == ATTN_OK) rc = side_cmd(s, limit, "reopen %s %s %s", ab->dir, s->run_id, ab->id);
+    if (rc == ATTN_OK && !reply_is(s, "ok")) rc = unexpected(s, "reopen");
+    if (rc == ATTN_OK && ab->spec[0]) rc = side_cmd(s, limit, "point %llu %s", ab->point_seed, ab->spec);
+    if (rc == ATTN_OK && ab->spec[0] && !reply_is(s, "ok")) rc = unexpected(s, "point");
+    if (rc == AB_LOST)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "the %s side (%s): %s, and a fresh worker could not take "
+                         "over: %s", s->name, s->bin, lost, s->why);
+    s->fresh = true;
+    return rc;
+}
+
+/* Side k writes VARIANT's row in mode m as error with reason (fail). */
+static int side_fail(struct ab *ab, int k, const char *variant, int m, const char *reason)
+{
+    struct side *s = &ab->sides[k];
+    int rc = side_cmd(s, deadline_s(&ab->a, STEP_PLAIN), "fail %s %s %s", variant,
+                      attn_mode_name(ab->a.opt.modes[m]), reason);
+    if (rc == AB_LOST)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "the %s side (%s): %s while it wrote rows as error: "
+                         "giving up", s->name, s->bin, s->why);
+    ATTN_TRY(rc);
+    s->owed &= ~(1u << m);
+    return reply_is(s, "ok") ? ATTN_OK : unexpected(s, "fail");
+}
+
+/* Side k was lost during `step` of VARIANT (NULL: between variants), with
+ * the rows of the modes in `stake` unwritten: a fresh worker takes over and
+ * writes them as error saying why; every other side writes its own rows of
+ * those modes as error too, so that the pair's rows stay matched; then the
+ * run goes on. A side lost in the middle of a variant opens it again for
+ * the modes still to come (run_variant). */
+static int side_lost(struct ab *ab, int k, const char *variant, unsigned stake, const char *step)
+{
+    struct side *s = &ab->sides[k];
+    char why[sizeof s->why + 64], other_why[sizeof why + 160];
+    snprintf(why, sizeof why, "%s (%s)", s->why, step);
+    fprintf(stderr, "ab: the %s side (%s): %s: stopped; %s\n", s->name, s->bin, why,
+            stake ? "its rows and the other side's written as error, a fresh worker goes on"
+                  : "a fresh worker goes on");
+    s->opened = s->timing = false;
+    ATTN_TRY(side_restart(ab, k));
+    snprintf(other_why, sizeof other_why, "not measured: on the %s side, %s; written as error on "
+             "both sides to keep the pair matched", s->name, why);
+    for (int m = 0; m < ab->a.opt.nmodes; m++) {
+        if (!(stake & (1u << m))) continue;
+        for (int j = 0; j < NSIDES; j++) {
+            struct side *t = &ab->sides[j];
+            if (!(t->owed & (1u << m))) continue;
+            ATTN_TRY(side_fail(ab, j, variant, m, j == k ? why : other_why));
+            if (j != k) t->timing = false;
+        }
+    }
+    return ATTN_OK;
 }
 
 /* ------------------------------------------------------------------ rows */
@@ -278,13 +538,17 @@ static int add_samples(struct side *s, const char *reply)
     return *end ? unexpected(s, "block") : ATTN_OK;
 }
 
-static int take_block(struct side *s, const struct ab_args *a)
+/* One block of samples of mode m; AB_LOST passes up. */
+static int take_block(struct side *s, const struct ab_args *a, int m)
 {
-    double t0 = wall_ms();
-    ATTN_TRY(side_cmd(s, "block 1 %.17g", a->block_ms));
-    s->elapsed_ms += wall_ms() - t0;
+    double t0 = now_s();
+    int rc = side_cmd(s, deadline_s(a, STEP_BLOCK), "block 1 %.17g", a->block_ms);
+    if (rc != ATTN_OK) return rc;
+    s->fresh = false;
+    s->elapsed_ms += (now_s() - t0) * 1e3;
     if (reply_is(s, "done")) { /* the variant failed; its row says why */
         s->timing = false;
+        s->owed &= ~(1u << m);
         return ATTN_OK;
     }
     if (!reply_is(s, "ok")) return unexpected(s, "block");
@@ -297,36 +561,92 @@ static double median_of(const struct side *s)
     return s->n && stats_summarize(s->samples, s->n, &st) == ATTN_OK ? st.median : 0;
 }
 
-/* One mode of one open variant: both sides interleaved until both stop. */
-static int time_mode(struct side sides[2], const struct ab_args *a, enum attn_mode m,
+/* "cold,graph": the modes of mask, in --mode order. */
+static const char *modes_list(const struct options *o, unsigned mask, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int m = 0; m < o->nmodes; m++)
+        if (mask & (1u << m))
+            snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? "," : "",
+                     attn_mode_name(o->modes[m]));
+    return buf;
+}
+
+/* Side k opens variant for the modes it still owes (setup, validation). */
+static int open_variant(struct ab *ab, int k, const char *variant)
+{
+    struct side *s = &ab->sides[k];
+    char modes[64];
+    int rc = side_cmd(s, deadline_s(&ab->a, STEP_PLAIN), "row %s %s", variant,
+                      modes_list(&ab->a.opt, s->owed, modes, sizeof modes));
+    if (rc == AB_LOST) return side_lost(ab, k, variant, s->owed, "setup and validation");
+    ATTN_TRY(rc);
+    s->fresh = false;
+    s->opened = reply_is(s, "ok");
+    s->absent = reply_is(s, "absent");
+    if (reply_is(s, "done") || s->absent) s->owed = 0; /* done: its rows say why (skipped, oom, ...) */
+    else if (!s->opened) return unexpected(s, "row");
+    if (s->absent && !ab->a.opt.quiet)
+        fprintf(stderr, "ab: the %s build (%s) has no variant %s\n", s->name, s->rev, variant);
+    return ATTN_OK;
+}
+
+/* Side k was lost in mode m: side_lost, and the row counted as done. */
+static int mode_lost(struct ab *ab, int k, const char *variant, int m, const char *step,
                      const char *label, size_t *done, size_t total)
 {
-    for (int i = 0; i < 2; i++) {
-        struct side *s = &sides[i];
+    ATTN_TRY(side_lost(ab, k, variant, 1u << m, step));
+    (*done)++;
+    if (!ab->a.opt.quiet)
+        fprintf(stderr, "[%zu/%zu] %s %s  error on both sides (the %s side was lost)\n", *done, total,
+                label, attn_mode_name(ab->a.opt.modes[m]), ab->sides[k].name);
+    return ATTN_OK;
+}
+
+/* Mode m of the open variant: both sides interleaved until both stop. */
+static int time_mode(struct ab *ab, const char *variant, int m, const char *label, size_t *done,
+                     size_t total)
+{
+    const struct ab_args *a = &ab->a;
+    const enum attn_mode mode = a->opt.modes[m];
+    const unsigned bit = 1u << m;
+    struct side *sides = ab->sides;
+    for (int k = 0; k < NSIDES; k++) {
+        struct side *s = &sides[k];
         s->timing = s->stop = s->converged = false;
         s->n = 0;
         s->timed_ms = s->elapsed_ms = 0;
-        if (!s->opened) continue;
-        ATTN_TRY(side_cmd(s, "mode %s", attn_mode_name(m)));
+    }
+    for (int k = 0; k < NSIDES; k++) {
+        struct side *s = &sides[k];
+        if (!s->opened || !(s->owed & bit)) continue;
+        int rc = side_cmd(s, deadline_s(a, STEP_WARM_UP), "mode %s", attn_mode_name(mode));
+        if (rc == AB_LOST) return mode_lost(ab, k, variant, m, "warm-up", label, done, total);
+        ATTN_TRY(rc);
+        s->fresh = false;
         if (reply_is(s, "ok")) {
             s->timing = true;
             s->calls_per_sample = s->line[2] ? atoi(s->line + 3) : 0;
             if (s->calls_per_sample < 1) return unexpected(s, "mode");
-        } else if (!reply_is(s, "done")) {
+        } else if (reply_is(s, "done")) {
+            s->owed &= ~bit;
+        } else {
             return unexpected(s, "mode");
         }
     }
     for (int pair = 0; sides[0].timing || sides[1].timing; pair++) {
-        for (int k = 0; k < 2; k++) {
-            struct side *s = &sides[(pair % 2) ^ k]; /* A B, B A, A B, ... */
-            if (attn_interrupted) return ATTN_FAIL(ATTN_ERR_INTERRUPTED, "interrupted");
-            if (s->timing) ATTN_TRY(take_block(s, a));
+        for (int j = 0; j < NSIDES; j++) {
+            const int k = (pair % 2) ^ j; /* A B, B A, A B, ... */
+            if (!sides[k].timing) continue;
+            int rc = take_block(&sides[k], a, m);
+            if (rc == AB_LOST) return mode_lost(ab, k, variant, m, "a block", label, done, total);
+            ATTN_TRY(rc);
         }
         /* only after a whole A B B A: a linear drift then cancels */
         if (pair + 1 < MIN_PAIRS || pair % 2 == 0) continue;
         bool all_stop = true;
-        for (int i = 0; i < 2; i++) {
-            struct side *s = &sides[i];
+        for (int k = 0; k < NSIDES; k++) {
+            struct side *s = &sides[k];
             if (!s->timing) continue;
             struct sample_stats st;
             ATTN_TRY(stats_summarize(s->samples, s->n, &st));
@@ -335,22 +655,57 @@ static int time_mode(struct side sides[2], const struct ab_args *a, enum attn_mo
         }
         if (all_stop) break;
     }
-    for (int i = 0; i < 2; i++) {
-        struct side *s = &sides[i];
+    for (int k = 0; k < NSIDES; k++) {
+        struct side *s = &sides[k];
         if (!s->timing) continue;
-        ATTN_TRY(side_cmd(s, "finish %d", s->converged));
+        int rc = side_cmd(s, deadline_s(a, STEP_PLAIN), "finish %d", s->converged);
+        if (rc == AB_LOST) return mode_lost(ab, k, variant, m, "finishing its row", label, done, total);
+        ATTN_TRY(rc);
         if (!reply_is(s, "ok")) return unexpected(s, "finish");
+        s->owed &= ~bit;
     }
     (*done)++;
     if (a->opt.quiet) return ATTN_OK;
     double mb = sides[0].timing ? median_of(&sides[0]) : 0, mc = sides[1].timing ? median_of(&sides[1]) : 0;
-    fprintf(stderr, "[%zu/%zu] %s %s", *done, total, label, attn_mode_name(m));
+    fprintf(stderr, "[%zu/%zu] %s %s", *done, total, label, attn_mode_name(mode));
     if (mb > 0 && mc > 0)
         fprintf(stderr, "  base %.4g ms  cand %.4g ms  cand/base %.4f  (%zu + %zu samples)\n", mb,
                 mc, mc / mb, sides[0].n, sides[1].n);
     else
         fprintf(stderr, "  base %s  cand %s\n", mb > 0 ? "timed" : "not timed",
                 mc > 0 ? "timed" : "not timed");
+    return ATTN_OK;
+}
+
+/* Every row of one variant at the point under way, on every side. */
+static int run_variant(struct ab *ab, const char *variant, const char *label, size_t *done,
+                       size_t total)
+{
+    const struct options *o = &ab->a.opt;
+    for (int k = 0; k < NSIDES; k++) {
+        struct side *s = &ab->sides[k];
+        s->owed = (1u << o->nmodes) - 1;
+        s->opened = s->timing = s->absent = false;
+    }
+    for (int k = 0; k < NSIDES; k++)
+        if (ab->sides[k].owed) ATTN_TRY(open_variant(ab, k, variant)); /* none owed: written by a loss */
+    for (int k = 0; k < NSIDES; k++)
+        if (!ab->sides[k].absent) ab->sides[k].planned += (size_t)o->nmodes;
+    for (int m = 0; m < o->nmodes; m++) {
+        for (int k = 0; k < NSIDES; k++) /* a side restarted in an earlier mode */
+            if (!ab->sides[k].opened && (ab->sides[k].owed & (1u << m)))
+                ATTN_TRY(open_variant(ab, k, variant));
+        ATTN_TRY(time_mode(ab, variant, m, label, done, total));
+    }
+    for (int k = 0; k < NSIDES; k++) {
+        struct side *s = &ab->sides[k];
+        if (!s->opened) continue;
+        s->opened = false;
+        int rc = side_cmd(s, deadline_s(&ab->a, STEP_PLAIN), "close");
+        if (rc == AB_LOST) ATTN_TRY(side_lost(ab, k, variant, 0, "teardown"));
+        else if (rc != ATTN_OK) return rc;
+        else if (!reply_is(s, "ok")) return unexpected(s, "close");
+    }
     return ATTN_OK;
 }
 
@@ -366,50 +721,36 @@ static void point_spec(const struct attn_problem *p, char *buf, size_t len)
              p->seq_len, p->head_dim, p->causal ? 1 : 0, attn_dtype_name(p->dtype), varlen);
 }
 
-static int sweep(struct side sides[2], const struct ab_args *a)
+static int sweep(struct ab *ab)
 {
-    const struct options *o = &a->opt;
-    char modes[64] = "";
-    for (int m = 0; m < o->nmodes; m++)
-        snprintf(modes + strlen(modes), sizeof modes - strlen(modes), "%s%s", m ? "," : "",
-                 attn_mode_name(o->modes[m]));
+    const struct options *o = &ab->a.opt;
     uint64_t seed = o->seed ? o->seed : (uint64_t)time(NULL) * 1000003u + (uint64_t)getpid();
     size_t done = 0, total = o->grid.count * (size_t)o->nvariants * (size_t)o->nmodes;
     for (size_t i = 0; i < o->grid.count; i++) {
         const struct attn_problem *p = &o->grid.points[i];
-        char spec[160 + ATTN_VARLEN_MAX], label[ATTN_LABEL_MAX + 64], plabel[ATTN_LABEL_MAX];
-        point_spec(p, spec, sizeof spec);
+        char label[ATTN_LABEL_MAX + 64], plabel[ATTN_LABEL_MAX];
+        point_spec(p, ab->spec, sizeof ab->spec);
+        ab->point_seed = seed + 7919u * i;
         attn_problem_label(p, plabel, sizeof plabel);
-        for (int k = 0; k < 2; k++) {
-            ATTN_TRY(side_cmd(&sides[k], "point %llu %s", (unsigned long long)(seed + 7919u * i), spec));
-            if (!reply_is(&sides[k], "ok")) return unexpected(&sides[k], "point");
+        for (int k = 0; k < NSIDES; k++) {
+            struct side *s = &ab->sides[k];
+            int rc = side_cmd(s, deadline_s(&ab->a, STEP_PLAIN), "point %llu %s", ab->point_seed, ab->spec);
+            if (rc == AB_LOST) rc = side_lost(ab, k, NULL, 0, "preparing the point"); /* sent again */
+            else if (rc == ATTN_OK && !reply_is(s, "ok")) rc = unexpected(s, "point");
+            ATTN_TRY(rc);
         }
         for (int v = 0; v < o->nvariants; v++) {
             const char *name = o->variants[v]->name;
             snprintf(label, sizeof label, "%s %s", name, plabel);
-            for (int k = 0; k < 2; k++) {
-                struct side *s = &sides[k];
-                ATTN_TRY(side_cmd(s, "row %s %s", name, modes));
-                s->opened = reply_is(s, "ok");
-                if (!s->opened && !reply_is(s, "done") && !reply_is(s, "absent"))
-                    return unexpected(s, "row");
-                if (reply_is(s, "absent") && !o->quiet)
-                    fprintf(stderr, "ab: the %s build (%s) has no variant %s\n", s->name, s->rev, name);
-            }
-            for (int m = 0; m < o->nmodes; m++)
-                ATTN_TRY(time_mode(sides, a, o->modes[m], label, &done, total));
-            for (int k = 0; k < 2; k++) {
-                if (!sides[k].opened) continue;
-                ATTN_TRY(side_cmd(&sides[k], "close"));
-                if (!reply_is(&sides[k], "ok")) return unexpected(&sides[k], "close");
-            }
+            ATTN_TRY(run_variant(ab, name, label, &done, total));
         }
     }
     return ATTN_OK;
 }
 
-/* DIR/AB_ID: the UTC start time, made unique. */
-static int make_run_dir(const char *parent, char *ab_id, size_t id_len, char *dir, size_t dir_len)
+/* DIR/.AB_ID.partial, AB_ID the UTC start time made unique (neither the
+ * partial nor the published name taken). */
+static int make_run_dir(struct ab *ab, const char *parent)
 {
     char stamp[32];
     time_t t = time(NULL);
@@ -418,77 +759,144 @@ static int make_run_dir(const char *parent, char *ab_id, size_t id_len, char *di
     strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
     ATTN_TRY(files_mkdir_p(parent));
     for (int attempt = 1; attempt < 100; attempt++) {
-        if (attempt == 1) snprintf(ab_id, id_len, "%s", stamp);
-        else snprintf(ab_id, id_len, "%s-%d", stamp, attempt);
-        if ((size_t)snprintf(dir, dir_len, "%s/%s", parent, ab_id) >= dir_len)
+        if (attempt == 1) snprintf(ab->id, sizeof ab->id, "%s", stamp);
+        else snprintf(ab->id, sizeof ab->id, "%s-%d", stamp, attempt);
+        if ((size_t)snprintf(ab->dir, sizeof ab->dir, "%s/.%s%s", parent, ab->id,
+                             GATE_AB_PARTIAL_SUFFIX) >= sizeof ab->dir ||
+            (size_t)snprintf(ab->final_dir, sizeof ab->final_dir, "%s/%s", parent, ab->id) >=
+                sizeof ab->final_dir)
             return ATTN_FAIL(ATTN_ERR_INPUT, "path too long: '%s'", parent);
-        if (mkdir(dir, 0755) == 0) return ATTN_OK;
+        if (access(ab->final_dir, F_OK) == 0) continue;
+        if (mkdir(ab->dir, 0755) == 0) {
+            ab->made_dir = true;
+            return ATTN_OK;
+        }
         if (errno != EEXIST)
-            return ATTN_FAIL(ATTN_ERR_INPUT, "unable to create '%s': %s", dir, strerror(errno));
+            return ATTN_FAIL(ATTN_ERR_INPUT, "unable to create '%s': %s", ab->dir, strerror(errno));
     }
     return ATTN_FAIL(ATTN_ERR_INPUT, "no free A/B run id in '%s'", parent);
 }
 
-static int run(struct ab_args *a, struct side sides[2], int *code)
+/* Records each side's plan in its .env, gates the pair (gate.txt beside
+ * it, its files named where they will be), and moves it to its published
+ * name: the pair appears whole or not at all. */
+static int publish(struct ab *ab, int *code)
 {
-    for (int k = 0; k < 2; k++) ATTN_TRY(side_spawn(&sides[k], &a->opt));
-    for (int k = 0; k < 2; k++) ATTN_TRY(side_hello(&sides[k]));
-    if (strcmp(sides[0].gpu, sides[1].gpu) != 0)
-        return ATTN_FAIL(ATTN_ERR_INPUT, "the base worker sees GPU '%s', the cand worker '%s'",
-                         sides[0].gpu, sides[1].gpu);
-    char parent[1024], dir[1200], ab_id[64], path[2][1400];
-    if (a->out_dir) snprintf(parent, sizeof parent, "%s", a->out_dir);
-    else snprintf(parent, sizeof parent, "results/%s/ab", sides[0].gpu);
-    ATTN_TRY(make_run_dir(parent, ab_id, sizeof ab_id, dir, sizeof dir));
-    fprintf(stderr, "ab: %s: base %s (%s) vs cand %s (%s), one GPU (%s), into %s/\n", ab_id,
-            sides[0].rev, sides[0].bin, sides[1].rev, sides[1].bin, sides[0].gpu, dir);
-    for (int k = 0; k < 2; k++) {
-        ATTN_TRY(side_cmd(&sides[k], "open %s %s-%s %s", dir, ab_id, sides[k].name, ab_id));
-        if (!reply_is(&sides[k], "ok") || !sides[k].line[2]) return unexpected(&sides[k], "open");
-        snprintf(path[k], sizeof path[k], "%s", sides[k].line + 3);
+    char published[NSIDES][1400];
+    for (int k = 0; k < NSIDES; k++) {
+        struct side *s = &ab->sides[k];
+        char env[1400];
+        ATTN_TRY(results_beside_path(s->csv, ".env", env, sizeof env));
+        FILE *f = fopen(env, "a");
+        if (!f) return ATTN_FAIL(ATTN_ERR_INPUT, "unable to open '%s': %s", env, strerror(errno));
+        fprintf(f, "%s=%zu\n", GATE_AB_ROWS_PLANNED, s->planned);
+        if (fclose(f) != 0) return ATTN_FAIL(ATTN_ERR_INPUT, "unable to write '%s': %s", env, strerror(errno));
+        snprintf(published[k], sizeof published[k], "%s/%s.csv", ab->final_dir, s->run_id);
     }
-    ATTN_TRY(sweep(sides, a));
-    for (int k = 0; k < 2; k++) side_stop(&sides[k]);
-
     char gate_path[1300];
-    snprintf(gate_path, sizeof gate_path, "%s/gate.txt", dir);
-    struct gate_files_request req = {.baseline = path[0], .results = path[1],
-                                     .thresholds = a->thresholds, .copy_to = gate_path,
-                                     .markdown = a->markdown};
+    snprintf(gate_path, sizeof gate_path, "%s/gate.txt", ab->dir);
+    struct gate_files_request req = {.baseline = ab->sides[0].csv, .results = ab->sides[1].csv,
+                                     .thresholds = ab->a.thresholds, .copy_to = gate_path,
+                                     .markdown = ab->a.markdown, .baseline_name = published[0],
+                                     .results_name = published[1], .pair = true,
+                                     .planned = {(long)ab->sides[0].planned, (long)ab->sides[1].planned}};
     ATTN_TRY(gate_files(&req, stdout, code));
     /* a candidate row that failed is a failure even where the base failed too
      * (the gate leaves such rows uncompared) */
     struct result_set cand;
-    ATTN_TRY(results_read(path[1], &cand));
+    ATTN_TRY(results_read(ab->sides[1].csv, &cand));
     size_t failed = 0;
     for (size_t i = 0; i < cand.count; i++)
         failed += !strcmp(cand.rows[i].status, row_status_names[STATUS_MISMATCH]) ||
                   !strcmp(cand.rows[i].status, row_status_names[STATUS_ERROR]);
     results_free(&cand);
+    if (rename(ab->dir, ab->final_dir) != 0)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "unable to rename '%s' to '%s': %s", ab->dir, ab->final_dir,
+                         strerror(errno));
+    ab->published = true;
     if (failed) {
         fprintf(stderr, "ab: %zu candidate rows are mismatch or error (their reasons are in %s)\n",
-                failed, path[1]);
+                failed, published[1]);
         *code = 1;
     }
     return ATTN_OK;
 }
 
+static int run(struct ab *ab, int *code)
+{
+    const struct ab_args *a = &ab->a;
+    if (a->thresholds) { /* a typo found now, not after the run */
+        struct gate_thresholds t;
+        ATTN_TRY(gate_thresholds_read(a->thresholds, &t));
+    }
+    const double limit = deadline_s(a, STEP_PLAIN);
+    for (int k = 0; k < NSIDES; k++) ATTN_TRY(side_spawn(&ab->sides[k], &a->opt));
+    for (int k = 0; k < NSIDES; k++) {
+        struct side *s = &ab->sides[k];
+        int rc = side_hello(s, limit);
+        if (rc == AB_LOST)
+            return ATTN_FAIL(ATTN_ERR_INPUT, "the %s side (%s) did not start: %s", s->name, s->bin, s->why);
+        ATTN_TRY(rc);
+    }
+    if (strcmp(ab->sides[0].gpu, ab->sides[1].gpu) != 0)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "the base worker sees GPU '%s', the cand worker '%s'",
+                         ab->sides[0].gpu, ab->sides[1].gpu);
+    char parent[1024];
+    if (a->out_dir) snprintf(parent, sizeof parent, "%s", a->out_dir);
+    else snprintf(parent, sizeof parent, "results/%s/ab", ab->sides[0].gpu);
+    ATTN_TRY(make_run_dir(ab, parent));
+    fprintf(stderr, "ab: %s: base %s (%s) vs cand %s (%s), one GPU (%s), into %s/\n", ab->id,
+            ab->sides[0].rev, ab->sides[0].bin, ab->sides[1].rev, ab->sides[1].bin,
+            ab->sides[0].gpu, ab->final_dir);
+    for (int k = 0; k < NSIDES; k++) {
+        struct side *s = &ab->sides[k];
+        snprintf(s->run_id, sizeof s->run_id, "%s-%s", ab->id, s->name);
+        int rc = side_cmd(s, limit, "open %s %s %s", ab->dir, s->run_id, ab->id);
+        if (rc == AB_LOST)
+            return ATTN_FAIL(ATTN_ERR_INPUT, "the %s side (%s): %s when asked to open its run",
+                             s->name, s->bin, s->why);
+        ATTN_TRY(rc);
+        if (!reply_is(s, "ok") || !s->line[2]) return unexpected(s, "open");
+        snprintf(s->csv, sizeof s->csv, "%s", s->line + 3);
+    }
+    ATTN_TRY(sweep(ab));
+    for (int k = 0; k < NSIDES; k++) side_stop(&ab->sides[k]);
+    return publish(ab, code);
+}
+
 int main(int argc, char **argv)
 {
-    struct ab_args a;
-    struct side sides[2] = {{.name = "base"}, {.name = "cand"}};
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
+    static struct ab ab = {.sides = {{.name = "base", .from = -1}, {.name = "cand", .from = -1}}};
+    struct sigaction sa = {.sa_handler = on_signal}; /* no SA_RESTART: a wait ends at ^C */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN); /* a dead worker is found by its exit status */
-    int code = 0, rc = parse_args(argc, argv, &a);
+    int code = 0, rc = parse_args(argc, argv, &ab.a);
+    if (rc == ATTN_OK && ab.a.help) {
+        usage(stdout);
+        return 0;
+    }
+    if (rc == ATTN_OK && ab.a.opt.list) {
+        registry_print(stdout);
+        return 0;
+    }
     if (rc == ATTN_OK) {
-        sides[0].bin = a.base_bin;
-        sides[1].bin = a.cand_bin;
-        rc = run(&a, sides, &code);
+        ab.sides[0].bin = ab.a.base_bin;
+        ab.sides[1].bin = ab.a.cand_bin;
+        rc = run(&ab, &code);
     }
     if (rc != ATTN_OK) fprintf(stderr, "ab: %s\n", attn_error_message());
-    for (int k = 0; k < 2; k++) side_stop(&sides[k]);
-    grid_free(&a.opt.grid);
+    for (int k = 0; k < NSIDES; k++) {
+        struct side *s = &ab.sides[k];
+        if (rc == ATTN_ERR_INTERRUPTED && s->pid > 0) kill(-s->pid, SIGINT);
+        side_stop(s);
+        side_free(s);
+    }
+    if (ab.made_dir && !ab.published)
+        fprintf(stderr, "ab: stopped before both sides had finished every row: what was measured "
+                        "is in %s/ (not gated; make regress passes over it)\n", ab.dir);
+    grid_free(&ab.a.opt.grid);
     if (rc == ATTN_ERR_INTERRUPTED || attn_interrupted) return 130;
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "ab: writing the report to stdout failed: %s\n", strerror(errno));

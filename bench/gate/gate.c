@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -26,8 +27,37 @@ static const enum result_column field_column[F_COUNT] = {COL_VARIANT, COL_DTYPE,
                                                          COL_BATCH, COL_HEADS, COL_KV_HEADS, COL_SEQ,
                                                          COL_DIM, COL_CAUSAL};
 #define F_FIRST_NUMBER F_BATCH
+/* The largest dimension a results file may hold (results_read refuses more):
+ * a condition past it, or under 1, can hold for no row. */
+#define KEY_DIM_MAX (1L << 30)
 
 static const char *field_name(int f) { return result_column_names[field_column[f]]; }
+
+/* The settings a line may set: where each lives in struct gate_settings,
+ * whether it is written as a percentage too ("5%" or "0.05"), and the range
+ * it must lie in. */
+static const struct setting_def {
+    const char *name;
+    size_t offset;
+    bool percent;
+    double lo, hi;
+    bool lo_open, hi_open; /* lo < v rather than lo <= v; v < hi rather than v <= hi */
+    const char *range;     /* the range in a message */
+} setting_defs[] = {
+    {"slowdown", offsetof(struct gate_settings, slowdown), true, 0, 10, false, true, "under 1000%"},
+    {"ab_slowdown", offsetof(struct gate_settings, ab_slowdown), true, 0, 10, false, true, "under 1000%"},
+    {"min_ms", offsetof(struct gate_settings, min_ms), false, 0, 1e6, false, false, "at most 1e6"},
+    {"noise_k", offsetof(struct gate_settings, noise_k), false, 0, 100, false, false, "at most 100"},
+    {"confidence", offsetof(struct gate_settings, confidence), true, 0.5, 1, true, true,
+     "in (50%, 100%)"},
+};
+#define NSETTINGS (sizeof setting_defs / sizeof setting_defs[0])
+#define SETTINGS_LISTED "slowdown, ab_slowdown, min_ms, noise_k, confidence"
+
+static double *setting_slot(struct gate_settings *s, size_t i)
+{
+    return (double *)((char *)s + setting_defs[i].offset);
+}
 
 void gate_thresholds_default(struct gate_thresholds *t)
 {
@@ -38,28 +68,43 @@ void gate_thresholds_default(struct gate_thresholds *t)
 
 static struct gate_settings unset(void)
 {
-    return (struct gate_settings){.slowdown = NAN, .ab_slowdown = NAN, .min_ms = NAN,
-                                  .noise_k = NAN, .confidence = NAN};
+    struct gate_settings s;
+    for (size_t i = 0; i < NSETTINGS; i++) *setting_slot(&s, i) = NAN;
+    return s;
 }
 
 /* Each setting that `from` sets overrides `into`'s. */
 static void merge(struct gate_settings *into, const struct gate_settings *from)
 {
-    if (!isnan(from->slowdown)) into->slowdown = from->slowdown;
-    if (!isnan(from->ab_slowdown)) into->ab_slowdown = from->ab_slowdown;
-    if (!isnan(from->min_ms)) into->min_ms = from->min_ms;
-    if (!isnan(from->noise_k)) into->noise_k = from->noise_k;
-    if (!isnan(from->confidence)) into->confidence = from->confidence;
+    for (size_t i = 0; i < NSETTINGS; i++) {
+        const double v = *(const double *)((const char *)from + setting_defs[i].offset);
+        if (!isnan(v)) *setting_slot(into, i) = v;
+    }
 }
 
-/* "5%" or "0.05" → 0.05 for slowdown, ab_slowdown and confidence; plain
- * numbers for the others. */
-static int parse_setting(struct gate_settings *s, const char *word, const char *where)
+/* The setting a "key=value" word sets, or -1 when its key names none. */
+static int find_setting(const char *word)
 {
-    const char *eq = strchr(word, '=');
-    if (!eq) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s': expected key=value", where, word);
-    size_t klen = (size_t)(eq - word);
-    const char *val = eq + 1;
+    const size_t klen = strcspn(word, "=");
+    if (!word[klen]) return -1;
+    for (size_t i = 0; i < NSETTINGS; i++)
+        if (strlen(setting_defs[i].name) == klen && !strncmp(word, setting_defs[i].name, klen))
+            return (int)i;
+    return -1;
+}
+
+/* "5%" or "0.05" → 0.05 where the setting takes a percentage; plain numbers
+ * for the others. *seen holds a bit per setting this line set already: a
+ * line sets each at most once (which of two would win is no rule to rely on). */
+static int parse_setting(struct gate_settings *s, int which, const char *word, const char *where,
+                         unsigned *seen)
+{
+    const struct setting_def *d = &setting_defs[which];
+    if (*seen & (1u << which))
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s': %s is set twice on this line", where, word,
+                         d->name);
+    *seen |= 1u << which;
+    const char *val = word + strlen(d->name) + 1;
     char *end;
     errno = 0;
     double v = strtod(val, &end);
@@ -68,36 +113,59 @@ static int parse_setting(struct gate_settings *s, const char *word, const char *
     if (errno || end == val || *end || !isfinite(v) || !(v >= 0))
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s': '%s' is not a finite non-negative number", where,
                          word, val);
-    const double fraction = percent ? v / 100 : v;
-    if ((klen == 8 && !strncmp(word, "slowdown", 8)) || (klen == 11 && !strncmp(word, "ab_slowdown", 11))) {
-        if (fraction >= 10)
-            return ATTN_FAIL(ATTN_ERR_INPUT, "%s: %.*s %s is implausibly large", where, (int)klen,
-                             word, val);
-        *(klen == 8 ? &s->slowdown : &s->ab_slowdown) = fraction;
-    } else if (klen == 10 && !strncmp(word, "confidence", 10)) {
-        if (!(fraction > 0.5 && fraction < 1))
-            return ATTN_FAIL(ATTN_ERR_INPUT, "%s: confidence %s is not in (50%%, 100%%)", where, val);
-        s->confidence = fraction;
-    } else if (!percent && klen == 6 && !strncmp(word, "min_ms", 6)) {
-        if (v > 1e6) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: min_ms %s is implausibly large", where, val);
-        s->min_ms = v;
-    } else if (!percent && klen == 7 && !strncmp(word, "noise_k", 7)) {
-        if (v > 100) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: noise_k %s is implausibly large", where, val);
-        s->noise_k = v;
-    } else {
-        return ATTN_FAIL(ATTN_ERR_INPUT,
-                         "%s: unknown setting '%.*s' (slowdown, ab_slowdown, min_ms, noise_k, "
-                         "confidence; %% only on slowdown, ab_slowdown, confidence)",
-                         where, (int)klen, word);
-    }
+    if (percent && !d->percent)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s': %s takes a plain number, not a percentage",
+                         where, word, d->name);
+    if (percent) v /= 100;
+    if (!(d->lo_open ? v > d->lo : v >= d->lo) || !(d->hi_open ? v < d->hi : v <= d->hi))
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s': %s must be %s", where, word, d->name, d->range);
+    *setting_slot(s, (size_t)which) = v;
     return ATTN_OK;
 }
 
-static bool is_setting(const char *word)
+/* A variant's name as the registry and the peers spell them. */
+static bool is_variant_name(const char *s)
 {
-    return !strncmp(word, "slowdown=", 9) || !strncmp(word, "ab_slowdown=", 12) ||
-           !strncmp(word, "min_ms=", 7) || !strncmp(word, "noise_k=", 8) ||
-           !strncmp(word, "confidence=", 11);
+    for (const char *c = s; *c; c++)
+        if (!isalnum((unsigned char)*c) && !strchr("_-.:", *c)) return false;
+    return *s != '\0';
+}
+
+/* varlen's value: none (a dense batch), uniform:F or lens:L1+L2+... (attn.h). */
+static bool is_varlen_value(const char *s)
+{
+    struct attn_lens_stats st;
+    if (!strcmp(s, "none")) return true;
+    if (!strncmp(s, "lens:", 5)) return attn_lens_list(s + 5, KEY_DIM_MAX, NULL, 0, &st) == ATTN_OK;
+    struct attn_problem probe = {.batch = 1, .seq_len = 1};
+    snprintf(probe.varlen, sizeof probe.varlen, "%s", s);
+    return !strncmp(s, "uniform:", 8) && attn_varlen_check(&probe) == ATTN_OK;
+}
+
+/* A text condition's value is one a row's key can hold: otherwise the rule
+ * would silently apply to nothing. */
+static int check_text_value(const struct gate_cond *c, const char *word, const char *val,
+                            const char *where)
+{
+    enum attn_dtype dt;
+    switch (c->field) {
+    case F_VARIANT:
+        if (is_variant_name(val)) return ATTN_OK;
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s': '%s' is no variant name (letters, digits, "
+                         "'_', '-', '.', ':')", where, word, val);
+    case F_DTYPE:
+        if (attn_dtype_parse(val, &dt) == ATTN_OK) return ATTN_OK;
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s': unknown dtype '%s' (bf16, fp16)", where, word, val);
+    case F_MODE:
+        for (int m = 0; m < MODE_COUNT; m++)
+            if (!strcmp(val, timing_mode_names[m])) return ATTN_OK;
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s': unknown mode '%s' (%s)", where, word, val,
+                         TIMING_MODES_LISTED);
+    default:
+        if (is_varlen_value(val)) return ATTN_OK;
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s': '%s' is no varlen (none, uniform:F, "
+                         "lens:L1+L2+...)", where, word, val);
+    }
 }
 
 static int parse_cond(struct gate_cond *c, const char *word, const char *where)
@@ -111,7 +179,8 @@ static int parse_cond(struct gate_cond *c, const char *word, const char *where)
         char names[128] = "";
         for (int i = 0; i < F_COUNT; i++)
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", field_name(i));
-        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s': unknown field (%s)", where, word, names);
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%.*s': unknown key (settings: " SETTINGS_LISTED
+                         "; fields: %s)", where, (int)flen, word, names);
     }
     const char *val;
     if (!strncmp(op, "!=", 2)) { c->op = OP_NE; val = op + 2; }
@@ -129,6 +198,7 @@ static int parse_cond(struct gate_cond *c, const char *word, const char *where)
         if (strlen(val) >= sizeof c->text)
             return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s': value longer than %zu characters", where,
                              word, sizeof c->text - 1);
+        ATTN_TRY(check_text_value(c, word, val, where));
         /* varlen=none: a dense batch (its column is empty) */
         snprintf(c->text, sizeof c->text, "%s", c->field == F_VARLEN && !strcmp(val, "none") ? "" : val);
         return ATTN_OK;
@@ -141,6 +211,87 @@ static int parse_cond(struct gate_cond *c, const char *word, const char *where)
     return ATTN_OK;
 }
 
+static bool text_holds(const struct gate_cond *c, const char *s)
+{
+    return (strcmp(s, c->text) == 0) == (c->op == OP_EQ);
+}
+
+static bool number_holds(const struct gate_cond *c, long v)
+{
+    switch (c->op) {
+    case OP_EQ: return v == c->number;
+    case OP_NE: return v != c->number;
+    case OP_LT: return v < c->number;
+    case OP_LE: return v <= c->number;
+    case OP_GT: return v > c->number;
+    case OP_GE: return v >= c->number;
+    }
+    return false;
+}
+
+/* Whether some row's value of field f meets every one of the rule's
+ * conditions on f. Numbers: the values a key may hold (1 .. KEY_DIM_MAX,
+ * causal 0 or 1) narrowed by each bound, less the values != excludes. Text:
+ * the = value, else each dtype or mode name; a variant or varlen that only
+ * != constrains always has some other value. */
+static bool field_can_hold(const struct gate_rule *r, int f)
+{
+    if (f >= F_FIRST_NUMBER) {
+        long lo = f == F_CAUSAL ? 0 : 1, hi = f == F_CAUSAL ? 1 : KEY_DIM_MAX;
+        for (int i = 0; i < r->nconds; i++) {
+            const struct gate_cond *c = &r->conds[i];
+            if (c->field != f) continue;
+            const long n = c->number < -1 ? -1 : c->number > KEY_DIM_MAX + 1 ? KEY_DIM_MAX + 1 : c->number;
+            if ((c->op == OP_EQ || c->op == OP_LE) && n < hi) hi = n;
+            if (c->op == OP_LT && n - 1 < hi) hi = n - 1;
+            if ((c->op == OP_EQ || c->op == OP_GE) && n > lo) lo = n;
+            if (c->op == OP_GT && n + 1 > lo) lo = n + 1;
+        }
+        /* the != conditions exclude at most nconds values: look that far */
+        for (long v = lo; v <= hi && v <= lo + r->nconds; v++) {
+            bool all = true;
+            for (int i = 0; i < r->nconds && all; i++)
+                all = r->conds[i].field != f || number_holds(&r->conds[i], v);
+            if (all) return true;
+        }
+        return false;
+    }
+    const char *eq = NULL;
+    for (int i = 0; i < r->nconds && !eq; i++)
+        if (r->conds[i].field == f && r->conds[i].op == OP_EQ) eq = r->conds[i].text;
+    const char *dtypes[] = {attn_dtype_name(ATTN_BF16), attn_dtype_name(ATTN_FP16)};
+    const char *const *candidates = eq ? &eq : f == F_DTYPE ? dtypes : f == F_MODE ? timing_mode_names : NULL;
+    const size_t ncandidates = eq ? 1 : f == F_DTYPE ? 2 : f == F_MODE ? MODE_COUNT : 0;
+    if (!candidates) return true;
+    for (size_t k = 0; k < ncandidates; k++) {
+        bool all = true;
+        for (int i = 0; i < r->nconds && all; i++)
+            all = r->conds[i].field != f || text_holds(&r->conds[i], candidates[k]);
+        if (all) return true;
+    }
+    return false;
+}
+
+/* A match line whose conditions no row can meet together is refused: it
+ * would apply to nothing, silently. words: the conditions as written. */
+static int check_rule_can_hold(const struct gate_rule *r, char *const *words, const char *where)
+{
+    for (int f = 0; f < F_COUNT; f++) {
+        if (field_can_hold(r, f)) continue;
+        char conds[256] = "";
+        for (int i = 0; i < r->nconds; i++)
+            if (r->conds[i].field == f)
+                snprintf(conds + strlen(conds), sizeof conds - strlen(conds), "%s%s", conds[0] ? " " : "",
+                         words[i]);
+        char domain[64] = "";
+        if (f >= F_FIRST_NUMBER)
+            snprintf(domain, sizeof domain, " (%s is %s)", field_name(f), f == F_CAUSAL ? "0 or 1" : "1 or more");
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s': no %s meets that%s, so the line would apply "
+                         "to nothing", where, conds, field_name(f), domain);
+    }
+    return ATTN_OK;
+}
+
 static int parse_line(struct gate_thresholds *t, char *line, const char *where, int lineno)
 {
     char *save = NULL, *w = strtok_r(line, " \t", &save);
@@ -149,26 +300,31 @@ static int parse_line(struct gate_thresholds *t, char *line, const char *where, 
     if (!is_default && strcmp(w, "match"))
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s: line starts with '%s' (default or match)", where, w);
     struct gate_rule rule = {.set = unset(), .line = lineno};
-    int settings = 0;
+    char *cond_words[8];
+    unsigned seen = 0;
     for (w = strtok_r(NULL, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
-        if (is_setting(w) || (is_default && strchr(w, '='))) {
-            ATTN_TRY(parse_setting(&rule.set, w, where));
-            settings++;
+        const int which = find_setting(w);
+        if (which >= 0) {
+            ATTN_TRY(parse_setting(&rule.set, which, w, where, &seen));
+        } else if (is_default && strchr(w, '=')) {
+            return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%.*s': unknown setting (" SETTINGS_LISTED ")",
+                             where, (int)strcspn(w, "="), w);
         } else {
             if (is_default)
                 return ATTN_FAIL(ATTN_ERR_INPUT, "%s: a default line takes settings only", where);
             if (rule.nconds == 8) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: more than 8 conditions", where);
+            cond_words[rule.nconds] = w;
             ATTN_TRY(parse_cond(&rule.conds[rule.nconds++], w, where));
         }
     }
-    if (!settings)
-        return ATTN_FAIL(ATTN_ERR_INPUT,
-                         "%s: no setting (slowdown=, ab_slowdown=, min_ms=, noise_k=, confidence=)", where);
+    if (!seen)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: no setting (" SETTINGS_LISTED ")", where);
     if (is_default) {
         merge(&t->defaults, &rule.set);
         return ATTN_OK;
     }
     if (rule.nconds == 0) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: match without a condition", where);
+    ATTN_TRY(check_rule_can_hold(&rule, cond_words, where));
     if (t->nrules == GATE_MAX_RULES)
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s: more than %d match lines", where, GATE_MAX_RULES);
     t->rules[t->nrules++] = rule;
@@ -206,19 +362,10 @@ static bool cond_holds(const struct gate_cond *c, const struct result_key *k)
                         : c->field == F_DTYPE ? k->dtype
                         : c->field == F_VARLEN ? k->varlen
                                                : k->mode;
-        return (strcmp(s, c->text) == 0) == (c->op == OP_EQ);
+        return text_holds(c, s);
     }
     const int vals[] = {k->batch, k->heads, k->kv_heads, k->seq_len, k->head_dim, k->causal};
-    long v = vals[c->field - F_FIRST_NUMBER];
-    switch (c->op) {
-    case OP_EQ: return v == c->number;
-    case OP_NE: return v != c->number;
-    case OP_LT: return v < c->number;
-    case OP_LE: return v <= c->number;
-    case OP_GT: return v > c->number;
-    case OP_GE: return v >= c->number;
-    }
-    return false;
+    return number_holds(c, vals[c->field - F_FIRST_NUMBER]);
 }
 
 struct gate_settings gate_settings_for(const struct gate_thresholds *t, const struct result_key *k)
@@ -563,6 +710,37 @@ static int print_to(const char *path, struct gate_report *rep, const char *bpath
     return ATTN_OK;
 }
 
+/* Whether s holds a row of variant. */
+static bool has_variant(const struct result_set *s, const char *variant)
+{
+    for (size_t i = 0; i < s->count; i++)
+        if (!strcmp(s->rows[i].key.variant, variant)) return true;
+    return false;
+}
+
+int gate_check_pair(const struct result_set *base, const struct result_set *cand,
+                    const long planned[2])
+{
+    const struct result_set *sides[2] = {base, cand};
+    for (int k = 0; k < 2; k++) {
+        const struct result_set *s = sides[k], *other = sides[1 - k];
+        if (planned[k] >= 0 && (size_t)planned[k] != s->count)
+            return ATTN_FAIL(ATTN_ERR_INPUT, "%s holds %zu rows where %ld were planned (%s in its "
+                             ".env): an incomplete A/B pair", s->path, s->count, planned[k],
+                             GATE_AB_ROWS_PLANNED);
+        for (size_t i = 0; i < s->count; i++) {
+            const struct result_rec *r = &s->rows[i];
+            char label[ATTN_LABEL_MAX + 64];
+            if (find(other, &r->key) || !has_variant(other, r->key.variant)) continue;
+            return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: %s has no counterpart in %s, which holds other "
+                             "%s rows: the two sides' rows differ (an incomplete A/B pair)", s->path,
+                             r->line, result_key_label(&r->key, label, sizeof label), other->path,
+                             r->key.variant);
+        }
+    }
+    return ATTN_OK;
+}
+
 static int compare_sets(const struct gate_files_request *q, const struct result_set *base,
                         const struct result_set *cur, FILE *out, int *exit_code)
 {
@@ -578,13 +756,16 @@ static int compare_sets(const struct gate_files_request *q, const struct result_
         return ATTN_FAIL(ATTN_ERR_INPUT,
                          "%s and %s hold the same run (%s): a run compared with itself cannot fail",
                          base->path, cur->path, base->rows[0].run_id);
+    if (q->pair) ATTN_TRY(gate_check_pair(base, cur, q->planned));
+    const char *bpath = q->baseline_name ? q->baseline_name : base->path,
+               *cpath = q->results_name ? q->results_name : cur->path;
     struct gate_report rep;
     int rc = gate_compare(base, cur, &t, &q->options, &rep);
     if (rc == ATTN_OK) {
         fprintf(out, "%s\n", compare);
-        gate_print(&rep, base->path, cur->path, out);
-        if (q->copy_to) rc = print_to(q->copy_to, &rep, base->path, cur->path, compare, false);
-        if (rc == ATTN_OK && q->markdown) rc = print_to(q->markdown, &rep, base->path, cur->path, compare, true);
+        gate_print(&rep, bpath, cpath, out);
+        if (q->copy_to) rc = print_to(q->copy_to, &rep, bpath, cpath, compare, false);
+        if (rc == ATTN_OK && q->markdown) rc = print_to(q->markdown, &rep, bpath, cpath, compare, true);
         *exit_code = gate_exit_code(&rep);
     }
     gate_report_free(&rep);

@@ -123,13 +123,39 @@ void gate_print(struct gate_report *, const char *baseline_path, const char *cur
 void gate_print_markdown(struct gate_report *, const char *baseline_path,
                          const char *current_path, FILE *);
 
+/* Where ab measures an A/B run until both sides have finished every row:
+ * DIR/.AB_ID.partial/, renamed to DIR/AB_ID/ (gate.txt in it) only then.
+ * The gate refuses a partial name; the newest-pair search never sees one
+ * (it starts with '.'). */
+#define GATE_AB_PARTIAL_SUFFIX ".partial"
+
+/* The line of each side's RUN_ID.env in which ab records how many rows it
+ * asked that side for (points x modes x the variants its build has), once
+ * both sides have finished all of them. */
+#define GATE_AB_ROWS_PLANNED "ab_rows_planned"
+
+/* Whether two runs are a whole A/B pair (make ab): each side holds the rows
+ * planned for it (planned[0] base, [1] cand, from GATE_AB_ROWS_PLANNED; -1
+ * where not recorded: a pair from before that line is judged by what it
+ * holds), and a row on one side only is of a variant the other side has no
+ * row of at all (its build lacks it). ATTN_ERR_INPUT naming the first thing
+ * amiss: half a pair must not be gated as whole. */
+int gate_check_pair(const struct result_set *base, const struct result_set *cand,
+                    const long planned[2]);
+
 /* What regress and ab both do: read two runs and the thresholds (NULL:
  * bench/gate/thresholds.conf when it exists, else the built-in defaults), refuse a
- * run compared with itself, compare, print `compare: BASE_RUN vs CUR_RUN`
- * and the table to out (and to copy_to, markdown to markdown, when set).
- * *exit_code is 0 pass or 1 regression; refusals return ATTN_ERR_INPUT. */
+ * run compared with itself (and, with pair set, an A/B pair that is not
+ * whole), compare, print `compare: BASE_RUN vs CUR_RUN` and the table to out
+ * (and to copy_to, markdown to markdown, when set). The report names the
+ * files baseline_name and results_name when set (ab gates a pair before it
+ * moves it to where it is read), else by their paths. *exit_code is 0 pass
+ * or 1 regression; refusals return ATTN_ERR_INPUT. */
 struct gate_files_request {
     const char *baseline, *results, *thresholds, *copy_to, *markdown;
+    const char *baseline_name, *results_name;
+    bool pair;         /* the two runs are one A/B pair: gate_check_pair first */
+    long planned[2];   /* with pair: gate_check_pair's */
     struct gate_options options;
 };
 int gate_files(const struct gate_files_request *, FILE *out, int *exit_code);

@@ -1,7 +1,9 @@
 /* worker.c — attnbench --worker: one side of an A/B run (worker.h), measuring
  * through the same runner steps as a plain sweep (runner.h). Commands arrive
  * on stdin, one reply per command on stdout (ab_proto.h); errors go to
- * stderr. A command the protocol does not allow is answered `fatal`. */
+ * stderr. A command the protocol does not allow is answered `fatal`. The
+ * worker runs without attnbench's watchdog: the driver keeps the deadlines
+ * and stops a worker that misses one. */
 #include "worker.h"
 #include "ab_proto.h"
 #include "../runner.h"
@@ -39,13 +41,18 @@ static int answer(struct worker *w, const char *fmt, ...)
     return ATTN_OK;
 }
 
-static int cmd_open(struct worker *w, char *args)
+/* "open DIR RUN_ID AB_RUN": a new run; "reopen ...": the run this side's
+ * previous worker wrote, continued (after it was stopped for missing its
+ * deadline, or died). */
+static int cmd_open(struct worker *w, char *args, bool reopen)
 {
     char *save = NULL, *dir = strtok_r(args, " ", &save), *run_id = strtok_r(NULL, " ", &save),
          *ab_run = strtok_r(NULL, " ", &save);
-    if (!ab_run || w->files_open) return ATTN_FAIL(ATTN_ERR_INPUT, "open: expected DIR RUN_ID AB_RUN, once");
+    if (!ab_run || w->files_open)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: expected DIR RUN_ID AB_RUN, once", reopen ? "reopen" : "open");
     snprintf(w->r.ab_run, sizeof w->r.ab_run, "%s", ab_run);
-    ATTN_TRY(runner_open_files(&w->r, dir, run_id, w->argc, w->argv));
+    if (reopen) ATTN_TRY(runner_reopen_files(&w->r, dir, run_id, "reopen"));
+    else ATTN_TRY(runner_open_files(&w->r, dir, run_id, w->argc, w->argv));
     w->files_open = true;
     return answer(w, "ok %s", w->r.csv_path);
 }
@@ -146,13 +153,52 @@ static int cmd_close(struct worker *w)
     return answer(w, "ok");
 }
 
+/* "fail VARIANT MODE REASON": VARIANT's row at the point in MODE written as
+ * error with REASON, measuring nothing: the driver's account of a row that
+ * was lost (this side's previous worker missed its deadline or died) or
+ * that the other side lost (a pair's rows stay matched). The timing of
+ * MODE, if under way, is abandoned; the variant stays open. A row the run
+ * holds already (one the previous worker wrote before it ended) is kept. */
+static int cmd_fail(struct worker *w, char *args)
+{
+    char *save = NULL, *variant = strtok_r(args, " ", &save), *mode_name = strtok_r(NULL, " ", &save);
+    const char *reason = save && *save ? save : NULL;
+    enum attn_mode mode;
+    if (!reason || !w->files_open || !w->have_point)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "fail: expected VARIANT MODE REASON, after open and point");
+    ATTN_TRY(attn_mode_parse(mode_name, &mode));
+    if (w->in_mode) {
+        if (strcmp(w->row.v->name, variant) || w->row.mode != mode)
+            return ATTN_FAIL(ATTN_ERR_INPUT, "fail: %s %s while %s %s is being timed", variant,
+                             mode_name, w->row.v->name, attn_mode_name(w->row.mode));
+        time_abort(w->r.timer);
+        w->in_mode = false;
+    }
+    struct result_key key;
+    result_key_of(variant, &w->problem, mode, &key);
+    if (w->r.done.count && results_find(&w->r.done, &key)) return answer(w, "ok");
+    struct result_row row;
+    results_row_init(&row);
+    row.variant = variant;
+    row.problem = w->problem;
+    row.mode = attn_mode_name(mode);
+    row.status = row_status_names[STATUS_ERROR];
+    results_set_reason(&row, "%s", reason);
+    struct csv_line line;
+    ATTN_TRY(runner_format_row(&w->r, &row, &line));
+    ATTN_TRY(csv_append(w->r.csv_fd, &line));
+    return answer(w, "ok");
+}
+
 /* One command; ATTN_OK with the reply in w->out, else a fatal error. */
 static int serve(struct worker *w, char *line)
 {
     char *args = strchr(line, ' ');
     if (args) *args++ = '\0';
     else args = line + strlen(line);
-    if (!strcmp(line, "open")) return cmd_open(w, args);
+    if (!strcmp(line, "open")) return cmd_open(w, args, false);
+    if (!strcmp(line, "reopen")) return cmd_open(w, args, true);
+    if (!strcmp(line, "fail")) return cmd_fail(w, args);
     if (!strcmp(line, "point")) return cmd_point(w, args);
     if (!strcmp(line, "row")) return cmd_row(w, args);
     if (!strcmp(line, "mode")) return cmd_mode(w, args);
