@@ -50,6 +50,14 @@ else
 $(info ✗ cuDNN not found: cudnn_sdpa left out)
 endif
 
+# zlib: the samples files are gzipped (common/results.c writes, results_read.c reads)
+HAVE_ZLIB := $(shell pkg-config --exists zlib 2>/dev/null && echo yes)
+ifeq ($(HAVE_ZLIB),yes)
+$(info ✓ zlib: $(shell pkg-config --modversion zlib))
+else
+$(info ✗ zlib not found: the host code needs it (Debian: zlib1g-dev; `make test` installs it as root))
+endif
+
 HAVE_CHECK := $(shell pkg-config --exists check 2>/dev/null && echo yes)
 ifeq ($(HAVE_CHECK),yes)
 $(info ✓ Check: $(shell pkg-config --modversion check))
@@ -66,7 +74,7 @@ MK_CFLAGS    := -std=c11 -O2 -g -D_GNU_SOURCE -Wall -Wextra -I$(CUDA_HOME)/inclu
 MK_NVCCFLAGS := -std=c++17 -O3 -g -lineinfo -gencode=arch=compute_$(CUDA_ARCH),code=sm_$(CUDA_ARCH) \
                 -Xcompiler -Wall,-Wextra -Werror all-warnings
 MK_LDFLAGS   := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64
-MK_LDLIBS    := -lcublas -lcudart -lstdc++ -ldl -lm
+MK_LDLIBS    := -lcublas -lcudart -lstdc++ -ldl -lm -lz
 ifneq ($(CUPTI_INC),)
 MK_CFLAGS += -DATTN_HAVE_CUPTI
 MK_LDLIBS += -lcupti
@@ -232,7 +240,7 @@ $(PIC_BUILD)/%.o: %.cu
 $(PIC_BUILD)/common/registry.o: PIC_CFLAGS += -DATTN_NO_BUILTIN_VARIANTS
 
 $(PEER_LIB): $(PEER_OBJS)
-	$(CC) -shared $^ -o $@ $(ALL_LDFLAGS) -lcublas -lcudart -lstdc++ -ldl -lm
+	$(CC) -shared $^ -o $@ $(ALL_LDFLAGS) -lcublas -lcudart -lstdc++ -ldl -lm -lz
 
 $(MERGE): $(BUILD)/bench/scale/merge.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
@@ -378,8 +386,8 @@ deps: check-deps plot-deps browser-deps fuzz-deps $(if $(filter 0,$(shell id -u)
 # still builds and runs the GPU tests); running the plot tests needs gnuplot.
 check-deps:
 	@if [ "$(origin CHECK_LIBS)" = "command line" ]; then exit 0; fi; \
-	if pkg-config --exists check 2>/dev/null; then exit 0; fi; \
-	$(call apt_install,the Check unit-test library,check pkg-config)
+	if pkg-config --exists check zlib 2>/dev/null; then exit 0; fi; \
+	$(call apt_install,the Check unit-test library and zlib,check pkg-config zlib1g-dev)
 
 fuzz-deps: ## install clang (libFuzzer, for make fuzz) with apt-get when root
 	@if command -v $(or $(CLANG),clang) >/dev/null; then exit 0; fi; \
@@ -428,7 +436,7 @@ $(TEST_SHIFT): $(BUILD)/tests/check_shift.o $(BUILD)/bench/gate/shift.o $(BUILD)
 # build/ab with tests/fake_worker.sh as both workers: no GPU needed
 $(TEST_AB): $(BUILD)/tests/check_ab.o $(BUILD)/tests/testutil.o $(BUILD)/common/results_read.o $(BUILD)/common/results.o \
             $(BUILD)/common/csv.o $(BUILD)/common/errors.o $(BUILD)/common/problem.o | $(AB)
-	$(CC) $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) -lm $(LDLIBS)
+	$(CC) $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) -lm -lz $(LDLIBS)
 
 $(TEST_REGRESS): $(BUILD)/tests/check_regress.o $(BUILD)/tests/testutil.o $(BENCH_LIB) $(LIB_OBJS) | $(REGRESS)
 	$(CC) $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(MK_LDLIBS) $(LDLIBS)

@@ -1,6 +1,8 @@
-/* results_read.c — a results CSV read back into rows (results_read.h). The
- * reader is strict about what it needs and lenient about layout: it finds
- * columns by name, so files from other tools or later schemas still load. */
+/* results_read.c — a results CSV and its samples file (gzip or plain, zlib
+ * reads both) read back into rows (results_read.h). The reader is strict
+ * about what it needs and lenient about layout: it finds columns by name, so
+ * files from other tools or later schemas still load; of a run a crash cut
+ * short it keeps the whole rows. */
 #include "results_read.h"
 #include "csv.h"
 #include "errors.h"
@@ -15,6 +17,8 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #define MAX_FIELDS 128
 
@@ -314,6 +318,7 @@ static int read_rows(FILE *f, const char *path, struct result_set *out, struct k
         out->count++;
     }
     ATTN_TRY(line_problem(rc, path, lineno + 1));
+    out->whole_lines = lineno;
     if (rc == -2 && nheader >= 0 && (out->count > 0 || allow_empty)) /* a crash cut the run short: keep its whole rows */
         fprintf(stderr, "warning: %s:%d: last line cut short (no line end): ignored, %zu whole rows kept\n",
                 path, lineno + 1, out->count);
@@ -336,8 +341,13 @@ static int add_sample(struct result_rec *r, double ms)
     return ATTN_OK;
 }
 
-/* The samples file (long format: key, sample, ms) into the rows of out. */
-static int read_samples(FILE *f, const char *path, struct result_set *out,
+static int gz_next(void *g) { return gzgetc((gzFile)g); }
+
+/* The samples file (long format: key, sample, ms), gzip or plain, into the
+ * rows of out. What a crash can leave past the rows' samples is ignored and
+ * marks the file cut (out->samples_cut): a torn last line, a gzip member cut
+ * short, the samples of a key the CSV lacks. */
+static int read_samples(gzFile f, const char *path, struct result_set *out,
                         const struct key_index *keys)
 {
     /* idx by column: the key's at their schema ids, sample and ms after them */
@@ -346,7 +356,7 @@ static int read_samples(FILE *f, const char *path, struct result_set *out,
     char *fields[MAX_FIELDS];
     int idx[S_COUNT], lineno = 0, nheader = -1, rc;
     struct result_rec *row = NULL; /* the row the previous line belonged to */
-    while ((rc = csv_read_line(f, line, sizeof line)) == 1) {
+    while ((rc = csv_read_line_from(gz_next, f, line, sizeof line)) == 1) {
         lineno++;
         if (line[strspn(line, " \t")] == '\0') continue;
         int n = csv_split(line, fields, MAX_FIELDS);
@@ -386,23 +396,81 @@ static int read_samples(FILE *f, const char *path, struct result_set *out,
         if (parse_num(fields[idx[S_MS]], 1e-9, 1e9, &ms) || isnan(ms))
             return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: ms '%s' is not a positive number", path,
                              lineno, fields[idx[S_MS]]);
-        if (!row) continue; /* the samples of a row the crash kept out of the CSV */
+        if (!row) { /* the samples of a row the crash kept out of the CSV */
+            out->samples_cut = true;
+            continue;
+        }
         if ((size_t)sample != row->nsample_ms)
             return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: sample %ld of a row that has %zu so far", path,
                              lineno, sample, row->nsample_ms);
         ATTN_TRY(add_sample(row, ms));
     }
     ATTN_TRY(line_problem(rc, path, lineno + 1));
-    /* a cut last sample belongs to a row written after it, never the CSV's */
-    if (rc == -2 && nheader >= 0)
+    int zerr;
+    const char *zwhy = gzerror(f, &zerr);
+    if (zerr == Z_ERRNO) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to read: %s", path, strerror(errno));
+    if (zerr == Z_MEM_ERROR) return ATTN_FAIL(ATTN_ERR, "%s: out of host memory", path);
+    /* a cut gzip member (or a damaged one: nothing after it can be read) or a
+     * cut last line belongs to a row written after the last whole one */
+    if (zerr != Z_OK && nheader >= 0) {
+        const size_t plen = strlen(path); /* zlib's message starts "PATH: " */
+        if (!strncmp(zwhy, path, plen) && !strncmp(zwhy + plen, ": ", 2)) zwhy += plen + 2;
+        fprintf(stderr, "warning: %s:%d: gzip data cut short or damaged (%s): the rest ignored\n", path,
+                lineno + 1, zwhy);
+    }
+    else if (rc == -2 && nheader >= 0)
         fprintf(stderr, "warning: %s:%d: last line cut short (no line end): ignored\n", path, lineno + 1);
+    out->samples_cut |= zerr != Z_OK || rc == -2;
     if (nheader < 0) return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: empty file (no header)", path, lineno + 1);
+    out->samples_gzip = !gzdirect(f);
+    return ATTN_OK;
+}
+
+/* "PATH: N samples for the row at line L of CSV, which says M" */
+static int counts_differ(const struct result_set *s, const struct result_rec *r)
+{
+    return ATTN_FAIL(ATTN_ERR_INPUT, "%s: %zu samples for the row at line %d of %s, which says %ld",
+                     s->samples_path, r->nsample_ms, r->line, s->path, r->samples);
+}
+
+/* The rows' sample counts against their `samples` column. A timed row with
+ * fewer than it says is where the samples file was cut, when no row after it
+ * has its own whole: it and every row after it are dropped (a one-line
+ * warning), the index built again over the rows kept. Any other
+ * disagreement is refused. */
+static int check_sample_counts(struct result_set *out, struct key_index *keys, bool allow_empty)
+{
+    size_t cut = out->count; /* the first row with too few samples */
     for (size_t i = 0; i < out->count; i++) {
         const struct result_rec *r = &out->rows[i];
-        if (r->samples != (long)r->nsample_ms && (r->samples > 0 || r->nsample_ms > 0))
-            return ATTN_FAIL(ATTN_ERR_INPUT, "%s: %zu samples for the row at line %d of %s, which says %ld",
-                             path, r->nsample_ms, r->line, out->path, r->samples);
+        if (r->samples > 0 && r->nsample_ms < (size_t)r->samples) {
+            if (cut == out->count) cut = i;
+            continue;
+        }
+        if (r->samples > 0 ? r->nsample_ms != (size_t)r->samples : r->nsample_ms > 0)
+            return counts_differ(out, r);
+        if (r->nsample_ms > 0 && cut < out->count) return counts_differ(out, &out->rows[cut]);
     }
+    if (cut == out->count) return ATTN_OK;
+    const struct result_rec *c = &out->rows[cut];
+    if (cut == 0 && !allow_empty)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: %zu samples for the row at line %d of %s, which says %ld: "
+                         "cut short, and no whole row before it", out->samples_path, c->nsample_ms, c->line,
+                         out->path, c->samples);
+    const size_t after = out->count - cut - 1;
+    char rest[64] = "";
+    if (after) snprintf(rest, sizeof rest, " and the %zu after it", after);
+    fprintf(stderr, "warning: %s:%d: %zu of the row's %ld samples in %s (cut short): the row%s ignored, "
+                    "%zu whole rows kept\n",
+            out->path, c->line, c->nsample_ms, c->samples, out->samples_path, rest, cut);
+    out->whole_lines = c->line - 1;
+    out->samples_cut = true;
+    for (size_t i = cut; i < out->count; i++) free(out->rows[i].sample_ms);
+    out->count = cut;
+    free(keys->slot);
+    *keys = (struct key_index){0};
+    const struct result_rec *dup;
+    for (size_t i = 0; i < out->count; i++) ATTN_TRY(index_add(keys, out, i, &dup));
     return ATTN_OK;
 }
 
@@ -418,11 +486,17 @@ int results_read_run(const char *path, int flags, struct result_set *out)
     struct key_index keys = {0};
     int rc = read_rows(f, path, out, &keys, flags & RESULTS_ALLOW_EMPTY);
     fclose(f);
-    char spath[600];
-    if (rc == ATTN_OK && results_samples_path(path, spath, sizeof spath) == ATTN_OK &&
-        (f = fopen(spath, "r"))) {
-        rc = read_samples(f, spath, out, &keys);
-        fclose(f);
+    char spath[sizeof out->samples_path];
+    if (rc == ATTN_OK && results_samples_path(path, spath, sizeof spath) == ATTN_OK && access(spath, F_OK) == 0) {
+        snprintf(out->samples_path, sizeof out->samples_path, "%s", spath);
+        gzFile g = gzopen(spath, "rb");
+        if (!g) rc = ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to open: %s", spath, strerror(errno));
+        if (g) {
+            gzbuffer(g, 1 << 17);
+            rc = read_samples(g, spath, out, &keys);
+            gzclose(g);
+        }
+        if (rc == ATTN_OK) rc = check_sample_counts(out, &keys, flags & RESULTS_ALLOW_EMPTY);
     }
     out->index_slots = keys.slot;
     out->index_cap = keys.cap;
@@ -467,6 +541,33 @@ void results_free(struct result_set *s)
     s->index_slots = NULL;
     s->index_cap = 0;
     s->count = 0;
+}
+
+int results_rec_samples_append(int fd, const struct result_rec *r)
+{
+    if (!r->nsample_ms) return ATTN_OK;
+    struct result_row row;
+    results_row_init(&row);
+    row.variant = r->key.variant;
+    row.mode = r->key.mode;
+    result_key_problem(&r->key, &row.problem);
+    row.sample_ms = r->sample_ms;
+    row.nsample_ms = r->nsample_ms;
+    return results_samples_append(fd, &row);
+}
+
+int results_samples_rewrite(const char *csv_path, const struct result_set *from)
+{
+    if (!from->samples_path[0]) return results_samples_remove(csv_path);
+    struct samples_rewrite w;
+    ATTN_TRY(results_samples_begin(csv_path, &w));
+    int rc = ATTN_OK;
+    for (size_t i = 0; i < from->count && rc == ATTN_OK; i++) rc = results_rec_samples_append(w.fd, &from->rows[i]);
+    if (rc != ATTN_OK) {
+        results_samples_abandon(&w);
+        return rc;
+    }
+    return results_samples_commit(&w);
 }
 
 void result_key_problem(const struct result_key *k, struct attn_problem *p)

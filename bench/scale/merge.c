@@ -8,7 +8,7 @@
  * refuses (exit 2, naming the files) parts measured on different GPU
  * models, a row in two parts, a row the plan does not hold, and parts
  * written by another schema; it writes DIR/RUN_ID.csv with every row in the
- * plan's order, RUN_ID.samples.csv with each row's samples, RUN_ID.env (the
+ * plan's order, RUN_ID.samples.csv.gz with each row's samples, RUN_ID.env (the
  * first part's, plus the shards) and RUN_ID.part-K.env for each part.
  * Rows the plan holds and no part does are named with their shard, the
  * rows that were measured are kept, and the exit is 1. */
@@ -45,7 +45,7 @@ static void usage(FILE *f)
 {
     fputs("usage: build/merge --plan PLAN.csv --out DIR/RUN_ID.csv PART.csv...\n"
           "  PLAN.csv  the shards' `attnbench --dry-run --shard I/N` rows, one header\n"
-          "  PART.csv  a shard's results (its .samples.csv and .env beside it)\n"
+          "  PART.csv  a shard's results (its .samples.csv.gz or .samples.csv and .env beside it)\n"
           "Exit: 0 every planned row merged; 1 rows missing (named, by shard; the rest\n"
           "merged); 2 refused (different GPUs, a row twice, a row not planned, bad input).\n",
           f);
@@ -124,12 +124,15 @@ static struct planned *plan_find(struct plan *p, const struct result_key *k)
     return r ? &p->rows[r - p->index.rows] : NULL;
 }
 
-/* One part: checked by the reader (numbers, statuses, samples), then its
- * raw lines attached to the plan's rows. */
-static int take_part(struct plan *p, const char *path, int part, char gpu[64], const char **gpu_from)
+/* One part: checked by the reader (numbers, statuses, samples; kept in
+ * *set for the merged samples file), then its raw lines of the rows the
+ * reader kept attached to the plan's rows. */
+static int take_part(struct plan *p, const char *path, int part, char gpu[64], const char **gpu_from,
+                     struct result_set *set_out)
 {
     struct result_set set;
     ATTN_TRY(results_read_run(path, RESULTS_ALLOW_EMPTY, &set));
+    *set_out = set;
     int out = ATTN_OK;
     for (size_t i = 0; i < set.count && out == ATTN_OK; i++) {
         const struct result_rec *r = &set.rows[i];
@@ -141,13 +144,12 @@ static int take_part(struct plan *p, const char *path, int part, char gpu[64], c
                             path, r->line, r->gpu, *gpu_from, gpu);
         }
     }
-    results_free(&set);
     if (out != ATTN_OK) return out;
     FILE *f = fopen(path, "r");
     if (!f) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to open: %s", path, strerror(errno));
     char line[CSV_LINE_MAX], copy[CSV_LINE_MAX], *fields[COL_COUNT + 1];
     int lineno = 0, rc;
-    while (out == ATTN_OK && (rc = csv_read_line(f, line, sizeof line)) == 1) {
+    while (out == ATTN_OK && lineno < set.whole_lines && (rc = csv_read_line(f, line, sizeof line)) == 1) {
         lineno++;
         if (lineno == 1) {
             struct csv_line header;
@@ -183,8 +185,6 @@ static int take_part(struct plan *p, const char *path, int part, char gpu[64], c
     return out;
 }
 
-/* The parts' samples files, one after the other (a row's samples stay in
- * order; samples of a row no part's CSV holds are ignored by the reader). */
 static void plan_free(struct plan *p)
 {
     for (size_t i = 0; i < p->count; i++) free(p->rows[i].line);
@@ -193,28 +193,21 @@ static void plan_free(struct plan *p)
     memset(p, 0, sizeof *p);
 }
 
-static int write_samples(char *const *parts, int nparts, const char *out)
+/* The parts' rows' samples, part after part, as the merged run's samples
+ * file (beside out, the merged CSV). */
+static int write_samples(const struct result_set *sets, int nparts, const char *out)
 {
-    FILE *o = fopen(out, "w");
-    if (!o) return ATTN_FAIL(ATTN_ERR_INPUT, "unable to create '%s': %s", out, strerror(errno));
-    struct csv_line header;
-    results_samples_header(&header);
-    fputs(header.text, o);
+    struct samples_rewrite w;
+    ATTN_TRY(results_samples_begin(out, &w));
     int rc = ATTN_OK;
-    /* each part's samples file, read whole, its lines kept by row */
-    for (int k = 0; k < nparts && rc == ATTN_OK; k++) {
-        char spath[1200];
-        if (results_samples_path(parts[k], spath, sizeof spath) != ATTN_OK) continue;
-        FILE *f = fopen(spath, "r");
-        if (!f) continue; /* a part without samples has no timed row */
-        char line[CSV_LINE_MAX];
-        int lineno = 0;
-        while (csv_read_line(f, line, sizeof line) == 1)
-            if (lineno++ > 0) fprintf(o, "%s\n", line);
-        fclose(f);
+    for (int k = 0; k < nparts && rc == ATTN_OK; k++)
+        for (size_t i = 0; i < sets[k].count && rc == ATTN_OK; i++)
+            rc = results_rec_samples_append(w.fd, &sets[k].rows[i]);
+    if (rc != ATTN_OK) {
+        results_samples_abandon(&w);
+        return rc;
     }
-    if (fclose(o) != 0) rc = ATTN_FAIL(ATTN_ERR_INPUT, "writing '%s': %s", out, strerror(errno));
-    return rc;
+    return results_samples_commit(&w);
 }
 
 static int copy_env(const char *part, const char *to, const char *extra)
@@ -266,9 +259,10 @@ int main(int argc, char **argv)
     struct plan plan = {0};
     char gpu[64] = "";
     const char *gpu_from = NULL;
-    int rc = read_plan(plan_path, &plan);
+    struct result_set *sets = calloc((size_t)nparts, sizeof *sets);
+    int rc = sets ? read_plan(plan_path, &plan) : ATTN_FAIL(ATTN_ERR, "out of host memory");
     if (rc == ATTN_OK) rc = index_plan(&plan, plan_path);
-    for (int k = 0; k < nparts && rc == ATTN_OK; k++) rc = take_part(&plan, parts[k], k, gpu, &gpu_from);
+    for (int k = 0; k < nparts && rc == ATTN_OK; k++) rc = take_part(&plan, parts[k], k, gpu, &gpu_from, &sets[k]);
     char dir[1024];
     snprintf(dir, sizeof dir, "%s", out);
     char *slash = strrchr(dir, '/');
@@ -290,9 +284,10 @@ int main(int argc, char **argv)
             else missing++;
         if (fclose(o) != 0) rc = ATTN_FAIL(ATTN_ERR_INPUT, "writing '%s': %s", out, strerror(errno));
     }
-    char spath[1200], epath[1200], extra[256];
-    if (rc == ATTN_OK) rc = results_samples_path(out, spath, sizeof spath);
-    if (rc == ATTN_OK) rc = write_samples(parts, nparts, spath);
+    char epath[1200], extra[256];
+    if (rc == ATTN_OK) rc = write_samples(sets, nparts, out);
+    for (int k = 0; sets && k < nparts; k++) results_free(&sets[k]);
+    free(sets);
     for (int k = 0; k < nparts && rc == ATTN_OK; k++) {
         char suffix[32];
         snprintf(suffix, sizeof suffix, ".part-%d.env", k + 1);
