@@ -4,6 +4,7 @@
 # headline.gp.)
 #   gnuplot -c plots/speedup.gp DATADIR OUTFILE [png|svg]
 load ARG1."/meta.gp"
+if (npanels == 0) { print "speedup.gp: no panel on this figure page: nothing to draw"; exit }
 if (ARGC >= 4 && ARG4 ne "naive") { print sprintf("speedup.gp: over %s is not drawn here: headline.gp draws the fused kernels against cudnn_sdpa", ARG4); exit }
 if (!have_naive) { print "speedup.gp: no naive rows in this run: nothing to draw"; exit }
 fig_title = sprintf("Speedup over naive (eager, one launch per op) — %s", gpu_name)
@@ -20,5 +21,5 @@ do for [p = 1:npanels] {
     }
 }
 eval fig_legend
-plot for [i = 1:nvariants] NaN with linespoints lt vlt(i) title variant_name[i]
+plot for [i = 1:nvariants] NaN with linespoints lt vlt(i) title (legend_naive[i] ? variant_name[i] : "")
 unset multiplot

@@ -64,35 +64,20 @@ set grid xtics ytics mxtics mytics lw 1 lc rgb "#e4e4e4", lw 1 lc rgb "#f2f2f2"
 set tics textcolor rgb "#333333"
 set title offset 0, -0.4 font ",13"
 
-# one colour and marker per variant (colour-blind safe): our variants take
-# linetypes 1-8 in the run's order, solid with filled markers; a PyTorch
-# peer (torch_*) takes 11-18, the same colours a shade darker (black and
-# grey as they are), dashed, with open markers, in the colour of the variant
-# of ours it pairs with (torch_sdpa_cudnn with cudnn_sdpa, ...). meta.gp says which variant is
-# which (variant_peer, variant_colour: bench/report/report_data.c); vlt(i) is the
-# linetype of variant i in every figure.
-set linetype 1 lc rgb "#0072b2" lw 2 pt 7 ps 1.0
-set linetype 2 lc rgb "#e69f00" lw 2 pt 5 ps 1.0
-set linetype 3 lc rgb "#009e73" lw 2 pt 9 ps 1.1
-set linetype 4 lc rgb "#cc79a7" lw 2 pt 11 ps 1.1
-set linetype 5 lc rgb "#d55e00" lw 2 pt 13 ps 1.1
-set linetype 6 lc rgb "#56b4e9" lw 2 pt 15 ps 1.1
-set linetype 7 lc rgb "#000000" lw 2 pt 7 ps 1.0
-set linetype 8 lc rgb "#999999" lw 2 pt 5 ps 1.0
+# one colour and marker per variant, the same in every figure of every run:
+# meta.gp gives each its look (variant_rgb, variant_pt, variant_ps,
+# variant_peer: bench/report/report_data.c's table, the one place that
+# lists them), our variants solid with filled markers, a PyTorch peer
+# (torch_*) dashed with open ones; linetype i is variant i's, vlt(i) names
+# it in every script
 peer_dash = "dt (12, 6)"
-eval "set linetype 11 lc rgb '#004c78' lw 2 pt 6 ps 1.1 " . peer_dash
-eval "set linetype 12 lc rgb '#a87400' lw 2 pt 4 ps 1.1 " . peer_dash
-eval "set linetype 13 lc rgb '#00674b' lw 2 pt 8 ps 1.2 " . peer_dash
-eval "set linetype 14 lc rgb '#a34d80' lw 2 pt 10 ps 1.2 " . peer_dash
-eval "set linetype 15 lc rgb '#9c4400' lw 2 pt 12 ps 1.2 " . peer_dash
-eval "set linetype 16 lc rgb '#2a86bd' lw 2 pt 14 ps 1.2 " . peer_dash
-eval "set linetype 17 lc rgb '#000000' lw 2 pt 6 ps 1.1 " . peer_dash
-eval "set linetype 18 lc rgb '#999999' lw 2 pt 4 ps 1.1 " . peer_dash
-set linetype cycle 8
-vlt(i) = variant_colour[i] + (variant_peer[i] ? 10 : 0)
-# the same markers filled and open (ratio.gp: cold vs graph rows), by colour
-array pt_filled[8] = [7, 5, 9, 11, 13, 15, 7, 5]
-array pt_open[8] = [6, 4, 8, 10, 12, 14, 6, 4]
+if (exists("nvariants")) {
+    do for [i = 1:nvariants] {
+        set linetype i lc rgb variant_rgb[i] lw 2 pt variant_pt[i] ps variant_ps[i] dt solid
+        if (variant_peer[i]) { eval sprintf("set linetype %d %s", i, peer_dash) }
+    }
+}
+vlt(i) = i
 
 # sequence lengths are powers of two: a log2 axis with plain numbers, from
 # the smallest S to the largest drawn (meta.gp), with room on both sides;
@@ -100,7 +85,7 @@ array pt_open[8] = [6, 4, 8, 10, 12, 14, 6, 4]
 set logscale x 2
 set format x "%.0f"
 set xlabel "sequence length S (tokens)" offset 0, 0.3
-if (exists("seq_min") && seq_min > 0) { set xrange [seq_min * 2 ** -0.4 : seq_max * 2 ** 0.4] }
+if (exists("seq_min") && seq_min > 0) { set xrange [seq_min * 2 ** -seq_pad : seq_max * 2 ** seq_pad] }
 
 # a panel with no value to draw: its frame and a note (gnuplot refuses a
 # plot without a single point), on the y range of the figure's other panels

@@ -6,6 +6,7 @@
 # has no peak: TFLOP/s on a linear axis from 0 instead.
 #   gnuplot -c plots/throughput.gp DATADIR OUTFILE [png|svg]
 load ARG1."/meta.gp"
+if (npanels == 0) { print "throughput.gp: no panel on this figure page: nothing to draw"; exit }
 have_peak = peak_tflops == peak_tflops && peak_tflops > 0
 fig_title = sprintf("Attention forward throughput — %s", gpu_name)
 fig_subtitle = sprintf("%s · run %s", grid_note, run_id) . \
@@ -36,5 +37,5 @@ do for [p = 1:npanels] {
     }
 }
 eval fig_legend
-plot for [i = 1:nvariants] NaN with linespoints lt vlt(i) title variant_name[i]
+plot for [i = 1:nvariants] NaN with linespoints lt vlt(i) title (legend_tflops[i] ? variant_name[i] : "")
 unset multiplot

@@ -11,8 +11,10 @@
 # markup in the input files shown as text (escaped), and a run with PyTorch
 # peers (tests/fixtures/peers.csv): peers compete for the fastest kernel per
 # point, marked "(PyTorch)", the speedup-over-PyTorch table holds the run's
-# numbers, and that page too fits 1400 px; and a run of model shapes
-# (tests/fixtures/llm.csv): its tables grouped by shape, fitting 1400 px.
+# numbers, and that page too fits 1400 px; a run of model shapes
+# (tests/fixtures/llm.csv): its tables grouped by shape, fitting 1400 px;
+# and a run whose rows come from several revisions: its first section says
+# which, with their dates.
 #
 # Needs: build/report (make build/report) and Chromium from Debian
 # (apt-get install chromium; found as chromium or chromium-browser), bash,
@@ -309,6 +311,28 @@ else
         fail "model shapes: the page scrolls sideways at $WIDTH px (probe '${line:-none}')"
     else
         ok "model shapes: a table section per shape (H=16 KV=1 (MQA), D=128, causal, ...), no sideways scrolling"
+    fi
+fi
+
+# A run assembled from three revisions (the committed plots/h200 run, its
+# rows measured by cbd4fe3 and then extended with --extend --force by
+# a48f90f and adf03dd): the first section, "What ran", names every
+# revision with its rows and when they were measured, and the .env's
+# continuations, before anything else on the page.
+X=$TMP/mixed
+mkdir -p "$X"
+if ! "$REPORT_BIN" html results/h200/20261201T034152Z.csv "$X" >"$X/out" 2>&1; then
+    fail "revisions: build/report html refused results/h200/20261201T034152Z.csv: $(tr '\n' ' ' <"$X/out")"
+else
+    sed -n '/id="run"/,/id="headline"/p' "$X/report.html" >"$X/run.html"
+    if grep -q 'the rows come from 3 revisions' "$X/run.html" &&
+        grep -q '<code>cbd4fe390dd5</code> (454 rows, 2026-12-01T' "$X/run.html" &&
+        grep -q '<code>a48f90fd3b16</code> (50 rows, ' "$X/run.html" &&
+        grep -q '<code>adf03dd90fb4</code> (96 rows, ' "$X/run.html" &&
+        [ "$(grep -o 'extended 2026-12-01T[0-9:]*Z by <code>' "$X/run.html" | wc -l)" = 5 ]; then
+        ok "revisions: the page's first section names the 3 revisions of its rows, their dates and the 5 extensions"
+    else
+        fail "revisions: the first section of a run of 3 revisions does not name them, their rows and dates, and its extensions"
     fi
 fi
 
