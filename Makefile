@@ -334,34 +334,35 @@ trace: ## trace one call of each variant at TRACE_GRID's points: Chrome JSON + o
 	@cat $(TRACE_DIR)/ops.txt
 
 # -------------------------------------------------------------- plots, report
-# From RESULTS (default: the newest run under results/) into the run's own
-# place, build/plots/<gpu>/RUN_ID/ (PLOT_DIR= elsewhere); with BASELINE
-# (default: none) the current/baseline figure too. The committed figure sets,
-# plots/<gpu>/, record their inputs in plots/<gpu>/figures.conf: `make
-# figures` renders them again from those, into the same place.
-PLOT_RESULTS = $(or $(RESULTS),$(lastword $(sort $(filter-out %.samples.csv,$(wildcard results/*/2*Z*.csv)))))
-PLOT_GPU     = $(notdir $(patsubst %/,%,$(dir $(PLOT_RESULTS))))
-PLOT_DIR    ?= $(BUILD)/plots/$(PLOT_GPU)/$(basename $(notdir $(PLOT_RESULTS)))
+# make plots / make report draw one run: RESULTS=FILE; else the run
+# plots/<gpu>/figures.conf names (the committed figures' run; <gpu>: GPU=,
+# else the newest run's); else the newest run under results/. They say
+# which, and why, in one line. The figures go to the run's own place,
+# build/plots/<gpu>/RUN_ID/ (PLOT_DIR= elsewhere); BASELINE= adds the
+# current/baseline figure for a baseline measured together with the run
+# (an A/B pair). The committed figure sets, plots/<gpu>/, record their
+# inputs in plots/<gpu>/figures.conf: `make figures` renders them again from
+# those, into the same place. bench/report/render.sh does the work; every
+# value reaches it in the environment (exported below), never through the
+# shell's parser, and it refuses one it cannot pass on safely.
 PLOT_SCRIPTS := headline throughput latency speedup speedup_torch memory energy ratio
+plots report figures: export ATTN_REPORT = $(REPORT)
+plots report figures: export ATTN_PLOT_BUILD = $(BUILD)
+plots report figures: export ATTN_PLOT_SCRIPTS = $(PLOT_SCRIPTS)
+plots report figures: export ATTN_PLOT_RESULTS = $(RESULTS)
+plots report figures: export ATTN_PLOT_BASELINE = $(BASELINE)
+plots report figures: export ATTN_PLOT_THRESHOLDS = $(THRESHOLDS)
+plots report figures: export ATTN_PLOT_DIR = $(PLOT_DIR)
+plots report figures: export ATTN_PLOT_GPU = $(GPU)
 
-plots: $(REPORT) plot-deps ## render plots/*.gp from RESULTS (default: newest run) into build/plots/<gpu>/RUN_ID/ as PNG and SVG
-	@[ -n "$(PLOT_RESULTS)" ] || { echo "make plots: no results CSV under results/ (make bench, or RESULTS=FILE)" >&2; exit 2; }
-	@mkdir -p $(PLOT_DIR)/data
-	@rm -f $(PLOT_DIR)/data/*.dat $(PLOT_DIR)/data/meta.gp
-	$(REPORT) data $(PLOT_RESULTS) $(PLOT_DIR)/data $(if $(BASELINE),--baseline $(BASELINE) --thresholds $(or $(THRESHOLDS),bench/gate/thresholds.conf))
-	@rm -f $(PLOT_DIR)/*.png $(PLOT_DIR)/*.svg
-	@for s in $(PLOT_SCRIPTS); do for f in png svg; do \
-	  gnuplot -c plots/$$s.gp $(PLOT_DIR)/data $(PLOT_DIR)/$$s.$$f $$f || exit 1; done; done
-	@ls $(PLOT_DIR)/*.png $(PLOT_DIR)/*.svg
+plots: $(REPORT) plot-deps ## render plots/*.gp from RESULTS (default: the run plots/<gpu>/figures.conf names, else the newest) into build/plots/<gpu>/RUN_ID/ as PNG and SVG
+	@bench/report/render.sh plots
 
-report: plots ## plus the HTML page report.html beside the figures (open it in a browser)
-	$(REPORT) html $(PLOT_RESULTS) $(PLOT_DIR) $(if $(BASELINE),--baseline $(BASELINE))
-	@echo "make report: open $(PLOT_DIR)/report.html"
+report: $(REPORT) plot-deps ## plots, plus the HTML page report.html beside the figures (open it in a browser)
+	@bench/report/render.sh report
 
-FIGURES_GPU ?= $(or $(GPU),h200)
-figures: ## render the committed figure set plots/<GPU>/ again from its plots/<GPU>/figures.conf
-	@[ -f plots/$(FIGURES_GPU)/figures.conf ] || { echo "make figures: no plots/$(FIGURES_GPU)/figures.conf" >&2; exit 2; }
-	@$(MAKE) --no-print-directory report PLOT_DIR=plots/$(FIGURES_GPU) $$(grep -v '^#' plots/$(FIGURES_GPU)/figures.conf)
+figures: $(REPORT) plot-deps ## render the committed figure set plots/<GPU>/ (default h200) again from its plots/<GPU>/figures.conf
+	@bench/report/render.sh figures
 
 # --------------------------------------------------------------------- tests
 # Set both on the command line to use a Check outside pkg-config's reach.

@@ -13,8 +13,10 @@
 # point, marked "(PyTorch)", the speedup-over-PyTorch table holds the run's
 # numbers, and that page too fits 1400 px; a run of model shapes
 # (tests/fixtures/llm.csv): its tables grouped by shape, fitting 1400 px;
-# and a run whose rows come from several revisions: its first section says
-# which, with their dates.
+# a run whose rows come from several revisions: its first section says
+# which, with their dates; and make plots / make report / make figures in a
+# scratch tree: which run they draw, and that no file name or figures.conf
+# line runs a command.
 #
 # Needs: build/report (make build/report) and Chromium from Debian
 # (apt-get install chromium; found as chromium or chromium-browser), bash,
@@ -334,6 +336,72 @@ else
     else
         fail "revisions: the first section of a run of 3 revisions does not name them, their rows and dates, and its extensions"
     fi
+fi
+
+# make plots, make report and make figures, run in a scratch tree whose
+# code, plots/*.gp and build/ are this checkout's (links) and whose
+# results/ and plots/<gpu>/figures.conf are the test's: a results file
+# named to run a command when a shell reads its name (the newest run), and
+# figures.conf lines that would run one, run nothing; figures.conf is read
+# as data (an unknown key or an unsafe value refused as figures.conf:LINE,
+# exit 2); a value with a quote is refused; and make plots takes the run
+# figures.conf names over the newest, saying so.
+F=$TMP/farm
+mkdir -p "$F/results/tgpu" "$F/plots/tgpu" "$F/plots/evil" "$F/plots/evil2"
+for f in Makefile bench common variants tests fuzz tools .ci build; do ln -s "$PWD/$f" "$F/$f"; done
+for f in plots/*.gp; do ln -s "$PWD/$f" "$F/$f"; done
+cp tests/fixtures/single.csv "$F/results/tgpu/20991231T000000Z.csv"
+hostile='20991231T000001Z;touch${IFS}X;.csv'
+cp tests/fixtures/single.csv "$F/results/tgpu/$hostile"
+rev=$(sed -n 's/^#define ATTN_GIT_REV "\(.*\)"$/\1/p' build/build_info.h) # nothing rebuilds
+fmake() { (cd "$F" && timeout 300 make --no-print-directory GIT_REV="$rev" "$@" >"$TMP/make.out" 2>&1); }
+fmake plots GPU=tgpu
+rc=$?
+if [ -e "$F/X" ]; then
+    fail "make plots: the results file named '$hostile' ran its command (X was created)"
+elif [ $rc != 0 ] || ! grep -qF "make plots: results/tgpu/$hostile (the newest run under results/tgpu/" "$TMP/make.out"; then
+    fail "make plots: the newest run, '$hostile', was not drawn as a file (exit $rc): $(grep -v '^[✓✗]' "$TMP/make.out" | head -n 3 | tr '\n' ' ')"
+else
+    fmake report GPU=tgpu
+    rc=$?
+    if [ -e "$F/X" ] || [ $rc != 0 ]; then
+        fail "make report: the file named '$hostile' ran its command or was refused (exit $rc)"
+    else
+        ok "make plots, make report: the newest run named '$hostile' is drawn as a file, nothing runs"
+    fi
+fi
+rm -rf "build/plots/tgpu"
+echo 'RESULTS=results/tgpu/20991231T000000Z.csv' >"$F/plots/tgpu/figures.conf"
+if fmake plots GPU=tgpu && grep -q '^make plots: results/tgpu/20991231T000000Z.csv (named by plots/tgpu/figures.conf' "$TMP/make.out"; then
+    ok "make plots: the run plots/<gpu>/figures.conf names, not the newest, and it says so"
+else
+    fail "make plots: did not take the run figures.conf names: $(grep '^make' "$TMP/make.out" | head -n 2 | tr '\n' ' ')"
+fi
+rm -rf "build/plots/tgpu"
+printf '%s\n' '# a line that would run a command where the shell parses it' 'RESULTS=results/tgpu/20991231T000000Z.csv' \
+    'PLOT_DIR=x;{touch,X};' >"$F/plots/evil/figures.conf"
+printf '%s\n' 'RESULTS=results/tgpu/a;{touch,X};.csv' >"$F/plots/evil2/figures.conf"
+fmake figures GPU=evil
+rc1=$?
+grep -q '^make figures: plots/evil/figures.conf:3: unknown key .PLOT_DIR.' "$TMP/make.out"
+said1=$?
+fmake figures GPU=evil2
+rc2=$?
+grep -q '^make figures: plots/evil2/figures.conf:1: RESULTS=.*: a path of letters, digits' "$TMP/make.out"
+said2=$?
+if [ -e "$F/X" ] || [ -e "$F/x" ]; then
+    fail "make figures: a figures.conf line ran its command"
+elif [ $rc1 != 2 ] || [ $rc2 != 2 ] || [ $said1 != 0 ] || [ $said2 != 0 ]; then
+    fail "make figures: hostile figures.conf lines not refused as figures.conf:LINE with exit 2 ($rc1, $rc2): $(grep '^make' "$TMP/make.out" | head -n 1)"
+else
+    ok "make figures: figures.conf read as data, an unknown key and an unsafe value refused as figures.conf:LINE"
+fi
+fmake plots "RESULTS=results/tgpu/it's.csv"
+rc=$?
+if [ $rc = 2 ] && grep -q "^make plots: RESULTS=.*single quote: refused" "$TMP/make.out"; then
+    ok "make plots: a RESULTS= value with a quote refused, exit 2"
+else
+    fail "make plots: a RESULTS= value with a quote not refused (exit $rc)"
 fi
 
 finish
