@@ -440,13 +440,14 @@ static double frac_y(const struct facts *fx, double v)
     return (v - fx->headline_ymin) / (fx->headline_ymax - fx->headline_ymin);
 }
 
-/* Whether a label box at b stays in the plot area and clear of every drawn
- * line, point and label, and of the parity line at 1. */
-static bool box_free(const struct label_space *ls, int nv, const struct box *b)
+/* Whether a label box at b, for a point on the `above` side of the parity
+ * line at 1, stays in the plot area and on that side, clear of every drawn
+ * line, point and label. */
+static bool box_free(const struct label_space *ls, int nv, const struct box *b, bool above)
 {
     if (b->y0 < 0 || b->y1 > 1 || b->x0 < 0 || b->x1 > 1) return false;
     const double one = frac_y(ls->fx, 1);
-    if (one >= b->y0 && one <= b->y1) return false;
+    if (above ? b->y0 <= one : b->y1 >= one) return false;
     for (int i = 0; i < ls->nplaced; i++)
         if (boxes_meet(&ls->placed[i], b)) return false;
     const struct panel_data *d = ls->d;
@@ -466,8 +467,9 @@ static bool box_free(const struct label_space *ls, int nv, const struct box *b)
 }
 
 /* Every shown variant of ours gets the value of each of its points written
- * beside it, in the first free place: on the side away from the parity line,
- * then the other side, then further out on either; a value with no free
+ * beside it, in the first free place on its side of the parity line (a
+ * label across it would read as the other side's): away from the line,
+ * then towards it, then further out on either; a value with no free
  * place near its point is not written (the page's tables hold it). The
  * label's y (in the data's units) goes into the panel's PANEL_LABEL column. */
 static int place_labels(struct panel_data *d, const struct facts *fx, const char *const *variants, int nv)
@@ -496,7 +498,7 @@ static int place_labels(struct panel_data *d, const struct facts *fx, const char
                 const int side = k % 2 ? -away : away;
                 const double cy = fy + side * (LABEL_GAP + (k / 2) * LABEL_H);
                 const struct box b = {x - LABEL_W / 2, x + LABEL_W / 2, cy - LABEL_H / 2, cy + LABEL_H / 2};
-                if (!box_free(&ls, nv, &b)) continue;
+                if (!box_free(&ls, nv, &b, away > 0)) continue;
                 ls.placed[ls.nplaced++] = b;
                 *cell(d, v, j, PANEL_LABEL) = fx->headline_ymin + cy * (fx->headline_ymax - fx->headline_ymin);
                 break;
