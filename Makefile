@@ -154,7 +154,7 @@ TRACE_GRID ?= seed
 GPU_SLUG  = $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | sed 's/^NVIDIA //' | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$$//')
 TRACE_DIR ?= results/$(GPU_SLUG)/traces
 
-.PHONY: all bench bench-slurm sanitize-gpu trace regress baseline ab plots figures browser-deps fuzz-deps test-sanitize report plot-deps check-deps slurm-deps test test-cpu test-gpu deps help clean FORCE
+.PHONY: all bench bench-slurm sanitize-gpu trace regress baseline ab plots figures figure-deps browser-deps fuzz-deps test-sanitize report plot-deps check-deps slurm-deps test test-cpu test-gpu deps help clean FORCE
 
 all: $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(MERGE) $(PEER_LIB) $(BUILD)/mma_peak ## build the runner (build/attnbench), the gate (build/regress), the A/B driver (build/ab), the report, the shards' merge and tools
 
@@ -361,8 +361,12 @@ plots: $(REPORT) plot-deps ## render plots/*.gp from RESULTS (default: the run p
 report: $(REPORT) plot-deps ## plots, plus the HTML page report.html beside the figures (open it in a browser)
 	@bench/report/render.sh report
 
-figures: $(REPORT) plot-deps ## render the committed figure set plots/<GPU>/ (default h200) again from its plots/<GPU>/figures.conf
+figures: $(REPORT) plot-deps figure-deps ## render the committed figure set plots/<GPU>/ (default h200) again from its plots/<GPU>/figures.conf, as PNG in 256 colours (pngquant)
 	@bench/report/render.sh figures
+
+figure-deps: ## install pngquant (make figures: the committed figures' palette) with apt-get when root
+	@if command -v pngquant >/dev/null; then exit 0; fi; \
+	$(call apt_install,pngquant (make figures),pngquant)
 
 # --------------------------------------------------------------------- tests
 # Set both on the command line to use a Check outside pkg-config's reach.
@@ -381,7 +385,7 @@ apt_install = if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 
 # slurm-deps only as root: the Slurm suite starts its daemons as root, and
 # skips itself (not fails) on a machine where it cannot.
-deps: check-deps plot-deps browser-deps fuzz-deps $(if $(filter 0,$(shell id -u)),slurm-deps) ## install what the tests need (check, pkg-config, gnuplot-nox, libxml2-utils, chromium, clang, slurm-wlm, munge) with apt-get when root
+deps: check-deps plot-deps figure-deps browser-deps fuzz-deps $(if $(filter 0,$(shell id -u)),slurm-deps) ## install what the tests need (check, pkg-config, zlib1g-dev, gnuplot-nox, libxml2-utils, pngquant, chromium, clang, slurm-wlm, munge) with apt-get when root
 
 # The test programs need only Check to build (a GPU box without gnuplot
 # still builds and runs the GPU tests); running the plot tests needs gnuplot.

@@ -404,4 +404,40 @@ else
     fail "make plots: a RESULTS= value with a quote not refused (exit $rc)"
 fi
 
+# A PLOT_DIR= that gnuplot would read as a command: a file name that starts
+# with '|' (set output) or '<' (load, plot) runs it; the directory is named
+# from ./ instead, and the figures are drawn into it.
+for d in '|touch X;' '<touch X;'; do
+    rm -f "$F/X"
+    fmake plots RESULTS=results/tgpu/20991231T000000Z.csv "PLOT_DIR=$d"
+    rc=$?
+    if [ -e "$F/X" ]; then
+        fail "make plots: PLOT_DIR='$d' ran its command (X was created)"
+    elif [ $rc != 0 ] || [ ! -s "$F/$d/latency.png" ]; then
+        fail "make plots: PLOT_DIR='$d' not drawn into as a directory (exit $rc): $(grep -v '^[✓✗]' "$TMP/make.out" | tail -n 2 | tr '\n' ' ')"
+    else
+        ok "make plots: PLOT_DIR='$d' is a directory to gnuplot, nothing runs"
+    fi
+    rm -rf -- "${F:?}/$d"
+done
+
+# make figures: the committed set is PNG only (no SVG, none left from before),
+# each PNG in a palette (IHDR colour type 3: pngquant), and its page.
+touch "$F/plots/tgpu/stale.svg"
+fmake figures GPU=tgpu
+rc=$?
+svgs=$(find "$F/plots/tgpu" -name '*.svg' | wc -l)
+pngs=0 rgb=0
+for f in "$F"/plots/tgpu/*.png; do
+    [ -f "$f" ] || continue
+    pngs=$((pngs + 1))
+    [ "$(od -An -tu1 -j25 -N1 "$f" | tr -d ' ')" = 3 ] || rgb=$((rgb + 1))
+done
+if [ $rc = 0 ] && [ "$svgs" = 0 ] && [ "$pngs" -ge 4 ] && [ "$rgb" = 0 ] && [ -s "$F/plots/tgpu/report.html" ] &&
+    grep -q '^make figures: results/tgpu/20991231T000000Z.csv (named by plots/tgpu/figures.conf) into plots/tgpu/' "$TMP/make.out"; then
+    ok "make figures: the committed set is $pngs palette PNGs and its page, no SVG"
+else
+    fail "make figures: exit $rc, $pngs PNGs ($rgb not in a palette), $svgs SVGs: $(grep -v '^[✓✗]' "$TMP/make.out" | tail -n 2 | tr '\n' ' ')"
+fi
+
 finish

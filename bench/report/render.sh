@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # render.sh — what `make plots`, `make report` and `make figures` run: the
 # choice of the run (said in one line), its data (build/report data), its
-# figures (plots/*.gp, PNG and SVG, one figure per page of panels) and its
-# page (build/report html).
+# figures (plots/*.gp, PNG and SVG, one figure per page of panels; the
+# committed sets PNG only, quantised by pngquant) and its page (build/report
+# html).
 #
 #   bench/report/render.sh plots|report|figures
 #
@@ -107,6 +108,10 @@ if [ -z "$outdir" ]; then
     run_dir=$(dirname "$results")
     outdir=${ATTN_PLOT_BUILD:-build}/plots/$(basename "$run_dir")/$(basename "$results" .csv)
 fi
+# gnuplot runs a file name that starts with '<' (load, plot) or '|' (set
+# output) as a command: a relative directory that starts with anything but
+# a letter, a digit, '_' or '.' is named from ./ instead
+case $outdir in /* | [A-Za-z0-9_.]*) ;; *) outdir=./$outdir ;; esac
 
 # the data and every script's figure, each page of panels its own figure
 # (data/page-K/ → NAME-K.png); files of an earlier rendering removed first
@@ -119,8 +124,13 @@ rm -f -- "$outdir"/*.png "$outdir"/*.svg
 shopt -s nullglob
 pages=("$outdir/data" "$outdir"/data/page-*)
 shopt -u nullglob
+# the committed sets (figures) are PNG only, in a palette of 256 colours
+# (pngquant: a third of the size, the same to the eye), so that the tree
+# stays small; plots and report write PNG and SVG in full colour
+formats=(png svg)
+[ "$what" != figures ] || formats=(png)
 for s in ${ATTN_PLOT_SCRIPTS:-}; do
-    for format in png svg; do
+    for format in "${formats[@]}"; do
         for d in "${pages[@]}"; do
             suffix=
             [ "$d" = "$outdir/data" ] || suffix=-${d##*/page-}
@@ -128,7 +138,13 @@ for s in ${ATTN_PLOT_SCRIPTS:-}; do
         done
     done
 done
-ls -- "$outdir"/*.png "$outdir"/*.svg
+figs=("$outdir"/*.png)
+[ ${#formats[@]} = 1 ] || figs+=("$outdir"/*.svg)
+if [ "$what" = figures ]; then
+    command -v pngquant >/dev/null || die "pngquant not found (Debian: apt-get install pngquant; make figure-deps as root)"
+    pngquant --speed 1 --strip --nofs --force --ext .png -- "$outdir"/*.png || die "pngquant failed on $outdir/*.png"
+fi
+ls -- "${figs[@]}"
 [ "$what" = plots ] && exit 0
 
 html=(html "$results" "$outdir")
