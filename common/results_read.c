@@ -1,5 +1,5 @@
-/* results_read.c — a results CSV and its samples file (gzip or plain, zlib
- * reads both) read back into rows (results_read.h). The reader is strict
+/* results_read.c — a results CSV and its samples file (gzip, inflated
+ * member by member, or plain) read back into rows (results_read.h). The reader is strict
  * about what it needs and lenient about layout: it finds columns by name, so
  * files from other tools or later schemas still load; of a run a crash cut
  * short it keeps the whole rows. */
@@ -341,13 +341,116 @@ static int add_sample(struct result_rec *r, double ms)
     return ATTN_OK;
 }
 
-static int gz_next(void *g) { return gzgetc((gzFile)g); }
+/* A samples file's bytes: gzip data, member after member as the runner
+ * appends them, or plain text (an older run's), told apart by the gzip
+ * magic. zlib's gzread is not used: it takes whatever follows a whole
+ * member and is not a gzip header (the zeros a power loss leaves where the
+ * member in flight was to go, a member's first byte) for trailing garbage
+ * and ends the file there without a word, so that the members a resumed run
+ * appends after it would be lost. Here what follows a member must be
+ * another whole one; else the data is damaged from there (`damage` says
+ * how) and the rest is not read. */
+struct sample_src {
+    FILE *f;
+    z_stream z;
+    bool gzip, in_member, end;
+    int err;            /* errno of a failed read, or 0 */
+    char damage[96];    /* why the gzip data ends early, "" when it does not */
+    size_t pos, have;   /* out[pos, have): inflated (or plain) bytes not yet taken */
+    unsigned char in[1 << 16], out[1 << 16];
+};
+
+static int sample_src_open(const char *path, struct sample_src **out)
+{
+    struct sample_src *s = calloc(1, sizeof *s);
+    if (!s) return ATTN_FAIL(ATTN_ERR, "out of host memory");
+    s->f = fopen(path, "rb");
+    if (!s->f) {
+        free(s);
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to open: %s", path, strerror(errno));
+    }
+    const size_t n = fread(s->in, 1, sizeof s->in, s->f);
+    s->gzip = n >= 2 && s->in[0] == 0x1f && s->in[1] == 0x8b;
+    if (s->gzip && inflateInit2(&s->z, 15 + 16) != Z_OK) { /* 15 + 16: gzip members only */
+        fclose(s->f);
+        free(s);
+        return ATTN_FAIL(ATTN_ERR, "zlib: unable to start reading '%s'", path);
+    }
+    if (s->gzip) {
+        s->z.next_in = s->in;
+        s->z.avail_in = (uInt)n;
+    } else {
+        memcpy(s->out, s->in, n);
+        s->have = n;
+    }
+    if (ferror(s->f)) s->err = errno ? errno : EIO;
+    *out = s;
+    return ATTN_OK;
+}
+
+static void sample_src_close(struct sample_src *s)
+{
+    if (s->gzip) inflateEnd(&s->z);
+    fclose(s->f);
+    free(s);
+}
+
+/* Refills out[]; false at the end of the data (s->err, s->damage say why
+ * when it came early). */
+static bool sample_src_fill(struct sample_src *s)
+{
+    s->pos = s->have = 0;
+    if (s->end || s->err) return false;
+    if (!s->gzip) {
+        s->have = fread(s->out, 1, sizeof s->out, s->f);
+        if (ferror(s->f)) s->err = errno ? errno : EIO;
+        s->end = s->have == 0;
+        return s->have > 0;
+    }
+    while (s->have == 0 && !s->end) {
+        if (s->z.avail_in == 0) {
+            const size_t n = fread(s->in, 1, sizeof s->in, s->f);
+            if (ferror(s->f)) s->err = errno ? errno : EIO;
+            if (n == 0) {
+                if (s->in_member && !s->err) snprintf(s->damage, sizeof s->damage, "a gzip member cut short");
+                s->end = true;
+                break;
+            }
+            s->z.next_in = s->in;
+            s->z.avail_in = (uInt)n;
+        }
+        if (!s->in_member) {
+            inflateReset(&s->z);
+            s->in_member = true;
+        }
+        s->z.next_out = s->out;
+        s->z.avail_out = (uInt)sizeof s->out;
+        const int zr = inflate(&s->z, Z_NO_FLUSH);
+        s->have = sizeof s->out - s->z.avail_out;
+        if (zr == Z_STREAM_END) s->in_member = false;
+        else if (zr != Z_OK && zr != Z_BUF_ERROR) { /* Z_BUF_ERROR: it needs more input */
+            const long long at = (long long)ftello(s->f) - (long long)s->z.avail_in;
+            snprintf(s->damage, sizeof s->damage, "%s, at byte %lld",
+                     zr == Z_MEM_ERROR ? "out of memory" : s->z.msg ? s->z.msg : "damaged gzip data", at);
+            if (zr == Z_MEM_ERROR) s->err = ENOMEM;
+            s->end = true;
+        }
+    }
+    return s->have > 0;
+}
+
+static int sample_src_next(void *src)
+{
+    struct sample_src *s = src;
+    if (s->pos == s->have && !sample_src_fill(s)) return EOF;
+    return s->out[s->pos++];
+}
 
 /* The samples file (long format: key, sample, ms), gzip or plain, into the
  * rows of out. What a crash can leave past the rows' samples is ignored and
  * marks the file cut (out->samples_cut): a torn last line, a gzip member cut
  * short, the samples of a key the CSV lacks. */
-static int read_samples(gzFile f, const char *path, struct result_set *out,
+static int read_samples(struct sample_src *f, const char *path, struct result_set *out,
                         const struct key_index *keys)
 {
     /* idx by column: the key's at their schema ids, sample and ms after them */
@@ -356,7 +459,7 @@ static int read_samples(gzFile f, const char *path, struct result_set *out,
     char *fields[MAX_FIELDS];
     int idx[S_COUNT], lineno = 0, nheader = -1, rc;
     struct result_rec *row = NULL; /* the row the previous line belonged to */
-    while ((rc = csv_read_line_from(gz_next, f, line, sizeof line)) == 1) {
+    while ((rc = csv_read_line_from(sample_src_next, f, line, sizeof line)) == 1) {
         lineno++;
         if (line[strspn(line, " \t")] == '\0') continue;
         int n = csv_split(line, fields, MAX_FIELDS);
@@ -405,24 +508,20 @@ static int read_samples(gzFile f, const char *path, struct result_set *out,
                              lineno, sample, row->nsample_ms);
         ATTN_TRY(add_sample(row, ms));
     }
-    ATTN_TRY(line_problem(rc, path, lineno + 1));
-    int zerr;
-    const char *zwhy = gzerror(f, &zerr);
-    if (zerr == Z_ERRNO) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to read: %s", path, strerror(errno));
-    if (zerr == Z_MEM_ERROR) return ATTN_FAIL(ATTN_ERR, "%s: out of host memory", path);
-    /* a cut gzip member (or a damaged one: nothing after it can be read) or a
-     * cut last line belongs to a row written after the last whole one */
-    if (zerr != Z_OK && nheader >= 0) {
-        const size_t plen = strlen(path); /* zlib's message starts "PATH: " */
-        if (!strncmp(zwhy, path, plen) && !strncmp(zwhy + plen, ": ", 2)) zwhy += plen + 2;
+    if (f->err == ENOMEM) return ATTN_FAIL(ATTN_ERR, "%s: out of host memory", path);
+    if (f->err) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to read: %s", path, strerror(f->err));
+    /* a cut or damaged gzip member (nothing after it can be read) and a cut
+     * last line belong to a row written after the last whole one */
+    const bool damaged = f->damage[0] != '\0';
+    if (!damaged) ATTN_TRY(line_problem(rc, path, lineno + 1));
+    if (damaged && nheader >= 0)
         fprintf(stderr, "warning: %s:%d: gzip data cut short or damaged (%s): the rest ignored\n", path,
-                lineno + 1, zwhy);
-    }
+                lineno + 1, f->damage);
     else if (rc == -2 && nheader >= 0)
         fprintf(stderr, "warning: %s:%d: last line cut short (no line end): ignored\n", path, lineno + 1);
-    out->samples_cut |= zerr != Z_OK || rc == -2;
+    out->samples_cut |= damaged || rc == -2;
     if (nheader < 0) return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: empty file (no header)", path, lineno + 1);
-    out->samples_gzip = !gzdirect(f);
+    out->samples_gzip = f->gzip;
     return ATTN_OK;
 }
 
@@ -489,12 +588,11 @@ int results_read_run(const char *path, int flags, struct result_set *out)
     char spath[sizeof out->samples_path];
     if (rc == ATTN_OK && results_samples_path(path, spath, sizeof spath) == ATTN_OK && access(spath, F_OK) == 0) {
         snprintf(out->samples_path, sizeof out->samples_path, "%s", spath);
-        gzFile g = gzopen(spath, "rb");
-        if (!g) rc = ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to open: %s", spath, strerror(errno));
-        if (g) {
-            gzbuffer(g, 1 << 17);
-            rc = read_samples(g, spath, out, &keys);
-            gzclose(g);
+        struct sample_src *src = NULL;
+        rc = sample_src_open(spath, &src);
+        if (rc == ATTN_OK) {
+            rc = read_samples(src, spath, out, &keys);
+            sample_src_close(src);
         }
         if (rc == ATTN_OK) rc = check_sample_counts(out, &keys, flags & RESULTS_ALLOW_EMPTY);
     }

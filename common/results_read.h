@@ -70,7 +70,8 @@ struct result_set {
  * for a row than its `samples` column says, fewer for a row followed by a
  * whole one. What a crash cuts off is ignored, with a one-line warning
  * naming file:line, and the run's rows before it kept: a torn last line of
- * either file, a gzip member cut short, the samples of rows the CSV lacks,
+ * either file, a gzip member cut short or followed by what is not one (the
+ * zeros a power loss leaves), the samples of rows the CSV lacks,
  * and a row whose samples are incomplete (a timed row with fewer samples
  * than it says, when no later row has all of its own: the samples file was
  * cut there) together with every row after it. */

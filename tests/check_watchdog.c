@@ -439,6 +439,21 @@ static void write_gz_run(int samples_of, off_t *member_at)
     ck_assert_int_eq(close(fd), 0);
 }
 
+/* naive's graph row measured again by a resumed run: its samples appended
+ * to the gzip file gz as the runner does, then its line to RUN.csv. */
+static void append_graph_row(const char *gz)
+{
+    struct result_row r;
+    struct csv_line l;
+    make_row("naive", "graph", "ok", true, &r);
+    int fd = open(gz, O_WRONLY | O_APPEND);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(results_samples_append(fd, &r), ATTN_OK);
+    close(fd);
+    ck_assert_int_eq(results_format(&r, &l), ATTN_OK);
+    put("RUN.csv", l.text, "a");
+}
+
 /* A run of this build reads back whole: three rows, three samples each,
  * from the gzip members (and nothing read from a plain file). */
 START_TEST(test_gzip_run_reads_back)
@@ -496,16 +511,52 @@ START_TEST(test_cut_samples_keep_the_rows_before)
         ck_assert_int_ne(access(samples_path, F_OK), 0);
         results_free(&s);
         /* and it continues: the row measured again is appended */
-        struct result_row r;
-        struct csv_line l;
-        make_row("naive", "graph", "ok", true, &r);
+        append_graph_row(gz);
+        read_quietly(csv_path, &s);
+        ck_assert_int_eq(s.count, 3);
+        ck_assert_int_eq(s.rows[2].nsample_ms, 3);
+        results_free(&s);
+    }
+}
+END_TEST
+
+/* What a power loss can leave after the last whole member, when the row in
+ * flight never reached the CSV: its member's place as zeros, or its first
+ * byte alone. zlib's own reader takes either for trailing garbage and stops
+ * there without a word, so that the members a resumed run appends after it
+ * are never read; the reader names it (file:line), the trim writes the
+ * samples file anew, and the row measured again reads back whole. */
+START_TEST(test_samples_tail_of_zeros_repaired)
+{
+    for (int tail = 0; tail <= 1; tail++) {
+        off_t last = 0;
+        write_gz_run(3, &last);
+        char gz[200], cmd[600];
+        snprintf(gz, sizeof gz, "%s.gz", samples_path);
+        struct stat st;
+        ck_assert_int_eq(stat(gz, &st), 0);
+        ck_assert_int_eq(truncate(gz, last), 0);
         int fd = open(gz, O_WRONLY | O_APPEND);
         ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(results_samples_append(fd, &r), ATTN_OK);
+        static const char zeros[4096];
+        const size_t n = tail ? 1 : (size_t)(st.st_size - last);
+        ck_assert_uint_le(n, sizeof zeros);
+        ck_assert_int_eq(write(fd, tail ? "\x1f" : zeros, n), (ssize_t)n);
         close(fd);
-        ck_assert_int_eq(results_format(&r, &l), ATTN_OK);
-        put("RUN.csv", l.text, "a");
+        snprintf(cmd, sizeof cmd, "head -n 3 '%s' > '%s.2' && mv '%s.2' '%s'", csv_path, csv_path, csv_path, csv_path);
+        ck_assert_int_eq(system(cmd), 0); /* the third row never written */
+        struct result_set s;
         read_quietly(csv_path, &s);
+        ck_assert_int_eq(s.count, 2);
+        ck_assert_msg(warned("RUN.samples.csv.gz:") && warned("gzip data cut short or damaged"),
+                      "the %s after the last member went unnamed", tail ? "byte" : "zeros");
+        ck_assert(s.samples_cut);
+        results_free(&s);
+        ck_assert_int_eq(resume_trim(csv_path, &s), ATTN_OK);
+        results_free(&s);
+        append_graph_row(gz);
+        read_quietly(csv_path, &s);
+        ck_assert_msg(!warned("warning"), "the continued run warns");
         ck_assert_int_eq(s.count, 3);
         ck_assert_int_eq(s.rows[2].nsample_ms, 3);
         results_free(&s);
@@ -642,6 +693,7 @@ static Suite *watchdog_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_gzip_run_reads_back);
     tcase_add_test(tc, test_cut_samples_keep_the_rows_before);
+    tcase_add_test(tc, test_samples_tail_of_zeros_repaired);
     tcase_add_test(tc, test_samples_disagreeing_refused);
     tcase_add_test(tc, test_gzip_of_a_plain_file_reads_identically);
     suite_add_tcase(s, tc);
