@@ -28,6 +28,9 @@ set ylabel "cudnn_sdpa time / variant time  (> 1: faster)"
 # an empty text at y = 1, not an undefined point: gnuplot 5.4 crashes on
 # `with labels` over a block whose one point is undefined (and an
 # expression that reads a NaN column is undefined: valid() tests it first).
+# two decimals, or three where two would round a value across the parity
+# line onto it (0.995 is not "1.00": its label sits below the line)
+label_text(v) = (sprintf("%.2f", v) eq "1.00" && v != 1) ? sprintf("%.3f", v) : sprintf("%.2f", v)
 set multiplot
 do for [p = 1:npanels] {
     eval panel_at(p)
@@ -35,7 +38,7 @@ do for [p = 1:npanels] {
     if (panel_n_headline[p] == 0) { eval empty_panel } else {
         plot 1 with lines dt 2 lw 1.5 lc rgb "#444444" notitle, \
              for [i = 1:nvariants] panel_file[p] index i - 1 using 1:(headline_show[i] ? $6 : NaN) with linespoints lt vlt(i) notitle, \
-             for [i = 1:nvariants] panel_file[p] index i - 1 using 1:(valid(9) ? $9 : 1):(valid(9) ? sprintf("%.2f", $6) : "") \
+             for [i = 1:nvariants] panel_file[p] index i - 1 using 1:(valid(9) ? $9 : 1):(valid(9) ? label_text($6) : "") \
                  with labels font ",9" tc lt vlt(i) notitle
     }
 }

@@ -790,6 +790,20 @@ static double meta_number(const char *name)
     return v;
 }
 
+/* A headline value a little under 1 is written with the digits that keep
+ * it under 1 (flash_hopper's 0.9954 at D = 64, S = 8192 in the committed
+ * run is "0.995", below the parity line, not "1.00"). */
+START_TEST(test_headline_label_keeps_its_side)
+{
+    report_data(&(struct fixture){"results/h200/20261201T034152Z.csv", NULL, false, false, false, false, false});
+    const double v = panel_value("panel_D64_full.dat", "flash_hopper", 8192, 6);
+    ck_assert_msg(v >= 0.995 && v < 1, "the committed run's value moved (%g)", v);
+    ck_assert_msg(isfinite(panel_value("panel_D64_full.dat", "flash_hopper", 8192, 9)), "the value has no label");
+    ck_assert_int_eq(sh("gnuplot -c plots/headline.gp %s/data %s/h.svg svg 2>/dev/null", dir, dir), 0);
+    ck_assert_msg(sh("grep -q '>%.3f<' %s/h.svg", v, dir) == 0, "the label of %g is not written %.3f", v, v);
+}
+END_TEST
+
 START_TEST(test_headline_labels_clear)
 {
     static const char *const runs[] = {"results/h200/20261201T034152Z.csv", "tests/fixtures/fused.csv"};
@@ -844,6 +858,7 @@ static Suite *plots_suite(void)
     tcase_add_test(t, test_unlisted_variant_keeps_one_look);
     tcase_add_test(t, test_every_variant_and_panel_drawn);
     tcase_add_test(t, test_headline_labels_clear);
+    tcase_add_test(t, test_headline_label_keeps_its_side);
     suite_add_tcase(s, t);
     return s;
 }
