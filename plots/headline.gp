@@ -15,6 +15,8 @@ if (!have_cudnn) { print "headline.gp: no cudnn_sdpa rows in this run: nothing t
 if (headline_n == 0) { print "headline.gp: no variant to set against cudnn_sdpa: nothing to draw"; exit }
 fig_title = sprintf("Speed relative to cuDNN (cudnn_sdpa) — %s", gpu_name)
 fig_subtitle = sprintf("%s · run %s", grid_note, run_id) . (headline_note eq "" ? "" : " · ".headline_note)
+fig_key = "legend_headline"
+fig_key_extra = 1; fig_key_extra_len = strlen("1 = as fast as cudnn_sdpa")
 call "plots/style.gp" (ARG3 eq "" ? "png" : ARG3) ARG2 sprintf("%d", npanels) "1"
 set yrange [headline_ymin:headline_ymax]
 set y2range [headline_ymin:headline_ymax]

@@ -20,6 +20,8 @@ do for [m in ratio_modes] { modes_text = modes_text . (modes_text eq "" ? "" : "
 fig_subtitle = sprintf("%s · run %s against baseline %s · %d rows (%s)%s · %d slower than allowed", \
     grid_shape, run_id, baseline_run_id, ratio_rows, modes_text, \
     ratio_throttled ? sprintf(" · %d throttled", ratio_throttled) : "", ratio_slower)
+fig_key = "legend_ratio"
+fig_key_extra = words(ratio_modes) + 3; fig_key_extra_len = strlen("throttled")
 call "plots/style.gp" (ARG3 eq "" ? "png" : ARG3) ARG2 sprintf("%d", nratio_panels)
 set yrange [ratio_ymin:ratio_ymax]
 set ytics format "%.2f"
@@ -42,7 +44,7 @@ do for [p = 1:nratio_panels] {
          for [i = 1:nvariants] f index i - 1 using (xat($1, i)):($8 != 0 ? $2 : NaN) with points pt 6 ps 2.6 lw 2 lc rgb "#d62728" notitle
 }
 eval fig_legend
-set key maxrows 1 width -2 samplen 1.5
+set key width -2 samplen 1.5
 plot for [i = 1:nvariants] NaN with points lt vlt(i) pt variant_pt_filled[i] title (legend_ratio[i] ? variant_name[i] : ""), \
      for [m in ratio_modes] NaN with points pt (m eq "cold" ? 7 : m eq "graph" ? 6 : 1) lc rgb "#666666" title m, \
      NaN with lines lw 3 lc rgb "#d62728" title "1 + limit", \

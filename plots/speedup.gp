@@ -9,6 +9,7 @@ if (ARGC >= 4 && ARG4 ne "naive") { print sprintf("speedup.gp: over %s is not dr
 if (!have_naive) { print "speedup.gp: no naive rows in this run: nothing to draw"; exit }
 fig_title = sprintf("Speedup over naive (eager, one launch per op) — %s", gpu_name)
 fig_subtitle = sprintf("%s · run %s", grid_note, run_id)
+fig_key = "legend_naive"
 call "plots/style.gp" (ARG3 eq "" ? "png" : ARG3) ARG2 sprintf("%d", npanels)
 set yrange [0:*]
 set ylabel "speedup over naive (×)"

@@ -10,6 +10,8 @@ if (npanels == 0) { print "speedup_torch.gp: no panel on this figure page: nothi
 if (!have_torch) { print "speedup_torch.gp: no PyTorch peer (torch_*) rows beside ours in this run: nothing to draw"; exit }
 fig_title = sprintf("Speedup over the best PyTorch peer — %s", gpu_name)
 fig_subtitle = sprintf("%s · run %s · %s", grid_note, run_id, torch_note)
+fig_key = "legend_torch"
+fig_key_extra = 1; fig_key_extra_len = strlen("1 = as fast as the best PyTorch peer")
 call "plots/style.gp" (ARG3 eq "" ? "png" : ARG3) ARG2 sprintf("%d", npanels) "1"
 set yrange [0:torch_ymax]
 set y2range [0:torch_ymax]

@@ -4,7 +4,8 @@
 # row, as many rows as they need: a run of model shapes has five or more,
 # and the figure grows in height, each panel keeping its size); Y2 1 when
 # the panels carry a second y axis (room on the right).
-# Before the call a script sets fig_title and fig_subtitle. The panels are
+# Before the call a script sets fig_title and fig_subtitle, and fig_key (and
+# fig_key_extra, fig_key_extra_len: the legend's size, below). The panels are
 # drawn with no key; the figure's ONE legend is a strip under the title and
 # subtitle, across the whole width, drawn last from NaN functions (gnuplot
 # 5.4's `keyentry` alone in a plot trips an assertion):
@@ -21,8 +22,32 @@ cols = npan > 1 ? 2 : 1
 nrows = int(ceil(npan / real(cols)))
 cell_w = cols > 1 ? 700 : 980
 cell_h = 430
-band = 112
 fig_w = cols * cell_w
+# a legend of more than 8 variants (ours and the PyTorch peers) packs its
+# entries closer: two rows of six fit the strip; with peers, longer line
+# samples, so that the legend shows their dash
+legend_width = exists("nvariants") && nvariants > 8 ? -2 : 1
+legend_samplen = exists("npeers") && npeers > 0 ? 3.5 : 2.5
+# the strip grows with the rows its entries take, so that no entry runs into
+# the subtitle or a panel: fig_key names the script's legend array (1 where
+# variant i is listed; all of them without it), fig_key_extra and
+# fig_key_extra_len count its other entries and the longest of their
+# titles; gnuplot fits as many columns (12 at most) as the longest title
+# allows, an entry about (title + sample + 4) characters of 8.9 px in the
+# PNG's font, 9.7 in the SVG's
+key_n = exists("fig_key_extra") ? fig_key_extra : 0
+key_len = exists("fig_key_extra_len") ? fig_key_extra_len : 0
+if (exists("nvariants")) {
+    do for [i = 1:nvariants] {
+        listed = 1
+        if (exists("fig_key")) { eval sprintf("listed = %s[%d]", fig_key, i) }
+        if (listed) { key_n = key_n + 1; key_len = strlen(variant_name[i]) > key_len ? strlen(variant_name[i]) : key_len }
+    }
+}
+key_cols = int(0.98 * fig_w / ((key_len + legend_samplen + legend_width + 4) * (ARG1 eq "svg" ? 9.7 : 8.9)))
+key_cols = key_cols < 1 ? 1 : key_cols > 12 ? 12 : key_cols
+key_rows = int(ceil(key_n / real(key_cols)))
+band = 112 + (key_rows > 2 ? 17 * (key_rows - 2) : 0)
 fig_h = band + nrows * cell_h
 
 if (ARG1 eq "svg") {
@@ -44,11 +69,6 @@ panel_at(p) = sprintf("set lmargin at screen %.5f; set rmargin at screen %.5f; s
     sy(band + row_of(p) * cell_h + m_top), sy(band + (row_of(p) + 1) * cell_h - m_bottom))
 
 unset key
-# a legend of more than 8 variants (ours and the PyTorch peers) packs its
-# entries closer: two rows of six fit the strip; with peers, longer line
-# samples, so that the legend shows their dash
-legend_width = exists("nvariants") && nvariants > 8 ? -2 : 1
-legend_samplen = exists("npeers") && npeers > 0 ? 3.5 : 2.5
 # the legend strip: everything the panels set, undone; title, subtitle and
 # key at the top (the label texts are the variables, never eval'd text)
 fig_legend = "unset logscale; unset border; unset tics; unset xlabel; unset ylabel; unset y2label; " . \

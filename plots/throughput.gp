@@ -11,6 +11,7 @@ have_peak = peak_tflops == peak_tflops && peak_tflops > 0
 fig_title = sprintf("Attention forward throughput — %s", gpu_name)
 fig_subtitle = sprintf("%s · run %s", grid_note, run_id) . \
     (have_peak ? sprintf(" · 100%% = this run's bf16 GEMM peak, %.0f TFLOP/s", peak_tflops) : " · no GEMM peak measured (run without --peak)")
+fig_key = "legend_tflops"
 call "plots/style.gp" (ARG3 eq "" ? "png" : ARG3) ARG2 sprintf("%d", npanels) (have_peak ? "1" : "0")
 if (have_peak) {
     # 0–100%, further only if a variant beat the GEMM peak

@@ -790,6 +790,43 @@ static double meta_number(const char *name)
     return v;
 }
 
+/* The PNG's height (IHDR, big-endian at byte 16 + 4). */
+static long png_height(const char *path)
+{
+    unsigned char h[24] = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    const size_t n = fread(h, 1, sizeof h, f);
+    fclose(f);
+    return n == sizeof h ? ((long)h[20] << 24) | ((long)h[21] << 16) | ((long)h[22] << 8) | h[23] : -1;
+}
+
+/* A legend of 48 variants takes five rows of ten: its strip grows with
+ * them (the panels move down, the figure grows), so that no entry runs into
+ * the subtitle or a panel's title; 12 variants keep the strip of two rows. */
+START_TEST(test_legend_strip_grows_with_its_rows)
+{
+    const char *variants[48] = {"naive", "cudnn_sdpa"};
+    char names[48][16];
+    for (int v = 2; v < 48; v++) {
+        snprintf(names[v], sizeof names[v], "kernel_%02d", v);
+        variants[v] = names[v];
+    }
+    const int dims[1] = {64};
+    for (int many = 0; many <= 1; many++) {
+        write_run("legend.csv", variants, many ? 48 : 12, dims, 1);
+        char csv[192], out[192];
+        snprintf(csv, sizeof csv, "%s/legend.csv", dir);
+        snprintf(out, sizeof out, "%s/latency.png", dir);
+        ck_assert_int_eq(sh("rm -rf %s/data", dir), 0);
+        report_data(&(struct fixture){csv, NULL, true, true, false, false, false});
+        ck_assert_int_eq(sh("gnuplot -c plots/latency.gp %s/data %s png 2>/dev/null", dir, out), 0);
+        /* one row of two panels, 430 px, under a strip of 112 px for two legend rows, 17 px a row more */
+        ck_assert_int_eq(png_height(out), 112 + 430 + (many ? 3 * 17 : 0));
+    }
+}
+END_TEST
+
 /* A headline value a little under 1 is written with the digits that keep
  * it under 1 (flash_hopper's 0.9954 at D = 64, S = 8192 in the committed
  * run is "0.995", below the parity line, not "1.00"). */
@@ -859,6 +896,7 @@ static Suite *plots_suite(void)
     tcase_add_test(t, test_every_variant_and_panel_drawn);
     tcase_add_test(t, test_headline_labels_clear);
     tcase_add_test(t, test_headline_label_keeps_its_side);
+    tcase_add_test(t, test_legend_strip_grows_with_its_rows);
     suite_add_tcase(s, t);
     return s;
 }
