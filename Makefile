@@ -50,6 +50,14 @@ else
 $(info ✗ cuDNN not found: cudnn_sdpa left out)
 endif
 
+# zlib: the samples files are gzipped (common/results.c writes, results_read.c reads)
+HAVE_ZLIB := $(shell pkg-config --exists zlib 2>/dev/null && echo yes)
+ifeq ($(HAVE_ZLIB),yes)
+$(info ✓ zlib: $(shell pkg-config --modversion zlib))
+else
+$(info ✗ zlib not found: the host code needs it (Debian: zlib1g-dev; `make test` installs it as root))
+endif
+
 HAVE_CHECK := $(shell pkg-config --exists check 2>/dev/null && echo yes)
 ifeq ($(HAVE_CHECK),yes)
 $(info ✓ Check: $(shell pkg-config --modversion check))
@@ -66,7 +74,7 @@ MK_CFLAGS    := -std=c11 -O2 -g -D_GNU_SOURCE -Wall -Wextra -I$(CUDA_HOME)/inclu
 MK_NVCCFLAGS := -std=c++17 -O3 -g -lineinfo -gencode=arch=compute_$(CUDA_ARCH),code=sm_$(CUDA_ARCH) \
                 -Xcompiler -Wall,-Wextra -Werror all-warnings
 MK_LDFLAGS   := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64
-MK_LDLIBS    := -lcublas -lcudart -lstdc++ -ldl -lm
+MK_LDLIBS    := -lcublas -lcudart -lstdc++ -ldl -lm -lz
 ifneq ($(CUPTI_INC),)
 MK_CFLAGS += -DATTN_HAVE_CUPTI
 MK_LDLIBS += -lcupti
@@ -146,7 +154,7 @@ TRACE_GRID ?= seed
 GPU_SLUG  = $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | sed 's/^NVIDIA //' | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$$//')
 TRACE_DIR ?= results/$(GPU_SLUG)/traces
 
-.PHONY: all bench bench-slurm sanitize-gpu trace regress baseline ab plots figures browser-deps fuzz-deps test-sanitize report plot-deps check-deps slurm-deps test test-cpu test-gpu deps help clean FORCE
+.PHONY: all bench bench-slurm sanitize-gpu trace regress baseline ab plots figures figure-deps browser-deps fuzz-deps test-sanitize report plot-deps check-deps slurm-deps test test-cpu test-gpu deps help clean FORCE
 
 all: $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(MERGE) $(PEER_LIB) $(BUILD)/mma_peak ## build the runner (build/attnbench), the gate (build/regress), the A/B driver (build/ab), the report, the shards' merge and tools
 
@@ -232,7 +240,7 @@ $(PIC_BUILD)/%.o: %.cu
 $(PIC_BUILD)/common/registry.o: PIC_CFLAGS += -DATTN_NO_BUILTIN_VARIANTS
 
 $(PEER_LIB): $(PEER_OBJS)
-	$(CC) -shared $^ -o $@ $(ALL_LDFLAGS) -lcublas -lcudart -lstdc++ -ldl -lm
+	$(CC) -shared $^ -o $@ $(ALL_LDFLAGS) -lcublas -lcudart -lstdc++ -ldl -lm -lz
 
 $(MERGE): $(BUILD)/bench/scale/merge.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
@@ -326,34 +334,39 @@ trace: ## trace one call of each variant at TRACE_GRID's points: Chrome JSON + o
 	@cat $(TRACE_DIR)/ops.txt
 
 # -------------------------------------------------------------- plots, report
-# From RESULTS (default: the newest run under results/) into the run's own
-# place, build/plots/<gpu>/RUN_ID/ (PLOT_DIR= elsewhere); with BASELINE
-# (default: none) the current/baseline figure too. The committed figure sets,
-# plots/<gpu>/, record their inputs in plots/<gpu>/figures.conf: `make
-# figures` renders them again from those, into the same place.
-PLOT_RESULTS = $(or $(RESULTS),$(lastword $(sort $(filter-out %.samples.csv,$(wildcard results/*/2*Z*.csv)))))
-PLOT_GPU     = $(notdir $(patsubst %/,%,$(dir $(PLOT_RESULTS))))
-PLOT_DIR    ?= $(BUILD)/plots/$(PLOT_GPU)/$(basename $(notdir $(PLOT_RESULTS)))
+# make plots / make report draw one run: RESULTS=FILE; else the run
+# plots/<gpu>/figures.conf names (the committed figures' run; <gpu>: GPU=,
+# else the newest run's); else the newest run under results/. They say
+# which, and why, in one line. The figures go to the run's own place,
+# build/plots/<gpu>/RUN_ID/ (PLOT_DIR= elsewhere); BASELINE= adds the
+# current/baseline figure for a baseline measured together with the run
+# (an A/B pair). The committed figure sets, plots/<gpu>/, record their
+# inputs in plots/<gpu>/figures.conf: `make figures` renders them again from
+# those, into the same place. bench/report/render.sh does the work; every
+# value reaches it in the environment (exported below), never through the
+# shell's parser, and it refuses one it cannot pass on safely.
 PLOT_SCRIPTS := headline throughput latency speedup speedup_torch memory energy ratio
+plots report figures: export ATTN_REPORT = $(REPORT)
+plots report figures: export ATTN_PLOT_BUILD = $(BUILD)
+plots report figures: export ATTN_PLOT_SCRIPTS = $(PLOT_SCRIPTS)
+plots report figures: export ATTN_PLOT_RESULTS = $(RESULTS)
+plots report figures: export ATTN_PLOT_BASELINE = $(BASELINE)
+plots report figures: export ATTN_PLOT_THRESHOLDS = $(THRESHOLDS)
+plots report figures: export ATTN_PLOT_DIR = $(PLOT_DIR)
+plots report figures: export ATTN_PLOT_GPU = $(GPU)
 
-plots: $(REPORT) plot-deps ## render plots/*.gp from RESULTS (default: newest run) into build/plots/<gpu>/RUN_ID/ as PNG and SVG
-	@[ -n "$(PLOT_RESULTS)" ] || { echo "make plots: no results CSV under results/ (make bench, or RESULTS=FILE)" >&2; exit 2; }
-	@mkdir -p $(PLOT_DIR)/data
-	@rm -f $(PLOT_DIR)/data/*.dat $(PLOT_DIR)/data/meta.gp
-	$(REPORT) data $(PLOT_RESULTS) $(PLOT_DIR)/data $(if $(BASELINE),--baseline $(BASELINE) --thresholds $(or $(THRESHOLDS),bench/gate/thresholds.conf))
-	@rm -f $(PLOT_DIR)/*.png $(PLOT_DIR)/*.svg
-	@for s in $(PLOT_SCRIPTS); do for f in png svg; do \
-	  gnuplot -c plots/$$s.gp $(PLOT_DIR)/data $(PLOT_DIR)/$$s.$$f $$f || exit 1; done; done
-	@ls $(PLOT_DIR)/*.png $(PLOT_DIR)/*.svg
+plots: $(REPORT) plot-deps ## render plots/*.gp from RESULTS (default: the run plots/<gpu>/figures.conf names, else the newest) into build/plots/<gpu>/RUN_ID/ as PNG and SVG
+	@bench/report/render.sh plots
 
-report: plots ## plus the HTML page report.html beside the figures (open it in a browser)
-	$(REPORT) html $(PLOT_RESULTS) $(PLOT_DIR) $(if $(BASELINE),--baseline $(BASELINE))
-	@echo "make report: open $(PLOT_DIR)/report.html"
+report: $(REPORT) plot-deps ## plots, plus the HTML page report.html beside the figures (open it in a browser)
+	@bench/report/render.sh report
 
-FIGURES_GPU ?= $(or $(GPU),h200)
-figures: ## render the committed figure set plots/<GPU>/ again from its plots/<GPU>/figures.conf
-	@[ -f plots/$(FIGURES_GPU)/figures.conf ] || { echo "make figures: no plots/$(FIGURES_GPU)/figures.conf" >&2; exit 2; }
-	@$(MAKE) --no-print-directory report PLOT_DIR=plots/$(FIGURES_GPU) $$(grep -v '^#' plots/$(FIGURES_GPU)/figures.conf)
+figures: $(REPORT) plot-deps figure-deps ## render the committed figure set plots/<GPU>/ (default h200) again from its plots/<GPU>/figures.conf, as PNG in 256 colours (pngquant)
+	@bench/report/render.sh figures
+
+figure-deps: ## install pngquant (make figures: the committed figures' palette) with apt-get when root
+	@if command -v pngquant >/dev/null; then exit 0; fi; \
+	$(call apt_install,pngquant (make figures),pngquant)
 
 # --------------------------------------------------------------------- tests
 # Set both on the command line to use a Check outside pkg-config's reach.
@@ -372,14 +385,14 @@ apt_install = if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 
 # slurm-deps only as root: the Slurm suite starts its daemons as root, and
 # skips itself (not fails) on a machine where it cannot.
-deps: check-deps plot-deps browser-deps fuzz-deps $(if $(filter 0,$(shell id -u)),slurm-deps) ## install what the tests need (check, pkg-config, gnuplot-nox, libxml2-utils, chromium, clang, slurm-wlm, munge) with apt-get when root
+deps: check-deps plot-deps figure-deps browser-deps fuzz-deps $(if $(filter 0,$(shell id -u)),slurm-deps) ## install what the tests need (check, pkg-config, zlib1g-dev, gnuplot-nox, libxml2-utils, pngquant, chromium, clang, slurm-wlm, munge) with apt-get when root
 
 # The test programs need only Check to build (a GPU box without gnuplot
 # still builds and runs the GPU tests); running the plot tests needs gnuplot.
 check-deps:
 	@if [ "$(origin CHECK_LIBS)" = "command line" ]; then exit 0; fi; \
-	if pkg-config --exists check 2>/dev/null; then exit 0; fi; \
-	$(call apt_install,the Check unit-test library,check pkg-config)
+	if pkg-config --exists check zlib 2>/dev/null; then exit 0; fi; \
+	$(call apt_install,the Check unit-test library and zlib,check pkg-config zlib1g-dev)
 
 fuzz-deps: ## install clang (libFuzzer, for make fuzz) with apt-get when root
 	@if command -v $(or $(CLANG),clang) >/dev/null; then exit 0; fi; \
@@ -428,7 +441,7 @@ $(TEST_SHIFT): $(BUILD)/tests/check_shift.o $(BUILD)/bench/gate/shift.o $(BUILD)
 # build/ab with tests/fake_worker.sh as both workers: no GPU needed
 $(TEST_AB): $(BUILD)/tests/check_ab.o $(BUILD)/tests/testutil.o $(BUILD)/common/results_read.o $(BUILD)/common/results.o \
             $(BUILD)/common/csv.o $(BUILD)/common/errors.o $(BUILD)/common/problem.o | $(AB)
-	$(CC) $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) -lm $(LDLIBS)
+	$(CC) $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) -lm -lz $(LDLIBS)
 
 $(TEST_REGRESS): $(BUILD)/tests/check_regress.o $(BUILD)/tests/testutil.o $(BENCH_LIB) $(LIB_OBJS) | $(REGRESS)
 	$(CC) $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) $(CHECK_LIBS) $(MK_LDLIBS) $(LDLIBS)

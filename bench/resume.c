@@ -12,78 +12,46 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
-/* Cuts path after its last line end (a line a crash tore stays out). */
-static int cut_after_last_line_end(const char *path)
+/* Cuts path after its first `lines` lines: the rows the reader kept (a
+ * torn last line, and rows whose samples were cut, stay out). */
+static int cut_after_lines(const char *path, int lines)
 {
+    if (lines <= 0) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: no whole line (not even the header)", path);
     int fd = open(path, O_RDWR);
     if (fd < 0) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to open: %s", path, strerror(errno));
     struct stat st;
-    int rc = ATTN_OK;
-    if (fstat(fd, &st) != 0) rc = ATTN_FAIL(ATTN_ERR, "%s: %s", path, strerror(errno));
-    off_t end = rc == ATTN_OK ? st.st_size : 0; /* the length to keep */
-    char buf[4096];
-    while (rc == ATTN_OK && end > 0) {
-        off_t from = end > (off_t)sizeof buf ? end - (off_t)sizeof buf : 0;
-        ssize_t n = pread(fd, buf, (size_t)(end - from), from);
-        if (n != end - from) {
-            rc = ATTN_FAIL(ATTN_ERR, "%s: unable to read: %s", path, n < 0 ? strerror(errno) : "short read");
-            break;
-        }
-        ssize_t i = n - 1;
-        while (i >= 0 && buf[i] != '\n') i--;
-        if (i >= 0) {
-            end = from + i + 1;
-            break;
-        }
-        end = from;
+    int rc = fstat(fd, &st) == 0 ? ATTN_OK : ATTN_FAIL(ATTN_ERR, "%s: %s", path, strerror(errno));
+    off_t at = 0, end = -1; /* end: just past the last line end kept */
+    char buf[65536];
+    int seen = 0;
+    while (rc == ATTN_OK && end < 0) {
+        ssize_t n = pread(fd, buf, sizeof buf, at);
+        if (n < 0) rc = ATTN_FAIL(ATTN_ERR, "%s: unable to read: %s", path, strerror(errno));
+        if (n <= 0) break;
+        for (ssize_t i = 0; i < n && end < 0; i++)
+            if (buf[i] == '\n' && ++seen == lines) end = at + i + 1;
+        at += n;
     }
-    if (rc == ATTN_OK && end == 0)
-        rc = ATTN_FAIL(ATTN_ERR_INPUT, "%s: no whole line (not even the header)", path);
+    if (rc == ATTN_OK && end < 0)
+        rc = ATTN_FAIL(ATTN_ERR_INPUT, "%s: %d whole lines where its rows need %d", path, seen, lines);
     if (rc == ATTN_OK && end < st.st_size && ftruncate(fd, end) != 0)
-        rc = ATTN_FAIL(ATTN_ERR, "%s: unable to cut the torn last line off: %s", path, strerror(errno));
+        rc = ATTN_FAIL(ATTN_ERR, "%s: unable to cut it back to its whole rows: %s", path, strerror(errno));
     close(fd);
     return rc;
-}
-
-/* Keeps the header and the first `keep` samples of the samples file: the
- * samples of the rows the CSV holds, which come first as each row's samples
- * are written just before it. */
-static int cut_samples(const char *path, size_t keep)
-{
-    FILE *f = fopen(path, "r+");
-    if (!f) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to open: %s", path, strerror(errno));
-    char line[CSV_LINE_MAX];
-    size_t data = 0;
-    bool header = false;
-    long end = 0;
-    int rc;
-    while ((header ? data < keep : true) && (rc = csv_read_line(f, line, sizeof line)) == 1) {
-        if (line[strspn(line, " \t")] == '\0') continue;
-        if (header) data++;
-        header = true;
-        end = ftell(f);
-    }
-    int out = ATTN_OK;
-    if (!header || data < keep)
-        out = ATTN_FAIL(ATTN_ERR_INPUT, "%s: %zu whole samples where the run's rows have %zu", path,
-                        data, keep);
-    else if (ftruncate(fileno(f), end) != 0)
-        out = ATTN_FAIL(ATTN_ERR, "%s: unable to cut the samples of unwritten rows off: %s", path,
-                        strerror(errno));
-    fclose(f);
-    return out;
 }
 
 int resume_trim(const char *csv_path, struct result_set *rows)
 {
     ATTN_TRY(results_read_run(csv_path, RESULTS_ALLOW_EMPTY, rows));
-    char spath[600];
-    size_t samples = 0;
-    for (size_t i = 0; i < rows->count; i++) samples += rows->rows[i].nsample_ms;
-    int rc = cut_after_last_line_end(csv_path);
-    if (rc == ATTN_OK) rc = results_samples_path(csv_path, spath, sizeof spath);
-    if (rc == ATTN_OK) rc = cut_samples(spath, samples);
+    int rc = cut_after_lines(csv_path, rows->whole_lines);
+    /* rows are appended as gzip members: a plain samples file, or one that
+     * holds more than the rows' samples (a cut member cannot be appended
+     * to), is written anew from the rows kept; a run without one is left
+     * as it is (resume_check_schema refuses it) */
+    if (rc == ATTN_OK && rows->samples_path[0] && (!rows->samples_gzip || rows->samples_cut))
+        rc = results_samples_rewrite(csv_path, rows);
     if (rc != ATTN_OK) results_free(rows);
     return rc;
 }
@@ -126,14 +94,15 @@ int resume_env_value(const char *csv_path, const char *key, char *buf, size_t le
     return found ? ATTN_OK : ATTN_FAIL(ATTN_ERR_INPUT, "%s: no '%s=' line", path, key);
 }
 
-/* path's first line equals want's text (header and line end). */
+/* path's first line equals want's text (header and line end); path gzip
+ * or plain. */
 static int header_matches(const char *path, const struct csv_line *want)
 {
-    FILE *f = fopen(path, "r");
+    gzFile f = gzopen(path, "rb");
     if (!f) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: %s", path, strerror(errno));
     char line[CSV_LINE_MAX];
-    const bool same = fgets(line, sizeof line, f) && strcmp(line, want->text) == 0;
-    fclose(f);
+    const bool same = gzgets(f, line, sizeof line) && strcmp(line, want->text) == 0;
+    gzclose(f);
     if (!same)
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s:1: written with other columns than this build's (another "
                          "schema): a run is continued by a build of its own schema; start a new run",

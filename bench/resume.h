@@ -1,8 +1,8 @@
 /* resume.h — a run's files brought back to their whole rows, for continuing
  * an interrupted sweep (attnbench --resume RUN_ID) and for the watchdog's
- * rows (supervise.c): the CSV is cut back to its last line end, the samples
- * file to the samples of the rows the CSV holds, and a run is checked
- * against the machine that is to continue it. */
+ * rows (supervise.c): the CSV is cut back to the rows the reader keeps, the
+ * samples file to those rows' samples, and a run is checked against the
+ * machine that is to continue it. */
 #ifndef ATTN_RESUME_H
 #define ATTN_RESUME_H
 
@@ -11,9 +11,12 @@
 #include <stdbool.h>
 
 /* Reads csv_path (a header and no row yet is accepted) and cuts the CSV and
- * its samples file back to the rows it holds: a torn last line, and samples
- * written for a row that never reached the CSV, are removed. *rows is the
- * run as it stands; free it with results_free. */
+ * its samples file back to the rows the reader keeps (results_read): a torn
+ * last line, a row whose samples were cut short and the rows after it, and
+ * samples written for a row that never reached the CSV are removed. The
+ * samples file is left gzipped (an older run's plain one is converted): it
+ * is written anew from the rows kept whenever it holds more than their
+ * samples. *rows is the run as it stands; free it with results_free. */
 int resume_trim(const char *csv_path, struct result_set *rows);
 
 /* The run may be continued here: every row measured on `gpu` (always

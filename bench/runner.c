@@ -109,21 +109,20 @@ int runner_open_files(struct runner *r, const char *dir_arg, const char *run_id,
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-    struct csv_line header, samples_header;
+    struct csv_line header;
     results_header(&header);
-    results_samples_header(&samples_header);
     for (int attempt = 1; attempt < 100; attempt++) {
         if (run_id) snprintf(r->run_id, sizeof r->run_id, "%s", run_id);
         else if (attempt == 1) snprintf(r->run_id, sizeof r->run_id, "%s", stamp);
         else snprintf(r->run_id, sizeof r->run_id, "%s-%d", stamp, attempt);
         snprintf(r->csv_path, sizeof r->csv_path, "%s/%s.csv", dir, r->run_id);
-        snprintf(r->samples_path, sizeof r->samples_path, "%s/%s.samples.csv", dir, r->run_id);
+        ATTN_TRY(results_samples_path(r->csv_path, r->samples_path, sizeof r->samples_path));
         if (access(r->csv_path, F_OK) == 0 || access(r->samples_path, F_OK) == 0) {
             if (run_id) return ATTN_FAIL(ATTN_ERR_INPUT, "'%s' exists already", r->csv_path);
             continue;
         }
         ATTN_TRY(csv_create(r->csv_path, &header, &r->csv_fd));
-        ATTN_TRY(csv_create(r->samples_path, &samples_header, &r->samples_fd));
+        ATTN_TRY(results_samples_create(r->csv_path, r->samples_path, sizeof r->samples_path, &r->samples_fd));
         char when[32];
         iso_now(when, sizeof when);
         ATTN_TRY(results_beside_path(r->csv_path, ".env", env_path, sizeof env_path));
@@ -154,8 +153,11 @@ int runner_reopen_files(struct runner *r, const char *dir, const char *run_id, c
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s: path too long", what);
     if (access(r->csv_path, F_OK) != 0)
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s: no run '%s' (%s)", what, r->csv_path, strerror(errno));
-    ATTN_TRY(resume_trim(r->csv_path, &r->done));
+    /* another schema's run is refused before the trim rewrites any of it */
     ATTN_TRY(resume_check_schema(r->csv_path, r->samples_path));
+    ATTN_TRY(resume_trim(r->csv_path, &r->done));
+    /* the trim leaves the samples gzipped (an older run's plain file converted) */
+    ATTN_TRY(results_samples_path(r->csv_path, r->samples_path, sizeof r->samples_path));
     ATTN_TRY(open_append(r->csv_path, &r->csv_fd));
     return open_append(r->samples_path, &r->samples_fd);
 }
@@ -224,7 +226,13 @@ static int emit(struct runner *r, struct result_row *row)
     char label[ATTN_LABEL_MAX];
     struct csv_line line;
     ATTN_TRY(runner_format_row(r, row, &line));
-    if (row->timed) ATTN_TRY(results_samples_append(r->samples_fd, row));
+    /* the samples first, on the disk before the row: a row in the CSV always
+     * has its samples whole, and a crash costs at most the row in flight */
+    if (row->timed) {
+        ATTN_TRY(results_samples_append(r->samples_fd, row));
+        if (fsync(r->samples_fd) != 0)
+            return ATTN_FAIL(ATTN_ERR, "unable to sync '%s': %s", r->samples_path, strerror(errno));
+    }
     ATTN_TRY(csv_append(r->csv_fd, &line));
     r->rows_done++;
     r->rows_failed += status_failed(row->status);

@@ -1,4 +1,4 @@
-/* runner.h — measuring rows: the run's files (RUN_ID.csv, .samples.csv, .env),
+/* runner.h — measuring rows: the run's files (RUN_ID.csv, .samples.csv.gz, .env),
  * a grid point's tensors and reference, and one variant's row at a point in
  * steps (open → per mode: start, take samples, finish → close). attnbench's
  * plain sweep and its A/B worker (worker.c) both measure through these, so a
@@ -38,7 +38,7 @@ struct runner {
 int runner_init(struct runner *, const struct options *);
 void runner_close(struct runner *);
 
-/* Creates DIR/RUN_ID.csv, DIR/RUN_ID.samples.csv and DIR/RUN_ID.env. dir NULL:
+/* Creates DIR/RUN_ID.csv, DIR/RUN_ID.samples.csv.gz and DIR/RUN_ID.env. dir NULL:
  * --out, else results/<gpu>. run_id NULL: the UTC start time, made unique. */
 int runner_open_files(struct runner *, const char *dir, const char *run_id, int argc,
                       char **argv);

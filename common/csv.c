@@ -142,14 +142,18 @@ int csv_split(char *line, char **fields, int max)
     }
 }
 
-int csv_read_line(FILE *f, char *buf, size_t len)
+static int file_next(void *f) { return getc_unlocked((FILE *)f); }
+
+int csv_read_line(FILE *f, char *buf, size_t len) { return csv_read_line_from(file_next, f, buf, len); }
+
+int csv_read_line_from(int (*next)(void *src), void *src, char *buf, size_t len)
 {
     /* byte by byte: fgets cannot tell a NUL byte from the end of the line,
      * and an overlong line is skipped to its end rather than read whole */
     size_t n = 0;
     bool nul = false, overlong = false;
     int c;
-    while ((c = getc_unlocked(f)) != EOF && c != '\n') {
+    while ((c = next(src)) != EOF && c != '\n') {
         if (c == '\0') nul = true;
         if (n + 1 < len) buf[n++] = (char)c;
         else overlong = true;

@@ -48,6 +48,9 @@ int csv_split(char *line, char **fields, int max);
  * line, 0 at end of file, -1 for a line too long (skipped to its end), -2 for
  * a last line with no line end (torn), -3 for a line holding a NUL byte. */
 int csv_read_line(FILE *f, char *buf, size_t len);
+/* csv_read_line over any byte source: next(src) returns the next byte, or
+ * EOF at its end (a gzip stream's reader, results_read.c). */
+int csv_read_line_from(int (*next)(void *src), void *src, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

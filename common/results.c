@@ -1,14 +1,19 @@
-/* results.c — formatting result rows as CSV lines (results.h), and the
- * schema's name arrays (schema.h): header, rows and samples are all written
- * from them. */
+/* results.c — formatting result rows as CSV lines and writing their samples
+ * files, gzip member by member (results.h), and the schema's name arrays
+ * (schema.h): header, rows and samples are all written from them. */
 #include "results.h"
 #include "errors.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <zlib.h>
 
 const char *const result_column_names[COL_COUNT] = {
 #define ATTN_COLUMN_NAME(id, name) name,
@@ -169,9 +174,9 @@ void results_samples_header(struct csv_line *l)
     csv_line_end(l);
 }
 
-int results_samples_append(int fd, const struct result_row *r)
+/* A row's sample lines ("KEY,i,ms\n" each) into a buffer the caller frees. */
+static int sample_lines(const struct result_row *r, char **text, size_t *len)
 {
-    char key[CSV_LINE_MAX];
     struct csv_line l;
     struct cells c;
     memset(c.text, 0, sizeof c.text);
@@ -179,16 +184,59 @@ int results_samples_append(int fd, const struct result_row *r)
     csv_line_init(&l);
     for (int i = RESULT_KEY_FIRST; i <= RESULT_KEY_LAST; i++) csv_add_str(&l, c.text[i]);
     if (l.overflow) return ATTN_FAIL(ATTN_ERR, "samples key longer than %d bytes", CSV_LINE_MAX);
-    snprintf(key, sizeof key, "%s", l.text);
     const size_t per_line = l.len + 48;
     char *buf = malloc(r->nsample_ms * per_line + 1);
     if (!buf) return ATTN_FAIL(ATTN_ERR, "out of host memory for %zu samples", r->nsample_ms);
-    size_t len = 0;
+    size_t n = 0;
     for (size_t i = 0; i < r->nsample_ms; i++)
-        len += (size_t)snprintf(buf + len, per_line + 1, "%s,%zu,%.7g\n", key, i, r->sample_ms[i]);
-    int rc = csv_write_all(fd, buf, len);
-    free(buf);
+        n += (size_t)snprintf(buf + n, per_line + 1, "%s,%zu,%.7g\n", l.text, i, r->sample_ms[i]);
+    *text = buf;
+    *len = n;
+    return ATTN_OK;
+}
+
+int results_samples_append(int fd, const struct result_row *r)
+{
+    char *text;
+    size_t len;
+    ATTN_TRY(sample_lines(r, &text, &len));
+    int rc = results_samples_write(fd, text, len);
+    free(text);
     return rc;
+}
+
+int results_samples_write(int fd, const char *text, size_t len)
+{
+    if (len > UINT_MAX / 2) return ATTN_FAIL(ATTN_ERR, "%zu bytes of samples at once: too many", len);
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    /* 15 + 16: a gzip member (header and CRC), not a bare zlib stream */
+    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return ATTN_FAIL(ATTN_ERR, "zlib: unable to start compressing samples");
+    const uLong cap = deflateBound(&z, (uLong)len);
+    unsigned char *out = malloc(cap);
+    int zr = Z_MEM_ERROR;
+    if (out) {
+        z.next_in = (Bytef *)text;
+        z.avail_in = (uInt)len;
+        z.next_out = out;
+        z.avail_out = (uInt)cap;
+        zr = deflate(&z, Z_FINISH);
+    }
+    const size_t n = z.total_out;
+    deflateEnd(&z);
+    int rc = zr == Z_STREAM_END ? csv_write_all(fd, (const char *)out, n)
+                                : ATTN_FAIL(ATTN_ERR, "zlib: unable to compress samples (%d)", zr);
+    free(out);
+    return rc;
+}
+
+/* The header, as the file's first gzip member. */
+static int write_samples_header(int fd)
+{
+    struct csv_line h;
+    results_samples_header(&h);
+    return results_samples_write(fd, h.text, h.len);
 }
 
 int results_beside_path(const char *csv_path, const char *suffix, char *buf, size_t len)
@@ -203,7 +251,78 @@ int results_beside_path(const char *csv_path, const char *suffix, char *buf, siz
 
 int results_samples_path(const char *csv_path, char *buf, size_t len)
 {
-    return results_beside_path(csv_path, ".samples.csv", buf, len);
+    ATTN_TRY(results_beside_path(csv_path, RESULTS_SAMPLES_SUFFIX, buf, len));
+    if (access(buf, F_OK) == 0) return ATTN_OK;
+    char plain[1300];
+    ATTN_TRY(results_beside_path(csv_path, RESULTS_SAMPLES_PLAIN_SUFFIX, plain, sizeof plain));
+    if (access(plain, F_OK) == 0) snprintf(buf, len, "%s", plain); /* shorter: it fits */
+    return ATTN_OK;
+}
+
+int results_samples_create(const char *csv_path, char *path, size_t len, int *fd)
+{
+    char plain[1300];
+    ATTN_TRY(results_beside_path(csv_path, RESULTS_SAMPLES_PLAIN_SUFFIX, plain, sizeof plain));
+    ATTN_TRY(results_beside_path(csv_path, RESULTS_SAMPLES_SUFFIX, path, len));
+    if (access(plain, F_OK) == 0) return ATTN_FAIL(ATTN_ERR_INPUT, "'%s' exists already", plain);
+    *fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND, 0644);
+    if (*fd < 0) return ATTN_FAIL(ATTN_ERR_INPUT, "unable to create '%s': %s", path, strerror(errno));
+    int rc = write_samples_header(*fd);
+    if (rc != ATTN_OK) {
+        close(*fd);
+        *fd = -1;
+        unlink(path);
+    }
+    return rc;
+}
+
+int results_samples_begin(const char *csv_path, struct samples_rewrite *w)
+{
+    w->fd = -1;
+    ATTN_TRY(results_beside_path(csv_path, RESULTS_SAMPLES_SUFFIX, w->path, sizeof w->path));
+    ATTN_TRY(results_beside_path(csv_path, RESULTS_SAMPLES_PLAIN_SUFFIX, w->plain, sizeof w->plain));
+    snprintf(w->tmp, sizeof w->tmp, "%s.tmp", w->path);
+    w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+    if (w->fd < 0) return ATTN_FAIL(ATTN_ERR_INPUT, "unable to create '%s': %s", w->tmp, strerror(errno));
+    int rc = write_samples_header(w->fd);
+    if (rc != ATTN_OK) results_samples_abandon(w);
+    return rc;
+}
+
+int results_samples_commit(struct samples_rewrite *w)
+{
+    int rc = fsync(w->fd) == 0 ? ATTN_OK : ATTN_FAIL(ATTN_ERR, "unable to sync '%s': %s", w->tmp, strerror(errno));
+    if (close(w->fd) != 0 && rc == ATTN_OK) rc = ATTN_FAIL(ATTN_ERR, "writing '%s': %s", w->tmp, strerror(errno));
+    w->fd = -1;
+    if (rc == ATTN_OK && rename(w->tmp, w->path) != 0)
+        rc = ATTN_FAIL(ATTN_ERR, "unable to rename '%s' to '%s': %s", w->tmp, w->path, strerror(errno));
+    if (rc != ATTN_OK) {
+        unlink(w->tmp);
+        return rc;
+    }
+    /* the .gz is whole now: the plain file of an older run it replaces goes */
+    if (unlink(w->plain) != 0 && errno != ENOENT)
+        return ATTN_FAIL(ATTN_ERR, "unable to remove '%s': %s", w->plain, strerror(errno));
+    return ATTN_OK;
+}
+
+void results_samples_abandon(struct samples_rewrite *w)
+{
+    if (w->fd >= 0) close(w->fd);
+    w->fd = -1;
+    unlink(w->tmp);
+}
+
+int results_samples_remove(const char *csv_path)
+{
+    static const char *const suffixes[] = {RESULTS_SAMPLES_SUFFIX, RESULTS_SAMPLES_PLAIN_SUFFIX};
+    for (size_t i = 0; i < 2; i++) {
+        char path[1300];
+        ATTN_TRY(results_beside_path(csv_path, suffixes[i], path, sizeof path));
+        if (unlink(path) != 0 && errno != ENOENT)
+            return ATTN_FAIL(ATTN_ERR, "unable to remove '%s': %s", path, strerror(errno));
+    }
+    return ATTN_OK;
 }
 
 static const struct {

@@ -53,14 +53,48 @@ void results_set_reason(struct result_row *, const char *fmt, ...)
 void results_header(struct csv_line *);
 int results_format(const struct result_row *, struct csv_line *);
 
-/* The samples file beside a run's CSV (RUN_ID.samples.csv), long format:
- * the nine key columns, then `sample` (0, 1, ...) and `ms` (per call). */
+/* The samples file beside a run's CSV, long format: the key columns, then
+ * `sample` (0, 1, ...) and `ms` (per call). This build writes it gzipped,
+ * RUN_ID.samples.csv.gz: its header, then each timed row's samples, each a
+ * gzip member of its own, so the file is whole after every row and a
+ * concatenation of such files is one (zlib, zcat, Python's gzip and pandas
+ * read them whole). Older runs, and tools that write plain text, have
+ * RUN_ID.samples.csv: every reader takes either (zlib reads plain text as
+ * it is). */
+#define RESULTS_SAMPLES_SUFFIX ".samples.csv.gz"
+#define RESULTS_SAMPLES_PLAIN_SUFFIX ".samples.csv"
 void results_samples_header(struct csv_line *);
-/* Appends a timed row's samples with one write(2): all of them or none. */
-int results_samples_append(int fd, const struct result_row *);
-/* "DIR/RUN_ID.csv" -> "DIR/RUN_ID.samples.csv" into buf; ATTN_ERR_INPUT when
- * the path does not end in .csv or does not fit. */
+/* The one place that decides a run's samples file: "DIR/RUN_ID.csv" ->
+ * DIR/RUN_ID.samples.csv.gz when it exists or neither name does (what a
+ * writer creates), else the plain DIR/RUN_ID.samples.csv of an older run;
+ * into buf. ATTN_ERR_INPUT when the path does not end in .csv or does not
+ * fit. */
 int results_samples_path(const char *csv_path, char *buf, size_t len);
+/* Creates a new run's samples file (RESULTS_SAMPLES_SUFFIX beside
+ * csv_path; refused when a samples file of either name is there) with its
+ * header; *fd appends to it, path (len bytes) names it. */
+int results_samples_create(const char *csv_path, char *path, size_t len, int *fd);
+/* Appends a timed row's samples as one gzip member with one write(2): all of
+ * them or none. Not synced: the runner syncs them before it writes the row. */
+int results_samples_append(int fd, const struct result_row *);
+/* Appends len bytes of whole sample lines as one gzip member, as
+ * results_samples_append does. */
+int results_samples_write(int fd, const char *text, size_t len);
+/* A run's samples file written anew (resume's trim, a blessed baseline,
+ * build/merge): results_samples_begin opens RUN_ID.samples.csv.gz.tmp with
+ * its header; results_samples_commit syncs it, renames it into place and
+ * removes the plain file of an older run; results_samples_abandon removes
+ * it. Either ends it. */
+struct samples_rewrite {
+    int fd;
+    char path[1300], tmp[1310], plain[1300];
+};
+int results_samples_begin(const char *csv_path, struct samples_rewrite *);
+int results_samples_commit(struct samples_rewrite *);
+void results_samples_abandon(struct samples_rewrite *);
+/* Removes the samples file beside csv_path, of either name (none there is
+ * no error). */
+int results_samples_remove(const char *csv_path);
 /* "DIR/RUN_ID.csv" -> "DIR/RUN_ID" SUFFIX (".env", ".part-2.env") into buf;
  * the same refusals. */
 int results_beside_path(const char *csv_path, const char *suffix, char *buf, size_t len);

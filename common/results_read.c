@@ -1,6 +1,8 @@
-/* results_read.c — a results CSV read back into rows (results_read.h). The
- * reader is strict about what it needs and lenient about layout: it finds
- * columns by name, so files from other tools or later schemas still load. */
+/* results_read.c — a results CSV and its samples file (gzip, inflated
+ * member by member, or plain) read back into rows (results_read.h). The reader is strict
+ * about what it needs and lenient about layout: it finds columns by name, so
+ * files from other tools or later schemas still load; of a run a crash cut
+ * short it keeps the whole rows. */
 #include "results_read.h"
 #include "csv.h"
 #include "errors.h"
@@ -15,6 +17,8 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #define MAX_FIELDS 128
 
@@ -314,6 +318,7 @@ static int read_rows(FILE *f, const char *path, struct result_set *out, struct k
         out->count++;
     }
     ATTN_TRY(line_problem(rc, path, lineno + 1));
+    out->whole_lines = lineno;
     if (rc == -2 && nheader >= 0 && (out->count > 0 || allow_empty)) /* a crash cut the run short: keep its whole rows */
         fprintf(stderr, "warning: %s:%d: last line cut short (no line end): ignored, %zu whole rows kept\n",
                 path, lineno + 1, out->count);
@@ -336,8 +341,116 @@ static int add_sample(struct result_rec *r, double ms)
     return ATTN_OK;
 }
 
-/* The samples file (long format: key, sample, ms) into the rows of out. */
-static int read_samples(FILE *f, const char *path, struct result_set *out,
+/* A samples file's bytes: gzip data, member after member as the runner
+ * appends them, or plain text (an older run's), told apart by the gzip
+ * magic. zlib's gzread is not used: it takes whatever follows a whole
+ * member and is not a gzip header (the zeros a power loss leaves where the
+ * member in flight was to go, a member's first byte) for trailing garbage
+ * and ends the file there without a word, so that the members a resumed run
+ * appends after it would be lost. Here what follows a member must be
+ * another whole one; else the data is damaged from there (`damage` says
+ * how) and the rest is not read. */
+struct sample_src {
+    FILE *f;
+    z_stream z;
+    bool gzip, in_member, end;
+    int err;            /* errno of a failed read, or 0 */
+    char damage[96];    /* why the gzip data ends early, "" when it does not */
+    size_t pos, have;   /* out[pos, have): inflated (or plain) bytes not yet taken */
+    unsigned char in[1 << 16], out[1 << 16];
+};
+
+static int sample_src_open(const char *path, struct sample_src **out)
+{
+    struct sample_src *s = calloc(1, sizeof *s);
+    if (!s) return ATTN_FAIL(ATTN_ERR, "out of host memory");
+    s->f = fopen(path, "rb");
+    if (!s->f) {
+        free(s);
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to open: %s", path, strerror(errno));
+    }
+    const size_t n = fread(s->in, 1, sizeof s->in, s->f);
+    s->gzip = n >= 2 && s->in[0] == 0x1f && s->in[1] == 0x8b;
+    if (s->gzip && inflateInit2(&s->z, 15 + 16) != Z_OK) { /* 15 + 16: gzip members only */
+        fclose(s->f);
+        free(s);
+        return ATTN_FAIL(ATTN_ERR, "zlib: unable to start reading '%s'", path);
+    }
+    if (s->gzip) {
+        s->z.next_in = s->in;
+        s->z.avail_in = (uInt)n;
+    } else {
+        memcpy(s->out, s->in, n);
+        s->have = n;
+    }
+    if (ferror(s->f)) s->err = errno ? errno : EIO;
+    *out = s;
+    return ATTN_OK;
+}
+
+static void sample_src_close(struct sample_src *s)
+{
+    if (s->gzip) inflateEnd(&s->z);
+    fclose(s->f);
+    free(s);
+}
+
+/* Refills out[]; false at the end of the data (s->err, s->damage say why
+ * when it came early). */
+static bool sample_src_fill(struct sample_src *s)
+{
+    s->pos = s->have = 0;
+    if (s->end || s->err) return false;
+    if (!s->gzip) {
+        s->have = fread(s->out, 1, sizeof s->out, s->f);
+        if (ferror(s->f)) s->err = errno ? errno : EIO;
+        s->end = s->have == 0;
+        return s->have > 0;
+    }
+    while (s->have == 0 && !s->end) {
+        if (s->z.avail_in == 0) {
+            const size_t n = fread(s->in, 1, sizeof s->in, s->f);
+            if (ferror(s->f)) s->err = errno ? errno : EIO;
+            if (n == 0) {
+                if (s->in_member && !s->err) snprintf(s->damage, sizeof s->damage, "a gzip member cut short");
+                s->end = true;
+                break;
+            }
+            s->z.next_in = s->in;
+            s->z.avail_in = (uInt)n;
+        }
+        if (!s->in_member) {
+            inflateReset(&s->z);
+            s->in_member = true;
+        }
+        s->z.next_out = s->out;
+        s->z.avail_out = (uInt)sizeof s->out;
+        const int zr = inflate(&s->z, Z_NO_FLUSH);
+        s->have = sizeof s->out - s->z.avail_out;
+        if (zr == Z_STREAM_END) s->in_member = false;
+        else if (zr != Z_OK && zr != Z_BUF_ERROR) { /* Z_BUF_ERROR: it needs more input */
+            const long long at = (long long)ftello(s->f) - (long long)s->z.avail_in;
+            snprintf(s->damage, sizeof s->damage, "%s, at byte %lld",
+                     zr == Z_MEM_ERROR ? "out of memory" : s->z.msg ? s->z.msg : "damaged gzip data", at);
+            if (zr == Z_MEM_ERROR) s->err = ENOMEM;
+            s->end = true;
+        }
+    }
+    return s->have > 0;
+}
+
+static int sample_src_next(void *src)
+{
+    struct sample_src *s = src;
+    if (s->pos == s->have && !sample_src_fill(s)) return EOF;
+    return s->out[s->pos++];
+}
+
+/* The samples file (long format: key, sample, ms), gzip or plain, into the
+ * rows of out. What a crash can leave past the rows' samples is ignored and
+ * marks the file cut (out->samples_cut): a torn last line, a gzip member cut
+ * short, the samples of a key the CSV lacks. */
+static int read_samples(struct sample_src *f, const char *path, struct result_set *out,
                         const struct key_index *keys)
 {
     /* idx by column: the key's at their schema ids, sample and ms after them */
@@ -346,7 +459,7 @@ static int read_samples(FILE *f, const char *path, struct result_set *out,
     char *fields[MAX_FIELDS];
     int idx[S_COUNT], lineno = 0, nheader = -1, rc;
     struct result_rec *row = NULL; /* the row the previous line belonged to */
-    while ((rc = csv_read_line(f, line, sizeof line)) == 1) {
+    while ((rc = csv_read_line_from(sample_src_next, f, line, sizeof line)) == 1) {
         lineno++;
         if (line[strspn(line, " \t")] == '\0') continue;
         int n = csv_split(line, fields, MAX_FIELDS);
@@ -386,23 +499,77 @@ static int read_samples(FILE *f, const char *path, struct result_set *out,
         if (parse_num(fields[idx[S_MS]], 1e-9, 1e9, &ms) || isnan(ms))
             return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: ms '%s' is not a positive number", path,
                              lineno, fields[idx[S_MS]]);
-        if (!row) continue; /* the samples of a row the crash kept out of the CSV */
+        if (!row) { /* the samples of a row the crash kept out of the CSV */
+            out->samples_cut = true;
+            continue;
+        }
         if ((size_t)sample != row->nsample_ms)
             return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: sample %ld of a row that has %zu so far", path,
                              lineno, sample, row->nsample_ms);
         ATTN_TRY(add_sample(row, ms));
     }
-    ATTN_TRY(line_problem(rc, path, lineno + 1));
-    /* a cut last sample belongs to a row written after it, never the CSV's */
-    if (rc == -2 && nheader >= 0)
+    if (f->err == ENOMEM) return ATTN_FAIL(ATTN_ERR, "%s: out of host memory", path);
+    if (f->err) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to read: %s", path, strerror(f->err));
+    /* a cut or damaged gzip member (nothing after it can be read) and a cut
+     * last line belong to a row written after the last whole one */
+    const bool damaged = f->damage[0] != '\0';
+    if (!damaged) ATTN_TRY(line_problem(rc, path, lineno + 1));
+    if (damaged && nheader >= 0)
+        fprintf(stderr, "warning: %s:%d: gzip data cut short or damaged (%s): the rest ignored\n", path,
+                lineno + 1, f->damage);
+    else if (rc == -2 && nheader >= 0)
         fprintf(stderr, "warning: %s:%d: last line cut short (no line end): ignored\n", path, lineno + 1);
+    out->samples_cut |= damaged || rc == -2;
     if (nheader < 0) return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: empty file (no header)", path, lineno + 1);
+    out->samples_gzip = f->gzip;
+    return ATTN_OK;
+}
+
+/* "PATH: N samples for the row at line L of CSV, which says M" */
+static int counts_differ(const struct result_set *s, const struct result_rec *r)
+{
+    return ATTN_FAIL(ATTN_ERR_INPUT, "%s: %zu samples for the row at line %d of %s, which says %ld",
+                     s->samples_path, r->nsample_ms, r->line, s->path, r->samples);
+}
+
+/* The rows' sample counts against their `samples` column. A timed row with
+ * fewer than it says is where the samples file was cut, when no row after it
+ * has its own whole: it and every row after it are dropped (a one-line
+ * warning), the index built again over the rows kept. Any other
+ * disagreement is refused. */
+static int check_sample_counts(struct result_set *out, struct key_index *keys, bool allow_empty)
+{
+    size_t cut = out->count; /* the first row with too few samples */
     for (size_t i = 0; i < out->count; i++) {
         const struct result_rec *r = &out->rows[i];
-        if (r->samples != (long)r->nsample_ms && (r->samples > 0 || r->nsample_ms > 0))
-            return ATTN_FAIL(ATTN_ERR_INPUT, "%s: %zu samples for the row at line %d of %s, which says %ld",
-                             path, r->nsample_ms, r->line, out->path, r->samples);
+        if (r->samples > 0 && r->nsample_ms < (size_t)r->samples) {
+            if (cut == out->count) cut = i;
+            continue;
+        }
+        if (r->samples > 0 ? r->nsample_ms != (size_t)r->samples : r->nsample_ms > 0)
+            return counts_differ(out, r);
+        if (r->nsample_ms > 0 && cut < out->count) return counts_differ(out, &out->rows[cut]);
     }
+    if (cut == out->count) return ATTN_OK;
+    const struct result_rec *c = &out->rows[cut];
+    if (cut == 0 && !allow_empty)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: %zu samples for the row at line %d of %s, which says %ld: "
+                         "cut short, and no whole row before it", out->samples_path, c->nsample_ms, c->line,
+                         out->path, c->samples);
+    const size_t after = out->count - cut - 1;
+    char rest[64] = "";
+    if (after) snprintf(rest, sizeof rest, " and the %zu after it", after);
+    fprintf(stderr, "warning: %s:%d: %zu of the row's %ld samples in %s (cut short): the row%s ignored, "
+                    "%zu whole rows kept\n",
+            out->path, c->line, c->nsample_ms, c->samples, out->samples_path, rest, cut);
+    out->whole_lines = c->line - 1;
+    out->samples_cut = true;
+    for (size_t i = cut; i < out->count; i++) free(out->rows[i].sample_ms);
+    out->count = cut;
+    free(keys->slot);
+    *keys = (struct key_index){0};
+    const struct result_rec *dup;
+    for (size_t i = 0; i < out->count; i++) ATTN_TRY(index_add(keys, out, i, &dup));
     return ATTN_OK;
 }
 
@@ -418,11 +585,16 @@ int results_read_run(const char *path, int flags, struct result_set *out)
     struct key_index keys = {0};
     int rc = read_rows(f, path, out, &keys, flags & RESULTS_ALLOW_EMPTY);
     fclose(f);
-    char spath[600];
-    if (rc == ATTN_OK && results_samples_path(path, spath, sizeof spath) == ATTN_OK &&
-        (f = fopen(spath, "r"))) {
-        rc = read_samples(f, spath, out, &keys);
-        fclose(f);
+    char spath[sizeof out->samples_path];
+    if (rc == ATTN_OK && results_samples_path(path, spath, sizeof spath) == ATTN_OK && access(spath, F_OK) == 0) {
+        snprintf(out->samples_path, sizeof out->samples_path, "%s", spath);
+        struct sample_src *src = NULL;
+        rc = sample_src_open(spath, &src);
+        if (rc == ATTN_OK) {
+            rc = read_samples(src, spath, out, &keys);
+            sample_src_close(src);
+        }
+        if (rc == ATTN_OK) rc = check_sample_counts(out, &keys, flags & RESULTS_ALLOW_EMPTY);
     }
     out->index_slots = keys.slot;
     out->index_cap = keys.cap;
@@ -467,6 +639,33 @@ void results_free(struct result_set *s)
     s->index_slots = NULL;
     s->index_cap = 0;
     s->count = 0;
+}
+
+int results_rec_samples_append(int fd, const struct result_rec *r)
+{
+    if (!r->nsample_ms) return ATTN_OK;
+    struct result_row row;
+    results_row_init(&row);
+    row.variant = r->key.variant;
+    row.mode = r->key.mode;
+    result_key_problem(&r->key, &row.problem);
+    row.sample_ms = r->sample_ms;
+    row.nsample_ms = r->nsample_ms;
+    return results_samples_append(fd, &row);
+}
+
+int results_samples_rewrite(const char *csv_path, const struct result_set *from)
+{
+    if (!from->samples_path[0]) return results_samples_remove(csv_path);
+    struct samples_rewrite w;
+    ATTN_TRY(results_samples_begin(csv_path, &w));
+    int rc = ATTN_OK;
+    for (size_t i = 0; i < from->count && rc == ATTN_OK; i++) rc = results_rec_samples_append(w.fd, &from->rows[i]);
+    if (rc != ATTN_OK) {
+        results_samples_abandon(&w);
+        return rc;
+    }
+    return results_samples_commit(&w);
 }
 
 void result_key_problem(const struct result_key *k, struct attn_problem *p)

@@ -43,8 +43,8 @@ struct result_rec {
     double watts, mj_per_call, tflops_per_watt, temp_c; /* NaN when empty or absent */
     unsigned long long throttle;  /* THROTTLE_REASONS bits (schema.h) seen in the row */
     bool throttle_known;          /* the run recorded them (the column is there and not empty) */
-    double *sample_ms;            /* per-sample times from RUN_ID.samples.csv beside the file;
-                                     NULL without it */
+    double *sample_ms;            /* per-sample times from the samples file beside it
+                                     (results_samples_path); NULL without one */
     size_t nsample_ms;
 };
 
@@ -52,23 +52,42 @@ struct result_set {
     char path[512];
     struct result_rec *rows;
     size_t count;
+    int whole_lines;       /* the file's lines up to its last row kept: what resume_trim keeps */
+    char samples_path[600]; /* the samples file read; "" when the run has none */
+    bool samples_gzip;     /* it holds gzip data (not an older run's plain text) */
+    bool samples_cut;      /* it holds more than the kept rows' samples (a cut tail, samples of
+                              rows ignored or of no row): rewritten before rows are appended */
     size_t *index_slots, index_cap; /* private: rows by key (results_find) */
 };
 
-/* Reads path, and its samples file (results_samples_path) when there is one.
- * ATTN_ERR_INPUT with "path:line: why" for: a file that cannot be opened, no
- * header, a header without a required column, a row whose field count
- * differs from the header's, a non-numeric number, an unknown mode or status,
- * a duplicate key, a torn (unterminated) last line, no data rows; in the
- * samples file also: a sample that is not a positive number, samples out of
- * order, a timed row whose sample count differs from its `samples` column.
- * Samples of keys the CSV lacks (a row cut by a crash) are ignored. */
+/* Reads path, and its samples file (results_samples_path: gzip or plain)
+ * when there is one. ATTN_ERR_INPUT with "path:line: why" for: a file that
+ * cannot be opened, no header, a header without a required column, a row
+ * whose field count differs from the header's, a non-numeric number, an
+ * unknown mode or status, a duplicate key, a torn (unterminated) last line
+ * with no whole row before it, no data rows; in the samples file also: a
+ * sample that is not a positive number, samples out of order, more samples
+ * for a row than its `samples` column says, fewer for a row followed by a
+ * whole one. What a crash cuts off is ignored, with a one-line warning
+ * naming file:line, and the run's rows before it kept: a torn last line of
+ * either file, a gzip member cut short or followed by what is not one (the
+ * zeros a power loss leaves), the samples of rows the CSV lacks,
+ * and a row whose samples are incomplete (a timed row with fewer samples
+ * than it says, when no later row has all of its own: the samples file was
+ * cut there) together with every row after it. */
 int results_read(const char *path, struct result_set *out);
 /* results_read with flags: RESULTS_ALLOW_EMPTY accepts a run with a header
  * and no whole row yet (a sweep stopped before its first row ended). */
 #define RESULTS_ALLOW_EMPTY 1
 int results_read_run(const char *path, int flags, struct result_set *out);
 void results_free(struct result_set *);
+/* Appends a row's samples as read back, as the runner wrote them
+ * (results_samples_append); nothing for a row without samples. */
+int results_rec_samples_append(int fd, const struct result_rec *);
+/* The samples of from's rows, in its order, written anew beside csv_path
+ * (results_samples_begin/commit); when from has no samples file, csv_path's
+ * is removed (either name). */
+int results_samples_rewrite(const char *csv_path, const struct result_set *from);
 /* The key of a row as results_format wrote it (every column, in the schema's
  * order), split by csv_split; `where` names it in messages. */
 int results_line_key(char **fields, int n, const char *where, struct result_key *k);

@@ -4,11 +4,11 @@
  * build renames away with -Dmain=report_main_unused).
  *
  * Input: a results CSV, optionally followed by a line "==samples==" and its
- * RUN_ID.samples.csv, and/or a line "==env==" and the run's RUN_ID.env (the
+ * samples file (plain text or gzip data), and/or a line "==env==" and the run's RUN_ID.env (the
  * environment file report_data reads gpu_name and peak_gemm_bf16_tflops
  * from), samples before env when both. The input is cut at its first
  * "==env==" line, what precedes at its first "==samples==" line. The parts
- * are written to this process's scratch directory as r.csv, r.samples.csv,
+ * are written to this process's scratch directory as r.csv, r.samples.csv.gz,
  * r.env (each removed when absent); results_read() reads the CSV, and when
  * it parses, report_data() writes into the scratch's out/ directory
  * (emptied before each call) three times:
@@ -60,7 +60,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     fuzz_write(fuzz_path(thresholds_path, sizeof thresholds_path, "thresholds.conf"),
                (const uint8_t *)thresholds, sizeof thresholds - 1);
     fuzz_path(csv_path, sizeof csv_path, "r.csv");
-    fuzz_path(samples_path, sizeof samples_path, "r.samples.csv");
+    fuzz_path(samples_path, sizeof samples_path, "r.samples.csv.gz");
     fuzz_path(env_path, sizeof env_path, "r.env");
     fuzz_path(out_dir, sizeof out_dir, "out");
     struct result_set check;

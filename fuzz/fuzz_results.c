@@ -3,10 +3,11 @@
  * gate's comparison and printers (bench/gate/gate.c, bench/gate/shift.c).
  *
  * Input: a results CSV, optionally followed by a line "==samples==" and the
- * RUN_ID.samples.csv that results_read() looks for beside it. Both are
- * written to this process's scratch directory as r.csv / r.samples.csv (the
- * samples file is removed when the input has no separator line) and read
- * with results_read(). When that succeeds, gate_compare() runs with the
+ * samples file that results_read() looks for beside it, plain text or gzip
+ * data. Both are written to this process's scratch directory as r.csv /
+ * r.samples.csv.gz (the name this build writes; zlib reads plain text under
+ * it as it is; the samples file is removed when the input has no separator
+ * line) and read with results_read(). When that succeeds, gate_compare() runs with the
  * built-in thresholds on: the set against itself, a fixed small valid set
  * (with samples, so the Hodges–Lehmann path runs) against it, and it against
  * that set with both allow_* options; the first report is printed as
@@ -61,7 +62,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     }
     gate_thresholds_default(&defaults);
     fuzz_path(csv_path, sizeof csv_path, "r.csv");
-    fuzz_path(samples_path, sizeof samples_path, "r.samples.csv");
+    fuzz_path(samples_path, sizeof samples_path, "r.samples.csv.gz");
     return 0;
 }
 

@@ -5,9 +5,11 @@
 # than the power columns) says so and draws nothing.
 #   gnuplot -c plots/energy.gp DATADIR OUTFILE [png|svg]
 load ARG1."/meta.gp"
+if (npanels == 0) { print "energy.gp: no panel on this figure page: nothing to draw"; exit }
 if (!have_energy) { print "energy.gp: no power recorded in this run: nothing to draw"; exit }
 fig_title = sprintf("Attention forward energy efficiency — %s", gpu_name)
 fig_subtitle = sprintf("%s · run %s · TFLOP per joule = TFLOP/s ÷ average board power", grid_note, run_id)
+fig_key = "legend_energy"
 call "plots/style.gp" (ARG3 eq "" ? "png" : ARG3) ARG2 sprintf("%d", npanels)
 set yrange [0:*]
 set ylabel "TFLOP per joule (TFLOP/s per W)"
@@ -20,5 +22,5 @@ do for [p = 1:npanels] {
     }
 }
 eval fig_legend
-plot for [i = 1:nvariants] NaN with linespoints lt vlt(i) title variant_name[i]
+plot for [i = 1:nvariants] NaN with linespoints lt vlt(i) title (legend_energy[i] ? variant_name[i] : "")
 unset multiplot

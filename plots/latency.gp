@@ -3,8 +3,10 @@
 # row was not ok.
 #   gnuplot -c plots/latency.gp DATADIR OUTFILE [png|svg]
 load ARG1."/meta.gp"
+if (npanels == 0) { print "latency.gp: no panel on this figure page: nothing to draw"; exit }
 fig_title = sprintf("Attention forward latency — %s", gpu_name)
 fig_subtitle = sprintf("%s · run %s", grid_note, run_id)
+fig_key = "legend_ms"
 call "plots/style.gp" (ARG3 eq "" ? "png" : ARG3) ARG2 sprintf("%d", npanels)
 set logscale y 10
 set format y "%g"
@@ -18,5 +20,5 @@ do for [p = 1:npanels] {
     }
 }
 eval fig_legend
-plot for [i = 1:nvariants] NaN with linespoints lt vlt(i) title variant_name[i]
+plot for [i = 1:nvariants] NaN with linespoints lt vlt(i) title (legend_ms[i] ? variant_name[i] : "")
 unset multiplot

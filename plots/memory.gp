@@ -6,8 +6,10 @@
 # draw their 0).
 #   gnuplot -c plots/memory.gp DATADIR OUTFILE [png|svg]
 load ARG1."/meta.gp"
+if (npanels == 0) { print "memory.gp: no panel on this figure page: nothing to draw"; exit }
 fig_title = sprintf("Extra device memory — %s", gpu_name)
 fig_subtitle = sprintf("%s · run %s", grid_note, run_id) . (mem_note eq "" ? "" : " · ".mem_note)
+fig_key = "legend_mem"
 call "plots/style.gp" (ARG3 eq "" ? "png" : ARG3) ARG2 sprintf("%d", npanels)
 # a little room under zero, so that markers on the zero line stay clear of
 # the border; tics from 0 up only
@@ -27,5 +29,5 @@ do for [p = 1:npanels] {
     }
 }
 eval fig_legend
-plot for [i = 1:nvariants] NaN with linespoints lt vlt(i) title variant_name[i]
+plot for [i = 1:nvariants] NaN with linespoints lt vlt(i) title (legend_mem[i] ? variant_name[i] : "")
 unset multiplot

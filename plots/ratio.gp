@@ -1,7 +1,9 @@
 # ratio.gp — current / baseline per row, as the gate (bench/gate/gate.c) sees
-# it: one panel per head_dim × causal (or model shape), x = S, one marker
-# series per variant (the colours of the other figures; a PyTorch peer a
-# shade darker), filled = cold rows, open = graph rows (+ = hot), every
+# it, for a baseline measured together with the run (the two sides of one
+# A/B run: report_measured_together; for runs measured apart it draws
+# nothing and says why, meta.gp's ratio_why): one panel per head_dim ×
+# causal (or model shape), x = S, one marker series per variant (the
+# colours and marker shapes of the other figures), filled = cold rows, open = graph rows (+ = hot), every
 # mode the two runs share; the red bar at each S is the allowed ratio, 1 +
 # the row's limit (bench/gate/thresholds.conf); a black ring marks a row the
 # gate calls throttled (slower, at an SM clock lower by more than the
@@ -11,12 +13,15 @@
 # drawn at their S too.
 #   gnuplot -c plots/ratio.gp DATADIR OUTFILE [png|svg]
 load ARG1."/meta.gp"
-if (!have_ratio) { print "ratio.gp: no baseline given: nothing to draw"; exit }
+if (!have_ratio) { print "ratio.gp: ".ratio_why.": nothing to draw"; exit }
 fig_title = sprintf("Current / baseline time per row — %s", gpu_name)
 modes_text = ""
 do for [m in ratio_modes] { modes_text = modes_text . (modes_text eq "" ? "" : ", ") . m }
-fig_subtitle = sprintf("%s · run %s against baseline %s · %d rows (%s) · %d throttled · %d slower than allowed", \
-    grid_shape, run_id, baseline_run_id, ratio_rows, modes_text, ratio_throttled, ratio_slower)
+fig_subtitle = sprintf("%s · run %s against baseline %s · %d rows (%s)%s · %d slower than allowed", \
+    grid_shape, run_id, baseline_run_id, ratio_rows, modes_text, \
+    ratio_throttled ? sprintf(" · %d throttled", ratio_throttled) : "", ratio_slower)
+fig_key = "legend_ratio"
+fig_key_extra = words(ratio_modes) + 3; fig_key_extra_len = strlen("throttled")
 call "plots/style.gp" (ARG3 eq "" ? "png" : ARG3) ARG2 sprintf("%d", nratio_panels)
 set yrange [ratio_ymin:ratio_ymax]
 set ytics format "%.2f"
@@ -25,7 +30,7 @@ set ylabel "current / baseline (median time)"
 # variant i sits dodge(i) octaves off its S
 dodge(i) = (i - (nvariants + 1) / 2.0) * (nvariants > 1 ? 0.5 / nvariants : 0)
 xat(x, i) = x * 2 ** dodge(i)
-mark(m, i) = m == 0 ? pt_filled[variant_colour[i]] : m == 1 ? pt_open[variant_colour[i]] : 1
+mark(m, i) = m == 0 ? variant_pt_filled[i] : m == 1 ? variant_pt_open[i] : 1
 bar = 0.32
 set multiplot
 do for [p = 1:nratio_panels] {
@@ -39,10 +44,10 @@ do for [p = 1:nratio_panels] {
          for [i = 1:nvariants] f index i - 1 using (xat($1, i)):($8 != 0 ? $2 : NaN) with points pt 6 ps 2.6 lw 2 lc rgb "#d62728" notitle
 }
 eval fig_legend
-set key maxrows 1 width -2 samplen 1.5
-plot for [i = 1:nvariants] NaN with points lt vlt(i) pt pt_filled[variant_colour[i]] title variant_name[i], \
+set key width -2 samplen 1.5
+plot for [i = 1:nvariants] NaN with points lt vlt(i) pt variant_pt_filled[i] title (legend_ratio[i] ? variant_name[i] : ""), \
      for [m in ratio_modes] NaN with points pt (m eq "cold" ? 7 : m eq "graph" ? 6 : 1) lc rgb "#666666" title m, \
      NaN with lines lw 3 lc rgb "#d62728" title "1 + limit", \
-     NaN with points pt 6 ps 1.8 lw 1.5 lc rgb "#000000" title "throttled", \
-     NaN with points pt 6 ps 1.8 lw 2 lc rgb "#d62728" title "SLOWER"
+     NaN with points pt 6 ps 1.8 lw 1.5 lc rgb "#000000" title (ratio_throttled ? "throttled" : ""), \
+     NaN with points pt 6 ps 1.8 lw 2 lc rgb "#d62728" title (ratio_slower ? "SLOWER" : "")
 unset multiplot

@@ -4,7 +4,8 @@
 # row, as many rows as they need: a run of model shapes has five or more,
 # and the figure grows in height, each panel keeping its size); Y2 1 when
 # the panels carry a second y axis (room on the right).
-# Before the call a script sets fig_title and fig_subtitle. The panels are
+# Before the call a script sets fig_title and fig_subtitle, and fig_key (and
+# fig_key_extra, fig_key_extra_len: the legend's size, below). The panels are
 # drawn with no key; the figure's ONE legend is a strip under the title and
 # subtitle, across the whole width, drawn last from NaN functions (gnuplot
 # 5.4's `keyentry` alone in a plot trips an assertion):
@@ -21,8 +22,32 @@ cols = npan > 1 ? 2 : 1
 nrows = int(ceil(npan / real(cols)))
 cell_w = cols > 1 ? 700 : 980
 cell_h = 430
-band = 112
 fig_w = cols * cell_w
+# a legend of more than 8 variants (ours and the PyTorch peers) packs its
+# entries closer: two rows of six fit the strip; with peers, longer line
+# samples, so that the legend shows their dash
+legend_width = exists("nvariants") && nvariants > 8 ? -2 : 1
+legend_samplen = exists("npeers") && npeers > 0 ? 3.5 : 2.5
+# the strip grows with the rows its entries take, so that no entry runs into
+# the subtitle or a panel: fig_key names the script's legend array (1 where
+# variant i is listed; all of them without it), fig_key_extra and
+# fig_key_extra_len count its other entries and the longest of their
+# titles; gnuplot fits as many columns (12 at most) as the longest title
+# allows, an entry about (title + sample + 4) characters of 8.9 px in the
+# PNG's font, 9.7 in the SVG's
+key_n = exists("fig_key_extra") ? fig_key_extra : 0
+key_len = exists("fig_key_extra_len") ? fig_key_extra_len : 0
+if (exists("nvariants")) {
+    do for [i = 1:nvariants] {
+        listed = 1
+        if (exists("fig_key")) { eval sprintf("listed = %s[%d]", fig_key, i) }
+        if (listed) { key_n = key_n + 1; key_len = strlen(variant_name[i]) > key_len ? strlen(variant_name[i]) : key_len }
+    }
+}
+key_cols = int(0.98 * fig_w / ((key_len + legend_samplen + legend_width + 4) * (ARG1 eq "svg" ? 9.7 : 8.9)))
+key_cols = key_cols < 1 ? 1 : key_cols > 12 ? 12 : key_cols
+key_rows = int(ceil(key_n / real(key_cols)))
+band = 112 + (key_rows > 2 ? 17 * (key_rows - 2) : 0)
 fig_h = band + nrows * cell_h
 
 if (ARG1 eq "svg") {
@@ -44,11 +69,6 @@ panel_at(p) = sprintf("set lmargin at screen %.5f; set rmargin at screen %.5f; s
     sy(band + row_of(p) * cell_h + m_top), sy(band + (row_of(p) + 1) * cell_h - m_bottom))
 
 unset key
-# a legend of more than 8 variants (ours and the PyTorch peers) packs its
-# entries closer: two rows of six fit the strip; with peers, longer line
-# samples, so that the legend shows their dash
-legend_width = exists("nvariants") && nvariants > 8 ? -2 : 1
-legend_samplen = exists("npeers") && npeers > 0 ? 3.5 : 2.5
 # the legend strip: everything the panels set, undone; title, subtitle and
 # key at the top (the label texts are the variables, never eval'd text)
 fig_legend = "unset logscale; unset border; unset tics; unset xlabel; unset ylabel; unset y2label; " . \
@@ -64,35 +84,20 @@ set grid xtics ytics mxtics mytics lw 1 lc rgb "#e4e4e4", lw 1 lc rgb "#f2f2f2"
 set tics textcolor rgb "#333333"
 set title offset 0, -0.4 font ",13"
 
-# one colour and marker per variant (colour-blind safe): our variants take
-# linetypes 1-8 in the run's order, solid with filled markers; a PyTorch
-# peer (torch_*) takes 11-18, the same colours a shade darker (black and
-# grey as they are), dashed, with open markers, in the colour of the variant
-# of ours it pairs with (torch_sdpa_cudnn with cudnn_sdpa, ...). meta.gp says which variant is
-# which (variant_peer, variant_colour: bench/report/report_data.c); vlt(i) is the
-# linetype of variant i in every figure.
-set linetype 1 lc rgb "#0072b2" lw 2 pt 7 ps 1.0
-set linetype 2 lc rgb "#e69f00" lw 2 pt 5 ps 1.0
-set linetype 3 lc rgb "#009e73" lw 2 pt 9 ps 1.1
-set linetype 4 lc rgb "#cc79a7" lw 2 pt 11 ps 1.1
-set linetype 5 lc rgb "#d55e00" lw 2 pt 13 ps 1.1
-set linetype 6 lc rgb "#56b4e9" lw 2 pt 15 ps 1.1
-set linetype 7 lc rgb "#000000" lw 2 pt 7 ps 1.0
-set linetype 8 lc rgb "#999999" lw 2 pt 5 ps 1.0
+# one colour and marker per variant, the same in every figure of every run:
+# meta.gp gives each its look (variant_rgb, variant_pt, variant_ps,
+# variant_peer: bench/report/report_data.c's table, the one place that
+# lists them), our variants solid with filled markers, a PyTorch peer
+# (torch_*) dashed with open ones; linetype i is variant i's, vlt(i) names
+# it in every script
 peer_dash = "dt (12, 6)"
-eval "set linetype 11 lc rgb '#004c78' lw 2 pt 6 ps 1.1 " . peer_dash
-eval "set linetype 12 lc rgb '#a87400' lw 2 pt 4 ps 1.1 " . peer_dash
-eval "set linetype 13 lc rgb '#00674b' lw 2 pt 8 ps 1.2 " . peer_dash
-eval "set linetype 14 lc rgb '#a34d80' lw 2 pt 10 ps 1.2 " . peer_dash
-eval "set linetype 15 lc rgb '#9c4400' lw 2 pt 12 ps 1.2 " . peer_dash
-eval "set linetype 16 lc rgb '#2a86bd' lw 2 pt 14 ps 1.2 " . peer_dash
-eval "set linetype 17 lc rgb '#000000' lw 2 pt 6 ps 1.1 " . peer_dash
-eval "set linetype 18 lc rgb '#999999' lw 2 pt 4 ps 1.1 " . peer_dash
-set linetype cycle 8
-vlt(i) = variant_colour[i] + (variant_peer[i] ? 10 : 0)
-# the same markers filled and open (ratio.gp: cold vs graph rows), by colour
-array pt_filled[8] = [7, 5, 9, 11, 13, 15, 7, 5]
-array pt_open[8] = [6, 4, 8, 10, 12, 14, 6, 4]
+if (exists("nvariants")) {
+    do for [i = 1:nvariants] {
+        set linetype i lc rgb variant_rgb[i] lw 2 pt variant_pt[i] ps variant_ps[i] dt solid
+        if (variant_peer[i]) { eval sprintf("set linetype %d %s", i, peer_dash) }
+    }
+}
+vlt(i) = i
 
 # sequence lengths are powers of two: a log2 axis with plain numbers, from
 # the smallest S to the largest drawn (meta.gp), with room on both sides;
@@ -100,7 +105,7 @@ array pt_open[8] = [6, 4, 8, 10, 12, 14, 6, 4]
 set logscale x 2
 set format x "%.0f"
 set xlabel "sequence length S (tokens)" offset 0, 0.3
-if (exists("seq_min") && seq_min > 0) { set xrange [seq_min * 2 ** -0.4 : seq_max * 2 ** 0.4] }
+if (exists("seq_min") && seq_min > 0) { set xrange [seq_min * 2 ** -seq_pad : seq_max * 2 ** seq_pad] }
 
 # a panel with no value to draw: its frame and a note (gnuplot refuses a
 # plot without a single point), on the y range of the figure's other panels

@@ -6,10 +6,12 @@
 # has no peak: TFLOP/s on a linear axis from 0 instead.
 #   gnuplot -c plots/throughput.gp DATADIR OUTFILE [png|svg]
 load ARG1."/meta.gp"
+if (npanels == 0) { print "throughput.gp: no panel on this figure page: nothing to draw"; exit }
 have_peak = peak_tflops == peak_tflops && peak_tflops > 0
 fig_title = sprintf("Attention forward throughput — %s", gpu_name)
 fig_subtitle = sprintf("%s · run %s", grid_note, run_id) . \
     (have_peak ? sprintf(" · 100%% = this run's bf16 GEMM peak, %.0f TFLOP/s", peak_tflops) : " · no GEMM peak measured (run without --peak)")
+fig_key = "legend_tflops"
 call "plots/style.gp" (ARG3 eq "" ? "png" : ARG3) ARG2 sprintf("%d", npanels) (have_peak ? "1" : "0")
 if (have_peak) {
     # 0–100%, further only if a variant beat the GEMM peak
@@ -36,5 +38,5 @@ do for [p = 1:npanels] {
     }
 }
 eval fig_legend
-plot for [i = 1:nvariants] NaN with linespoints lt vlt(i) title variant_name[i]
+plot for [i = 1:nvariants] NaN with linespoints lt vlt(i) title (legend_tflops[i] ? variant_name[i] : "")
 unset multiplot

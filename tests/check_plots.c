@@ -89,6 +89,7 @@ struct fixture {
     bool cudnn, naive;          /* headline needs cudnn_sdpa rows, speedup naive rows */
     bool power;                 /* energy needs rows with a TFLOP per joule */
     bool torch;                 /* speedup_torch needs PyTorch peer rows beside ours */
+    bool together;              /* ratio needs the baseline measured with the run: one A/B pair */
 };
 
 static const char *const scripts[] = {"headline", "throughput",    "latency", "speedup",
@@ -98,7 +99,8 @@ static const char *const scripts[] = {"headline", "throughput",    "latency", "s
 static bool draws(const struct fixture *fx, const char *script)
 {
     return !(!strcmp(script, "headline") && !fx->cudnn) && !(!strcmp(script, "speedup") && !fx->naive) &&
-           !(!strcmp(script, "ratio") && !fx->baseline) && !(!strcmp(script, "energy") && !fx->power) &&
+           !(!strcmp(script, "ratio") && !(fx->baseline && fx->together)) &&
+           !(!strcmp(script, "energy") && !fx->power) &&
            !(!strcmp(script, "speedup_torch") && !fx->torch);
 }
 
@@ -202,7 +204,8 @@ END_TEST
 
 START_TEST(test_full_run_renders)
 {
-    render_all(&(struct fixture){"tests/fixtures/full.csv", "tests/fixtures/full.csv", false, true, false, false});
+    render_all(&(struct fixture){"tests/fixtures/full.csv", "tests/fixtures/full.csv", false, true, false, false, false});
+    ck_assert_msg(data_has("meta.gp", "^ratio_why = 'the baseline is the run itself'$"), "no reason for the missing ratio figure");
     assert_report_page("tests/fixtures/full.csv");
 }
 END_TEST
@@ -211,7 +214,7 @@ END_TEST
  * cudnn_sdpa; results/h200/power/): the energy figure is drawn. */
 START_TEST(test_power_run_renders)
 {
-    render_all(&(struct fixture){"tests/fixtures/power.csv", NULL, true, false, true, false});
+    render_all(&(struct fixture){"tests/fixtures/power.csv", NULL, true, false, true, false, false});
     ck_assert_msg(data_has("meta.gp", "^have_energy = 1$"), "meta.gp does not say the run has power");
 }
 END_TEST
@@ -219,16 +222,14 @@ END_TEST
 START_TEST(test_fused_run_renders)
 {
     /* cudnn_sdpa and the fused kernels, a peak in fused.env, and a baseline
-     * in which flash_hopper S=4096 D=128 causal cold ran at a higher clock
-     * (the gate: throttled) and flash_mma S=512 D=64 full graph was faster
-     * at the same clock (the gate: SLOWER) */
-    render_all(&(struct fixture){"tests/fixtures/fused.csv", "tests/fixtures/fused_base.csv", true, true, false, false});
+     * measured a day apart (fused_base.csv, no A/B run in common): its
+     * ratio is not drawn, and meta.gp and the page say why */
+    render_all(&(struct fixture){"tests/fixtures/fused.csv", "tests/fixtures/fused_base.csv", true, true, false, false,
+                                 false});
     ck_assert_msg(data_has("meta.gp", "^peak_tflops = 798.2$"), "the peak of fused.env is not in meta.gp");
-    /* no peers: every variant solid, linetypes 1-5 in the run's order, and
-     * speedup_torch has nothing to draw */
-    ck_assert_msg(data_has("meta.gp", "^array variant_peer\\[5\\] = \\[0, 0, 0, 0, 0\\]$") &&
-                      data_has("meta.gp", "^array variant_colour\\[5\\] = \\[1, 2, 3, 4, 5\\]$"),
-                  "meta.gp changes the look of a run without peers");
+    /* no peers: every variant solid, each in its own look */
+    ck_assert_msg(data_has("meta.gp", "^array variant_peer\\[5\\] = \\[0, 0, 0, 0, 0\\]$"),
+                  "meta.gp marks a peer in a run without peers");
     ck_assert_msg(data_has("meta.gp", "^have_torch = 0$"), "meta.gp claims PyTorch rows in a run without peers");
     ck_assert_msg(data_has("meta.gp", "^grid_note = 'batch = 16384 / S, heads = 2048 / D, bf16, cold mode'$"),
                   "meta.gp lacks the grid's note");
@@ -236,14 +237,46 @@ START_TEST(test_fused_run_renders)
     ck_assert_msg(data_has("meta.gp", "^array headline_show\\[5\\] = \\[0, 0, 0, 1, 1\\]$"),
                   "the headline does not show exactly flash_mma and flash_hopper");
     ck_assert_msg(data_has("meta.gp", "^headline_note = 'not shown: naive, inplace, "), "no note on what is left out");
-    /* the ratio data carry the gate's verdicts: seq ratio allowed lo hi mode throttled slower batch */
-    ck_assert_msg(data_has("ratio_D128_causal.dat", "^4096 1.05[0-9]* 1.03 NaN NaN 0 1 0 4$"),
-                  "the throttled row is not marked in ratio_D128_causal.dat");
-    ck_assert_msg(data_has("ratio_D64_full.dat", "^512 1.09[0-9]* 1.06 NaN NaN 1 0 1 32$"),
-                  "the slower row is not marked in ratio_D64_full.dat");
-    ck_assert_msg(data_has("meta.gp", "^ratio_throttled = 1$") && data_has("meta.gp", "^ratio_slower = 1$"),
-                  "meta.gp does not count the throttled and slower rows");
+    /* measured apart: no ratio data, the reason in meta.gp and on the page */
+    ck_assert_msg(data_has("meta.gp", "^have_ratio = 0$") &&
+                      data_has("meta.gp", "^ratio_why = 'the run (20261130T045458Z) and the baseline "
+                                          "(20261130T042431Z) were measured apart"),
+                  "a baseline measured apart is not refused with its reason");
+    ck_assert_msg(sh("ls %s/data | grep -q '^ratio_'", dir) != 0, "ratio files were written for runs measured apart");
+    ck_assert_int_eq(sh("%s html tests/fixtures/fused.csv %s --baseline tests/fixtures/fused_base.csv >/dev/null",
+                        tool_path("report"), dir), 0);
+    ck_assert_msg(sh("grep -q 'Current / baseline per row: not drawn</p>' %s/report.html && "
+                     "grep -q 'were measured apart, not as the two sides of one A/B run' %s/report.html", dir, dir) == 0,
+                  "the page does not say why the ratio figure is missing");
     assert_report_page("tests/fixtures/fused.csv");
+}
+END_TEST
+
+/* A real A/B pair (tests/fixtures/ab_base.csv, ab_cand.csv: one ab_run on
+ * both sides, results/h200/ab/20261202T004443Z without its samples): the
+ * ratio figure is drawn, with the gate's verdicts; a candidate row made 8%
+ * slower is marked SLOWER. */
+START_TEST(test_ab_pair_ratio_drawn)
+{
+    char cand[160];
+    snprintf(cand, sizeof cand, "%s/cand.csv", dir);
+    /* the D=128 causal S=1024 row's times 8% longer */
+    ck_assert_int_eq(sh("awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } "
+                        "NR > 1 && $c[\"seq_len\"] == 1024 && $c[\"head_dim\"] == 128 && $c[\"causal\"] == 1 "
+                        "{ $c[\"ms_median\"] *= 1.08 } { print }' tests/fixtures/ab_cand.csv > %s",
+                        cand), 0);
+    render_all(&(struct fixture){cand, "tests/fixtures/ab_base.csv", false, false, true, false, true});
+    ck_assert_msg(data_has("meta.gp", "^have_ratio = 1$") && data_has("meta.gp", "^ratio_rows = 12$") &&
+                      data_has("meta.gp", "^nratio_panels = 6$"),
+                  "the A/B pair's ratio figure lacks its 12 rows in 6 panels");
+    ck_assert_msg(data_has("ratio_D128_causal.dat", "^1024 1.08[0-9]* 1.0[0-9]* NaN NaN 0 0 1 16$"),
+                  "the slowed row is not marked SLOWER in ratio_D128_causal.dat");
+    ck_assert_msg(data_has("meta.gp", "^ratio_slower = 1$") && data_has("meta.gp", "^ratio_throttled = 0$"),
+                  "meta.gp does not count the slower row");
+    ck_assert_int_eq(sh("%s html %s %s --baseline tests/fixtures/ab_base.csv >/dev/null", tool_path("report"), cand, dir), 0);
+    ck_assert_msg(sh("grep -q 'id=\"fig-ratio\".*<img src=\"ratio.png\"' %s/report.html || "
+                     "grep -A2 'id=\"fig-ratio\"' %s/report.html | grep -q 'src=\"ratio.png\"'", dir, dir) == 0,
+                  "the page does not show the pair's ratio figure");
 }
 END_TEST
 
@@ -251,14 +284,15 @@ END_TEST
  * PyTorch peers (torch_*) at three points, cold and graph. */
 START_TEST(test_peers_run_renders)
 {
-    render_all(&(struct fixture){"tests/fixtures/peers.csv", NULL, true, true, true, true});
-    /* the peers are marked, and paired by colour with ours: torch_naive and
-     * torch_inplace with naive and inplace, torch_sdpa_flash with flash_mma,
-     * torch_sdpa_cudnn with cudnn_sdpa; ours keep linetypes 1-5 */
+    render_all(&(struct fixture){"tests/fixtures/peers.csv", NULL, true, true, true, true, false});
+    /* the peers are marked, and paired by hue with ours (a darker shade):
+     * torch_naive with naive, torch_sdpa_cudnn with cudnn_sdpa */
     ck_assert_msg(data_has("meta.gp", "^array variant_peer\\[12\\] = \\[0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1\\]$"),
                   "meta.gp does not mark exactly the torch_* variants as peers");
-    ck_assert_msg(data_has("meta.gp", "^array variant_colour\\[12\\] = \\[1, 2, 3, 4, 5, 1, 2, 6, 7, 4, 3, 8\\]$"),
-                  "meta.gp does not pair the peers' colours with ours");
+    ck_assert_msg(data_has("meta.gp", "^array variant_rgb\\[12\\] = \\['#0072b2', '#e69f00', '#009e73', '#cc79a7', "
+                                      "'#d55e00', '#004c78', '#a87400', '#9c4400', '#2a86bd', '#a34d80', '#00674b', "
+                                      "'#000000'\\]$"),
+                  "meta.gp does not give the variants their listed colours");
     /* drawn dashed: torch_sdpa_cudnn (#00674b) and torch_naive (#004c78) in
      * dashes, cudnn_sdpa (#009e73) and naive (#0072b2) solid */
     ck_assert_msg(svg_dashed_in("latency.svg", 0, 103, 75) && svg_dashed_in("latency.svg", 0, 76, 120),
@@ -297,7 +331,7 @@ END_TEST
  * set the peers against. */
 START_TEST(test_peers_only_run_renders)
 {
-    render_all(&(struct fixture){"tests/fixtures/peers_only.csv", NULL, false, false, true, false});
+    render_all(&(struct fixture){"tests/fixtures/peers_only.csv", NULL, false, false, true, false, false});
     ck_assert_msg(data_has("meta.gp", "^array variant_peer\\[7\\] = \\[1, 1, 1, 1, 1, 1, 1\\]$"),
                   "meta.gp does not mark the peers");
     ck_assert_msg(data_has("meta.gp", "^have_torch = 0$"), "speedup_torch claims data without our variants");
@@ -316,9 +350,15 @@ static const char *const llm_files[] = {"H16_KV1_D128_causal", "H32_KV8_D128_cau
 START_TEST(test_llm_run_has_a_panel_per_shape)
 {
     /* cudnn_sdpa has rows (ok at D=192 only), so has naive, power and a
-     * PyTorch peer; the run against itself as its baseline for the ratio
-     * panels */
-    render_all(&(struct fixture){"tests/fixtures/llm.csv", "tests/fixtures/llm.csv", true, true, true, true});
+     * PyTorch peer; for the ratio panels, the run against a copy of itself
+     * as the two sides of one A/B run (its ab_run set on both) */
+    char llm[160], base[160];
+    snprintf(llm, sizeof llm, "%s/llm.csv", dir);
+    snprintf(base, sizeof base, "%s/llm_base.csv", dir);
+    /* ab_run is the last column but one (a reason before it may hold quoted commas) */
+    ck_assert_int_eq(sh("sed -E '2,$ s/,[^,]*,([^,]*)$/,AB1,\\1/' tests/fixtures/llm.csv > %s && cp %s %s && "
+                        "cp tests/fixtures/llm.env %s/llm.env", llm, llm, base, dir), 0);
+    render_all(&(struct fixture){llm, base, true, true, true, true, true});
     ck_assert_msg(data_has("meta.gp", "^npanels = 5$"), "meta.gp does not have one panel per model shape");
     ck_assert_msg(data_has("meta.gp", "^array panel_title\\[5\\] = \\['H=16 KV=1 (MQA), D=128, causal', "
                                       "'H=32 KV=8, D=128, causal', 'H=64 KV=8, D=128, causal', "
@@ -352,7 +392,7 @@ START_TEST(test_llm_run_has_a_panel_per_shape)
 
     /* the page: a table section per shape under the figures' titles, and
      * the grid named by its shapes */
-    assert_report_page("tests/fixtures/llm.csv");
+    assert_report_page(llm);
     char page[128];
     snprintf(page, sizeof page, "%s/report.html", dir);
     ck_assert_msg(sh("grep -q '5 model shapes (H=16 KV=1 D=128, H=32 KV=8 D=128, H=64 KV=8 D=128, H=16 D=192, "
@@ -381,7 +421,7 @@ START_TEST(test_one_grouped_shape_is_named)
     snprintf(csv, sizeof csv, "%s/one_shape.csv", dir);
     ck_assert_int_eq(sh("(head -1 tests/fixtures/llm.csv; grep ',bf16,[0-9]*,64,8,' tests/fixtures/llm.csv) >%s", csv), 0);
     /* cudnn_sdpa skips every grouped point: the headline has nothing to draw */
-    render_all(&(struct fixture){csv, NULL, false, true, true, true});
+    render_all(&(struct fixture){csv, NULL, false, true, true, true, false});
     ck_assert_msg(data_has("meta.gp", "^array panel_title\\[1\\] = \\['H=64 KV=8, D=128, causal'\\]$"),
                   "a run of one grouped shape does not name it");
     ck_assert_msg(data_has("meta.gp", "panel_H64_KV8_D128_causal.dat"), "its panel file is not named by the shape");
@@ -428,7 +468,7 @@ END_TEST
 START_TEST(test_gaps_render)
 {
     /* oom and skipped rows and a variant missing at one point: still figures */
-    render_all(&(struct fixture){"tests/fixtures/gaps.csv", "tests/fixtures/full.csv", false, true, false, false});
+    render_all(&(struct fixture){"tests/fixtures/gaps.csv", "tests/fixtures/full.csv", false, true, false, false, false});
     char path[128];
     snprintf(path, sizeof path, "%s/data/panel_D128_full.dat", dir);
     /* the gap is kept as a gap: NaN where naive was oom at S=4096 */
@@ -441,14 +481,14 @@ END_TEST
 
 START_TEST(test_single_point_renders)
 {
-    render_all(&(struct fixture){"tests/fixtures/single.csv", NULL, false, true, false, false});
+    render_all(&(struct fixture){"tests/fixtures/single.csv", NULL, false, true, false, false, false});
 }
 END_TEST
 
 START_TEST(test_one_variant_renders)
 {
     /* inplace only: no naive to be faster than, no cudnn_sdpa */
-    render_all(&(struct fixture){"tests/fixtures/one_variant.csv", NULL, false, false, false, false});
+    render_all(&(struct fixture){"tests/fixtures/one_variant.csv", NULL, false, false, false, false, false});
 }
 END_TEST
 
@@ -474,7 +514,7 @@ START_TEST(test_data_strings_do_not_run)
     static const char *const pwned[] = {"/tmp/attnbench-pwned-gpu", "/tmp/attnbench-pwned-variant",
                                         "/tmp/attnbench-pwned-env"};
     for (size_t i = 0; i < 3; i++) remove(pwned[i]);
-    render_all(&(struct fixture){"tests/fixtures/hostile.csv", "tests/fixtures/hostile.csv", false, true, false, false});
+    render_all(&(struct fixture){"tests/fixtures/hostile.csv", "tests/fixtures/hostile.csv", false, true, false, false, false});
     for (size_t i = 0; i < 3; i++) ck_assert_msg(file_size(pwned[i]) < 0, "loading the data ran a command: %s", pwned[i]);
     /* the text is kept, as text */
     ck_assert_msg(data_has("meta.gp", "^gpu = 'x\\\";system(\\\"touch /tmp/attnbench-pwned-gpu\\\");y=\\\"'$"),
@@ -495,6 +535,340 @@ START_TEST(test_malformed_csv_is_refused)
 }
 END_TEST
 
+/* ------------------------------------------------------- looks, limits */
+
+/* A run written for a test: DIR/NAME, every variant at S = 512, 1024, 2048
+ * (batch·S = 16384, H = 16) for each head_dim of dims, non-causal and
+ * causal, cold; ok rows, except a variant named skip_* (all skipped) and
+ * naive made slow enough to leave the headline. */
+static void write_run(const char *name, const char *const *variants, int nv, const int *dims, int nd)
+{
+    char path[192];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("run_id,gpu,variant,dtype,batch,heads,seq_len,head_dim,causal,mode,status,reason,samples,"
+          "ms_median,noise_rel,tflops,extra_mem_mib\n", f);
+    for (int v = 0; v < nv; v++)
+        for (int d = 0; d < nd; d++)
+            for (int c = 0; c <= 1; c++)
+                for (int seq = 512; seq <= 2048; seq *= 2) {
+                    const bool skip = !strncmp(variants[v], "skip_", 5);
+                    const double ms = (1 + 0.05 * v) * (seq / 512.0) * (c ? 0.6 : 1) * (strcmp(variants[v], "naive") ? 1 : 4);
+                    fprintf(f, "T,h200,%s,bf16,%d,16,%d,%d,%d,cold,%s,%s,%s,", variants[v], 16384 / seq, seq, dims[d], c,
+                            skip ? "skipped" : "ok", skip ? "made up" : "", skip ? "" : "10");
+                    if (skip) fputs(",,,\n", f);
+                    else fprintf(f, "%.6g,0.002,%.6g,0\n", ms, 100 / ms);
+                }
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Item i (0-based) of "array NAME[N] = [a, b, ...]" in DIR/data/meta.gp
+ * (or PAGE/meta.gp under it), into buf; false when there is none. */
+static bool meta_item(const char *page, const char *name, int i, char *buf, size_t len)
+{
+    char path[256], want[96];
+    snprintf(path, sizeof path, "%s/data/%s%smeta.gp", dir, page, page[0] ? "/" : "");
+    char *text = slurp(path);
+    snprintf(want, sizeof want, "\narray %s[", name);
+    char *at = strstr(text, want);
+    bool found = false;
+    if (at && (at = strstr(at, "= ["))) {
+        at += 3;
+        for (int k = 0; k < i && at; k++) at = strstr(at, ", ") ? strstr(at, ", ") + 2 : NULL;
+        if (at) {
+            size_t n = strcspn(at, ",]\n");
+            snprintf(buf, len, "%.*s", (int)n, at);
+            found = true;
+        }
+    }
+    free(text);
+    return found;
+}
+
+/* Variant name's index in meta.gp's variant_name[] (0-based), -1 if absent. */
+static int meta_variant(const char *name)
+{
+    char item[96], want[96];
+    snprintf(want, sizeof want, "'%s'", name);
+    for (int i = 0; meta_item("", "variant_name", i, item, sizeof item); i++)
+        if (!strcmp(item, want)) return i;
+    return -1;
+}
+
+/* "RGB PT" of a variant in meta.gp: its look. */
+static void look_of(const char *variant, char *buf, size_t len)
+{
+    char rgb[32] = "?", pt[16] = "?";
+    const int i = meta_variant(variant);
+    ck_assert_msg(i >= 0, "meta.gp lacks the variant %s", variant);
+    ck_assert_msg(meta_item("", "variant_rgb", i, rgb, sizeof rgb) && meta_item("", "variant_pt", i, pt, sizeof pt),
+                  "meta.gp gives %s no colour and marker", variant);
+    snprintf(buf, len, "%s %s", rgb, pt);
+}
+
+/* A variant has one colour and marker in every run, whatever the run's
+ * order of variants: cudnn_sdpa and flash_hopper in fused.csv (3rd and 5th
+ * of 5 variants), in the peers' run (of 12) and in the hopper-shapes set's
+ * run (flash_hopper first of 2). */
+START_TEST(test_looks_are_the_variants_own)
+{
+    static const char *const runs[] = {"tests/fixtures/fused.csv", "tests/fixtures/peers.csv",
+                                       "results/h200/hopper-shapes/20261202T000042Z.csv"};
+    static const char *const named[] = {"cudnn_sdpa", "flash_hopper"};
+    char first[2][64];
+    for (size_t r = 0; r < 3; r++) {
+        report_data(&(struct fixture){runs[r], NULL, false, false, false, false, false});
+        for (int v = 0; v < 2; v++) {
+            char look[64];
+            look_of(named[v], look, sizeof look);
+            if (!r) snprintf(first[v], sizeof first[v], "%s", look);
+            else ck_assert_msg(!strcmp(look, first[v]), "%s looks '%s' in %s, '%s' in %s", named[v], look, runs[r],
+                               first[v], runs[0]);
+        }
+        ck_assert_int_eq(sh("rm -rf %s/data", dir), 0);
+    }
+    ck_assert_str_eq(first[0], "'#009e73' 9");
+    ck_assert_str_eq(first[1], "'#d55e00' 13");
+}
+END_TEST
+
+/* A variant the table does not list gets a look from its name's hash: the
+ * same in two runs with other company, none of a listed variant's colours,
+ * and two such variants of one run never alike. */
+START_TEST(test_unlisted_variant_keeps_one_look)
+{
+    static const int dims[] = {64};
+    static const char *const a[] = {"zeta_kernel", "naive"};
+    static const char *const b[] = {"naive", "cudnn_sdpa", "omega_kernel", "zeta_kernel", "torch_new_peer"};
+    char csv[192], look_a[64], look_b[64], other[64], peer[64];
+    write_run("a.csv", a, 2, dims, 1);
+    write_run("b.csv", b, 5, dims, 1);
+    snprintf(csv, sizeof csv, "%s/a.csv", dir);
+    report_data(&(struct fixture){csv, NULL, false, false, false, false, false});
+    look_of("zeta_kernel", look_a, sizeof look_a);
+    ck_assert_int_eq(sh("rm -rf %s/data", dir), 0);
+    snprintf(csv, sizeof csv, "%s/b.csv", dir);
+    report_data(&(struct fixture){csv, NULL, false, false, false, false, false});
+    look_of("zeta_kernel", look_b, sizeof look_b);
+    look_of("omega_kernel", other, sizeof other);
+    look_of("torch_new_peer", peer, sizeof peer);
+    ck_assert_msg(!strcmp(look_a, look_b), "zeta_kernel looks '%s' in one run, '%s' in another", look_a, look_b);
+    ck_assert_msg(strcmp(look_b, other) && strcmp(look_b, peer) && strcmp(other, peer),
+                  "two unlisted variants look alike: %s / %s / %s", look_b, other, peer);
+    /* an unlisted peer is a peer: dashed */
+    char dashed[8];
+    ck_assert(meta_item("", "variant_peer", meta_variant("torch_new_peer"), dashed, sizeof dashed));
+    ck_assert_str_eq(dashed, "1");
+    /* none of the listed colours (the twelve of the peers' run) */
+    ck_assert_int_eq(sh("rm -rf %s/data", dir), 0);
+    report_data(&(struct fixture){"tests/fixtures/peers.csv", NULL, false, false, false, false, false});
+    for (int i = 0; i < 12; i++) {
+        char rgb[32];
+        ck_assert(meta_item("", "variant_rgb", i, rgb, sizeof rgb));
+        ck_assert_msg(strncmp(look_a, rgb, strlen(rgb)), "zeta_kernel takes the listed colour %s", rgb);
+        ck_assert_msg(strncmp(other, rgb, strlen(rgb)), "omega_kernel takes the listed colour %s", rgb);
+    }
+}
+END_TEST
+
+/* 17 variants and 40 panels: every variant and panel is drawn, the panels
+ * over two figures of REPORT_PAGE_PANELS (24) and 16, the page showing
+ * both; a variant with no ok row is left out of every legend. */
+START_TEST(test_every_variant_and_panel_drawn)
+{
+    const char *variants[17] = {"naive", "cudnn_sdpa", "flash_hopper", "skip_me"};
+    char names[17][16];
+    for (int v = 4; v < 17; v++) {
+        snprintf(names[v], sizeof names[v], "kernel_%02d", v);
+        variants[v] = names[v];
+    }
+    int dims[20];
+    for (int d = 0; d < 20; d++) dims[d] = 8 * (d + 1);
+    write_run("wide.csv", variants, 17, dims, 20);
+    char csv[192];
+    snprintf(csv, sizeof csv, "%s/wide.csv", dir);
+    report_data(&(struct fixture){csv, NULL, true, true, false, false, false});
+    ck_assert_msg(data_has("meta.gp", "^nvariants = 17$"), "not every variant is in meta.gp");
+    ck_assert_msg(data_has("meta.gp", "^npanels = 24$") && data_has("page-2/meta.gp", "^npanels = 16$") &&
+                      data_has("meta.gp", "^figure_pages = 2$"),
+                  "the 40 panels are not split 24 + 16 over two figures");
+    ck_assert_int_eq(sh("test $(ls %s/data/panel_*.dat | wc -l) -eq 40", dir), 0);
+    /* the 17th variant's block is in the files, and it has a look */
+    ck_assert_msg(data_has("panel_D160_causal.dat", "^# kernel_16$"), "the 17th variant's block is missing");
+    char item[32];
+    ck_assert_msg(meta_item("page-2", "variant_rgb", 16, item, sizeof item), "the 17th variant has no colour");
+    /* legends: skip_me has no point anywhere; kernel_16 has */
+    ck_assert_msg(meta_item("", "legend_ms", 3, item, sizeof item) && !strcmp(item, "0"), "skip_me is in the legend");
+    ck_assert_msg(meta_item("page-2", "legend_ms", 16, item, sizeof item) && !strcmp(item, "1"),
+                  "kernel_16 is left out of the legend");
+    /* both figures render, and the page shows both */
+    char out[192];
+    snprintf(out, sizeof out, "%s/latency.png", dir);
+    ck_assert_int_eq(sh("gnuplot -c plots/latency.gp %s/data %s png 2>/dev/null", dir, out), 0);
+    assert_png(out);
+    snprintf(out, sizeof out, "%s/latency-2.png", dir);
+    ck_assert_int_eq(sh("gnuplot -c plots/latency.gp %s/data/page-2 %s png 2>/dev/null", dir, out), 0);
+    assert_png(out);
+    ck_assert_int_eq(sh("%s html %s %s >/dev/null", tool_path("report"), csv, dir), 0);
+    ck_assert_msg(sh("grep -q 'src=\"latency-2.png\"' %s/report.html && grep -q '(figure 2 of 2)' %s/report.html", dir,
+                     dir) == 0,
+                  "the page does not show the second latency figure");
+    ck_assert_msg(sh("grep -q '>kernel_16<' %s/report.html", dir) == 0, "the page's tables lack the 17th variant");
+}
+END_TEST
+
+/* The headline's value labels, as meta.gp and the panel files place them,
+ * in a panel's plot fractions: no label box meets another label, a drawn
+ * series' line or point, or the parity line, nor leaves the plot — in the
+ * crowded committed run (12 variants, 5 drawn) and in fused.csv. */
+static int labels_checked;
+
+static double frac_x(double seq, double lo, double span) { return (log2(seq) - lo) / span; }
+
+static void check_labels_of(const char *panel_file, int nv, const bool *shown, double ymin, double ymax,
+                            double lo, double span, double w, double h)
+{
+    /* per variant: up to 16 points (x, y, label y) */
+    enum { MAXP = 16 };
+    double x[64][MAXP], y[64][MAXP], ly[64][MAXP];
+    int n[64] = {0}, v = -1;
+    FILE *f = fopen(panel_file, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#') v++;
+        if (line[0] == '#' || line[0] == '\n') continue;
+        double c[10];
+        char *p = line;
+        for (int k = 0; k < 10; k++) c[k] = strtod(p, &p);
+        ck_assert(v >= 0 && v < 64 && n[v] < MAXP);
+        x[v][n[v]] = frac_x(c[0], lo, span);
+        y[v][n[v]] = (c[5] - ymin) / (ymax - ymin);
+        ly[v][n[v]] = (c[8] - ymin) / (ymax - ymin);
+        n[v]++;
+    }
+    fclose(f);
+    ck_assert_int_eq(v + 1, nv);
+    const double one = (1 - ymin) / (ymax - ymin);
+    for (int a = 0; a < nv; a++)
+        for (int i = 0; i < n[a]; i++) {
+            if (!isfinite(ly[a][i])) continue;
+            labels_checked++;
+            const double x0 = x[a][i] - w / 2, x1 = x[a][i] + w / 2, y0 = ly[a][i] - h / 2, y1 = ly[a][i] + h / 2;
+            ck_assert_msg(x0 >= 0 && x1 <= 1 && y0 >= 0 && y1 <= 1, "%s: a label leaves the plot", panel_file);
+            ck_assert_msg(one < y0 || one > y1, "%s: a label sits on the parity line", panel_file);
+            for (int b = 0; b < nv; b++)
+                for (int j = 0; j < n[b]; j++) {
+                    if (b != a || j != i) /* another label */
+                        ck_assert_msg(!(isfinite(ly[b][j]) && fabs(x[b][j] - x[a][i]) < w && fabs(ly[b][j] - ly[a][i]) < h),
+                                      "%s: two labels meet", panel_file);
+                    if (!shown[b] || !isfinite(y[b][j])) continue;
+                    /* a point, or the segment to the next one, inside the box */
+                    ck_assert_msg(!(x[b][j] > x0 && x[b][j] < x1 && y[b][j] > y0 && y[b][j] < y1),
+                                  "%s: a label covers a point", panel_file);
+                    if (j + 1 >= n[b] || !isfinite(y[b][j + 1])) continue;
+                    for (int k = 0; k <= 20; k++) {
+                        const double t = k / 20.0, px = x[b][j] + t * (x[b][j + 1] - x[b][j]),
+                                     py = y[b][j] + t * (y[b][j + 1] - y[b][j]);
+                        ck_assert_msg(!(px > x0 && px < x1 && py > y0 && py < y1), "%s: a label sits on a line",
+                                      panel_file);
+                    }
+                }
+        }
+}
+
+static double meta_number(const char *name)
+{
+    char path[192], want[64];
+    snprintf(path, sizeof path, "%s/data/meta.gp", dir);
+    snprintf(want, sizeof want, "\n%s = ", name);
+    char *text = slurp(path), *at = strstr(text, want);
+    double v = at ? atof(at + strlen(want)) : NAN;
+    free(text);
+    ck_assert_msg(isfinite(v), "meta.gp lacks %s", name);
+    return v;
+}
+
+/* The PNG's height (IHDR, big-endian at byte 16 + 4). */
+static long png_height(const char *path)
+{
+    unsigned char h[24] = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    const size_t n = fread(h, 1, sizeof h, f);
+    fclose(f);
+    return n == sizeof h ? ((long)h[20] << 24) | ((long)h[21] << 16) | ((long)h[22] << 8) | h[23] : -1;
+}
+
+/* A legend of 48 variants takes five rows of ten: its strip grows with
+ * them (the panels move down, the figure grows), so that no entry runs into
+ * the subtitle or a panel's title; 12 variants keep the strip of two rows. */
+START_TEST(test_legend_strip_grows_with_its_rows)
+{
+    const char *variants[48] = {"naive", "cudnn_sdpa"};
+    char names[48][16];
+    for (int v = 2; v < 48; v++) {
+        snprintf(names[v], sizeof names[v], "kernel_%02d", v);
+        variants[v] = names[v];
+    }
+    const int dims[1] = {64};
+    for (int many = 0; many <= 1; many++) {
+        write_run("legend.csv", variants, many ? 48 : 12, dims, 1);
+        char csv[192], out[192];
+        snprintf(csv, sizeof csv, "%s/legend.csv", dir);
+        snprintf(out, sizeof out, "%s/latency.png", dir);
+        ck_assert_int_eq(sh("rm -rf %s/data", dir), 0);
+        report_data(&(struct fixture){csv, NULL, true, true, false, false, false});
+        ck_assert_int_eq(sh("gnuplot -c plots/latency.gp %s/data %s png 2>/dev/null", dir, out), 0);
+        /* one row of two panels, 430 px, under a strip of 112 px for two legend rows, 17 px a row more */
+        ck_assert_int_eq(png_height(out), 112 + 430 + (many ? 3 * 17 : 0));
+    }
+}
+END_TEST
+
+/* A headline value a little under 1 is written with the digits that keep
+ * it under 1 (flash_hopper's 0.9954 at D = 64, S = 8192 in the committed
+ * run is "0.995", below the parity line, not "1.00"). */
+START_TEST(test_headline_label_keeps_its_side)
+{
+    report_data(&(struct fixture){"results/h200/20261201T034152Z.csv", NULL, false, false, false, false, false});
+    const double v = panel_value("panel_D64_full.dat", "flash_hopper", 8192, 6);
+    ck_assert_msg(v >= 0.995 && v < 1, "the committed run's value moved (%g)", v);
+    ck_assert_msg(isfinite(panel_value("panel_D64_full.dat", "flash_hopper", 8192, 9)), "the value has no label");
+    ck_assert_int_eq(sh("gnuplot -c plots/headline.gp %s/data %s/h.svg svg 2>/dev/null", dir, dir), 0);
+    ck_assert_msg(sh("grep -q '>%.3f<' %s/h.svg", v, dir) == 0, "the label of %g is not written %.3f", v, v);
+}
+END_TEST
+
+START_TEST(test_headline_labels_clear)
+{
+    static const char *const runs[] = {"results/h200/20261201T034152Z.csv", "tests/fixtures/fused.csv"};
+    labels_checked = 0;
+    for (size_t r = 0; r < 2; r++) {
+        ck_assert_int_eq(sh("rm -rf %s/data", dir), 0);
+        report_data(&(struct fixture){runs[r], NULL, false, false, false, false, false});
+        const int nv = (int)meta_number("nvariants"), np = (int)meta_number("npanels");
+        bool shown[64];
+        for (int v = 0; v < nv; v++) {
+            char item[8];
+            ck_assert(meta_item("", "headline_show", v, item, sizeof item));
+            shown[v] = !strcmp(item, "1");
+        }
+        const double pad = meta_number("seq_pad"), lo = log2(meta_number("seq_min")) - pad,
+                     span = log2(meta_number("seq_max")) + pad - lo;
+        for (int p = 0; p < np; p++) {
+            char file[256];
+            ck_assert(meta_item("", "panel_file", p, file, sizeof file));
+            file[strlen(file) - 1] = '\0'; /* the quotes */
+            check_labels_of(file + 1, nv, shown, meta_number("headline_ymin"), meta_number("headline_ymax"), lo, span,
+                            meta_number("label_w"), meta_number("label_h"));
+        }
+    }
+    ck_assert_msg(labels_checked > 40, "only %d labels placed", labels_checked);
+}
+END_TEST
+
 static Suite *plots_suite(void)
 {
     Suite *s = suite_create("plots");
@@ -504,6 +878,7 @@ static Suite *plots_suite(void)
     tcase_add_test(t, test_tools_present);
     tcase_add_test(t, test_full_run_renders);
     tcase_add_test(t, test_fused_run_renders);
+    tcase_add_test(t, test_ab_pair_ratio_drawn);
     tcase_add_test(t, test_power_run_renders);
     tcase_add_test(t, test_peers_run_renders);
     tcase_add_test(t, test_peers_only_run_renders);
@@ -516,6 +891,12 @@ static Suite *plots_suite(void)
     tcase_add_test(t, test_headline_without_cudnn_draws_nothing);
     tcase_add_test(t, test_data_strings_do_not_run);
     tcase_add_test(t, test_malformed_csv_is_refused);
+    tcase_add_test(t, test_looks_are_the_variants_own);
+    tcase_add_test(t, test_unlisted_variant_keeps_one_look);
+    tcase_add_test(t, test_every_variant_and_panel_drawn);
+    tcase_add_test(t, test_headline_labels_clear);
+    tcase_add_test(t, test_headline_label_keeps_its_side);
+    tcase_add_test(t, test_legend_strip_grows_with_its_rows);
     suite_add_tcase(s, t);
     return s;
 }

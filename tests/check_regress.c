@@ -184,8 +184,8 @@ static void format_row(const struct rspec *s, const char *run_id, struct csv_lin
 }
 
 /* Writes the header and the rows to the fixture `name` (a path under the
- * fixture directory), and their samples to NAME.samples.csv when a row has
- * any; the run id is the file name without ".csv", so that two fixtures are
+ * fixture directory), and their samples to NAME.samples.csv.gz when a row
+ * has any; the run id is the file name without ".csv", so that two fixtures are
  * two runs. */
 static path_t write_rows(const char *name, const struct rspec *rows, size_t n)
 {
@@ -205,15 +205,11 @@ static path_t write_rows(const char *name, const struct rspec *rows, size_t n)
         any |= rows[i].nsamples > 0;
     }
     ck_assert_int_eq(fclose(f), 0);
-    ck_assert_int_eq(results_samples_path(p.s, spath, sizeof spath), ATTN_OK);
-    if (!any) {
-        unlink(spath); /* a fixture of an earlier test may have left one */
-        return p;
-    }
-    int fd = open(spath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ck_assert_int_ge(fd, 0);
-    results_samples_header(&l);
-    ck_assert_int_eq(csv_append(fd, &l), ATTN_OK);
+    /* a fixture of an earlier test may have left one */
+    ck_assert_int_eq(results_samples_remove(p.s), ATTN_OK);
+    if (!any) return p;
+    int fd;
+    ck_assert_int_eq(results_samples_create(p.s, spath, sizeof spath, &fd), ATTN_OK);
     for (size_t i = 0; i < n; i++) {
         if (rows[i].nsamples <= 0) continue;
         struct result_row r;
@@ -1723,7 +1719,7 @@ START_TEST(test_samples_read_back)
     }
     results_free(&set);
     /* without the samples file the run still loads, with summaries only */
-    path_t sp = tmp_path("run.samples.csv");
+    path_t sp = tmp_path("run.samples.csv.gz");
     ck_assert_int_eq(unlink(sp.s), 0);
     read_ok(p.s, &set);
     ck_assert_ptr_null(set.rows[0].sample_ms);
@@ -1758,6 +1754,7 @@ START_TEST(test_samples_malformed)
             strcat(text, key);
             strncat(text, l, (size_t)(strchr(l, '\n') - l + 1));
         }
+        unlink(tmp_path("run.samples.csv.gz").s); /* an older run's plain file instead */
         path_t sp = write_text("run.samples.csv", text);
         struct result_set set;
         ck_assert_int_eq(results_read(p.s, &set), ATTN_ERR_INPUT);
@@ -1772,6 +1769,7 @@ START_TEST(test_samples_malformed)
     strcat(text, head);
     for (int i = 0; i < 6; i++) sprintf(text + strlen(text), "%s%d,1\n", key, i);
     strcat(text, "naive,bf16,2,16,2048,64,1,cold,0,4\n");
+    unlink(tmp_path("run.samples.csv.gz").s);
     write_text("run.samples.csv", text);
     struct result_set set;
     read_ok(p.s, &set);
@@ -2165,7 +2163,7 @@ START_TEST(test_bless_gates_and_logs)
     free(after);
     char *kept = slurp(tmp_path("res/h200/baselines/baseline-20261201T000000Z.csv").s);
     ck_assert_str_eq(kept, before);
-    char *ks = slurp(tmp_path("res/h200/baselines/baseline-20261201T000000Z.samples.csv").s);
+    char *ks = slurp(tmp_path("res/h200/baselines/baseline-20261201T000000Z.samples.csv.gz").s);
     ck_assert_msg(strlen(ks) > 0, "the kept baseline's samples are missing");
     free(ks);
     free(kept);
@@ -2567,7 +2565,7 @@ START_TEST(test_bless_never_loses_a_baseline)
     char *before = slurp(base.s);
     write_rows("res/h200/20261202T000000Z.csv", k, 2);
     char cmd[800];
-    snprintf(cmd, sizeof cmd, "trap '' XFSZ; ulimit -f 2; %s --results-dir '%s' --bless", REGRESS, res.s);
+    snprintf(cmd, sizeof cmd, "trap '' XFSZ; ulimit -f 1; %s --results-dir '%s' --bless", REGRESS, res.s);
     r = run_shell(cmd, tmpdir);
     ck_assert_msg(r.status == 2, "a blessing past the file-size limit exited %d: %s", r.status, r.err);
     run_free(&r);

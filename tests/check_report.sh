@@ -11,8 +11,12 @@
 # markup in the input files shown as text (escaped), and a run with PyTorch
 # peers (tests/fixtures/peers.csv): peers compete for the fastest kernel per
 # point, marked "(PyTorch)", the speedup-over-PyTorch table holds the run's
-# numbers, and that page too fits 1400 px; and a run of model shapes
-# (tests/fixtures/llm.csv): its tables grouped by shape, fitting 1400 px.
+# numbers, and that page too fits 1400 px; a run of model shapes
+# (tests/fixtures/llm.csv): its tables grouped by shape, fitting 1400 px;
+# a run whose rows come from several revisions: its first section says
+# which, with their dates; and make plots / make report / make figures in a
+# scratch tree: which run they draw, and that no file name or figures.conf
+# line runs a command.
 #
 # Needs: build/report (make build/report) and Chromium from Debian
 # (apt-get install chromium; found as chromium or chromium-browser), bash,
@@ -310,6 +314,130 @@ else
     else
         ok "model shapes: a table section per shape (H=16 KV=1 (MQA), D=128, causal, ...), no sideways scrolling"
     fi
+fi
+
+# A run assembled from three revisions (the committed plots/h200 run, its
+# rows measured by cbd4fe3 and then extended with --extend --force by
+# a48f90f and adf03dd): the first section, "What ran", names every
+# revision with its rows and when they were measured, and the .env's
+# continuations, before anything else on the page.
+X=$TMP/mixed
+mkdir -p "$X"
+if ! "$REPORT_BIN" html results/h200/20261201T034152Z.csv "$X" >"$X/out" 2>&1; then
+    fail "revisions: build/report html refused results/h200/20261201T034152Z.csv: $(tr '\n' ' ' <"$X/out")"
+else
+    sed -n '/id="run"/,/id="headline"/p' "$X/report.html" >"$X/run.html"
+    if grep -q 'the rows come from 3 revisions' "$X/run.html" &&
+        grep -q '<code>cbd4fe390dd5</code> (454 rows, 2026-12-01T' "$X/run.html" &&
+        grep -q '<code>a48f90fd3b16</code> (50 rows, ' "$X/run.html" &&
+        grep -q '<code>adf03dd90fb4</code> (96 rows, ' "$X/run.html" &&
+        [ "$(grep -o 'extended 2026-12-01T[0-9:]*Z by <code>' "$X/run.html" | wc -l)" = 5 ]; then
+        ok "revisions: the page's first section names the 3 revisions of its rows, their dates and the 5 extensions"
+    else
+        fail "revisions: the first section of a run of 3 revisions does not name them, their rows and dates, and its extensions"
+    fi
+fi
+
+# make plots, make report and make figures, run in a scratch tree whose
+# code, plots/*.gp and build/ are this checkout's (links) and whose
+# results/ and plots/<gpu>/figures.conf are the test's: a results file
+# named to run a command when a shell reads its name (the newest run), and
+# figures.conf lines that would run one, run nothing; figures.conf is read
+# as data (an unknown key or an unsafe value refused as figures.conf:LINE,
+# exit 2); a value with a quote is refused; and make plots takes the run
+# figures.conf names over the newest, saying so.
+F=$TMP/farm
+mkdir -p "$F/results/tgpu" "$F/plots/tgpu" "$F/plots/evil" "$F/plots/evil2"
+for f in Makefile bench common variants tests fuzz tools .ci build; do ln -s "$PWD/$f" "$F/$f"; done
+for f in plots/*.gp; do ln -s "$PWD/$f" "$F/$f"; done
+cp tests/fixtures/single.csv "$F/results/tgpu/20991231T000000Z.csv"
+hostile='20991231T000001Z;touch${IFS}X;.csv'
+cp tests/fixtures/single.csv "$F/results/tgpu/$hostile"
+rev=$(sed -n 's/^#define ATTN_GIT_REV "\(.*\)"$/\1/p' build/build_info.h) # nothing rebuilds
+fmake() { (cd "$F" && timeout 300 make --no-print-directory GIT_REV="$rev" "$@" >"$TMP/make.out" 2>&1); }
+fmake plots GPU=tgpu
+rc=$?
+if [ -e "$F/X" ]; then
+    fail "make plots: the results file named '$hostile' ran its command (X was created)"
+elif [ $rc != 0 ] || ! grep -qF "make plots: results/tgpu/$hostile (the newest run under results/tgpu/" "$TMP/make.out"; then
+    fail "make plots: the newest run, '$hostile', was not drawn as a file (exit $rc): $(grep -v '^[✓✗]' "$TMP/make.out" | head -n 3 | tr '\n' ' ')"
+else
+    fmake report GPU=tgpu
+    rc=$?
+    if [ -e "$F/X" ] || [ $rc != 0 ]; then
+        fail "make report: the file named '$hostile' ran its command or was refused (exit $rc)"
+    else
+        ok "make plots, make report: the newest run named '$hostile' is drawn as a file, nothing runs"
+    fi
+fi
+rm -rf "build/plots/tgpu"
+echo 'RESULTS=results/tgpu/20991231T000000Z.csv' >"$F/plots/tgpu/figures.conf"
+if fmake plots GPU=tgpu && grep -q '^make plots: results/tgpu/20991231T000000Z.csv (named by plots/tgpu/figures.conf' "$TMP/make.out"; then
+    ok "make plots: the run plots/<gpu>/figures.conf names, not the newest, and it says so"
+else
+    fail "make plots: did not take the run figures.conf names: $(grep '^make' "$TMP/make.out" | head -n 2 | tr '\n' ' ')"
+fi
+rm -rf "build/plots/tgpu"
+printf '%s\n' '# a line that would run a command where the shell parses it' 'RESULTS=results/tgpu/20991231T000000Z.csv' \
+    'PLOT_DIR=x;{touch,X};' >"$F/plots/evil/figures.conf"
+printf '%s\n' 'RESULTS=results/tgpu/a;{touch,X};.csv' >"$F/plots/evil2/figures.conf"
+fmake figures GPU=evil
+rc1=$?
+grep -q '^make figures: plots/evil/figures.conf:3: unknown key .PLOT_DIR.' "$TMP/make.out"
+said1=$?
+fmake figures GPU=evil2
+rc2=$?
+grep -q '^make figures: plots/evil2/figures.conf:1: RESULTS=.*: a path of letters, digits' "$TMP/make.out"
+said2=$?
+if [ -e "$F/X" ] || [ -e "$F/x" ]; then
+    fail "make figures: a figures.conf line ran its command"
+elif [ $rc1 != 2 ] || [ $rc2 != 2 ] || [ $said1 != 0 ] || [ $said2 != 0 ]; then
+    fail "make figures: hostile figures.conf lines not refused as figures.conf:LINE with exit 2 ($rc1, $rc2): $(grep '^make' "$TMP/make.out" | head -n 1)"
+else
+    ok "make figures: figures.conf read as data, an unknown key and an unsafe value refused as figures.conf:LINE"
+fi
+fmake plots "RESULTS=results/tgpu/it's.csv"
+rc=$?
+if [ $rc = 2 ] && grep -q "^make plots: RESULTS=.*single quote: refused" "$TMP/make.out"; then
+    ok "make plots: a RESULTS= value with a quote refused, exit 2"
+else
+    fail "make plots: a RESULTS= value with a quote not refused (exit $rc)"
+fi
+
+# A PLOT_DIR= that gnuplot would read as a command: a file name that starts
+# with '|' (set output) or '<' (load, plot) runs it; the directory is named
+# from ./ instead, and the figures are drawn into it.
+for d in '|touch X;' '<touch X;'; do
+    rm -f "$F/X"
+    fmake plots RESULTS=results/tgpu/20991231T000000Z.csv "PLOT_DIR=$d"
+    rc=$?
+    if [ -e "$F/X" ]; then
+        fail "make plots: PLOT_DIR='$d' ran its command (X was created)"
+    elif [ $rc != 0 ] || [ ! -s "$F/$d/latency.png" ]; then
+        fail "make plots: PLOT_DIR='$d' not drawn into as a directory (exit $rc): $(grep -v '^[✓✗]' "$TMP/make.out" | tail -n 2 | tr '\n' ' ')"
+    else
+        ok "make plots: PLOT_DIR='$d' is a directory to gnuplot, nothing runs"
+    fi
+    rm -rf -- "${F:?}/$d"
+done
+
+# make figures: the committed set is PNG only (no SVG, none left from before),
+# each PNG in a palette (IHDR colour type 3: pngquant), and its page.
+touch "$F/plots/tgpu/stale.svg"
+fmake figures GPU=tgpu
+rc=$?
+svgs=$(find "$F/plots/tgpu" -name '*.svg' | wc -l)
+pngs=0 rgb=0
+for f in "$F"/plots/tgpu/*.png; do
+    [ -f "$f" ] || continue
+    pngs=$((pngs + 1))
+    [ "$(od -An -tu1 -j25 -N1 "$f" | tr -d ' ')" = 3 ] || rgb=$((rgb + 1))
+done
+if [ $rc = 0 ] && [ "$svgs" = 0 ] && [ "$pngs" -ge 4 ] && [ "$rgb" = 0 ] && [ -s "$F/plots/tgpu/report.html" ] &&
+    grep -q '^make figures: results/tgpu/20991231T000000Z.csv (named by plots/tgpu/figures.conf) into plots/tgpu/' "$TMP/make.out"; then
+    ok "make figures: the committed set is $pngs palette PNGs and its page, no SVG"
+else
+    fail "make figures: exit $rc, $pngs PNGs ($rgb not in a palette), $svgs SVGs: $(grep -v '^[✓✗]' "$TMP/make.out" | tail -n 2 | tr '\n' ' ')"
 fi
 
 finish

@@ -2,7 +2,10 @@
  * supervisor (bench/supervise.c) driving tests/fake_runner.sh, a child that
  * hangs, crashes or exits as each test plans; a run's files cut back to
  * their whole rows and checked before they are continued (bench/resume.c);
- * the command line's --resume, --force and --row-timeout. */
+ * the samples files they rest on, gzipped member by member or plain, read
+ * back whole and what a crash cut off kept out (common/results.c,
+ * common/results_read.c); the command line's --resume, --force and
+ * --row-timeout. */
 #include "../bench/options.h"
 #include "../bench/resume.h"
 #include "../bench/supervise.h"
@@ -13,11 +16,13 @@
 #include "../common/stats.h"
 
 #include <check.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define ck_assert_message_has(needle)                                             \
     ck_assert_msg(strstr(attn_error_message(), (needle)) != NULL,                 \
@@ -38,8 +43,9 @@ static void put(const char *name, const char *text, const char *mode)
     fclose(f);
 }
 
-static void format_row(const char *variant, const char *mode, const char *status, bool timed,
-                       struct csv_line *l)
+/* A row of the scratch run at its one point; a timed one has three samples. */
+static void make_row(const char *variant, const char *mode, const char *status, bool timed,
+                     struct result_row *out)
 {
     static const double samples[3] = {1.0, 1.1, 0.9};
     struct result_row r;
@@ -61,6 +67,14 @@ static void format_row(const char *variant, const char *mode, const char *status
         r.converged = true;
         r.calls_per_sample = 1;
     }
+    *out = r;
+}
+
+static void format_row(const char *variant, const char *mode, const char *status, bool timed,
+                       struct csv_line *l)
+{
+    struct result_row r;
+    make_row(variant, mode, status, timed, &r);
     ck_assert_int_eq(results_format(&r, l), ATTN_OK);
 }
 
@@ -133,6 +147,37 @@ static const struct result_rec *row_of(const struct result_set *s, const char *v
         if (!strcmp(s->rows[i].key.variant, variant) && !strcmp(s->rows[i].key.mode, mode))
             return &s->rows[i];
     return NULL;
+}
+
+/* results_read with stderr kept aside: ATTN_OK and its warnings, if any,
+ * in DIR/warnings. */
+static void read_quietly(const char *csv, struct result_set *s)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/warnings", dir);
+    fflush(stderr);
+    int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ck_assert_int_ge(fd, 0);
+    dup2(fd, 2);
+    close(fd);
+    int rc = results_read(csv, s);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    ck_assert_msg(rc == ATTN_OK, "%s does not read: %s", csv, attn_error_message());
+}
+
+/* DIR/warnings holds text. */
+static bool warned(const char *text)
+{
+    char path[256], buf[4096];
+    snprintf(path, sizeof path, "%s/warnings", dir);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return strstr(buf, text) != NULL;
 }
 
 /* ----------------------------------------------------------- supervisor */
@@ -280,17 +325,28 @@ START_TEST(test_trim_keeps_whole_rows_and_their_samples)
     ck_assert_int_eq(resume_trim(csv_path, &s), ATTN_OK);
     ck_assert_int_eq(s.count, 2);
     results_free(&s);
-    /* what is left reads back with no warning and nothing torn */
+    /* what is left reads back with nothing torn: the samples file gzipped
+     * (the plain one converted, gone), the orphan samples out */
     struct stat st;
-    ck_assert_int_eq(stat(samples_path, &st), 0);
-    char buf[4096];
-    FILE *f = fopen(samples_path, "r");
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
+    ck_assert_int_ne(stat(samples_path, &st), 0);
+    char buf[4096], gz[200];
+    snprintf(gz, sizeof gz, "%s.gz", samples_path);
+    gzFile g = gzopen(gz, "rb");
+    ck_assert_ptr_nonnull(g);
+    ck_assert_int_eq(gzdirect(g), 0);
+    int got = gzread(g, buf, sizeof buf - 1);
+    gzclose(g);
+    ck_assert_int_gt(got, 0);
+    size_t n = (size_t)got;
     buf[n] = '\0';
     ck_assert_msg(!strstr(buf, ",hot,"), "the orphan samples stayed:\n%s", buf);
+    ck_assert_msg(strstr(buf, ",cold,2,0.9\n"), "the row's samples went:\n%s", buf);
     ck_assert_int_eq(buf[n - 1], '\n');
-    f = fopen(csv_path, "r");
+    read_quietly(csv_path, &s);
+    ck_assert(!s.samples_cut && s.samples_gzip);
+    ck_assert_int_eq(s.rows[1].nsample_ms, 3);
+    results_free(&s);
+    FILE *f = fopen(csv_path, "r");
     n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = '\0';
@@ -349,6 +405,224 @@ START_TEST(test_env_value)
     ck_assert_str_eq(v, "12345");
     ck_assert_int_eq(resume_env_value(csv_path, "host", v, sizeof v), ATTN_ERR_INPUT);
     ck_assert_message_has("no 'host=' line");
+}
+END_TEST
+
+/* -------------------------------------------------------------- samples */
+
+static const char *const gz_modes[3] = {"cold", "hot", "graph"};
+
+/* The scratch run as this build writes it: RUN.csv with naive's three timed
+ * rows (cold, hot, graph) and RUN.samples.csv.gz (the plain one removed)
+ * with the samples of the first `samples_of` of them, each its own gzip
+ * member; a crash can leave the CSV ahead of the samples only when they
+ * were not synced first. *member_at is where the last member starts. */
+static void write_gz_run(int samples_of, off_t *member_at)
+{
+    ck_assert_int_eq(results_samples_remove(csv_path), ATTN_OK);
+    struct csv_line l;
+    results_header(&l);
+    put("RUN.csv", l.text, "w");
+    char gz[200];
+    int fd;
+    ck_assert_int_eq(results_samples_create(csv_path, gz, sizeof gz, &fd), ATTN_OK);
+    for (int m = 0; m < 3; m++) {
+        struct result_row r;
+        make_row("naive", gz_modes[m], "ok", true, &r);
+        if (m < samples_of) {
+            if (member_at) *member_at = lseek(fd, 0, SEEK_END);
+            ck_assert_int_eq(results_samples_append(fd, &r), ATTN_OK);
+        }
+        ck_assert_int_eq(results_format(&r, &l), ATTN_OK);
+        put("RUN.csv", l.text, "a");
+    }
+    ck_assert_int_eq(close(fd), 0);
+}
+
+/* naive's graph row measured again by a resumed run: its samples appended
+ * to the gzip file gz as the runner does, then its line to RUN.csv. */
+static void append_graph_row(const char *gz)
+{
+    struct result_row r;
+    struct csv_line l;
+    make_row("naive", "graph", "ok", true, &r);
+    int fd = open(gz, O_WRONLY | O_APPEND);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(results_samples_append(fd, &r), ATTN_OK);
+    close(fd);
+    ck_assert_int_eq(results_format(&r, &l), ATTN_OK);
+    put("RUN.csv", l.text, "a");
+}
+
+/* A run of this build reads back whole: three rows, three samples each,
+ * from the gzip members (and nothing read from a plain file). */
+START_TEST(test_gzip_run_reads_back)
+{
+    write_gz_run(3, NULL);
+    struct result_set s;
+    read_quietly(csv_path, &s);
+    ck_assert_int_eq(s.count, 3);
+    ck_assert(s.samples_gzip && !s.samples_cut);
+    ck_assert_msg(strstr(s.samples_path, "RUN.samples.csv.gz"), "read %s", s.samples_path);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(s.rows[i].nsample_ms, 3);
+        ck_assert_double_eq(s.rows[i].sample_ms[1], 1.1);
+    }
+    results_free(&s);
+}
+END_TEST
+
+/* The last row's samples cut short (the row written, its samples not
+ * synced before it): the rows before it are kept, that row is left out
+ * with a warning naming RUN.csv:4, and resume's trim cuts both files back
+ * to the whole rows, so that the run continues; the same for an older
+ * run's plain samples file. */
+START_TEST(test_cut_samples_keep_the_rows_before)
+{
+    for (int plain = 0; plain <= 1; plain++) {
+        off_t last = 0;
+        write_gz_run(3, &last);
+        char gz[200];
+        snprintf(gz, sizeof gz, "%s.gz", samples_path);
+        if (plain) { /* the same run as an older build wrote it: plain text, cut mid-line */
+            char cmd[600];
+            snprintf(cmd, sizeof cmd, "zcat '%s' | head -c -9 > '%s' && rm '%s'", gz, samples_path, gz);
+            ck_assert_int_eq(system(cmd), 0);
+        } else { /* the last member cut in the middle */
+            struct stat st;
+            ck_assert_int_eq(stat(gz, &st), 0);
+            ck_assert_int_eq(truncate(gz, last + (st.st_size - last) / 2), 0);
+        }
+        struct result_set s;
+        read_quietly(csv_path, &s);
+        ck_assert_int_eq(s.count, 2);
+        ck_assert_int_eq(s.rows[1].nsample_ms, 3);
+        ck_assert_msg(warned("RUN.csv:4: ") && warned("ignored, 2 whole rows kept"), "no warning naming RUN.csv:4");
+        ck_assert(s.samples_cut);
+        results_free(&s);
+        ck_assert_int_eq(resume_trim(csv_path, &s), ATTN_OK);
+        ck_assert_int_eq(s.count, 2);
+        results_free(&s);
+        /* trimmed: whole, gzipped, nothing ignored */
+        read_quietly(csv_path, &s);
+        ck_assert_int_eq(s.count, 2);
+        ck_assert(s.samples_gzip && !s.samples_cut);
+        ck_assert_msg(!warned("warning"), "the trimmed run still warns");
+        ck_assert_int_ne(access(samples_path, F_OK), 0);
+        results_free(&s);
+        /* and it continues: the row measured again is appended */
+        append_graph_row(gz);
+        read_quietly(csv_path, &s);
+        ck_assert_int_eq(s.count, 3);
+        ck_assert_int_eq(s.rows[2].nsample_ms, 3);
+        results_free(&s);
+    }
+}
+END_TEST
+
+/* What a power loss can leave after the last whole member, when the row in
+ * flight never reached the CSV: its member's place as zeros, or its first
+ * byte alone. zlib's own reader takes either for trailing garbage and stops
+ * there without a word, so that the members a resumed run appends after it
+ * are never read; the reader names it (file:line), the trim writes the
+ * samples file anew, and the row measured again reads back whole. */
+START_TEST(test_samples_tail_of_zeros_repaired)
+{
+    for (int tail = 0; tail <= 1; tail++) {
+        off_t last = 0;
+        write_gz_run(3, &last);
+        char gz[200], cmd[600];
+        snprintf(gz, sizeof gz, "%s.gz", samples_path);
+        struct stat st;
+        ck_assert_int_eq(stat(gz, &st), 0);
+        ck_assert_int_eq(truncate(gz, last), 0);
+        int fd = open(gz, O_WRONLY | O_APPEND);
+        ck_assert_int_ge(fd, 0);
+        static const char zeros[4096];
+        const size_t n = tail ? 1 : (size_t)(st.st_size - last);
+        ck_assert_uint_le(n, sizeof zeros);
+        ck_assert_int_eq(write(fd, tail ? "\x1f" : zeros, n), (ssize_t)n);
+        close(fd);
+        snprintf(cmd, sizeof cmd, "head -n 3 '%s' > '%s.2' && mv '%s.2' '%s'", csv_path, csv_path, csv_path, csv_path);
+        ck_assert_int_eq(system(cmd), 0); /* the third row never written */
+        struct result_set s;
+        read_quietly(csv_path, &s);
+        ck_assert_int_eq(s.count, 2);
+        ck_assert_msg(warned("RUN.samples.csv.gz:") && warned("gzip data cut short or damaged"),
+                      "the %s after the last member went unnamed", tail ? "byte" : "zeros");
+        ck_assert(s.samples_cut);
+        results_free(&s);
+        ck_assert_int_eq(resume_trim(csv_path, &s), ATTN_OK);
+        results_free(&s);
+        append_graph_row(gz);
+        read_quietly(csv_path, &s);
+        ck_assert_msg(!warned("warning"), "the continued run warns");
+        ck_assert_int_eq(s.count, 3);
+        ck_assert_int_eq(s.rows[2].nsample_ms, 3);
+        results_free(&s);
+    }
+}
+END_TEST
+
+/* A cut that is no crash's: a row short of samples with a whole one after
+ * it is refused, naming the short row; and more samples than a row says. */
+START_TEST(test_samples_disagreeing_refused)
+{
+    write_gz_run(3, NULL);
+    char gz[200], cmd[1000];
+    snprintf(gz, sizeof gz, "%s.gz", samples_path);
+    /* the hot row's third sample gone, graph's whole */
+    snprintf(cmd, sizeof cmd, "zcat '%s' | grep -v ',hot,2,' | gzip > '%s.x' && mv '%s.x' '%s'", gz, gz, gz, gz);
+    ck_assert_int_eq(system(cmd), 0);
+    struct result_set s;
+    ck_assert_int_eq(results_read(csv_path, &s), ATTN_ERR_INPUT);
+    ck_assert_message_has("2 samples for the row at line 3 of");
+    /* a sample too many */
+    write_gz_run(3, NULL);
+    int fd = open(gz, O_WRONLY | O_APPEND);
+    static const char extra[] = "naive,bf16,1,2,2,64,64,0,,graph,3,1\n";
+    ck_assert_int_eq(results_samples_write(fd, extra, sizeof extra - 1), ATTN_OK);
+    close(fd);
+    ck_assert_int_eq(results_read(csv_path, &s), ATTN_ERR_INPUT);
+    ck_assert_message_has("4 samples for the row at line 4 of");
+}
+END_TEST
+
+/* A gzip of an older run's plain samples file reads back identically:
+ * the committed H200 power run (16 rows, 532 samples), its samples file
+ * gzipped as one member, and written anew as this build writes it (a member
+ * per row, in this build's columns: the run predates kv_heads and varlen). */
+START_TEST(test_gzip_of_a_plain_file_reads_identically)
+{
+    static const char run[] = "results/h200/power/20261201T020403Z";
+    char cmd[800], csv[200];
+    snprintf(csv, sizeof csv, "%s/P.csv", dir);
+    snprintf(cmd, sizeof cmd, "cp %s.csv '%s' && cp %s.samples.csv '%s/P.samples.csv'", run, csv, run, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    struct result_set plain, zipped;
+    read_quietly(csv, &plain);
+    ck_assert(!plain.samples_gzip);
+    size_t total = 0;
+    for (size_t i = 0; i < plain.count; i++) total += plain.rows[i].nsample_ms;
+    ck_assert_uint_eq(total, 532);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 0) { /* gzip(1) of the file */
+            snprintf(cmd, sizeof cmd, "gzip '%s/P.samples.csv'", dir);
+            ck_assert_int_eq(system(cmd), 0);
+        } else { /* written anew, a member per row */
+            ck_assert_int_eq(results_samples_rewrite(csv, &plain), ATTN_OK);
+        }
+        read_quietly(csv, &zipped);
+        ck_assert(zipped.samples_gzip && !zipped.samples_cut);
+        ck_assert_uint_eq(zipped.count, plain.count);
+        for (size_t i = 0; i < plain.count; i++) {
+            ck_assert_uint_eq(zipped.rows[i].nsample_ms, plain.rows[i].nsample_ms);
+            for (size_t k = 0; k < plain.rows[i].nsample_ms; k++)
+                ck_assert_double_eq(zipped.rows[i].sample_ms[k], plain.rows[i].sample_ms[k]);
+        }
+        results_free(&zipped);
+    }
+    results_free(&plain);
 }
 END_TEST
 
@@ -414,6 +688,14 @@ static Suite *watchdog_suite(void)
     tcase_add_test(tc, test_trim_refuses_a_file_without_header);
     tcase_add_test(tc, test_check_gpu_revision_ab);
     tcase_add_test(tc, test_env_value);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("samples");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_gzip_run_reads_back);
+    tcase_add_test(tc, test_cut_samples_keep_the_rows_before);
+    tcase_add_test(tc, test_samples_tail_of_zeros_repaired);
+    tcase_add_test(tc, test_samples_disagreeing_refused);
+    tcase_add_test(tc, test_gzip_of_a_plain_file_reads_identically);
     suite_add_tcase(s, tc);
     tc = tcase_create("options");
     tcase_add_test(tc, test_options_watchdog_and_resume);

@@ -342,17 +342,13 @@ static int choose_trend_run(const char *gpu_dir, const char *baseline, char *out
 
 /* ---------------------------------------------------------------- bless */
 
-/* A run and its samples file, when it has one, copied to DEST.csv and
- * DEST.samples.csv (a stale DEST.samples.csv is removed). */
-static int copy_run(const char *from, const char *to)
+/* A run copied to DEST.csv, and its samples, when it has any, written
+ * beside it (results_samples_rewrite: DEST.samples.csv.gz; a stale samples
+ * file of either name replaced or removed). */
+static int copy_run(const struct result_set *from, const char *to)
 {
-    char from_s[1300], to_s[1300];
-    ATTN_TRY(results_samples_path(from, from_s, sizeof from_s));
-    ATTN_TRY(results_samples_path(to, to_s, sizeof to_s));
-    if (is_file(from_s)) ATTN_TRY(files_copy_atomic(from_s, to_s));
-    else if (unlink(to_s) != 0 && errno != ENOENT)
-        return ATTN_FAIL(ATTN_ERR, "unable to remove '%s': %s", to_s, strerror(errno));
-    return files_copy_atomic(from, to);
+    ATTN_TRY(results_samples_rewrite(to, from));
+    return files_copy_atomic(from->path, to);
 }
 
 /* baselines/baseline-RUN_ID[-N].csv: never an existing name. */
@@ -415,10 +411,10 @@ static int bless(const struct regress_args *a, const char *gpu_dir, const char *
             rc = ATTN_FAIL(ATTN_ERR_INPUT, "unable to create '%s': %s", hist, strerror(errno));
         if (rc == ATTN_OK && old.count) {
             rc = keep_name(hist, old.rows[0].run_id[0] ? old.rows[0].run_id : "unknown", keep, sizeof keep);
-            if (rc == ATTN_OK) rc = copy_run(base, keep);
+            if (rc == ATTN_OK) rc = copy_run(&old, keep);
             if (rc == ATTN_OK) printf("regress: previous baseline kept as %s\n", keep);
         }
-        if (rc == ATTN_OK) rc = copy_run(run, base);
+        if (rc == ATTN_OK) rc = copy_run(&rs, base);
         if (rc == ATTN_OK) rc = log_blessing(hist, &rs, verdict, a->reason);
         if (rc == ATTN_OK) printf("regress: %s is the baseline now (from %s, %s)\n", base, run, verdict);
     }

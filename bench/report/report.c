@@ -6,16 +6,20 @@
  *
  *   report data RESULTS OUTDIR [--mode M] [--baseline B [--thresholds T]]
  *       OUTDIR/panel_D{d}_{full,causal}.dat (one block per variant), with a
- *       baseline OUTDIR/ratio_D{d}_{full,causal}.dat (the gate's verdict per
- *       row), and OUTDIR/meta.gp: what the scripts need to know; the formats
- *       are in plots/README.md. A run of several model shapes (the llm
+ *       baseline measured together with the run (report_measured_together)
+ *       OUTDIR/ratio_D{d}_{full,causal}.dat (the gate's verdict per row),
+ *       and OUTDIR/meta.gp: what the scripts need to know (OUTDIR/page-K/
+ *       too, for a run of more panels than a figure holds); the formats are
+ *       in plots/README.md. A run of several model shapes (the llm
  *       grid) gets a panel per shape instead:
  *       panel_H{h}_KV{kv}_D{d}_{full,causal}.dat. Which panel a row is in
  *       is decided here, once (report_panel_of), for the figures and the
  *       page's tables alike.
  *   report html RESULTS OUTDIR [--env ENVFILE] [--baseline B]
- *       OUTDIR/report.html: what ran, the headline, the figures found in
- *       OUTDIR (with speedup_torch's numbers as a table), the full tables
+ *       OUTDIR/report.html: what ran (with the revisions and dates of its
+ *       rows when there are several), the headline, the figures found in
+ *       OUTDIR (with speedup_torch's numbers as a table; why the ratio
+ *       figure is missing for a baseline measured apart), the full tables
  *       per mode and the run's environment.
  * Both know the PyTorch peers (report_is_peer): the figures draw them
  * dashed, the page marks them, and both set our variants against the
@@ -32,15 +36,52 @@
 
 const enum attn_mode report_modes[MODE_COUNT] = {MODE_COLD, MODE_GRAPH, MODE_HOT};
 
-int report_variants(const struct result_set *s, const char *names[MAX_VARIANTS])
+int report_variants(const struct result_set *s, const char ***names, int *n)
 {
-    int n = 0;
+    size_t cap = 0;
+    *names = NULL;
+    *n = 0;
     for (size_t i = 0; i < s->count; i++) {
         bool seen = false;
-        for (int v = 0; v < n; v++) seen |= !strcmp(names[v], s->rows[i].key.variant);
-        if (!seen && n < MAX_VARIANTS) names[n++] = s->rows[i].key.variant;
+        for (int v = *n - 1; v >= 0 && !seen; v--) seen = !strcmp((*names)[v], s->rows[i].key.variant);
+        if (seen) continue;
+        if ((size_t)*n == cap) {
+            cap = cap ? 2 * cap : 16;
+            const char **grown = realloc(*names, cap * sizeof *grown);
+            if (!grown) {
+                free(*names);
+                *names = NULL;
+                return ATTN_FAIL(ATTN_ERR, "out of host memory");
+            }
+            *names = grown;
+        }
+        (*names)[(*n)++] = s->rows[i].key.variant;
     }
-    return n;
+    return ATTN_OK;
+}
+
+/* The ab_run every row of s carries, or NULL (none, or not one for all). */
+static const char *one_ab_run(const struct result_set *s)
+{
+    if (!s->count || !s->rows[0].ab_run[0]) return NULL;
+    for (size_t i = 1; i < s->count; i++)
+        if (strcmp(s->rows[i].ab_run, s->rows[0].ab_run)) return NULL;
+    return s->rows[0].ab_run;
+}
+
+bool report_measured_together(const struct result_set *run, const struct result_set *base, char *why, size_t len)
+{
+    const char *a = one_ab_run(run), *b = one_ab_run(base);
+    if (a && b && !strcmp(a, b)) return true;
+    if (!strcmp(run->path, base->path))
+        snprintf(why, len, "the baseline is the run itself");
+    else if (a && b)
+        snprintf(why, len, "the run and the baseline are sides of different A/B runs (%s and %s)", a, b);
+    else
+        snprintf(why, len, "the run (%s) and the baseline (%s) were measured apart, not as the two sides of "
+                           "one A/B run", run->count ? run->rows[0].run_id : run->path,
+                 base->count ? base->rows[0].run_id : base->path);
+    return false;
 }
 
 /* The row of `variant` at the same point and mode as k, or NULL. */

@@ -11,7 +11,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define MAX_VARIANTS 16
+/* Panels per figure: a run with more is drawn as several figures of this
+ * many panels each, its pages (report_data: a data directory per page;
+ * the Makefile draws page K as NAME-K.png, the page shows them all). */
+#define REPORT_PAGE_PANELS 24
 
 struct report_args {
     const char *cmd, *results, *outdir, *mode, *baseline, *thresholds, *env;
@@ -21,8 +24,17 @@ struct report_args {
  * place here is also its code in the ratio files (plots/README.md). */
 extern const enum attn_mode report_modes[MODE_COUNT];
 
-/* The run's variants in order of first appearance; returns how many. */
-int report_variants(const struct result_set *, const char *names[MAX_VARIANTS]);
+/* The run's variants in order of first appearance: *names (pointing into
+ * the set; the array the caller's to free) and *n. */
+int report_variants(const struct result_set *, const char ***names, int *n);
+/* Whether run and base were measured together, interleaved on one GPU:
+ * every row of both carries one and the same ab_run (the two sides of an
+ * A/B run). Else false and why not, in a few words, into why. The one rule
+ * for the ratio figure (current / baseline): runs measured apart differ by
+ * the machine's drift between the sessions as much as by the code, so the
+ * figures draw no ratio for them and the page says why. */
+bool report_measured_together(const struct result_set *run, const struct result_set *base, char *why,
+                              size_t len);
 /* The row of `variant` at the same point and mode as k, or NULL. */
 const struct result_rec *report_twin(const struct result_set *, const struct result_key *k,
                                      const char *variant);

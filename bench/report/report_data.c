@@ -1,6 +1,7 @@
 /* report_data.c — `report data`: a results CSV into the tidy files the
  * gnuplot scripts in plots/ draw. Data and plotting stay apart: every number
- * a figure shows is computed here; the scripts only place it.
+ * a figure shows is computed here, and so is every variant's look and where
+ * the headline's value labels go; the scripts only place what they are told.
  *
  *   OUTDIR/panel_D{d}_{full,causal}.dat, one per head_dim × causal of the
  *       mode (default cold, else the first mode present) — in a run of
@@ -8,39 +9,42 @@
  *       instead, panel_H{h}_KV{kv}_D{d}_{full,causal}.dat —, over the largest
  *       family of points with one batch·seq_len in that panel (the
  *       FlashAttention grid keeps batch·seq_len = 16384): a block per variant
- *       in the run's order (block i = variant i, so colours match across
- *       figures), each "# VARIANT" then one line per seq_len:
- *       "seq_len ms tflops extra_mib speedup_naive speedup_cudnn
- *       tflops_per_watt speedup_torch"; NaN where the row is not ok, so gaps
- *       stay gaps. speedup_torch is the fastest PyTorch peer's ms at the same
- *       point (report_best_peer) over this row's, for our variants only
- *       (NaN on a peer's own rows).
+ *       in the run's order (block i = variant i), each "# VARIANT" then one
+ *       line per seq_len: "seq_len ms tflops extra_mib speedup_naive
+ *       speedup_cudnn tflops_per_watt speedup_torch label_y"; NaN where the
+ *       row is not ok, so gaps stay gaps. speedup_torch is the fastest
+ *       PyTorch peer's ms at the same point (report_best_peer) over this
+ *       row's, for our variants only (NaN on a peer's own rows); label_y is
+ *       where the headline writes speedup_cudnn's value (place_labels: clear
+ *       of every line, point and other label), NaN for no label.
  *   OUTDIR/ratio_D{d}_{full,causal}.dat (or ratio_H{h}_KV{kv}_..., as the
- *       panel files), with a baseline: the gate's (gate_compare) compared
- *       rows of that panel, every mode, a block per variant as above, one
- *       line per row: "seq_len ratio allowed lo hi mode throttled slower
- *       batch" — allowed = 1 + the row's limit, lo/hi the ratio's confidence
- *       bounds (NaN under the summary rule), mode 0 cold / 1 graph / 2 hot,
- *       throttled and slower the gate's verdicts (0/1); then a last block
- *       "# allowed": "seq_len allowed" once per distinct pair.
- *   OUTDIR/meta.gp: what the scripts need to know (panels, variants, which
- *       are PyTorch peers and each one's colour, peak, the grid in words,
- *       axis ranges, what each figure leaves out; every key is listed in
- *       plots/README.md). Every string from the data is written by
- *       gp_quote, which no results file can make gnuplot run. */
+ *       panel files), with a baseline measured together with the run
+ *       (report_measured_together: one A/B pair): the gate's (gate_compare)
+ *       compared rows of that panel, every mode, a block per variant as
+ *       above, one line per row: "seq_len ratio allowed lo hi mode throttled
+ *       slower batch" — allowed = 1 + the row's limit, lo/hi the ratio's
+ *       confidence bounds (NaN under the summary rule), mode 0 cold / 1 graph
+ *       / 2 hot, throttled and slower the gate's verdicts (0/1); then a last
+ *       block "# allowed": "seq_len allowed" once per distinct pair. A
+ *       baseline measured apart is not drawn: meta.gp says why.
+ *   OUTDIR/meta.gp: what the scripts need to know (panels, variants and
+ *       their looks, peak, the grid in words, axis ranges, which variants
+ *       each figure's legend lists, what each figure leaves out; every key is
+ *       listed in plots/README.md). A run of more than REPORT_PAGE_PANELS
+ *       panels is drawn as several figures: OUTDIR/page-K/meta.gp for page K
+ *       >= 2, each with its share of the panels. Every string from the data
+ *       is written by gp_quote, which no results file can make gnuplot run. */
 #include "report.h"
 #include "../gate/gate.h"
 #include "../../common/errors.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-#define MAX_SEQ 64
-#define MAX_PANELS 32
 
 /* A panel (report_panel: head_dim × causal, or a model shape) and the
  * family of its points that the figures draw. */
@@ -50,31 +54,54 @@ struct panel {
 };
 
 /* The columns of a panel file after seq_len (not the results file's COL_*). */
-enum { PANEL_MS, PANEL_TFLOPS, PANEL_MEM, PANEL_NAIVE, PANEL_CUDNN, PANEL_TFLOPS_W, PANEL_TORCH, PANEL_NCOLS };
+enum { PANEL_MS, PANEL_TFLOPS, PANEL_MEM, PANEL_NAIVE, PANEL_CUDNN, PANEL_TFLOPS_W, PANEL_TORCH, PANEL_LABEL,
+       PANEL_NCOLS };
 
-/* What meta.gp says about the drawn data, gathered while writing it. */
+/* A panel's numbers: its seq_lens, and per variant and seq_len the line's
+ * columns. */
+struct panel_data {
+    int *seq, nseq;
+    double *val; /* [variant][seq][PANEL_NCOLS] */
+};
+
+static double *cell(const struct panel_data *d, int v, int j, int col)
+{
+    return &d->val[((size_t)v * (size_t)d->nseq + (size_t)j) * PANEL_NCOLS + col];
+}
+
+/* What meta.gp says about the drawn data. */
 struct facts {
-    double mem_max[MAX_VARIANTS];                     /* MiB, over every panel */
-    double hl_lo[MAX_VARIANTS], hl_hi[MAX_VARIANTS];  /* cudnn_sdpa ms / variant ms */
+    int nv, np;
+    double *mem_max;        /* MiB, over every panel, by variant */
+    double *hl_lo, *hl_hi;  /* cudnn_sdpa ms / variant ms, by variant */
+    int *best_peer;         /* drawn points at which variant v is the fastest peer */
+    int *n;                 /* finite values by panel, column, variant (count_of) */
+    bool *headline_show;    /* by variant: drawn on the headline */
     double tflops_max;
     double torch_hi; /* the highest best-peer ms / our ms, over every panel */
+    double headline_ymin, headline_ymax;
     int seq_min, seq_max;
-    int best_peer[MAX_VARIANTS]; /* drawn points at which variant v is the fastest peer */
-    /* finite values per panel, column and variant: a panel with none gets
-     * an empty frame (gnuplot refuses a plot with no point at all) */
-    int n[MAX_PANELS][PANEL_NCOLS][MAX_VARIANTS];
 };
+
+static int *count_of(const struct facts *fx, int p, int col, int v)
+{
+    return &fx->n[((size_t)p * PANEL_NCOLS + (size_t)col) * (size_t)fx->nv + (size_t)v];
+}
 
 /* What the ratio files hold, for meta.gp. */
 struct ratio_facts {
-    struct panel panels[MAX_PANELS];
+    bool drawn;      /* a baseline measured together with the run */
+    char why[400];   /* else why not ("" without a baseline) */
+    struct panel *panels;
     int npanels;
+    int *n;          /* rows by ratio panel and variant */
     int rows, throttled, slower;
     bool mode_seen[MODE_COUNT]; /* by mode code */
     double lo, hi; /* over every drawn ratio, bound and allowed line: the y axis */
     int seq_min, seq_max;
     char baseline_run[96];
 };
+
 
 /* A ratio file's mode code: the mode's place in report_modes (0 cold, 1
  * graph, 2 hot). */
@@ -143,6 +170,17 @@ static void put_num(FILE *f, double v)
 
 static double nan_if_bad(double v) { return isfinite(v) ? v : NAN; }
 
+/* max and min that ignore a NaN on either side */
+static double fmax_nan(double a, double b) { return isnan(a) ? b : isnan(b) ? a : fmax(a, b); }
+static double fmin_nan(double a, double b) { return isnan(a) ? b : isnan(b) ? a : fmin(a, b); }
+
+static int variant_index(const char *const *variants, int nv, const char *name)
+{
+    for (int v = 0; v < nv; v++)
+        if (!strcmp(variants[v], name)) return v;
+    return -1;
+}
+
 /* ---------------------------------------------------------------- panels */
 
 /* The panel of the row with key k (report_panel_of: the rule the page's
@@ -191,47 +229,43 @@ static int cmp_int(const void *a, const void *b)
     return *(const int *)a - *(const int *)b;
 }
 
-/* Adds v to a set of ints kept sorted; returns the new size. */
-static int add_sorted(int *set, int n, int cap, int v)
+/* Adds p to a growing set of panels kept in report_panel_cmp's order. */
+static int add_panel(struct panel **set, int *n, int *cap, const struct report_panel *p)
 {
-    for (int i = 0; i < n; i++)
-        if (set[i] == v) return n;
-    if (n == cap) return n;
-    set[n++] = v;
-    qsort(set, (size_t)n, sizeof *set, cmp_int);
-    return n;
-}
-
-/* Adds p to a set of panels kept in report_panel_cmp's order; returns the
- * new size. */
-static int add_panel(struct report_panel *set, int n, int cap, const struct report_panel *p)
-{
-    for (int i = 0; i < n; i++)
-        if (report_panel_equal(&set[i], p)) return n;
-    if (n == cap) return n;
-    int at = n++;
-    for (; at > 0 && report_panel_cmp(&set[at - 1], p) > 0; at--) set[at] = set[at - 1];
-    set[at] = *p;
-    return n;
+    for (int i = 0; i < *n; i++)
+        if (report_panel_equal(&(*set)[i].key, p)) return ATTN_OK;
+    if (*n == *cap) {
+        int grown = *cap ? 2 * *cap : 16;
+        struct panel *g = realloc(*set, (size_t)grown * sizeof *g);
+        if (!g) return ATTN_FAIL(ATTN_ERR, "out of host memory");
+        *set = g;
+        *cap = grown;
+    }
+    int at = (*n)++;
+    for (; at > 0 && report_panel_cmp(&(*set)[at - 1].key, p) > 0; at--) (*set)[at] = (*set)[at - 1];
+    (*set)[at] = (struct panel){*p, 0};
+    return ATTN_OK;
 }
 
 /* The panels of a mode in report_panel_cmp's order (head_dim ascending,
  * non-causal then causal, and by shape in a run of model shapes), each with
- * its main family. */
-static int find_panels(const struct result_set *s, const char *mode, bool by_shape, struct panel *out)
+ * its main family; *out is the caller's to free. */
+static int find_panels(const struct result_set *s, const char *mode, bool by_shape, struct panel **out, int *np)
 {
-    struct report_panel keys[MAX_PANELS];
-    int nk = 0, n = 0;
+    int n = 0, cap = 0;
+    *out = NULL;
     for (size_t i = 0; i < s->count; i++)
         if (!strcmp(s->rows[i].key.mode, mode)) {
             const struct report_panel key = panel_of_key(&s->rows[i].key, by_shape);
-            nk = add_panel(keys, nk, MAX_PANELS, &key);
+            ATTN_TRY(add_panel(out, &n, &cap, &key));
         }
-    for (int i = 0; i < nk; i++) {
-        long tokens = main_family(s, mode, &keys[i]);
-        if (tokens > 0) out[n++] = (struct panel){keys[i], tokens};
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        long tokens = main_family(s, mode, &(*out)[i].key);
+        if (tokens > 0) (*out)[kept++] = (struct panel){(*out)[i].key, tokens};
     }
-    return n;
+    *np = kept;
+    return ATTN_OK;
 }
 
 static void panel_name(const char *outdir, const char *prefix, const struct panel *p, char *buf,
@@ -239,11 +273,6 @@ static void panel_name(const char *outdir, const char *prefix, const struct pane
 {
     char stem[64 + ATTN_VARLEN_MAX];
     snprintf(buf, len, "%s/%s_%s.dat", outdir, prefix, report_panel_stem(&p->key, stem, sizeof stem));
-}
-
-static void panel_title(const struct panel *p, char *buf, size_t len)
-{
-    report_panel_title(&p->key, buf, len);
 }
 
 static const struct result_rec *find_row(const struct result_set *s, const char *mode,
@@ -257,74 +286,244 @@ static const struct result_rec *find_row(const struct result_set *s, const char 
     return NULL;
 }
 
-/* max and min that ignore a NaN on either side */
-static double fmax_nan(double a, double b) { return isnan(a) ? b : isnan(b) ? a : fmax(a, b); }
-static double fmin_nan(double a, double b) { return isnan(a) ? b : isnan(b) ? a : fmin(a, b); }
-
-/* One line of a panel file; folds what meta.gp needs into *fx. */
-static void write_panel_line(FILE *f, const struct result_set *s, const struct result_rec *r,
-                             int seq, int p, int v, struct facts *fx)
+/* A panel's line for row r (NULL: none): every column but the label. */
+static void panel_line(const struct result_set *s, const struct result_rec *r, double *cols)
 {
-    double ms = NAN, tf = NAN, mem = NAN, sp_naive = NAN, sp_cudnn = NAN, tf_w = NAN, sp_torch = NAN;
-    if (report_row_ok(r)) {
-        ms = r->ms_median;
-        tf = nan_if_bad(r->tflops);
-        tf_w = nan_if_bad(r->tflops_per_watt);
-        mem = nan_if_bad(r->extra_mem_mib);
-        const struct result_rec *n = report_twin(s, &r->key, "naive");
-        const struct result_rec *c = report_twin(s, &r->key, "cudnn_sdpa");
-        const struct result_rec *t = report_is_peer(r->key.variant) ? NULL : report_best_peer(s, &r->key);
-        if (report_row_ok(n)) sp_naive = n->ms_median / ms;
-        if (report_row_ok(c)) sp_cudnn = c->ms_median / ms;
-        if (t) sp_torch = t->ms_median / ms;
+    for (int c = 0; c < PANEL_NCOLS; c++) cols[c] = NAN;
+    if (!report_row_ok(r)) return;
+    const double ms = r->ms_median;
+    cols[PANEL_MS] = ms;
+    cols[PANEL_TFLOPS] = nan_if_bad(r->tflops);
+    cols[PANEL_TFLOPS_W] = nan_if_bad(r->tflops_per_watt);
+    cols[PANEL_MEM] = nan_if_bad(r->extra_mem_mib);
+    const struct result_rec *n = report_twin(s, &r->key, "naive");
+    const struct result_rec *c = report_twin(s, &r->key, "cudnn_sdpa");
+    const struct result_rec *t = report_is_peer(r->key.variant) ? NULL : report_best_peer(s, &r->key);
+    if (report_row_ok(n)) cols[PANEL_NAIVE] = n->ms_median / ms;
+    if (report_row_ok(c)) cols[PANEL_CUDNN] = c->ms_median / ms;
+    if (t) cols[PANEL_TORCH] = t->ms_median / ms;
+}
+
+/* A panel's numbers over its family's seq_lens, every variant. */
+static int collect_panel(const struct result_set *s, const char *mode, const struct panel *p,
+                         const char *const *variants, int nv, struct panel_data *d)
+{
+    *d = (struct panel_data){0};
+    size_t cap = 0;
+    for (size_t i = 0; i < s->count; i++) {
+        if (!in_family(&s->rows[i].key, mode, p)) continue;
+        const int seq = s->rows[i].key.seq_len;
+        bool seen = false;
+        for (int j = 0; j < d->nseq && !seen; j++) seen = d->seq[j] == seq;
+        if (seen) continue;
+        if ((size_t)d->nseq == cap) {
+            cap = cap ? 2 * cap : 16;
+            int *g = realloc(d->seq, cap * sizeof *g);
+            if (!g) return ATTN_FAIL(ATTN_ERR, "out of host memory");
+            d->seq = g;
+        }
+        d->seq[d->nseq++] = seq;
     }
-    fx->mem_max[v] = fmax_nan(fx->mem_max[v], mem);
-    fx->tflops_max = fmax_nan(fx->tflops_max, tf);
-    fx->hl_lo[v] = fmin_nan(fx->hl_lo[v], sp_cudnn);
-    fx->hl_hi[v] = fmax_nan(fx->hl_hi[v], sp_cudnn);
-    fx->torch_hi = fmax_nan(fx->torch_hi, sp_torch);
-    fprintf(f, "%d", seq);
-    const double cols[PANEL_NCOLS] = {ms, tf, mem, sp_naive, sp_cudnn, tf_w, sp_torch};
-    for (int c = 0; c < PANEL_NCOLS; c++) {
-        put_num(f, cols[c]);
-        fx->n[p][c][v] += isfinite(cols[c]);
-    }
-    fputc('\n', f);
+    qsort(d->seq, (size_t)d->nseq, sizeof *d->seq, cmp_int);
+    d->val = malloc(((size_t)nv * (size_t)d->nseq + 1) * PANEL_NCOLS * sizeof *d->val);
+    if (!d->val) return ATTN_FAIL(ATTN_ERR, "out of host memory");
+    for (int v = 0; v < nv; v++)
+        for (int j = 0; j < d->nseq; j++)
+            panel_line(s, find_row(s, mode, p, d->seq[j], variants[v]), cell(d, v, j, 0));
+    return ATTN_OK;
+}
+
+static void panel_data_free(struct panel_data *d)
+{
+    free(d->seq);
+    free(d->val);
+    *d = (struct panel_data){0};
+}
+
+/* Folds panel p's numbers into *fx. */
+static void panel_facts(const struct panel_data *d, int p, int nv, struct facts *fx)
+{
+    if (d->nseq && (!fx->seq_min || d->seq[0] < fx->seq_min)) fx->seq_min = d->seq[0];
+    if (d->nseq && d->seq[d->nseq - 1] > fx->seq_max) fx->seq_max = d->seq[d->nseq - 1];
+    for (int v = 0; v < nv; v++)
+        for (int j = 0; j < d->nseq; j++) {
+            const double *c = cell(d, v, j, 0);
+            fx->mem_max[v] = fmax_nan(fx->mem_max[v], c[PANEL_MEM]);
+            fx->tflops_max = fmax_nan(fx->tflops_max, c[PANEL_TFLOPS]);
+            fx->hl_lo[v] = fmin_nan(fx->hl_lo[v], c[PANEL_CUDNN]);
+            fx->hl_hi[v] = fmax_nan(fx->hl_hi[v], c[PANEL_CUDNN]);
+            fx->torch_hi = fmax_nan(fx->torch_hi, c[PANEL_TORCH]);
+            for (int col = 0; col < PANEL_LABEL; col++) *count_of(fx, p, col, v) += isfinite(c[col]);
+        }
 }
 
 /* Tallies, for the speedup_torch figure's subtitle, which peer is the
- * fastest at the point of panel p at seq (any row there names the point). */
-static void tally_best_peer(const struct result_set *s, const char *mode, const struct panel *p, int seq,
-                            const char *const *variants, int nv, struct facts *fx)
+ * fastest at each drawn point of panel p (any row there names the point). */
+static void tally_best_peer(const struct result_set *s, const char *mode, const struct panel *p,
+                            const struct panel_data *d, const char *const *variants, int nv, struct facts *fx)
 {
-    for (size_t i = 0; i < s->count; i++) {
-        const struct result_key *k = &s->rows[i].key;
-        if (!in_family(k, mode, p) || k->seq_len != seq) continue;
-        const struct result_rec *best = report_best_peer(s, k);
-        for (int v = 0; best && v < nv; v++) fx->best_peer[v] += !strcmp(variants[v], best->key.variant);
-        return;
+    for (int j = 0; j < d->nseq; j++)
+        for (size_t i = 0; i < s->count; i++) {
+            const struct result_key *k = &s->rows[i].key;
+            if (!in_family(k, mode, p) || k->seq_len != d->seq[j]) continue;
+            const struct result_rec *best = report_best_peer(s, k);
+            for (int v = 0; best && v < nv; v++) fx->best_peer[v] += !strcmp(variants[v], best->key.variant);
+            break;
+        }
+}
+
+/* Which variants the headline draws: all but cudnn_sdpa itself and those
+ * more than 2× slower than it at every point (the eager ones), which would
+ * crush the axis that has to show a few percent; and its y range, fitted
+ * to those, with room for the value labels. */
+static void headline_range(const char *const *variants, int nv, struct facts *fx)
+{
+    double lo = 1, hi = 1;
+    for (int v = 0; v < nv; v++) {
+        bool has = !isnan(fx->hl_hi[v]) && strcmp(variants[v], "cudnn_sdpa") != 0;
+        fx->headline_show[v] = has && fx->hl_hi[v] >= 0.5;
+        if (fx->headline_show[v]) {
+            lo = fmin(lo, fx->hl_lo[v]);
+            hi = fmax(hi, fx->hl_hi[v]);
+        }
     }
+    const double pad = 0.12 * (hi - lo) + 0.01;
+    fx->headline_ymin = lo - pad;
+    fx->headline_ymax = hi + pad;
+}
+
+/* ---------------------------------------------------- headline's labels */
+
+/* The headline's value labels, placed in a panel's plot area in fractions
+ * of it (x by log2 S, y linear): a label's box (LABEL_W × LABEL_H: the 9 pt
+ * text "1.04" in a panel of plots/style.gp, 518 × 336 px, with a margin),
+ * its nearest place LABEL_GAP above or below its point's centre, a
+ * marker's half size MARK_R. X_PAD is the x range's room past the smallest
+ * and the largest S, in octaves (style.gp's xrange, from meta.gp). */
+#define LABEL_W 0.07
+#define LABEL_H 0.05
+#define LABEL_GAP 0.055
+#define MARK_R 0.02
+#define X_PAD 0.4
+
+struct box {
+    double x0, x1, y0, y1;
+};
+
+static bool boxes_meet(const struct box *a, const struct box *b)
+{
+    return a->x0 < b->x1 && b->x0 < a->x1 && a->y0 < b->y1 && b->y0 < a->y1;
+}
+
+/* Whether the segment (x1, y1)–(x2, y2), x1 <= x2, crosses box b. */
+static bool segment_meets(double x1, double y1, double x2, double y2, const struct box *b)
+{
+    if (x2 < b->x0 || x1 > b->x1) return false;
+    const double xa = fmax(x1, b->x0), xb = fmin(x2, b->x1);
+    const double t = x2 > x1 ? (y2 - y1) / (x2 - x1) : 0;
+    const double ya = y1 + t * (xa - x1), yb = y1 + t * (xb - x1);
+    return fmax(ya, yb) >= b->y0 && fmin(ya, yb) <= b->y1;
+}
+
+/* A panel's drawn headline in plot fractions: per shown variant its points
+ * (NaN where there is none), and the labels placed so far. */
+struct label_space {
+    const struct panel_data *d;
+    const struct facts *fx;
+    double *fx_of_seq;      /* [seq] */
+    struct box *placed;
+    int nplaced;
+};
+
+static double frac_y(const struct facts *fx, double v)
+{
+    return (v - fx->headline_ymin) / (fx->headline_ymax - fx->headline_ymin);
+}
+
+/* Whether a label box at b, for a point on the `above` side of the parity
+ * line at 1, stays in the plot area and on that side, clear of every drawn
+ * line, point and label. */
+static bool box_free(const struct label_space *ls, int nv, const struct box *b, bool above)
+{
+    if (b->y0 < 0 || b->y1 > 1 || b->x0 < 0 || b->x1 > 1) return false;
+    const double one = frac_y(ls->fx, 1);
+    if (above ? b->y0 <= one : b->y1 >= one) return false;
+    for (int i = 0; i < ls->nplaced; i++)
+        if (boxes_meet(&ls->placed[i], b)) return false;
+    const struct panel_data *d = ls->d;
+    for (int v = 0; v < nv; v++) {
+        if (!ls->fx->headline_show[v]) continue;
+        for (int j = 0; j < d->nseq; j++) {
+            const double y = *cell(d, v, j, PANEL_CUDNN);
+            if (!isfinite(y)) continue;
+            const double x = ls->fx_of_seq[j], fy = frac_y(ls->fx, y);
+            const struct box mark = {x - MARK_R, x + MARK_R, fy - MARK_R, fy + MARK_R};
+            if (boxes_meet(&mark, b)) return false;
+            const double next = j + 1 < d->nseq ? *cell(d, v, j + 1, PANEL_CUDNN) : NAN;
+            if (isfinite(next) && segment_meets(x, fy, ls->fx_of_seq[j + 1], frac_y(ls->fx, next), b)) return false;
+        }
+    }
+    return true;
+}
+
+/* Every shown variant of ours gets the value of each of its points written
+ * beside it, in the first free place on its side of the parity line (a
+ * label across it would read as the other side's): away from the line,
+ * then towards it, then further out on either; a value with no free
+ * place near its point is not written (the page's tables hold it). The
+ * label's y (in the data's units) goes into the panel's PANEL_LABEL column. */
+static int place_labels(struct panel_data *d, const struct facts *fx, const char *const *variants, int nv)
+{
+    for (int v = 0; v < nv; v++)
+        for (int j = 0; j < d->nseq; j++) *cell(d, v, j, PANEL_LABEL) = NAN;
+    if (!d->nseq) return ATTN_OK;
+    struct label_space ls = {.d = d, .fx = fx};
+    ls.fx_of_seq = malloc((size_t)d->nseq * sizeof *ls.fx_of_seq);
+    ls.placed = malloc(((size_t)nv * (size_t)d->nseq + 1) * sizeof *ls.placed);
+    if (!ls.fx_of_seq || !ls.placed) {
+        free(ls.fx_of_seq);
+        free(ls.placed);
+        return ATTN_FAIL(ATTN_ERR, "out of host memory");
+    }
+    const double lo = log2(fx->seq_min) - X_PAD, span = log2(fx->seq_max) + X_PAD - lo;
+    for (int j = 0; j < d->nseq; j++) ls.fx_of_seq[j] = (log2(d->seq[j]) - lo) / span;
+    for (int v = 0; v < nv; v++) {
+        if (!fx->headline_show[v] || report_is_peer(variants[v])) continue;
+        for (int j = 0; j < d->nseq; j++) {
+            const double y = *cell(d, v, j, PANEL_CUDNN);
+            if (!isfinite(y)) continue;
+            const double x = ls.fx_of_seq[j], fy = frac_y(fx, y);
+            const int away = y >= 1 ? 1 : -1;
+            for (int k = 0; k < 6; k++) {
+                const int side = k % 2 ? -away : away;
+                const double cy = fy + side * (LABEL_GAP + (k / 2) * LABEL_H);
+                const struct box b = {x - LABEL_W / 2, x + LABEL_W / 2, cy - LABEL_H / 2, cy + LABEL_H / 2};
+                if (!box_free(&ls, nv, &b, away > 0)) continue;
+                ls.placed[ls.nplaced++] = b;
+                *cell(d, v, j, PANEL_LABEL) = fx->headline_ymin + cy * (fx->headline_ymax - fx->headline_ymin);
+                break;
+            }
+        }
+    }
+    free(ls.fx_of_seq);
+    free(ls.placed);
+    return ATTN_OK;
 }
 
 /* One panel's file: a block per variant over the family's seq_lens. */
-static int write_panel(const struct result_set *s, const char *mode, const struct panel *panels,
-                       int p, const char *path, const char *const *variants, int nv, struct facts *fx)
+static int write_panel(const char *path, const struct panel_data *d, const char *const *variants, int nv)
 {
-    int seqs[MAX_SEQ], ns = 0;
-    for (size_t i = 0; i < s->count; i++)
-        if (in_family(&s->rows[i].key, mode, &panels[p]))
-            ns = add_sorted(seqs, ns, MAX_SEQ, s->rows[i].key.seq_len);
-    if (ns && (!fx->seq_min || seqs[0] < fx->seq_min)) fx->seq_min = seqs[0];
-    if (ns && seqs[ns - 1] > fx->seq_max) fx->seq_max = seqs[ns - 1];
     FILE *f = fopen(path, "w");
     if (!f) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to create: %s", path, strerror(errno));
     for (int v = 0; v < nv; v++) {
         if (v) fputs("\n\n", f);
         put_comment(f, variants[v]);
-        for (int j = 0; j < ns; j++)
-            write_panel_line(f, s, find_row(s, mode, &panels[p], seqs[j], variants[v]), seqs[j], p, v, fx);
+        for (int j = 0; j < d->nseq; j++) {
+            fprintf(f, "%d", d->seq[j]);
+            for (int c = 0; c < PANEL_NCOLS; c++) put_num(f, *cell(d, v, j, c));
+            fputc('\n', f);
+        }
     }
-    for (int j = 0; j < ns; j++) tally_best_peer(s, mode, &panels[p], seqs[j], variants, nv, fx);
     if (fclose(f) != 0) return ATTN_FAIL(ATTN_ERR, "%s: write failed", path);
     return ATTN_OK;
 }
@@ -393,13 +592,6 @@ static int cmp_ratio_row(const void *a, const void *b)
     return x->batch - y->batch;
 }
 
-static int variant_index(const char *const *variants, int nv, const char *name)
-{
-    for (int v = 0; v < nv; v++)
-        if (!strcmp(variants[v], name)) return v;
-    return -1;
-}
-
 /* The gate's compared rows of one panel (rows off the panels' family
  * included: the gate judges them too), sorted by seq_len then mode. */
 static size_t ratio_rows_of(const struct gate_report *rep, const struct panel *p,
@@ -432,8 +624,9 @@ static void ratio_facts_add(struct ratio_facts *rf, const struct ratio_row *r)
     rf->hi = fmax_nan(rf->hi, fmax_nan(fmax_nan(r->ratio, r->hi), r->allowed));
 }
 
+/* Ratio panel p's file; its rows are counted by variant in rf->n. */
 static int write_ratio_panel(const char *path, const struct ratio_row *rows, size_t n,
-                             const char *const *variants, int nv, struct ratio_facts *rf)
+                             const char *const *variants, int nv, int p, struct ratio_facts *rf)
 {
     FILE *f = fopen(path, "w");
     if (!f) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to create: %s", path, strerror(errno));
@@ -449,6 +642,7 @@ static int write_ratio_panel(const char *path, const struct ratio_row *rows, siz
             for (int c = 0; c < 4; c++) put_num(f, cols[c]);
             fprintf(f, " %d %d %d %d\n", r->mode, r->throttled, r->slower, r->batch);
             ratio_facts_add(rf, r);
+            rf->n[(size_t)p * (size_t)nv + (size_t)v]++;
             any = true;
         }
         /* a variant without rows here still gets a (gap) line: an empty
@@ -470,31 +664,33 @@ static int write_ratio_panel(const char *path, const struct ratio_row *rows, siz
 static int write_ratio_panels(const struct gate_report *rep, const char *outdir, bool by_shape,
                               const char *const *variants, int nv, struct ratio_facts *rf)
 {
-    struct report_panel keys[MAX_PANELS];
-    int nk = 0;
-    for (size_t i = 0; i < rep->count; i++)
+    struct panel *keys = NULL;
+    int nk = 0, cap = 0, rc = ATTN_OK;
+    for (size_t i = 0; i < rep->count && rc == ATTN_OK; i++)
         if (!isnan(rep->lines[i].ratio)) {
             const struct report_panel key = panel_of_key(&rep->lines[i].key, by_shape);
-            nk = add_panel(keys, nk, MAX_PANELS, &key);
+            rc = add_panel(&keys, &nk, &cap, &key);
         }
     struct ratio_row *rows = malloc((rep->count ? rep->count : 1) * sizeof *rows);
-    if (!rows) return ATTN_FAIL(ATTN_ERR, "out of memory");
-    int rc = ATTN_OK;
+    rf->panels = malloc(((size_t)nk + 1) * sizeof *rf->panels);
+    rf->n = calloc(((size_t)nk + 1) * (size_t)nv, sizeof *rf->n);
+    if (rc == ATTN_OK && (!rows || !rf->panels || !rf->n)) rc = ATTN_FAIL(ATTN_ERR, "out of host memory");
     for (int i = 0; i < nk && rc == ATTN_OK; i++) {
-        struct panel p = {keys[i], 0};
-        size_t n = ratio_rows_of(rep, &p, variants, nv, rows);
+        size_t n = ratio_rows_of(rep, &keys[i], variants, nv, rows);
         if (!n) continue;
         char path[1100];
-        panel_name(outdir, "ratio", &p, path, sizeof path);
-        rc = write_ratio_panel(path, rows, n, variants, nv, rf);
-        rf->panels[rf->npanels++] = p;
+        panel_name(outdir, "ratio", &keys[i], path, sizeof path);
+        rc = write_ratio_panel(path, rows, n, variants, nv, rf->npanels, rf);
+        rf->panels[rf->npanels++] = keys[i];
     }
     free(rows);
+    free(keys);
     return rc;
 }
 
 /* The baseline through the gate (gate_compare: the one source of truth for
- * ratio, limit and verdict), written per panel. */
+ * ratio, limit and verdict), written per panel — when the two runs were
+ * measured together (report_measured_together); else rf says why not. */
 static int write_ratio(const struct report_args *a, const struct result_set *s, bool by_shape,
                        const char *const *variants, int nv, struct ratio_facts *rf)
 {
@@ -504,15 +700,114 @@ static int write_ratio(const struct report_args *a, const struct result_set *s, 
     else gate_thresholds_default(&t);
     ATTN_TRY(results_read(a->baseline, &base));
     snprintf(rf->baseline_run, sizeof rf->baseline_run, "%s", base.rows[0].run_id);
-    struct gate_options o = {.allow_missing = true, .allow_gpu_mismatch = true};
-    struct gate_report rep = {0};
-    int rc = gate_compare(&base, s, &t, &o, &rep);
-    if (rc == ATTN_OK) rc = write_ratio_panels(&rep, a->outdir, by_shape, variants, nv, rf);
-    gate_report_free(&rep);
+    rf->drawn = report_measured_together(s, &base, rf->why, sizeof rf->why);
+    int rc = ATTN_OK;
+    if (rf->drawn) {
+        struct gate_options o = {.allow_missing = true, .allow_gpu_mismatch = true};
+        struct gate_report rep = {0};
+        rc = gate_compare(&base, s, &t, &o, &rep);
+        if (rc == ATTN_OK) rc = write_ratio_panels(&rep, a->outdir, by_shape, variants, nv, rf);
+        gate_report_free(&rep);
+        if (rc == ATTN_OK && rf->rows == 0)
+            rc = ATTN_FAIL(ATTN_ERR_INPUT, "%s: no row in common with %s", a->baseline, s->path);
+    }
     results_free(&base);
-    if (rc == ATTN_OK && rf->rows == 0)
-        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: no row in common with %s", a->baseline, s->path);
     return rc;
+}
+
+/* ------------------------------------------------------------------ looks */
+
+/* Every variant's look, the same in every figure of every run: a colour
+ * and a marker shape. Our variants are drawn solid with the shape filled, a
+ * PyTorch peer (report_is_peer) dashed with it open, in a darker shade of
+ * the colour of the variant of ours it computes like (torch_naive and
+ * naive, torch_sdpa_cudnn and cudnn_sdpa, torch_sdpa_flash and flash_mma,
+ * the FlashAttention-2 kernel); a lab variant shares its shipped twin's
+ * colour with another shape. Colours are Okabe and Ito's (colour-blind
+ * safe) and their darker shades. A variant not listed takes a look from
+ * the fallback colours (none of them listed here) by a hash of its name. */
+enum { SHAPE_CIRCLE, SHAPE_SQUARE, SHAPE_TRIANGLE, SHAPE_DOWN, SHAPE_DIAMOND, SHAPE_PENTAGON, NSHAPES };
+/* gnuplot's point types of each shape, filled and open, and their sizes */
+static const int shape_filled[NSHAPES] = {7, 5, 9, 11, 13, 15};
+static const int shape_open[NSHAPES] = {6, 4, 8, 10, 12, 14};
+static const double shape_size[NSHAPES] = {1.0, 1.0, 1.1, 1.1, 1.1, 1.1};
+
+struct look {
+    const char *rgb;
+    int shape;
+};
+
+static const struct {
+    const char *variant;
+    struct look look;
+} known_looks[] = {
+    {"naive", {"#0072b2", SHAPE_CIRCLE}},
+    {"inplace", {"#e69f00", SHAPE_SQUARE}},
+    {"cudnn_sdpa", {"#009e73", SHAPE_TRIANGLE}},
+    {"flash_mma", {"#cc79a7", SHAPE_DOWN}},
+    {"flash_hopper", {"#d55e00", SHAPE_DIAMOND}},
+    {"flash_mma_lab", {"#cc79a7", SHAPE_PENTAGON}},
+    {"flash_hopper_lab", {"#d55e00", SHAPE_PENTAGON}},
+    {"torch_naive", {"#004c78", SHAPE_CIRCLE}},
+    {"torch_inplace", {"#a87400", SHAPE_SQUARE}},
+    {"torch_sdpa_cudnn", {"#00674b", SHAPE_TRIANGLE}},
+    {"torch_sdpa_flash", {"#a34d80", SHAPE_DOWN}},
+    {"torch_sdpa_math", {"#9c4400", SHAPE_DIAMOND}},
+    {"torch_sdpa_efficient", {"#2a86bd", SHAPE_PENTAGON}},
+    {"torch_flex", {"#000000", SHAPE_CIRCLE}},
+};
+#define NKNOWN_LOOKS (sizeof known_looks / sizeof known_looks[0])
+
+/* Paul Tol's muted colours, none of them one of known_looks' */
+static const char *const fallback_rgb[] = {"#44aa99", "#882255", "#ddcc77", "#117733",
+                                           "#332288", "#aa4499", "#88ccee", "#999933"};
+#define NFALLBACK_RGB (sizeof fallback_rgb / sizeof fallback_rgb[0])
+#define NFALLBACK (NFALLBACK_RGB * NSHAPES)
+
+static const struct look *known_look(const char *variant)
+{
+    for (size_t i = 0; i < NKNOWN_LOOKS; i++)
+        if (!strcmp(known_looks[i].variant, variant)) return &known_looks[i].look;
+    return NULL;
+}
+
+/* FNV-1a of the name: a fallback look's slot */
+static size_t fallback_slot(const char *variant)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = variant; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    return (size_t)(h % NFALLBACK);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* looks[v] for the run's variants: known_looks', else the fallback slot of
+ * the name's hash; two unlisted variants of one run with the same slot are
+ * told apart by the name that sorts later taking the next free slot. */
+static int variant_looks(const char *const *variants, int nv, struct look *looks)
+{
+    bool taken[NFALLBACK] = {false};
+    const char **unknown = malloc(((size_t)nv + 1) * sizeof *unknown);
+    if (!unknown) return ATTN_FAIL(ATTN_ERR, "out of host memory");
+    int nu = 0;
+    for (int v = 0; v < nv; v++) {
+        const struct look *k = known_look(variants[v]);
+        if (k) looks[v] = *k;
+        else unknown[nu++] = variants[v];
+    }
+    qsort(unknown, (size_t)nu, sizeof *unknown, cmp_names);
+    for (int u = 0; u < nu; u++) {
+        size_t slot = fallback_slot(unknown[u]);
+        for (size_t tries = 0; taken[slot] && tries < NFALLBACK; tries++) slot = (slot + 1) % NFALLBACK;
+        taken[slot] = true;
+        const struct look l = {fallback_rgb[slot % NFALLBACK_RGB], (int)(slot / NFALLBACK_RGB)};
+        looks[variant_index(variants, nv, unknown[u])] = l;
+    }
+    free(unknown);
+    return ATTN_OK;
 }
 
 /* ------------------------------------------------------------------ meta */
@@ -533,8 +828,11 @@ static void env_string(const char *env, const char *key, char *out, size_t len)
     fclose(f);
 }
 
+/* gnuplot has no array of size 0: none is written (the scripts stop at a
+ * count of 0 first) */
 static void gp_string_array(FILE *f, const char *name, const char *const *v, int n)
 {
+    if (n <= 0) return;
     fprintf(f, "array %s[%d] = [", name, n);
     for (int i = 0; i < n; i++) {
         if (i) fputs(", ", f);
@@ -543,32 +841,70 @@ static void gp_string_array(FILE *f, const char *name, const char *const *v, int
     fputs("]\n", f);
 }
 
-static void panels_meta(FILE *f, const char *outdir, const char *prefix, const char *nname,
-                        const char *fname, const char *tname, const struct panel *p, int n)
+static void gp_int_array(FILE *f, const char *name, const int *v, int n)
 {
-    char files[MAX_PANELS][1100], titles[MAX_PANELS][64];
-    const char *fp[MAX_PANELS], *tp[MAX_PANELS];
-    for (int i = 0; i < n; i++) {
+    fprintf(f, "array %s[%d] = [", name, n);
+    for (int i = 0; i < n; i++) fprintf(f, "%s%d", i ? ", " : "", v[i]);
+    fputs("]\n", f);
+}
+
+/* A page of the figures: the panels [first, first + n) of the run's, and
+ * of the ratio figure's [rfirst, rfirst + rn). */
+struct page {
+    int number, pages;
+    int first, n, rfirst, rn;
+};
+
+static int panels_meta(FILE *f, const char *outdir, const char *prefix, const char *nname,
+                       const char *fname, const char *tname, const struct panel *p, int n)
+{
+    char (*files)[1100] = malloc(((size_t)n + 1) * sizeof *files);
+    char (*titles)[64 + ATTN_VARLEN_MAX] = malloc(((size_t)n + 1) * sizeof *titles);
+    const char **fp = malloc(((size_t)n + 1) * sizeof *fp), **tp = malloc(((size_t)n + 1) * sizeof *tp);
+    int rc = files && titles && fp && tp ? ATTN_OK : ATTN_FAIL(ATTN_ERR, "out of host memory");
+    for (int i = 0; i < n && rc == ATTN_OK; i++) {
         panel_name(outdir, prefix, &p[i], files[i], sizeof files[i]);
-        panel_title(&p[i], titles[i], sizeof titles[i]);
+        report_panel_title(&p[i].key, titles[i], sizeof titles[i]);
         fp[i] = files[i];
         tp[i] = titles[i];
     }
-    fprintf(f, "%s = %d\n", nname, n);
-    gp_string_array(f, fname, fp, n);
-    gp_string_array(f, tname, tp, n);
+    if (rc == ATTN_OK) {
+        fprintf(f, "%s = %d\n", nname, n);
+        gp_string_array(f, fname, fp, n);
+        gp_string_array(f, tname, tp, n);
+    }
+    free(files);
+    free(titles);
+    free(fp);
+    free(tp);
+    return rc;
 }
 
-/* "array NAME[np] = [...]": per panel, the finite values of column col
- * over the variants in mask (NULL: all). */
-static void panel_counts(FILE *f, const char *name, const struct facts *fx, int np, int nv, int col,
-                         const int *mask)
+/* "array NAME[n] = [...]": per panel of the page, the finite values of
+ * column col over the variants in mask (NULL: all). */
+static void panel_counts(FILE *f, const char *name, const struct facts *fx, const struct page *pg, int col,
+                         const bool *mask)
 {
-    fprintf(f, "array %s[%d] = [", name, np);
-    for (int p = 0; p < np; p++) {
+    if (pg->n <= 0) return;
+    fprintf(f, "array %s[%d] = [", name, pg->n);
+    for (int p = pg->first; p < pg->first + pg->n; p++) {
         int n = 0;
-        for (int v = 0; v < nv; v++) n += mask && !mask[v] ? 0 : fx->n[p][col][v];
-        fprintf(f, "%s%d", p ? ", " : "", n);
+        for (int v = 0; v < fx->nv; v++) n += mask && !mask[v] ? 0 : *count_of(fx, p, col, v);
+        fprintf(f, "%s%d", p > pg->first ? ", " : "", n);
+    }
+    fputs("]\n", f);
+}
+
+/* "array legend_NAME[nv] = [...]": 1 where variant v has a value of column
+ * col (and is in mask) in a panel of the page: the legend lists those only. */
+static void legend_of(FILE *f, const char *name, const struct facts *fx, const struct page *pg, int col,
+                      const bool *mask)
+{
+    fprintf(f, "array legend_%s[%d] = [", name, fx->nv);
+    for (int v = 0; v < fx->nv; v++) {
+        int n = 0;
+        for (int p = pg->first; p < pg->first + pg->n; p++) n += *count_of(fx, p, col, v);
+        fprintf(f, "%s%d", v ? ", " : "", n > 0 && (!mask || mask[v]));
     }
     fputs("]\n", f);
 }
@@ -597,35 +933,29 @@ static void name_list_text(const struct name_list *l, char *buf, size_t len)
                   l->peers == 1 ? "" : "s");
 }
 
-/* Which variants the headline draws: all but cudnn_sdpa itself and those
- * more than 2× slower than it at every point (the eager ones), which would
- * crush the axis that has to show a few percent; the note names ours among
- * them and counts the PyTorch peers, which would make it too long to read. */
-static void headline_meta(FILE *f, const char *const *variants, int nv, int np, const struct facts *fx)
+/* The headline (headline_range): its variants and y range, and the note
+ * that names ours left out and counts the PyTorch peers among them. */
+static void headline_meta(FILE *f, const char *const *variants, int nv, const struct facts *fx,
+                          const struct page *pg)
 {
-    int show[MAX_VARIANTS], shown = 0;
-    double lo = 1, hi = 1, slow_lo = NAN, slow_hi = NAN;
+    int shown = 0;
+    double slow_lo = NAN, slow_hi = NAN;
     struct name_list left_out = {0};
     for (int v = 0; v < nv; v++) {
-        bool has = !isnan(fx->hl_hi[v]) && strcmp(variants[v], "cudnn_sdpa") != 0;
-        show[v] = has && fx->hl_hi[v] >= 0.5;
-        shown += show[v];
-        if (show[v]) {
-            lo = fmin(lo, fx->hl_lo[v]);
-            hi = fmax(hi, fx->hl_hi[v]);
-        } else if (has) {
+        shown += fx->headline_show[v];
+        if (!fx->headline_show[v] && !isnan(fx->hl_hi[v]) && strcmp(variants[v], "cudnn_sdpa") != 0) {
             slow_lo = fmin_nan(slow_lo, 1 / fx->hl_hi[v]);
             slow_hi = fmax_nan(slow_hi, 1 / fx->hl_lo[v]);
             name_list_add(&left_out, variants[v]);
         }
     }
     fprintf(f, "headline_n = %d\narray headline_show[%d] = [", shown, nv);
-    for (int v = 0; v < nv; v++) fprintf(f, "%s%d", v ? ", " : "", show[v]);
+    for (int v = 0; v < nv; v++) fprintf(f, "%s%d", v ? ", " : "", fx->headline_show[v]);
     fputs("]\n", f);
-    panel_counts(f, "panel_n_headline", fx, np, nv, PANEL_CUDNN, show);
-    const double pad = 0.12 * (hi - lo) + 0.01; /* room for the values written beside the points */
-    gp_number(f, "headline_ymin", lo - pad);
-    gp_number(f, "headline_ymax", hi + pad);
+    panel_counts(f, "panel_n_headline", fx, pg, PANEL_CUDNN, fx->headline_show);
+    legend_of(f, "headline", fx, pg, PANEL_CUDNN, fx->headline_show);
+    gp_number(f, "headline_ymin", fx->headline_ymin);
+    gp_number(f, "headline_ymax", fx->headline_ymax);
     char names[320], note[400] = "";
     name_list_text(&left_out, names, sizeof names);
     if (!name_list_empty(&left_out))
@@ -659,92 +989,63 @@ static void memory_meta(FILE *f, const char *const *variants, int nv, const stru
     gp_string(f, "mem_note", note);
 }
 
-/* ------------------------------------------------------------ line styles */
-
-/* The colours of plots/style.gp's palette: linetypes 1–8 draw our variants,
- * 11–18 the same colours, darker and dashed, the PyTorch peers. */
-#define PALETTE 8
-
-/* Each PyTorch peer that computes what one of our variants computes, and
- * that variant: a pair shares a colour, so the figures read as pairs. */
-static const char *const counterparts[][2] = {
-    {"torch_naive", "naive"},
-    {"torch_inplace", "inplace"},
-    {"torch_sdpa_cudnn", "cudnn_sdpa"},
-    {"torch_sdpa_flash", "flash_mma"},
-};
-
-static int counterpart_of(const char *peer, const char *const *variants, int nv)
+/* The variants' looks (variant_looks): variant_rgb[], the marker of the line
+ * figures variant_pt[] (filled for ours, open for a peer), both forms
+ * (variant_pt_filled[], variant_pt_open[]: ratio.gp's cold and graph rows),
+ * variant_ps[], variant_peer[] (1: drawn dashed) and npeers. */
+static int style_meta(FILE *f, const char *const *variants, int nv)
 {
-    for (size_t c = 0; c < sizeof counterparts / sizeof counterparts[0]; c++)
-        if (!strcmp(peer, counterparts[c][0])) return variant_index(variants, nv, counterparts[c][1]);
-    return -1;
-}
-
-/* colour[v], 1..PALETTE. Our variants take the palette in the run's order,
- * skipping the peers, so each keeps the colour it has in a run without
- * peers; a peer takes its counterpart's colour when the run has that
- * variant, else the first colour none of ours uses (past the palette's end,
- * the colours again: the dash still tells a peer from ours). */
-static void variant_colours(const char *const *variants, int nv, int *colour)
-{
-    bool used[PALETTE + 1] = {false};
-    int ours = 0, reused = 0;
-    for (int v = 0; v < nv; v++)
-        if (!report_is_peer(variants[v])) {
-            colour[v] = ours++ % PALETTE + 1;
-            used[colour[v]] = true;
+    struct look *looks = malloc(((size_t)nv + 1) * sizeof *looks);
+    int *peer = malloc(((size_t)nv + 1) * sizeof *peer), *pt = malloc(((size_t)nv + 1) * 3 * sizeof *pt);
+    int rc = looks && peer && pt ? variant_looks(variants, nv, looks) : ATTN_FAIL(ATTN_ERR, "out of host memory");
+    if (rc == ATTN_OK) {
+        int npeers = 0;
+        const char **rgb = (const char **)malloc(((size_t)nv + 1) * sizeof *rgb);
+        if (!rgb) rc = ATTN_FAIL(ATTN_ERR, "out of host memory");
+        for (int v = 0; v < nv && rgb; v++) {
+            npeers += peer[v] = report_is_peer(variants[v]);
+            rgb[v] = looks[v].rgb;
+            pt[nv + v] = shape_filled[looks[v].shape];
+            pt[2 * nv + v] = shape_open[looks[v].shape];
+            pt[v] = peer[v] ? pt[2 * nv + v] : pt[nv + v];
         }
-    for (int v = 0; v < nv; v++) {
-        if (!report_is_peer(variants[v])) continue;
-        int partner = counterpart_of(variants[v], variants, nv);
-        if (partner >= 0) {
-            colour[v] = colour[partner];
-            continue;
+        if (rgb) {
+            fprintf(f, "npeers = %d\n", npeers);
+            gp_int_array(f, "variant_peer", peer, nv);
+            gp_string_array(f, "variant_rgb", rgb, nv);
+            gp_int_array(f, "variant_pt", pt, nv);
+            gp_int_array(f, "variant_pt_filled", pt + nv, nv);
+            gp_int_array(f, "variant_pt_open", pt + 2 * nv, nv);
+            fprintf(f, "array variant_ps[%d] = [", nv);
+            for (int v = 0; v < nv; v++) fprintf(f, "%s%.1f", v ? ", " : "", shape_size[looks[v].shape] + 0.1 * peer[v]);
+            fputs("]\n", f);
         }
-        int c = 1;
-        while (c <= PALETTE && used[c]) c++;
-        if (c > PALETTE) c = reused++ % PALETTE + 1;
-        colour[v] = c;
-        used[c] = true;
+        free(rgb);
     }
-}
-
-static void gp_int_array(FILE *f, const char *name, const int *v, int n)
-{
-    fprintf(f, "array %s[%d] = [", name, n);
-    for (int i = 0; i < n; i++) fprintf(f, "%s%d", i ? ", " : "", v[i]);
-    fputs("]\n", f);
-}
-
-/* variant_peer[] (1: a PyTorch peer, drawn dashed), npeers and
- * variant_colour[]. */
-static void style_meta(FILE *f, const char *const *variants, int nv)
-{
-    int peer[MAX_VARIANTS], colour[MAX_VARIANTS], npeers = 0;
-    for (int v = 0; v < nv; v++) npeers += peer[v] = report_is_peer(variants[v]);
-    variant_colours(variants, nv, colour);
-    fprintf(f, "npeers = %d\n", npeers);
-    gp_int_array(f, "variant_peer", peer, nv);
-    gp_int_array(f, "variant_colour", colour, nv);
+    free(looks);
+    free(peer);
+    free(pt);
+    return rc;
 }
 
 /* The speedup_torch figure: whether it has anything to draw, its y range
  * (from 0, the parity line in view), and which peers were the fastest, for
  * its subtitle ("fastest PyTorch peer: torch_sdpa_cudnn at 2 points,
  * torch_flex at 1", the most frequent first). */
-static void torch_meta(FILE *f, const char *const *variants, int nv, int np, const struct facts *fx)
+static int torch_meta(FILE *f, const char *const *variants, int nv, const struct facts *fx, const struct page *pg)
 {
     int drawn = 0;
-    for (int p = 0; p < np; p++)
-        for (int v = 0; v < nv; v++) drawn += fx->n[p][PANEL_TORCH][v];
+    for (int p = 0; p < fx->np; p++)
+        for (int v = 0; v < nv; v++) drawn += *count_of(fx, p, PANEL_TORCH, v);
     fprintf(f, "have_torch = %d\n", drawn > 0);
-    panel_counts(f, "panel_n_torch", fx, np, nv, PANEL_TORCH, NULL);
+    panel_counts(f, "panel_n_torch", fx, pg, PANEL_TORCH, NULL);
+    legend_of(f, "torch", fx, pg, PANEL_TORCH, NULL);
     gp_number(f, "torch_ymax", 1.1 * fmax_nan(1, fx->torch_hi));
     int points = 0;
     for (int v = 0; v < nv; v++) points += fx->best_peer[v];
     char note[400] = "";
-    bool done[MAX_VARIANTS] = {false};
+    bool *done = calloc((size_t)nv + 1, sizeof *done);
+    if (!done) return ATTN_FAIL(ATTN_ERR, "out of host memory");
     for (;;) {
         int top = -1;
         for (int v = 0; v < nv; v++)
@@ -760,14 +1061,22 @@ static void torch_meta(FILE *f, const char *const *variants, int nv, int np, con
             snprintf(note + len, sizeof note - len, "%s%s at %d%s", len ? ", " : "fastest PyTorch peer: ",
                      variants[top], n, len ? "" : n == 1 ? " point" : " points");
     }
+    free(done);
     gp_string(f, "torch_note", note);
+    return ATTN_OK;
 }
 
-static void ratio_meta(FILE *f, const struct report_args *a, const struct ratio_facts *rf)
+/* The ratio figure: drawn only for a baseline measured together with the
+ * run, and not on a page without a ratio panel; ratio_why says why not. */
+static int ratio_meta(FILE *f, const struct report_args *a, const struct ratio_facts *rf, int nv,
+                      const struct page *pg)
 {
-    fprintf(f, "have_ratio = %d\n", a->baseline != NULL);
+    const bool drawn = rf->drawn && pg->rn > 0;
+    fprintf(f, "have_ratio = %d\n", drawn);
     gp_string(f, "baseline", a->baseline ? a->baseline : "");
-    if (!a->baseline) return;
+    gp_string(f, "ratio_why", !a->baseline ? "no baseline given" : !rf->drawn ? rf->why
+                                                                               : drawn ? "" : "no ratio panel on this page");
+    if (!drawn) return ATTN_OK;
     gp_string(f, "baseline_run_id", rf->baseline_run);
     fprintf(f, "ratio_rows = %d\nratio_throttled = %d\nratio_slower = %d\n", rf->rows, rf->throttled,
             rf->slower);
@@ -781,18 +1090,29 @@ static void ratio_meta(FILE *f, const struct report_args *a, const struct ratio_
             snprintf(modes + strlen(modes), sizeof modes - strlen(modes), "%s%s", modes[0] ? " " : "",
                      timing_mode_names[report_modes[m]]);
     gp_string(f, "ratio_modes", modes);
-    panels_meta(f, a->outdir, "ratio", "nratio_panels", "ratio_panel_file", "ratio_panel_title", rf->panels,
-                rf->npanels);
+    fprintf(f, "array legend_ratio[%d] = [", nv);
+    for (int v = 0; v < nv; v++) {
+        int n = 0;
+        for (int p = pg->rfirst; p < pg->rfirst + pg->rn; p++) n += rf->n[(size_t)p * (size_t)nv + (size_t)v];
+        fprintf(f, "%s%d", v ? ", " : "", n > 0);
+    }
+    fputs("]\n", f);
+    return panels_meta(f, a->outdir, "ratio", "nratio_panels", "ratio_panel_file", "ratio_panel_title",
+                       rf->panels + pg->rfirst, pg->rn);
 }
 
-/* Which run, which GPU, which grid: the titles and subtitles. */
+/* Which run, which GPU, which grid, which page: the titles and subtitles. */
 static void run_meta(FILE *f, const struct result_set *s, const char *env, const char *mode,
-                     const struct panel *panels, int np)
+                     const struct panel *panels, int np, const struct page *pg)
 {
-    char gpu_name[128], note[256], with_mode[300];
+    char gpu_name[128], note[256], with_mode[400];
     env_string(env, "gpu_name", gpu_name, sizeof gpu_name);
     grid_note(s, mode, panels, np, note, sizeof note);
-    snprintf(with_mode, sizeof with_mode, "%s, %s mode", note, mode);
+    if (pg->pages > 1)
+        snprintf(with_mode, sizeof with_mode, "%s, %s mode · panels %d–%d of %d (figure %d of %d)", note, mode,
+                 pg->first + 1, pg->first + pg->n, np, pg->number, pg->pages);
+    else
+        snprintf(with_mode, sizeof with_mode, "%s, %s mode", note, mode);
     gp_string(f, "run", s->path);
     gp_string(f, "run_id", s->rows[0].run_id);
     gp_string(f, "gpu", s->rows[0].gpu);
@@ -800,66 +1120,157 @@ static void run_meta(FILE *f, const struct result_set *s, const char *env, const
     gp_string(f, "mode", mode);
     gp_string(f, "grid_shape", note);
     gp_string(f, "grid_note", with_mode);
+    fprintf(f, "figure_page = %d\nfigure_pages = %d\n", pg->number, pg->pages);
 }
 
 static int write_meta(const struct report_args *a, const struct result_set *s, const char *mode,
                       const struct panel *panels, int np, const char *const *variants, int nv,
-                      const struct facts *fx, const struct ratio_facts *rf)
+                      const struct facts *fx, const struct ratio_facts *rf, const struct page *pg,
+                      const char *dir)
 {
-    char path[1100], env[1100];
+    char path[1200], env[1100];
     report_env_beside(a->results, env, sizeof env);
-    snprintf(path, sizeof path, "%s/meta.gp", a->outdir);
+    snprintf(path, sizeof path, "%s/meta.gp", dir);
     FILE *f = fopen(path, "w");
     if (!f) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to create", path);
     fputs("# written by build/report data; strings from the data are single-quoted (gp_quote)\n", f);
-    run_meta(f, s, env, mode, panels, np);
-    panels_meta(f, a->outdir, "panel", "npanels", "panel_file", "panel_title", panels, np);
+    run_meta(f, s, env, mode, panels, np, pg);
+    int rc = panels_meta(f, a->outdir, "panel", "npanels", "panel_file", "panel_title", panels + pg->first, pg->n);
     fprintf(f, "nvariants = %d\n", nv);
     gp_string_array(f, "variant_name", variants, nv);
-    style_meta(f, variants, nv);
+    if (rc == ATTN_OK) rc = style_meta(f, variants, nv);
     fprintf(f, "have_cudnn = %d\n", variant_index(variants, nv, "cudnn_sdpa") >= 0);
     fprintf(f, "have_naive = %d\n", variant_index(variants, nv, "naive") >= 0);
-    fprintf(f, "seq_min = %d\nseq_max = %d\n", fx->seq_min, fx->seq_max);
-    panel_counts(f, "panel_n_ms", fx, np, nv, PANEL_MS, NULL);
-    panel_counts(f, "panel_n_tflops", fx, np, nv, PANEL_TFLOPS, NULL);
-    panel_counts(f, "panel_n_mem", fx, np, nv, PANEL_MEM, NULL);
-    panel_counts(f, "panel_n_naive", fx, np, nv, PANEL_NAIVE, NULL);
-    panel_counts(f, "panel_n_energy", fx, np, nv, PANEL_TFLOPS_W, NULL);
+    fprintf(f, "seq_min = %d\nseq_max = %d\nseq_pad = %g\n", fx->seq_min, fx->seq_max, X_PAD);
+    static const struct { const char *name; int col; } figures[] = {
+        {"ms", PANEL_MS}, {"tflops", PANEL_TFLOPS}, {"mem", PANEL_MEM}, {"naive", PANEL_NAIVE},
+        {"energy", PANEL_TFLOPS_W},
+    };
+    for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "panel_n_%s", figures[i].name);
+        panel_counts(f, name, fx, pg, figures[i].col, NULL);
+        legend_of(f, figures[i].name, fx, pg, figures[i].col, NULL);
+    }
     int energy = 0; /* rows with a TFLOP per joule: none in a run without power readings */
-    for (int p = 0; p < np; p++)
-        for (int v = 0; v < nv; v++) energy += fx->n[p][PANEL_TFLOPS_W][v];
+    for (int p = 0; p < fx->np; p++)
+        for (int v = 0; v < nv; v++) energy += *count_of(fx, p, PANEL_TFLOPS_W, v);
     fprintf(f, "have_energy = %d\n", energy > 0);
-    headline_meta(f, variants, nv, np, fx);
+    headline_meta(f, variants, nv, fx, pg);
+    gp_number(f, "label_w", LABEL_W);
+    gp_number(f, "label_h", LABEL_H);
     gp_number(f, "peak_tflops", report_env_value(env, "peak_gemm_bf16_tflops"));
     gp_number(f, "tflops_max", fx->tflops_max);
     memory_meta(f, variants, nv, fx);
-    torch_meta(f, variants, nv, np, fx);
-    ratio_meta(f, a, rf);
-    if (fclose(f) != 0) return ATTN_FAIL(ATTN_ERR, "%s: write failed", path);
+    if (rc == ATTN_OK) rc = torch_meta(f, variants, nv, fx, pg);
+    if (rc == ATTN_OK) rc = ratio_meta(f, a, rf, nv, pg);
+    if (fclose(f) != 0 && rc == ATTN_OK) rc = ATTN_FAIL(ATTN_ERR, "%s: write failed", path);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ main */
+
+static int facts_alloc(struct facts *fx, int nv, int np)
+{
+    *fx = (struct facts){.nv = nv, .np = np, .tflops_max = NAN, .torch_hi = NAN};
+    const size_t v = (size_t)nv + 1;
+    fx->mem_max = malloc(v * sizeof *fx->mem_max);
+    fx->hl_lo = malloc(v * sizeof *fx->hl_lo);
+    fx->hl_hi = malloc(v * sizeof *fx->hl_hi);
+    fx->best_peer = calloc(v, sizeof *fx->best_peer);
+    fx->headline_show = calloc(v, sizeof *fx->headline_show);
+    fx->n = calloc(((size_t)np + 1) * PANEL_NCOLS * v, sizeof *fx->n);
+    if (!fx->mem_max || !fx->hl_lo || !fx->hl_hi || !fx->best_peer || !fx->headline_show || !fx->n)
+        return ATTN_FAIL(ATTN_ERR, "out of host memory");
+    for (int i = 0; i < nv; i++) fx->mem_max[i] = fx->hl_lo[i] = fx->hl_hi[i] = NAN;
+    return ATTN_OK;
+}
+
+static void facts_free(struct facts *fx)
+{
+    free(fx->mem_max);
+    free(fx->hl_lo);
+    free(fx->hl_hi);
+    free(fx->best_peer);
+    free(fx->headline_show);
+    free(fx->n);
+}
+
+/* The panels' numbers, what meta.gp says of them, the headline's labels,
+ * and the panel files. */
+static int write_panels(const struct result_set *s, const char *mode, const char *outdir,
+                        const struct panel *panels, int np, const char *const *variants, int nv, struct facts *fx)
+{
+    struct panel_data *d = calloc((size_t)np + 1, sizeof *d);
+    if (!d) return ATTN_FAIL(ATTN_ERR, "out of host memory");
+    int rc = ATTN_OK;
+    for (int p = 0; p < np && rc == ATTN_OK; p++) {
+        rc = collect_panel(s, mode, &panels[p], variants, nv, &d[p]);
+        if (rc == ATTN_OK) {
+            panel_facts(&d[p], p, nv, fx);
+            tally_best_peer(s, mode, &panels[p], &d[p], variants, nv, fx);
+        }
+    }
+    if (rc == ATTN_OK) headline_range(variants, nv, fx);
+    for (int p = 0; p < np && rc == ATTN_OK; p++) {
+        char path[1100];
+        panel_name(outdir, "panel", &panels[p], path, sizeof path);
+        rc = place_labels(&d[p], fx, variants, nv);
+        if (rc == ATTN_OK) rc = write_panel(path, &d[p], variants, nv);
+    }
+    for (int p = 0; p < np; p++) panel_data_free(&d[p]);
+    free(d);
+    return rc;
+}
+
+static int make_dir(const char *dir)
+{
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to create: %s", dir, strerror(errno));
     return ATTN_OK;
 }
 
 int report_data(const struct report_args *a, const struct result_set *s)
 {
-    if (mkdir(a->outdir, 0755) != 0 && errno != EEXIST)
-        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to create: %s", a->outdir, strerror(errno));
+    ATTN_TRY(make_dir(a->outdir));
     const char *mode = report_pick_mode(s, a->mode);
-    const char *variants[MAX_VARIANTS];
-    int nv = report_variants(s, variants);
-    const bool by_shape = report_by_shape(s);
-    struct panel panels[MAX_PANELS];
-    int np = find_panels(s, mode, by_shape, panels);
-    if (!np) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: no %s-mode rows to plot", s->path, mode);
-    struct facts fx = {.tflops_max = NAN, .torch_hi = NAN};
-    for (int v = 0; v < MAX_VARIANTS; v++) fx.mem_max[v] = fx.hl_lo[v] = fx.hl_hi[v] = NAN;
-    for (int p = 0; p < np; p++) {
-        char path[1100];
-        panel_name(a->outdir, "panel", &panels[p], path, sizeof path);
-        ATTN_TRY(write_panel(s, mode, panels, p, path, variants, nv, &fx));
-    }
+    const char **variants = NULL;
+    struct panel *panels = NULL;
+    int nv = 0, np = 0;
+    struct facts fx = {0};
     struct ratio_facts rf = {.lo = NAN, .hi = NAN};
-    if (a->baseline) ATTN_TRY(write_ratio(a, s, by_shape, variants, nv, &rf));
-    ATTN_TRY(write_meta(a, s, mode, panels, np, variants, nv, &fx, &rf));
-    printf("report: %d panel(s), %d variant(s), mode %s, data in %s\n", np, nv, mode, a->outdir);
-    return ATTN_OK;
+    const bool by_shape = report_by_shape(s);
+    int rc = report_variants(s, &variants, &nv);
+    if (rc == ATTN_OK) rc = find_panels(s, mode, by_shape, &panels, &np);
+    if (rc == ATTN_OK && !np) rc = ATTN_FAIL(ATTN_ERR_INPUT, "%s: no %s-mode rows to plot", s->path, mode);
+    if (rc == ATTN_OK) rc = facts_alloc(&fx, nv, np);
+    if (rc == ATTN_OK) rc = write_panels(s, mode, a->outdir, panels, np, variants, nv, &fx);
+    if (rc == ATTN_OK && a->baseline) rc = write_ratio(a, s, by_shape, variants, nv, &rf);
+    /* more panels than a figure holds: a figure per REPORT_PAGE_PANELS,
+     * each page's meta.gp in a directory of its own */
+    const int most = np > rf.npanels ? np : rf.npanels;
+    const int pages = (most + REPORT_PAGE_PANELS - 1) / REPORT_PAGE_PANELS;
+    for (int k = 0; k < pages && rc == ATTN_OK; k++) {
+        const int first = k * REPORT_PAGE_PANELS, rfirst = first;
+        struct page pg = {.number = k + 1, .pages = pages, .first = first, .rfirst = rfirst,
+                          .n = np > first ? (np - first < REPORT_PAGE_PANELS ? np - first : REPORT_PAGE_PANELS) : 0,
+                          .rn = rf.npanels > rfirst ? (rf.npanels - rfirst < REPORT_PAGE_PANELS ? rf.npanels - rfirst
+                                                                                               : REPORT_PAGE_PANELS)
+                                                    : 0};
+        char dir[1100];
+        if (k) snprintf(dir, sizeof dir, "%s/page-%d", a->outdir, k + 1);
+        else snprintf(dir, sizeof dir, "%s", a->outdir);
+        rc = make_dir(dir);
+        if (rc == ATTN_OK) rc = write_meta(a, s, mode, panels, np, variants, nv, &fx, &rf, &pg, dir);
+    }
+    if (rc == ATTN_OK)
+        printf("report: %d panel(s) in %d figure page(s), %d variant(s), mode %s, data in %s%s%s\n", np, pages, nv,
+               mode, a->outdir, a->baseline && !rf.drawn ? "; no ratio figure: " : "",
+               a->baseline && !rf.drawn ? rf.why : "");
+    facts_free(&fx);
+    free(rf.panels);
+    free(rf.n);
+    free(panels);
+    free(variants);
+    return rc;
 }

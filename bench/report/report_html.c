@@ -1,10 +1,14 @@
 /* report_html.c — `report html`: the report page of a run, from the top:
- *   1. what ran: GPU, date, code revision, grid, modes, variants, rows by status;
+ *   1. what ran: GPU, date, code revision (each revision with its rows and
+ *      their dates, and the .env's extended=/resumed= lines, when the rows
+ *      come from several), grid, modes, variants, rows by status;
  *   2. the headline: sentences generated from the rows (who is fastest where,
  *      against cudnn_sdpa and naive), the run's measured peaks, and the best
  *      kernel per point in every mode, PyTorch peers (torch_*) competing;
  *   3. the figures found in OUTDIR (headline, throughput, latency, speedup,
- *      speedup_torch, memory, energy, and ratio with a baseline); beside
+ *      speedup_torch, memory, energy, each as several figures NAME-K when
+ *      the run has more panels than one holds, and ratio with a baseline
+ *      measured together with the run, else why it is not drawn); beside
  *      speedup_torch, when the run has PyTorch peers, its numbers as a table;
  *   4. one full table per mode: every point × variant, the point's best in
  *      bold, a row that is not ok showing its status with its reason as a tooltip;
@@ -26,8 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-#define MAX_ENV 256
 
 static void html_text(FILE *f, const char *s)
 {
@@ -58,28 +60,45 @@ static bool exists(const char *dir, const char *name)
 /* ------------------------------------------------------------ the .env */
 
 struct env {
-    int n;
+    int n, cap;
     bool found;
-    char *key[MAX_ENV], *val[MAX_ENV];
+    char **key, **val;
 };
 
+/* Every KEY=VALUE line of the .env, in order (a key may come back: a run's
+ * extended= and resumed= lines), whatever their length. */
 static void env_read(const char *path, struct env *e)
 {
     memset(e, 0, sizeof *e);
     FILE *f = fopen(path, "r");
     if (!f) return;
     e->found = true;
-    char line[16384];
-    while (e->n < MAX_ENV && fgets(line, sizeof line, f)) {
+    char *line = NULL;
+    size_t len = 0;
+    while (getline(&line, &len, f) > 0) {
         line[strcspn(line, "\r\n")] = '\0';
         char *eq = strchr(line, '=');
         if (!eq || line[0] == '#') continue;
+        if (e->n == e->cap) {
+            int cap = e->cap ? 2 * e->cap : 64;
+            char **k = realloc(e->key, (size_t)cap * sizeof *k);
+            if (k) e->key = k;
+            char **v = realloc(e->val, (size_t)cap * sizeof *v);
+            if (v) e->val = v;
+            if (!k || !v) break;
+            e->cap = cap;
+        }
         *eq = '\0';
         e->key[e->n] = strdup(line);
         e->val[e->n] = strdup(eq + 1);
-        if (!e->key[e->n] || !e->val[e->n]) break;
+        if (!e->key[e->n] || !e->val[e->n]) {
+            free(e->key[e->n]);
+            free(e->val[e->n]);
+            break;
+        }
         e->n++;
     }
+    free(line);
     fclose(f);
 }
 
@@ -105,6 +124,8 @@ static void env_free(struct env *e)
         free(e->key[i]);
         free(e->val[i]);
     }
+    free(e->key);
+    free(e->val);
 }
 
 /* ------------------------------------------------------ points and modes */
@@ -456,6 +477,107 @@ static void put_grid(FILE *f, const struct attn_problem *pts, int np, bool by_sh
 
 /* ------------------------------------------------------------- sections */
 
+/* A revision the run's rows come from: how many, and the span of their
+ * timestamps (ISO 8601 UTC: they sort as text). */
+struct revision {
+    const char *rev, *first, *last;
+    size_t rows;
+};
+
+/* The rows' revisions in the order first seen; *n of them (the caller
+ * frees), NULL when out of memory. */
+static struct revision *collect_revisions(const struct result_set *s, int *n)
+{
+    struct revision *r = calloc(s->count + 1, sizeof *r);
+    *n = 0;
+    for (size_t i = 0; r && i < s->count; i++) {
+        const struct result_rec *row = &s->rows[i];
+        int k = 0;
+        while (k < *n && strcmp(r[k].rev, row->git_rev)) k++;
+        if (k == *n) r[(*n)++] = (struct revision){row->git_rev, row->timestamp, row->timestamp, 0};
+        r[k].rows++;
+        if (row->timestamp[0] && (!r[k].first[0] || strcmp(row->timestamp, r[k].first) < 0)) r[k].first = row->timestamp;
+        if (strcmp(row->timestamp, r[k].last) > 0) r[k].last = row->timestamp;
+    }
+    return r;
+}
+
+/* "2026-12-01T03:45:11Z git_rev=cbd4fe390dd5 rows_kept=250 command=..."
+ * (an extended= or resumed= line of the .env) in words. */
+static void put_continuation(FILE *f, const char *how, const char *value)
+{
+    char when[40], rev[64] = "?", kept[24] = "?";
+    sscanf(value, "%39s", when);
+    const char *r = strstr(value, " git_rev="), *k = strstr(value, " rows_kept=");
+    if (r) sscanf(r + 9, "%63s", rev);
+    if (k) sscanf(k + 11, "%23s", kept);
+    fprintf(f, "%s ", how);
+    html_text(f, when);
+    fputs(" by <code>", f);
+    html_text(f, rev);
+    fputs("</code> (", f);
+    html_text(f, kept);
+    fputs(" rows kept)", f);
+}
+
+/* Date and code: the run's start and revision; for a run whose rows come
+ * from several revisions (a run continued with --extend --force, or
+ * --resume --force), each revision with its rows and when they were
+ * measured, and the .env's continuations (extended=, resumed=), on the
+ * page's first screen. */
+static void section_revisions(FILE *f, const struct result_set *s, const struct env *e)
+{
+    int nrev = 0;
+    struct revision *revs = collect_revisions(s, &nrev);
+    const char *ts = env_get(e, "timestamp");
+    fputs("<dt>Date</dt><dd>", f);
+    html_text(f, ts ? ts : s->rows[0].timestamp[0] ? s->rows[0].timestamp : "unknown");
+    int continued = 0;
+    for (int i = 0; i < e->n; i++) continued += !strcmp(e->key[i], "extended") || !strcmp(e->key[i], "resumed");
+    if (revs && (nrev > 1 || continued)) {
+        const char *first = "", *last = "";
+        for (int k = 0; k < nrev; k++) {
+            if (revs[k].first[0] && (!first[0] || strcmp(revs[k].first, first) < 0)) first = revs[k].first;
+            if (strcmp(revs[k].last, last) > 0) last = revs[k].last;
+        }
+        fputs(" (started); rows measured ", f);
+        html_text(f, first);
+        fputs(" – ", f);
+        html_text(f, last);
+    }
+    fputs("</dd>\n", f);
+    if (!revs || nrev <= 1) {
+        fputs("<dt>Code revision</dt><dd><code>", f);
+        const char *rev = env_get(e, "git_rev");
+        html_text(f, rev ? rev : s->rows[0].git_rev[0] ? s->rows[0].git_rev : "unknown");
+        fputs("</code></dd>\n", f);
+    } else {
+        fprintf(f, "<dt>Code revisions</dt><dd><span class=\"bad\">the rows come from %d revisions</span>:", nrev);
+        for (int k = 0; k < nrev; k++) {
+            fputs(k ? "; <code>" : " <code>", f);
+            html_text(f, revs[k].rev[0] ? revs[k].rev : "unknown");
+            fprintf(f, "</code> (%zu rows, ", revs[k].rows);
+            html_text(f, revs[k].first);
+            if (strcmp(revs[k].first, revs[k].last)) {
+                fputs(" – ", f);
+                html_text(f, revs[k].last);
+            }
+            fputs(")", f);
+        }
+        fputs("</dd>\n", f);
+    }
+    if (continued) {
+        fputs("<dt>Continued</dt><dd>", f);
+        for (int i = 0, k = 0; i < e->n; i++)
+            if (!strcmp(e->key[i], "extended") || !strcmp(e->key[i], "resumed")) {
+                fputs(k++ ? "; " : "", f);
+                put_continuation(f, e->key[i], e->val[i]);
+            }
+        fputs("</dd>\n", f);
+    }
+    free(revs);
+}
+
 static void section_run(FILE *f, const struct report_args *a, const struct result_set *s,
                         const struct env *e, const struct attn_problem *pts, int np,
                         const char *const *modes, int nm, const char *const *variants, int nv,
@@ -484,13 +606,9 @@ static void section_run(FILE *f, const struct report_args *a, const struct resul
         html_text(f, sms);
         fputs(" SMs", f);
     }
-    fputs("</dd>\n<dt>Date</dt><dd>", f);
-    const char *ts = env_get(e, "timestamp");
-    html_text(f, ts ? ts : s->rows[0].timestamp[0] ? s->rows[0].timestamp : "unknown");
-    fputs("</dd>\n<dt>Code revision</dt><dd><code>", f);
-    const char *rev = env_get(e, "git_rev");
-    html_text(f, rev ? rev : s->rows[0].git_rev[0] ? s->rows[0].git_rev : "unknown");
-    fputs("</code></dd>\n<dt>Run</dt><dd><code>", f);
+    fputs("</dd>\n", f);
+    section_revisions(f, s, e);
+    fputs("<dt>Run</dt><dd><code>", f);
     html_text(f, s->rows[0].run_id);
     fputs("</code>, from <code>", f);
     html_text(f, a->results);
@@ -522,9 +640,15 @@ static void section_run(FILE *f, const struct report_args *a, const struct resul
 static void headline_text(FILE *f, const struct result_set *s, const char *mode, const struct attn_problem *pts,
                           int np, const char *const *variants, int nv, double peak)
 {
-    int wins[MAX_VARIANTS] = {0}, npts = 0, nobest = 0;
+    int npts = 0, nobest = 0;
+    int *wins = calloc((size_t)nv + 1, sizeof *wins), *order = malloc(((size_t)nv + 1) * sizeof *order);
     double *ratio = malloc((size_t)(np ? np : 1) * sizeof *ratio);
-    if (!ratio) return;
+    if (!ratio || !wins || !order) {
+        free(wins);
+        free(order);
+        free(ratio);
+        return;
+    }
     for (int i = 0; i < np; i++) {
         if (!point_has_mode(s, &pts[i], mode)) continue;
         npts++;
@@ -537,7 +661,6 @@ static void headline_text(FILE *f, const struct result_set *s, const char *mode,
             if (!strcmp(variants[v], b->key.variant)) wins[v]++;
     }
     fprintf(f, "<p><b>%s</b>: ", mode);
-    int order[MAX_VARIANTS];
     for (int v = 0; v < nv; v++) order[v] = v;
     for (int i = 1; i < nv; i++) /* by wins, stable */
         for (int j = i; j > 0 && wins[order[j]] > wins[order[j - 1]]; j--) {
@@ -547,6 +670,8 @@ static void headline_text(FILE *f, const struct result_set *s, const char *mode,
         }
     if (nv == 0 || wins[order[0]] == 0) {
         fprintf(f, "no variant has an ok row at any of the %d points.</p>\n", npts);
+        free(wins);
+        free(order);
         free(ratio);
         return;
     }
@@ -637,6 +762,8 @@ static void headline_text(FILE *f, const struct result_set *s, const char *mode,
         fputs(".", f);
     }
     fputs("</p>\n", f);
+    free(wins);
+    free(order);
     free(ratio);
 }
 
@@ -751,12 +878,16 @@ static const struct result_key *point_key(const struct result_set *s, const stru
 static void torch_table(FILE *f, const struct result_set *s, const char *mode, const struct attn_problem *pts,
                         int np, const char *const *variants, int nv, bool by_shape)
 {
-    int ours[MAX_VARIANTS], no = 0, npeers = 0;
+    int *ours = malloc(((size_t)nv + 1) * sizeof *ours), no = 0, npeers = 0;
+    if (!ours) return;
     for (int v = 0; v < nv; v++) {
         if (report_is_peer(variants[v])) npeers++;
         else ours[no++] = v;
     }
-    if (!npeers || !no) return;
+    if (!npeers || !no) {
+        free(ours);
+        return;
+    }
     bool dtypes = false;
     for (int i = 1; i < np; i++) dtypes |= pts[i].dtype != pts[0].dtype;
     fputs("<div class=\"fig\" id=\"table-speedup-torch\">\n<p class=\"cap\">Speedup over the best PyTorch peer, ", f);
@@ -805,11 +936,26 @@ static void torch_table(FILE *f, const struct result_set *s, const char *mode, c
         fputs("</tr>\n", f);
     }
     fputs("</tbody></table></div>\n</div>\n", f);
+    free(ours);
+}
+
+/* A figure's page k (1: NAME, k >= 2: NAME-k) found beside the page:
+ * whether its PNG and SVG are there. */
+static bool figure_page(const char *dir, const char *name, int k, bool *png, bool *svg, char *stem, size_t len)
+{
+    if (k == 1) snprintf(stem, len, "%s", name);
+    else snprintf(stem, len, "%s-%d", name, k);
+    char file[96];
+    snprintf(file, sizeof file, "%s.png", stem);
+    *png = exists(dir, file);
+    snprintf(file, sizeof file, "%s.svg", stem);
+    *svg = exists(dir, file);
+    return *png || *svg;
 }
 
 static void section_figures(FILE *f, const struct report_args *a, const struct result_set *s,
                             const struct attn_problem *pts, int np, const char *const *variants, int nv,
-                            bool by_shape)
+                            bool by_shape, const char *ratio_why)
 {
     static const char *const figs[][3] = {
         {"headline", "Each fused kernel's speed relative to cudnn_sdpa", ""},
@@ -825,15 +971,26 @@ static void section_figures(FILE *f, const struct report_args *a, const struct r
     int shown = 0;
     for (size_t i = 0; i < sizeof figs / sizeof figs[0]; i++) {
         if (figs[i][2][0] && !a->baseline) continue;
-        char svg[64], png[64];
-        snprintf(svg, sizeof svg, "%s.svg", figs[i][0]);
-        snprintf(png, sizeof png, "%s.png", figs[i][0]);
-        bool has_png = exists(a->outdir, png), has_svg = exists(a->outdir, svg);
-        if (has_png || has_svg) {
-            fprintf(f, "<div class=\"fig\" id=\"fig-%s\">\n<p class=\"cap\">%s", figs[i][0], figs[i][1]);
-            if (has_svg) fprintf(f, " (<a href=\"%s\">SVG</a>)", svg);
-            fprintf(f, "</p>\n<a href=\"%s\"><img src=\"%s\" alt=\"%s\"></a>\n</div>\n",
-                    has_svg ? svg : png, has_png ? png : svg, figs[i][1]);
+        if (figs[i][2][0] && ratio_why[0]) {
+            fprintf(f, "<div class=\"fig\" id=\"fig-%s\">\n<p class=\"cap\">%s: not drawn</p>\n<p class=\"note\">",
+                    figs[i][0], figs[i][1]);
+            html_text(f, ratio_why);
+            fputs(". A ratio of two runs measured apart holds the GPU's drift between the two sessions (clocks, "
+                  "power, neighbours: a few percent per row) as much as the code's change; <code>make ab</code> "
+                  "measures both sides interleaved in one run, and its pair is drawn here.</p>\n</div>\n", f);
+            continue;
+        }
+        char stem[80];
+        bool png, svg;
+        int pages = 0;
+        while (figure_page(a->outdir, figs[i][0], pages + 1, &png, &svg, stem, sizeof stem)) pages++;
+        for (int k = 1; k <= pages; k++) {
+            figure_page(a->outdir, figs[i][0], k, &png, &svg, stem, sizeof stem);
+            fprintf(f, "<div class=\"fig\" id=\"fig-%s\">\n<p class=\"cap\">%s", stem, figs[i][1]);
+            if (pages > 1) fprintf(f, " (figure %d of %d)", k, pages);
+            if (svg) fprintf(f, " (<a href=\"%s.svg\">SVG</a>)", stem);
+            fprintf(f, "</p>\n<a href=\"%s.%s\"><img src=\"%s.%s\" alt=\"%s\"></a>\n</div>\n", stem,
+                    svg ? "svg" : "png", stem, png ? "png" : "svg", figs[i][1]);
             shown++;
         }
         /* the figure's numbers, also where the figure was not drawn */
@@ -953,19 +1110,30 @@ int report_html(const struct report_args *a, const struct result_set *s)
     if (a->env) snprintf(envpath, sizeof envpath, "%s", a->env);
     else report_env_beside(a->results, envpath, sizeof envpath);
 
+    /* the ratio figure's rule (report_measured_together), for saying why
+     * it is not drawn */
+    char ratio_why[400] = "";
+    if (a->baseline) {
+        struct result_set base;
+        ATTN_TRY(results_read(a->baseline, &base));
+        report_measured_together(s, &base, ratio_why, sizeof ratio_why);
+        results_free(&base);
+    }
     struct env e;
     env_read(envpath, &e);
-    int np = 0, nm, nv;
+    int np = 0, nm, nv = 0;
     const bool by_shape = report_by_shape(s);
     struct attn_problem *pts = collect_points(s, by_shape, &np);
-    const char *modes[MODE_COUNT], *variants[MAX_VARIANTS];
+    const char *modes[MODE_COUNT], **variants = NULL;
     nm = modes_present(s, modes);
-    nv = report_variants(s, variants);
-    FILE *f = pts ? fopen(path, "w") : NULL;
+    int rc = report_variants(s, &variants, &nv);
+    FILE *f = pts && rc == ATTN_OK ? fopen(path, "w") : NULL;
     if (!f) {
-        int rc = pts ? ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to create: %s", path, strerror(errno))
+        if (rc == ATTN_OK)
+            rc = pts ? ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to create: %s", path, strerror(errno))
                      : ATTN_FAIL(ATTN_ERR, "out of host memory");
         free(pts);
+        free(variants);
         env_free(&e);
         return rc;
     }
@@ -989,7 +1157,7 @@ int report_html(const struct report_args *a, const struct result_set *s)
 
     section_run(f, a, s, &e, pts, np, modes, nm, variants, nv, by_shape);
     section_headline(f, s, &e, pts, np, modes, nm, variants, nv, by_shape);
-    section_figures(f, a, s, pts, np, variants, nv, by_shape);
+    section_figures(f, a, s, pts, np, variants, nv, by_shape, ratio_why);
     fputs("<div class=\"section\" id=\"tables\">\n<h2>Full tables</h2>\n<p class=\"note\">Every point × variant: median ms "
           "per call and TFLOP/s; the point's fastest in bold; a row that is not ok shows its status "
           "(hover for the reason).</p>\n",
@@ -1000,6 +1168,7 @@ int report_html(const struct report_args *a, const struct result_set *s)
     fputs("</body></html>\n", f);
 
     free(pts);
+    free(variants);
     env_free(&e);
     if (fclose(f) != 0) return ATTN_FAIL(ATTN_ERR, "%s: write failed", path);
     printf("report: %s\n", path);

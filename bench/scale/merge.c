@@ -69,6 +69,7 @@ struct merge {
     struct one_value gpu, rev;
     char revs[REV_LIST_MAX];       /* every revision of the rows, first seen first */
     char (*part_revs)[REV_LIST_MAX]; /* each part's */
+    struct result_set *sets;         /* each part's rows as the reader kept them, with their samples */
     size_t merged, missing;
 };
 
@@ -185,14 +186,16 @@ static int add_distinct(char *list, size_t len, const char *value)
     return ATTN_OK;
 }
 
-/* One part: checked by the reader (numbers, statuses, samples) and against
- * the other parts (GPU model, revision), then its raw lines attached to the
- * plan's rows. */
+/* One part: checked by the reader (numbers, statuses, samples; kept in
+ * m->sets for the merged samples file) and against the other parts (GPU
+ * model, revision), then the raw lines of the rows the reader kept attached
+ * to the plan's rows. */
 static int take_part(struct plan *p, struct merge *m, int part)
 {
     const char *path = m->parts[part];
-    struct result_set set;
-    ATTN_TRY(results_read_run(path, RESULTS_ALLOW_EMPTY, &set));
+    struct result_set *kept = &m->sets[part];
+    ATTN_TRY(results_read_run(path, RESULTS_ALLOW_EMPTY, kept));
+    const struct result_set set = *kept;
     int out = ATTN_OK;
     for (size_t i = 0; i < set.count && out == ATTN_OK; i++) {
         const struct result_rec *r = &set.rows[i];
@@ -202,13 +205,12 @@ static int take_part(struct plan *p, struct merge *m, int part)
         if (out == ATTN_OK) out = add_distinct(m->revs, sizeof m->revs, r->git_rev);
         if (out == ATTN_OK) out = add_distinct(m->part_revs[part], sizeof m->part_revs[part], r->git_rev);
     }
-    results_free(&set);
     if (out != ATTN_OK) return out;
     FILE *f = fopen(path, "r");
     if (!f) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: unable to open: %s", path, strerror(errno));
     char line[CSV_LINE_MAX], copy[CSV_LINE_MAX], *fields[COL_COUNT + 1];
     int lineno = 0, rc;
-    while (out == ATTN_OK && (rc = csv_read_line(f, line, sizeof line)) == 1) {
+    while (out == ATTN_OK && lineno < set.whole_lines && (rc = csv_read_line(f, line, sizeof line)) == 1) {
         lineno++;
         if (lineno == 1) {
             struct csv_line header;
@@ -244,8 +246,6 @@ static int take_part(struct plan *p, struct merge *m, int part)
     return out;
 }
 
-/* The parts' samples files, one after the other (a row's samples stay in
- * order; samples of a row no part's CSV holds are ignored by the reader). */
 static void plan_free(struct plan *p)
 {
     for (size_t i = 0; i < p->count; i++) free(p->rows[i].line);
@@ -254,28 +254,21 @@ static void plan_free(struct plan *p)
     memset(p, 0, sizeof *p);
 }
 
-static int write_samples(char *const *parts, int nparts, const char *out)
+/* The parts' rows' samples, part after part, as the samples file of the
+ * merged run at csv. */
+static int write_samples(const struct result_set *sets, int nparts, const char *csv)
 {
-    FILE *o = fopen(out, "w");
-    if (!o) return ATTN_FAIL(ATTN_ERR_INPUT, "unable to create '%s': %s", out, strerror(errno));
-    struct csv_line header;
-    results_samples_header(&header);
-    fputs(header.text, o);
+    struct samples_rewrite w;
+    ATTN_TRY(results_samples_begin(csv, &w));
     int rc = ATTN_OK;
-    /* each part's samples file, read whole, its lines kept by row */
-    for (int k = 0; k < nparts && rc == ATTN_OK; k++) {
-        char spath[PATH_MAX];
-        if (results_samples_path(parts[k], spath, sizeof spath) != ATTN_OK) continue;
-        FILE *f = fopen(spath, "r");
-        if (!f) continue; /* a part without samples has no timed row */
-        char line[CSV_LINE_MAX];
-        int lineno = 0;
-        while (csv_read_line(f, line, sizeof line) == 1)
-            if (lineno++ > 0) fprintf(o, "%s\n", line);
-        fclose(f);
+    for (int k = 0; k < nparts && rc == ATTN_OK; k++)
+        for (size_t i = 0; i < sets[k].count && rc == ATTN_OK; i++)
+            rc = results_rec_samples_append(w.fd, &sets[k].rows[i]);
+    if (rc != ATTN_OK) {
+        results_samples_abandon(&w);
+        return rc;
     }
-    if (fclose(o) != 0) rc = ATTN_FAIL(ATTN_ERR_INPUT, "writing '%s': %s", out, strerror(errno));
-    return rc;
+    return results_samples_commit(&w);
 }
 
 /* A part's .env copied to `to`, with `extra` after it (NULL: nothing). */
@@ -366,8 +359,7 @@ static int write_run(const struct plan *p, struct merge *m, const char *csv)
         else m->missing++;
     if (fclose(o) != 0) return ATTN_FAIL(ATTN_ERR_INPUT, "writing '%s': %s", csv, strerror(errno));
     char path[PATH_MAX];
-    ATTN_TRY(side_file(csv, 0, path, sizeof path));
-    ATTN_TRY(write_samples(m->parts, m->nparts, path));
+    ATTN_TRY(write_samples(m->sets, m->nparts, csv));
     for (int k = 0; k < m->nparts; k++) {
         ATTN_TRY(side_file(csv, k + 2, path, sizeof path));
         ATTN_TRY(copy_env(m->parts[k], path, NULL));
@@ -514,7 +506,8 @@ static int merge_run(struct merge *m, struct plan *plan)
     m->gpu.what = "GPU model";
     m->rev.what = "revision";
     m->part_revs = calloc((size_t)m->nparts, sizeof *m->part_revs);
-    if (!m->part_revs) return ATTN_FAIL(ATTN_ERR, "out of host memory");
+    m->sets = calloc((size_t)m->nparts, sizeof *m->sets);
+    if (!m->part_revs || !m->sets) return ATTN_FAIL(ATTN_ERR, "out of host memory");
     ATTN_TRY(read_plan(m->plan_path, plan));
     ATTN_TRY(index_plan(plan, m->plan_path));
     for (int k = 0; k < m->nparts; k++) ATTN_TRY(take_part(plan, m, k));
@@ -550,6 +543,8 @@ int main(int argc, char **argv)
     int rc = parse_args(argc, argv, &m);
     if (rc == ATTN_OK) rc = merge_run(&m, &plan);
     free(m.part_revs);
+    for (int k = 0; m.sets && k < m.nparts; k++) results_free(&m.sets[k]);
+    free(m.sets);
     if (rc != ATTN_OK) {
         fprintf(stderr, "merge: %s\n", attn_error_message());
         plan_free(&plan);
