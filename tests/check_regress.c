@@ -2182,13 +2182,9 @@ static void doctor_samples(const char *csv, const char *variant, double factor)
 {
     struct result_set set;
     ck_assert_msg(results_read(csv, &set) == ATTN_OK, "%s", attn_error_message());
-    char spath[400];
-    ck_assert_int_eq(results_samples_path(csv, spath, sizeof spath), ATTN_OK);
-    int fd = open(spath, O_WRONLY | O_TRUNC);
-    ck_assert_int_ge(fd, 0);
-    struct csv_line header;
-    results_samples_header(&header);
-    ck_assert_int_eq(csv_append(fd, &header), ATTN_OK);
+    struct samples_rewrite w;
+    ck_assert_msg(results_samples_begin(csv, &w) == ATTN_OK, "%s", attn_error_message());
+    const int fd = w.fd;
     for (size_t i = 0; i < set.count; i++) {
         struct result_rec *rec = &set.rows[i];
         if (!rec->sample_ms) continue;
@@ -2203,7 +2199,7 @@ static void doctor_samples(const char *csv, const char *variant, double factor)
         row.nsample_ms = rec->nsample_ms;
         ck_assert_int_eq(results_samples_append(fd, &row), ATTN_OK);
     }
-    ck_assert_int_eq(close(fd), 0);
+    ck_assert_msg(results_samples_commit(&w) == ATTN_OK, "%s", attn_error_message());
     results_free(&set);
 }
 

@@ -14,8 +14,6 @@
 #   revision       part 2 measured by another revision (0123456789ab)
 #   twice          part 2 also holds a row of part 1
 #   unplanned      the plan lacks a row part 1 holds
-#   samples-twice  part 2's samples file also holds the samples of a row of
-#                  part 1 (each part reads whole; the merged run does not)
 set -eu
 dir=$1 case=${2:-}
 run=results/h200/power/20261201T020403Z
@@ -52,9 +50,6 @@ case $case in
     key=$(sed -n 2p "$dir/part-1.csv" | cut -d, -f5-14)
     grep "^$key," "$dir/part-1.samples.csv" >> "$dir/part-2.samples.csv" ;;
   unplanned) first=$(sed -n 2p "$dir/part-1.csv" | cut -d, -f5-14); grep -v "^$first," "$dir/plan.csv" > "$dir/p" && mv "$dir/p" "$dir/plan.csv" ;;
-  samples-twice)
-    key=$(sed -n 2p "$dir/part-1.csv" | cut -d, -f5-14)
-    grep "^$key," "$dir/part-1.samples.csv" >> "$dir/part-2.samples.csv" ;;
   "") ;;
   *) echo "merge_parts.sh: no case '$case'" >&2; exit 2 ;;
 esac
