@@ -30,7 +30,7 @@ mapfile -t sweep < "$dir/sweep.args"
 awk -F, -v OFS=, '{ $8 = $8 "," (NR == 1 ? "kv_heads" : $8); $11 = $11 "," (NR == 1 ? "varlen" : ""); print }' \
   "$run.csv" > "$dir/run.csv"
 awk -F, -v OFS=, '{ $4 = $4 "," (NR == 1 ? "kv_heads" : $4); $7 = $7 "," (NR == 1 ? "varlen" : ""); print }' \
-  "$run.samples.csv" > "$dir/run.samples.csv"
+  <(gzip -dcf "$run".samples.csv*) > "$dir/run.samples.csv"
 for i in 1 2; do
   # the keys of shard i, then its rows and their samples
   awk -F, -v s="$i/2" 'NR > 1 && $11 == s { print $1","$2","$3","$4","$5","$6","$7","$8","$9","$10 }' "$dir/plan.csv" > "$dir/keys-$i"

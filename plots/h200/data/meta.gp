@@ -57,5 +57,5 @@ array legend_torch[12] = [1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0]
 torch_ymax = 1.27575
 torch_note = 'fastest PyTorch peer: torch_sdpa_cudnn at all 24 points'
 have_ratio = 0
-baseline = 'results/h200/baselines/baseline-20261130T045924Z.csv'
-ratio_why = 'the run (20261201T034152Z) and the baseline (20261130T042431Z) were measured apart, not as the two sides of one A/B run'
+baseline = ''
+ratio_why = 'no baseline given'
