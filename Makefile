@@ -114,6 +114,7 @@ ATTNBENCH := $(BUILD)/attnbench
 # attnbench with the test-only variants of tests/variants/ (a kernel that never
 # ends, for the watchdog's GPU test); never installed or run by make bench
 ATTNBENCH_TEST := $(BUILD)/attnbench-test
+AB_TEST   := $(BUILD)/ab-test
 TEST_VARIANT_OBJS := $(patsubst %.cu,$(BUILD)/%.o,$(wildcard tests/variants/*.cu))
 TEST_CPU  := $(BUILD)/test_cpu
 TEST_GPU  := $(BUILD)/test_gpu
@@ -227,6 +228,12 @@ $(ATTNBENCH_TEST): $(BUILD)/bench/attnbench_main.o $(BUILD)/bench/attnbench.o $(
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
 
 $(AB): $(BUILD)/bench/gate/ab.o $(BENCH_LIB) $(LIB_OBJS)
+	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
+
+# build/ab with the test variants in its table: the GPU suite drives it with
+# build/attnbench-test on both sides (a hung worker)
+$(AB_TEST): $(BUILD)/bench/gate/ab.o $(BENCH_LIB) $(filter-out $(BUILD)/common/registry.o,$(LIB_OBJS)) \
+            $(BUILD)/tests/registry_test_variants.o $(TEST_VARIANT_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
 
 $(PIC_BUILD)/%.o: %.c
@@ -470,7 +477,7 @@ TEST_SUITES_CPU = \
 	fuzz "$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)"
 TEST_SUITES = gpu "CK_FORK=no ./$(TEST_GPU)" $(TEST_SUITES_CPU)
 
-test: deps $(ATTNBENCH) $(ATTNBENCH_TEST) $(REGRESS) $(AB) $(REPORT) $(TEST_CPU) $(TEST_GPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_WATCHDOG) $(TEST_SHARD) $(TEST_PLOTS) $(PEER_LIB) ## build everything; every suite (GPU ones skipped without a device), the gate over the committed A/B pairs; one summary line
+test: deps $(ATTNBENCH) $(ATTNBENCH_TEST) $(REGRESS) $(AB) $(AB_TEST) $(REPORT) $(TEST_CPU) $(TEST_GPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_WATCHDOG) $(TEST_SHARD) $(TEST_PLOTS) $(PEER_LIB) ## build everything; every suite (GPU ones skipped without a device), the gate over the committed A/B pairs; one summary line
 	@tests/run_suites.sh $(TEST_SUITES)
 
 test-cpu: deps $(REPORT) $(REGRESS) $(AB) $(TEST_CPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_WATCHDOG) $(TEST_SHARD) $(TEST_PLOTS) $(PEER_LIB) ## every suite but the GPU one
@@ -492,7 +499,7 @@ test-sanitize: check-deps $(addprefix $(BUILD)/,$(CU_OBJS)) ## the CPU suites un
 	@ATTN_BUILD=$(SAN_BUILD) ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  tests/run_suites.sh $(foreach t,$(filter-out test_%,$(SAN_TESTS)),$(t) ./$(SAN_BUILD)/test_$(t))
 
-test-gpu: check-deps $(ATTNBENCH) $(ATTNBENCH_TEST) $(AB) $(TEST_GPU) ## GPU tests only (skipped without a device)
+test-gpu: check-deps $(ATTNBENCH) $(ATTNBENCH_TEST) $(AB) $(AB_TEST) $(TEST_GPU) ## GPU tests only (skipped without a device)
 	CK_FORK=no ./$(TEST_GPU)
 
 help: ## this list

@@ -611,6 +611,53 @@ START_TEST(test_ab_runs_both_sides)
 }
 END_TEST
 
+/* A worker whose kernel never ends does not hang build/ab: test_hang_late
+ * passes validation and then spins, so the side that first takes a block of
+ * it misses its deadline; that side's worker is killed, the row is an error
+ * on both sides (the pair stays matched), fresh workers measure the rows
+ * after it, and the pair is published whole. build/ab-test is build/ab with
+ * the test variants in its table. */
+START_TEST(test_ab_hung_worker_costs_its_row)
+{
+    char dir[32], cmd[1024], path[512];
+    strcpy(dir, "/tmp/attnbench-abhang-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "./build/ab-test --quiet --base ./build/attnbench-test --cand ./build/attnbench-test "
+                              "--variants naive,test_hang_late,inplace --point 'batch=1 heads=2 seq=128 dim=64' "
+                              "--mode cold --warm-ms 0 --budget-ms 200 --row-timeout 5 --out %s > %s/ab.out 2> %s/ab.err",
+             dir, dir, dir);
+    int st = system(cmd);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 1); /* a candidate row failed; the run ended whole */
+    snprintf(cmd, sizeof cmd, "ls %s/2*/gate.txt >/dev/null && grep -q 'timed out after 5 s' %s/ab.err", dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    const char *sides[] = {"base", "cand"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd, "ls %s/2*/2*Z-%s.csv", dir, sides[k]);
+        FILE *p = popen(cmd, "r");
+        ck_assert(p);
+        ck_assert_ptr_nonnull(fgets(path, sizeof path, p));
+        pclose(p);
+        path[strcspn(path, "\n")] = '\0';
+        struct result_set set;
+        ck_assert_msg(results_read(path, &set) == ATTN_OK, "%s", attn_error_message());
+        ck_assert_uint_eq(set.count, 3);
+        for (size_t i = 0; i < set.count; i++) {
+            const struct result_rec *r = &set.rows[i];
+            if (!strcmp(r->key.variant, "test_hang_late")) {
+                ck_assert_str_eq(r->status, "error");
+                ck_assert_msg(strstr(r->reason, "timed out after 5 s"), "%s: %s", sides[k], r->reason);
+            } else {
+                ck_assert_msg(!strcmp(r->status, "ok"), "%s %s: %s %s", sides[k], r->key.variant, r->status,
+                              r->reason);
+            }
+        }
+        results_free(&set);
+    }
+    remove_dir(dir);
+}
+END_TEST
+
 /* ------------------------------------------------- watchdog and resume */
 
 /* A kernel that never ends costs its own rows: test_hang hangs in
@@ -888,13 +935,14 @@ static Suite *gpu_suite(void)
     tcase_set_timeout(t, 300);
     tcase_add_test(t, test_watchdog_hung_kernels_cost_their_rows);
     tcase_add_test(t, test_resume_completes_a_cut_run);
+    tcase_add_test(t, test_ab_hung_worker_costs_its_row);
     suite_add_tcase(s, t);
     return s;
 }
 
 /* Tests in gpu_suite(), for the skipped count: keep in step with it. */
 #define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_LONG + N_MODERN + N_ODD + N_MODERN_CPU_REF + 2 + 2 + 1 + \
-                        N_CUDNN_TESTS + 4 + 2 + N_HOPPER_TESTS)
+                        N_CUDNN_TESTS + 4 + 3 + N_HOPPER_TESTS)
 
 int main(void)
 {

@@ -720,8 +720,9 @@ END_TEST
 
 /* The headline's value labels, as meta.gp and the panel files place them,
  * in a panel's plot fractions: no label box meets another label, a drawn
- * series' line or point, or the parity line, nor leaves the plot — in the
- * crowded committed run (12 variants, 5 drawn) and in fused.csv. */
+ * series' line or point, or the parity line, nor leaves the plot, and no
+ * other series passes between a label and its point — in the crowded
+ * committed runs (12 variants, 5 drawn) and in fused.csv. */
 static int labels_checked;
 
 static double frac_x(double seq, double lo, double span) { return (log2(seq) - lo) / span; }
@@ -764,6 +765,14 @@ static void check_labels_of(const char *panel_file, int nv, const bool *shown, d
                         ck_assert_msg(!(isfinite(ly[b][j]) && fabs(x[b][j] - x[a][i]) < w && fabs(ly[b][j] - ly[a][i]) < h),
                                       "%s: two labels meet", panel_file);
                     if (!shown[b] || !isfinite(y[b][j])) continue;
+                    /* another series' point between this point and its label: the value would
+                     * read as that series' */
+                    if (b != a && j == i && fabs(x[b][j] - x[a][i]) < 1e-9) {
+                        const double near = ly[a][i] > y[a][i] ? y0 : y1;
+                        ck_assert_msg(!((y[b][j] - y[a][i]) * (near - y[a][i]) > 0 &&
+                                        fabs(y[b][j] - y[a][i]) < fabs(near - y[a][i])),
+                                      "%s: a label lies across another series from its point", panel_file);
+                    }
                     /* a point, or the segment to the next one, inside the box */
                     ck_assert_msg(!(x[b][j] > x0 && x[b][j] < x1 && y[b][j] > y0 && y[b][j] < y1),
                                   "%s: a label covers a point", panel_file);
@@ -843,9 +852,10 @@ END_TEST
 
 START_TEST(test_headline_labels_clear)
 {
-    static const char *const runs[] = {"results/h200/20261201T034152Z.csv", "tests/fixtures/fused.csv"};
+    static const char *const runs[] = {"results/h200/20261201T034152Z.csv", "results/h200/20261202T191456Z.csv",
+                                       "tests/fixtures/fused.csv"};
     labels_checked = 0;
-    for (size_t r = 0; r < 2; r++) {
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
         ck_assert_int_eq(sh("rm -rf %s/data", dir), 0);
         report_data(&(struct fixture){runs[r], NULL, false, false, false, false, false});
         const int nv = (int)meta_number("nvariants"), np = (int)meta_number("npanels");

@@ -466,12 +466,29 @@ static bool box_free(const struct label_space *ls, int nv, const struct box *b, 
     return true;
 }
 
+/* Whether another drawn series passes between point (x, fy) of variant v
+ * at seq index j and a label box b beside it: its point at the same S lies
+ * between the two, and the value would read as that series'. */
+static bool label_crosses(const struct label_space *ls, int nv, int v, int j, double fy, const struct box *b)
+{
+    const double near = b->y0 > fy ? b->y0 : b->y1;
+    for (int u = 0; u < nv; u++) {
+        if (u == v || !ls->fx->headline_show[u]) continue;
+        const double y = *cell(ls->d, u, j, PANEL_CUDNN);
+        if (!isfinite(y)) continue;
+        const double fu = frac_y(ls->fx, y);
+        if ((fu - fy) * (near - fy) > 0 && fabs(fu - fy) < fabs(near - fy)) return true;
+    }
+    return false;
+}
+
 /* Every shown variant of ours gets the value of each of its points written
  * beside it, in the first free place on its side of the parity line (a
- * label across it would read as the other side's): away from the line,
- * then towards it, then further out on either; a value with no free
- * place near its point is not written (the page's tables hold it). The
- * label's y (in the data's units) goes into the panel's PANEL_LABEL column. */
+ * label across it would read as the other side's) with no other series
+ * between it and its point: away from the line, then towards it, then
+ * further out on either; a value with no such place near its point is not
+ * written (the page's tables hold it). The label's y (in the data's units)
+ * goes into the panel's PANEL_LABEL column. */
 static int place_labels(struct panel_data *d, const struct facts *fx, const char *const *variants, int nv)
 {
     for (int v = 0; v < nv; v++)
@@ -498,7 +515,7 @@ static int place_labels(struct panel_data *d, const struct facts *fx, const char
                 const int side = k % 2 ? -away : away;
                 const double cy = fy + side * (LABEL_GAP + (k / 2) * LABEL_H);
                 const struct box b = {x - LABEL_W / 2, x + LABEL_W / 2, cy - LABEL_H / 2, cy + LABEL_H / 2};
-                if (!box_free(&ls, nv, &b, away > 0)) continue;
+                if (!box_free(&ls, nv, &b, away > 0) || label_crosses(&ls, nv, v, j, fy, &b)) continue;
                 ls.placed[ls.nplaced++] = b;
                 *cell(d, v, j, PANEL_LABEL) = fx->headline_ymin + cy * (fx->headline_ymax - fx->headline_ymin);
                 break;
