@@ -51,8 +51,10 @@ set -u
 
 cd "$(dirname "$0")/.." || exit 2
 REPORT_BIN=${REPORT_BIN:-build/report}
-RUN=results/h200/20261130T045458Z
 FIGDIR=plots/h200
+# the run the committed figures show, as their figures.conf names it
+RUN=$(sed -n 's/^RESULTS=\(.*\)\.csv$/\1/p' "$FIGDIR/figures.conf")
+[ -f "$RUN.csv" ] || { echo "check_report.sh: $FIGDIR/figures.conf names no run (RESULTS=...csv)" >&2; exit 2; }
 SHOT=${1:-${REPORT_SCREENSHOT:-build/report-screenshot.png}}
 WIDTH=1400
 HEIGHT=1800
