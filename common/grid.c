@@ -4,6 +4,7 @@
  * control bytes escaped. */
 #include "grid.h"
 #include "errors.h"
+#include "problem.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -14,7 +15,10 @@
 #include <sys/stat.h>
 
 #define MAX_AXIS_VALUES 64 /* distinct values of one axis */
-#define MAX_AXIS_VALUE (1L << 24)
+/* An integer value as the syntax takes it: past every size limit of
+ * problem.h (a point is held to those, and the message names them), within
+ * int, and small enough that products of four stay far from overflow. */
+#define MAX_AXIS_VALUE (1L << 30)
 #define MAX_SPEC_BYTES 1023
 /* A grid file's line, comment included: past this it is not a grid file
  * (and reading on would let `--grid /dev/zero`-like input run forever). */
@@ -131,7 +135,7 @@ static int parse_int_item(struct axis_values *ax, const char *item, const char *
                          "%s: '%s=%s': a range is a..b with 1 <= a <= b <= %ld", where,
                          key, shown(item, SIZE_MAX, shown_item), MAX_AXIS_VALUE);
     long p = 1;
-    while (p < lo) p *= 2; /* lo <= 2^24: no overflow */
+    while (p < lo) p *= 2; /* lo <= 2^30: no overflow */
     if (p > hi)
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s=%s': no power of two between %ld and %ld",
                          where, key, shown(item, SIZE_MAX, shown_item), lo, hi);
@@ -151,8 +155,8 @@ static int push_text(struct axis_values *ax, const char *text, const char *where
     return ATTN_OK;
 }
 
-/* The input error just set (attn_varlen_check's), with the spec's place
- * in front of it. */
+/* The input error just set (attn_varlen_check's or attn_problem_check's),
+ * with the spec's place in front of it. */
 static int failed_at(const char *where)
 {
     char why[256];
@@ -175,7 +179,7 @@ static int parse_varlen_item(struct axis_values *ax, const char *item, const cha
     return push_text(ax, item, where, "varlen");
 }
 
-/* One item of lens=: L1+L2+... , each 1..MAX_AXIS_VALUE; it is the point's
+/* One item of lens=: L1+L2+... , each 1..ATTN_SEQ_LEN_MAX; it is the point's
  * batch (their count) and seq (the longest) as well as its varlen text. */
 static int parse_lens_item(struct axis_values *ax, const char *item, const char *where)
 {
@@ -184,9 +188,10 @@ static int parse_lens_item(struct axis_values *ax, const char *item, const char 
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s: 'lens=%s': longer than %d characters", where,
                          shown(item, SIZE_MAX, shown_item), ATTN_VARLEN_MAX - 6);
     struct attn_lens_stats st;
-    if (attn_lens_list(item, MAX_AXIS_VALUE, NULL, 0, &st) != ATTN_OK)
-        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: 'lens=%s': expected lengths in 1..%ld joined by '+'",
-                         where, shown(item, SIZE_MAX, shown_item), MAX_AXIS_VALUE);
+    if (attn_lens_list(item, ATTN_SEQ_LEN_MAX, NULL, 0, &st) != ATTN_OK)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: 'lens=%s': expected lengths in 1..%d (the longest "
+                         "sequence attnbench takes) joined by '+'",
+                         where, shown(item, SIZE_MAX, shown_item), ATTN_SEQ_LEN_MAX);
     return push_text(ax, text, where, "lens");
 }
 
@@ -408,7 +413,7 @@ int grid_add_spec(struct grid *g, const char *spec, const char *where)
 }
 
 /* Refuses a point whose Q (K, V, O) would pass GRID_MAX_TENSOR_ELEMS; each
- * factor is at most 2^24, so the product is built with a check per step. */
+ * factor is at most 2^30, so the product is built with a check per step. */
 static int check_elems(long batch, long heads, long seq, long dim, const char *where)
 {
     const long f[4] = {batch, heads, seq, dim};
@@ -444,7 +449,7 @@ static int add_product(struct grid *g, const struct axis_values *axes, size_t po
         const char *varlen = lens ? bax->text[ib] : axes[AX_VARLEN].text[iv];
         if (lens) { /* parse_lens_item checked the list: batch is its count, seq its longest */
             struct attn_lens_stats st;
-            (void)attn_lens_list(varlen + 5, MAX_AXIS_VALUE, NULL, 0, &st);
+            (void)attn_lens_list(varlen + 5, ATTN_SEQ_LEN_MAX, NULL, 0, &st);
             batch = st.count;
             seq = st.longest;
         } else {
@@ -456,10 +461,8 @@ static int add_product(struct grid *g, const struct axis_values *axes, size_t po
         if (axes[AX_HIDDEN].given)
             ATTN_TRY(divide_exactly(heads, dim, "hidden", where, &heads));
         const long kv = axes[AX_KV].given ? axes[AX_KV].v[ik] : heads;
-        if (heads % kv != 0)
-            return ATTN_FAIL(ATTN_ERR_INPUT, "%s: kv_heads=%ld does not divide heads=%ld (each K/V "
-                             "head serves heads/kv_heads query heads)", where, kv, heads);
-        ATTN_TRY(check_elems(batch, heads, seq, dim, where));
+        /* every value is at most MAX_AXIS_VALUE (batch and heads, derived,
+         * less): each fits an int */
         struct attn_problem p = {
             .batch = (int)batch, .heads = (int)heads, .seq_len = (int)seq,
             .head_dim = (int)dim, .causal = axes[AX_CAUSAL].v[ic] != 0,
@@ -467,7 +470,8 @@ static int add_product(struct grid *g, const struct axis_values *axes, size_t po
             .scale = 1.0f / sqrtf((float)dim), .kv_heads = (int)kv,
         };
         snprintf(p.varlen, sizeof p.varlen, "%s", varlen);
-        if (attn_varlen_check(&p) != ATTN_OK) return failed_at(where);
+        if (attn_problem_check(&p) != ATTN_OK) return failed_at(where);
+        ATTN_TRY(check_elems(batch, heads, seq, dim, where));
         ATTN_TRY(add_point(g, &p));
     }
     return ATTN_OK;

@@ -39,8 +39,9 @@ struct grid {
 /* Appends the points of one spec line (duplicates dropped; a point already
  * in the grid keeps its place). `where` names the line in messages
  * ("file:line" or "--point"). Returns ATTN_ERR_INPUT with a one-line message
- * on a malformed spec, a grid past GRID_MAX_POINTS or a point past
- * GRID_MAX_TENSOR_ELEMS; a refused spec adds no point. */
+ * on a malformed spec, a grid past GRID_MAX_POINTS, a point past a size
+ * limit of problem.h (attn_problem_check) or past GRID_MAX_TENSOR_ELEMS; a
+ * refused spec adds no point. */
 int grid_add_spec(struct grid *, const char *spec, const char *where);
 /* Appends every spec of a grid file; a file with no point, a directory, a NUL
  * byte or a spec over 1023 bytes (before any '#') is an error. */

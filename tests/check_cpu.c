@@ -10,6 +10,7 @@
 #include "../common/errors.h"
 #include "../common/files.h"
 #include "../common/grid.h"
+#include "../common/problem.h"
 #include "../common/reference.h"
 #include "../common/registry.h"
 #include "../common/results.h"
@@ -1472,6 +1473,83 @@ START_TEST(test_grid_range_powers_inside)
 }
 END_TEST
 
+/* The size limits of problem.h: a spec past one is refused when the grid is
+ * parsed, the message naming the size and the limit; a point just inside
+ * each is a point. (dim=100000 was planned as rows that all failed.) */
+static const struct {
+    const char *refused, *message, *inside;
+} size_limits[] = {
+    {"batch=1 heads=1 seq=64 dim=513", "t: dim=513 is above the largest head_dim the reference checks (512)",
+     "batch=1 heads=1 seq=64 dim=512"},
+    {"batch=1 heads=1 seq=16777217 dim=1", "t: seq=16777217 is above the longest sequence attnbench takes (16777216)",
+     "batch=1 heads=1 seq=16777216 dim=1"},
+    {"batch=16777217 heads=1 seq=1 dim=1", "t: batch=16777217 is above the largest batch attnbench takes (16777216)",
+     "batch=16777216 heads=1 seq=1 dim=1"},
+    {"batch=1 heads=16777217 seq=1 dim=1", "t: heads=16777217 is above the most heads attnbench takes (16777216)",
+     "batch=1 heads=16777216 seq=1 dim=1"},
+    {"tokens=33554432 heads=1 seq=1 dim=1", "t: batch=33554432 is above the largest batch", /* derived */
+     "tokens=33554432 heads=1 seq=2 dim=1"},
+    {"batch=1 hidden=33554432 seq=1 dim=1", "t: heads=33554432 is above the most heads", /* derived */
+     "batch=1 hidden=33554432 seq=1 dim=2"},
+    {"lens=16777217+5 heads=1 dim=1", "t: 'lens=16777217+5': expected lengths in 1..16777216 (the longest sequence",
+     "lens=16777216+5 heads=1 dim=1"},
+    {"batch=65536 heads=1 seq=65536 dim=1 varlen=uniform:1",
+     "t: varlen 'uniform:1': batch=65536 of seq=65536 holds 4294967296 tokens, more than a ragged batch may "
+     "hold (2147483647)",
+     "batch=32767 heads=1 seq=65536 dim=1 varlen=uniform:1"},
+    {"batch=1 heads=32 kv_heads=64 seq=64 dim=64", "t: kv_heads=64 is not in 1 .. heads=32",
+     "batch=1 heads=32 kv_heads=32 seq=64 dim=64"},
+    {"batch=1 heads=32 kv_heads=12 seq=64 dim=64", "t: kv_heads=12 does not divide heads=32",
+     "batch=1 heads=36 kv_heads=12 seq=64 dim=64"},
+};
+
+START_TEST(test_grid_size_limits)
+{
+    struct grid g = {0};
+    attn_error_clear();
+    ck_assert_int_eq(grid_add_spec(&g, size_limits[_i].refused, "t"), ATTN_ERR_INPUT);
+    ck_assert_msg(strncmp(attn_error_message(), size_limits[_i].message, strlen(size_limits[_i].message)) == 0,
+                  "'%s' gave \"%s\"", size_limits[_i].refused, attn_error_message());
+    ck_assert_uint_eq(g.count, 0);
+    int rc = grid_add_spec(&g, size_limits[_i].inside, "t");
+    ck_assert_msg(rc == ATTN_OK, "'%s': %s", size_limits[_i].inside, attn_error_message());
+    ck_assert_uint_eq(g.count, 1);
+    ck_assert_int_eq(attn_problem_check(&g.points[0]), ATTN_OK);
+    grid_free(&g);
+}
+END_TEST
+
+/* The same limits where a grid file and --point are read: FILE:LINE and
+ * --point name the place; the check itself refuses a point built by hand. */
+START_TEST(test_grid_size_limits_where_read)
+{
+    char path[32], where[96];
+    write_temp(path, "batch=1 heads=1 seq=64 dim=64\n\nbatch=2 heads=8 seq=128 dim=100000\n");
+    struct grid g = {0};
+    ck_assert_int_eq(grid_add_file(&g, path), ATTN_ERR_INPUT);
+    unlink(path);
+    snprintf(where, sizeof where, "%s:3: dim=100000 is above the largest head_dim", path);
+    ck_assert_message_has(where);
+    grid_free(&g);
+
+    struct options o;
+    ck_assert_int_eq(parse_argv(&o, (char *[]){"attnbench", "--point", "batch=1 heads=1 seq=64 dim=100000",
+                                               "--dry-run", NULL}),
+                     ATTN_ERR_INPUT);
+    ck_assert_str_eq(attn_error_message(), "--point: dim=100000 is above the largest head_dim the reference "
+                                           "checks (512)");
+    grid_free(&o.grid);
+
+    struct attn_problem p = problem(1, 8, 64, ATTN_HEAD_DIM_MAX + 1, false);
+    ck_assert_int_eq(attn_problem_check(&p), ATTN_ERR_INPUT);
+    p.head_dim = ATTN_HEAD_DIM_MAX;
+    ck_assert_int_eq(attn_problem_check(&p), ATTN_OK);
+    p.kv_heads = 3;
+    ck_assert_int_eq(attn_problem_check(&p), ATTN_ERR_INPUT);
+    ck_assert_message_has("kv_heads=3 does not divide heads=8");
+}
+END_TEST
+
 /* Defect 3: batch=16777216 heads=16777216 seq=1024 dim=64 is 2^64 elements,
  * which wrapped to 0 in size_t. A point of more than 2^40 elements per
  * tensor is refused when the grid is parsed. */
@@ -2599,6 +2677,8 @@ static Suite *grid_suite(void)
     tcase_add_test(tc, test_grid_dedup_linear_keeps_order);
     tcase_add_test(tc, test_grid_range_powers_inside);
     tcase_add_test(tc, test_grid_elements_overflow);
+    tcase_add_loop_test(tc, test_grid_size_limits, 0, sizeof size_limits / sizeof size_limits[0]);
+    tcase_add_test(tc, test_grid_size_limits_where_read);
     tcase_add_test(tc, test_grid_message_control_bytes);
     tcase_add_loop_test(tc, test_grid_bad_spec, 0,
                         (int)(sizeof bad_specs / sizeof bad_specs[0]));
