@@ -2,6 +2,7 @@
 #include "options.h"
 #include "scale/shard.h"
 #include "../common/errors.h"
+#include "../common/names.h"
 #include "../common/registry.h"
 
 #include <errno.h>
@@ -45,7 +46,9 @@ void options_usage(FILE *f)
         "  --extend RUN_ID     add this sweep's rows to run RUN_ID: its other variants' rows\n"
         "                      are kept as they are, its seed reused (the PyTorch peers join\n"
         "                      a run this way: make bench PEERS=torch)\n"
-        "  --run-id ID         the new run's id (default: its start time, e.g. 20261201T031500Z)\n"
+        "  --run-id ID         the new run's id (default: its start time, e.g. 20261201T031500Z);\n"
+        "                      a RUN_ID is 1 to %zu letters, digits, '.', '_' and '-', not\n"
+        "                      starting with '.' or '-' (a --grid NAME too, up to %d)\n"
         "  --shard I/N         run shard I of N: the sweep's points x variants split into N\n"
         "                      parts of about equal predicted time (the same plan in every\n"
         "                      shard: their union is the sweep, each row once)\n"
@@ -56,7 +59,8 @@ void options_usage(FILE *f)
         "  --help              this text\n"
         "With neither --grid nor --point, the default grid runs.\n"
         "Exit: 0 every row ok, skipped or oom; 1 a row failed (mismatch or error); 2 bad\n"
-        "input or no GPU; 130 interrupted (finished rows are kept).\n");
+        "input or no GPU; 130 interrupted (finished rows are kept).\n",
+        RUN_ID_MAX, GRID_NAME_MAX);
 }
 
 static int parse_number(const char *opt, const char *s, double lo, double hi, double *out)
@@ -185,9 +189,8 @@ int options_parse(struct options *o, int argc, char **argv)
         } else if (!strcmp(a, "--row-timeout")) {
             ATTN_TRY(parse_number(a, val, 0, 86400, &o->row_timeout_s));
         } else if (!strcmp(a, "--resume") || !strcmp(a, "--extend") || !strcmp(a, "--run-id")) {
-            if (!*val || strchr(val, '/') || !strcmp(val, ".") || !strcmp(val, ".."))
-                return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s' is not a run id (RUN_ID, as in "
-                                                 "results/<gpu>/RUN_ID.csv)", a, val);
+            /* it becomes DIR/RUN_ID.csv and its siblings, and a word of the .env */
+            ATTN_TRY(safe_name_check(val, RUN_ID_MAX, a, "run id"));
             if (!strcmp(a, "--run-id")) {
                 o->run_id = val;
             } else {

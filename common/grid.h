@@ -46,7 +46,8 @@ int grid_add_spec(struct grid *, const char *spec, const char *where);
 /* Appends every spec of a grid file; a file with no point, a directory, a NUL
  * byte or a spec over 1023 bytes (before any '#') is an error. */
 int grid_add_file(struct grid *, const char *path);
-/* NAME (a file grids_dir/NAME.grid) or a path (contains '/' or ends in .grid). */
+/* NAME (a file grids_dir/NAME.grid; NAME is a safe name, names.h) or a path
+ * (contains '/' or ends in .grid). */
 int grid_add_named(struct grid *, const char *name_or_path, const char *grids_dir);
 void grid_free(struct grid *);
 

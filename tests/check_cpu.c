@@ -10,6 +10,7 @@
 #include "../common/errors.h"
 #include "../common/files.h"
 #include "../common/grid.h"
+#include "../common/names.h"
 #include "../common/problem.h"
 #include "../common/reference.h"
 #include "../common/registry.h"
@@ -2558,6 +2559,77 @@ START_TEST(test_options_empty_paths)
 }
 END_TEST
 
+/* Run ids become DIR/RUN_ID.csv and its siblings: --run-id, --resume and
+ * --extend take only 1..RUN_ID_MAX of [A-Za-z0-9._-], not starting with '.'
+ * or '-' (shell syntax, paths, hidden files and 300 bytes were taken, or
+ * refused only when the run was read back). */
+static const char *const bad_run_ids[] = {
+    "x;touch${IFS}X", "$(id)", "`id`", "../x", "x/y", ".hidden", ".", "..", "-x", "", "a b",
+    "a\033[31m", "caf\xc3\xa9",
+};
+
+START_TEST(test_options_run_id_alphabet)
+{
+    static const char *const opts[] = {"--run-id", "--resume", "--extend"};
+    char long_id[300], max_id[RUN_ID_MAX + 2], want[160];
+    memset(long_id, 'a', sizeof long_id - 1);
+    long_id[sizeof long_id - 1] = '\0';
+    memset(max_id, 'b', sizeof max_id - 1);
+    max_id[sizeof max_id - 1] = '\0'; /* RUN_ID_MAX + 1 characters: one too many */
+    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+        struct options o;
+        for (size_t i = 0; i <= sizeof bad_run_ids / sizeof bad_run_ids[0]; i++) {
+            const char *id = i < sizeof bad_run_ids / sizeof bad_run_ids[0] ? bad_run_ids[i] : long_id;
+            attn_error_clear();
+            int rc = parse_argv(&o, (char *[]){"attnbench", (char *)opts[k], (char *)id, "--dry-run", NULL});
+            ck_assert_msg(rc == ATTN_ERR_INPUT, "%s '%s' gave %d", opts[k], id, rc);
+            snprintf(want, sizeof want, "%s: '", opts[k]);
+            ck_assert_msg(strncmp(attn_error_message(), want, strlen(want)) == 0, "%s", attn_error_message());
+            ck_assert_message_has("' is not a run id (1 to 95 letters, digits, '.', '_' and '-', not "
+                                  "starting with '.' or '-')");
+            ck_assert_ptr_null(strchr(attn_error_message(), '\033')); /* quoted escaped */
+            grid_free(&o.grid);
+        }
+        ck_assert_int_eq(parse_argv(&o, (char *[]){"attnbench", (char *)opts[k], max_id, "--dry-run", NULL}),
+                         ATTN_ERR_INPUT);
+        grid_free(&o.grid);
+        max_id[RUN_ID_MAX] = '\0'; /* RUN_ID_MAX characters: the longest */
+        int rc = parse_argv(&o, (char *[]){"attnbench", (char *)opts[k], max_id, "--dry-run", NULL});
+        ck_assert_msg(rc == ATTN_OK, "%s", attn_error_message());
+        grid_free(&o.grid);
+        max_id[RUN_ID_MAX] = 'b';
+        rc = parse_argv(&o, (char *[]){"attnbench", (char *)opts[k], "20261201T031500Z-2.a_b", "--dry-run", NULL});
+        ck_assert_msg(rc == ATTN_OK, "%s", attn_error_message());
+        grid_free(&o.grid);
+    }
+    ck_assert_uint_eq(RUN_ID_MAX, 95); /* the message above spells it */
+}
+END_TEST
+
+/* A --grid NAME becomes GRIDS_DIR/NAME.grid: the same alphabet; a path
+ * (with '/', or ending in .grid) is a path. */
+START_TEST(test_options_grid_name_alphabet)
+{
+    static const char *const bad[] = {"$(id)", ".hidden", "..", "-x", "a;b", "a b"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct options o;
+        attn_error_clear();
+        int rc = parse_argv(&o, (char *[]){"attnbench", "--grid", (char *)bad[i], NULL});
+        ck_assert_msg(rc == ATTN_ERR_INPUT, "--grid '%s' gave %d", bad[i], rc);
+        ck_assert_message_has("' is not a grid name (1 to 250 letters, digits, '.', '_' and '-', not "
+                              "starting with '.' or '-') nor a path");
+        grid_free(&o.grid);
+    }
+    struct options o;
+    int rc = parse_argv(&o, (char *[]){"attnbench", "--grid", "default", NULL});
+    ck_assert_msg(rc == ATTN_OK, "%s", attn_error_message());
+    grid_free(&o.grid);
+    rc = parse_argv(&o, (char *[]){"attnbench", "--grid", "./bench/grids/default.grid", NULL});
+    ck_assert_msg(rc == ATTN_OK, "%s", attn_error_message());
+    grid_free(&o.grid);
+}
+END_TEST
+
 /* ==================================================================== modes */
 
 START_TEST(test_mode_parse)
@@ -2785,6 +2857,8 @@ static Suite *options_suite(void)
     tcase_add_test(tc, test_options_warm);
     tcase_add_test(tc, test_options_missing_grid);
     tcase_add_test(tc, test_options_empty_paths);
+    tcase_add_test(tc, test_options_run_id_alphabet);
+    tcase_add_test(tc, test_options_grid_name_alphabet);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("modes");
