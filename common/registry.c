@@ -8,8 +8,15 @@
  * after the built-in ones with registry_add. */
 #include "registry.h"
 #include "errors.h"
+#include "names.h"
+#include "results_read.h"
 
 #include <string.h>
+
+/* The longest variant name the results reader takes back (its row key's
+ * field): a longer one would be written, and then the whole run refused
+ * where it is read. */
+#define VARIANT_NAME_MAX (sizeof ((struct result_key *)0)->variant - 1)
 
 /* cudnn_sdpa exists only when the Makefile found cuDNN (ATTN_HAVE_CUDNN). */
 #ifdef ATTN_HAVE_CUDNN
@@ -79,6 +86,8 @@ int registry_add(const struct attn_variant *v)
     return ATTN_ERR;
 }
 
+/* A name is [a-z0-9_]+: a CSV field that needs no quoting, a word of the
+ * .env and of --variants, and part of a trace's file name. */
 static bool valid_name(const char *s)
 {
     if (!s || !*s) return false;
@@ -92,9 +101,14 @@ int registry_check(void)
     if (registry_count() == 0) return ATTN_FAIL(ATTN_ERR, "the variant registry is empty");
     for (size_t i = 0; i < registry_count(); i++) {
         const struct attn_variant *v = registry_get(i);
+        char shown[TEXT_SHOWN_BYTES];
         if (!valid_name(v->name))
             return ATTN_FAIL(ATTN_ERR, "variant %zu: name '%s' is not [a-z0-9_]+", i,
-                             v->name ? v->name : "(null)");
+                             v->name ? text_shown(v->name, SIZE_MAX, shown) : "(null)");
+        if (strlen(v->name) > VARIANT_NAME_MAX)
+            return ATTN_FAIL(ATTN_ERR, "variant %zu: name '%s' is %zu characters long, more than "
+                             "the results reader takes (%zu)", i, text_shown(v->name, SIZE_MAX, shown),
+                             strlen(v->name), VARIANT_NAME_MAX);
         if (!v->summary || !*v->summary)
             return ATTN_FAIL(ATTN_ERR, "variant '%s' has no summary", v->name);
         if (!v->supports || !v->workspace_bytes || !v->setup || !v->run || !v->teardown)

@@ -14,8 +14,9 @@ size_t registry_count(void);
 const struct attn_variant *registry_get(size_t i);
 /* NULL when no variant has that name. */
 const struct attn_variant *registry_find(const char *name);
-/* ATTN_OK when the table is well formed: non-empty, names valid and unique,
- * every required op present; else ATTN_ERR naming the first fault. */
+/* ATTN_OK when the table is well formed: non-empty, names valid ([a-z0-9_]+,
+ * no longer than the results reader takes back) and unique, every required
+ * op present; else ATTN_ERR naming the first fault. */
 int registry_check(void);
 /* Adds a variant defined at run time (a PyTorch peer) after the others;
  * refused, naming the fault, when the table would not pass registry_check. */

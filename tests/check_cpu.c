@@ -2277,6 +2277,48 @@ START_TEST(test_registry_find)
 }
 END_TEST
 
+/* A variant added at run time (a PyTorch peer) is refused at registration
+ * when the results reader could not take its name back: longer than the
+ * reader's field (a 64-character name was registered and its rows written,
+ * then the reader refused the whole run), or outside [a-z0-9_]. */
+START_TEST(test_registry_add_name_limits)
+{
+    const size_t before = registry_count();
+    struct attn_variant v = *registry_find("naive");
+    char longest[sizeof ((struct result_key *)0)->variant], too_long[sizeof longest + 1];
+    memset(longest, 'p', sizeof longest - 1);
+    longest[sizeof longest - 1] = '\0';
+    memset(too_long, 'q', sizeof too_long - 1);
+    too_long[sizeof too_long - 1] = '\0';
+    ck_assert_uint_eq(strlen(too_long), 64);
+
+    v.name = too_long;
+    attn_error_clear();
+    ck_assert_int_eq(registry_add(&v), ATTN_ERR);
+    ck_assert_message_has("is 64 characters long, more than the results reader takes (63)");
+    ck_assert_uint_eq(registry_count(), before);
+    ck_assert_ptr_null(registry_find(too_long));
+
+    static const char *const bad[] = {"py-fake", "Py", "a,b", "a\"b", "a\nb", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        v.name = bad[i];
+        ck_assert_int_eq(registry_add(&v), ATTN_ERR);
+        ck_assert_message_has("is not [a-z0-9_]+");
+        ck_assert_ptr_null(strchr(attn_error_message(), '\n')); /* one line */
+        ck_assert_uint_eq(registry_count(), before);
+    }
+
+    v.name = longest;
+    ck_assert_msg(registry_add(&v) == ATTN_OK, "%s", attn_error_message());
+    ck_assert_uint_eq(registry_count(), before + 1);
+    ck_assert_ptr_nonnull(registry_find(longest));
+    struct result_key k;
+    const struct attn_problem p = problem(1, 1, 64, 64, false);
+    result_key_of(longest, &p, MODE_COLD, &k);
+    ck_assert_str_eq(k.variant, longest); /* the reader's key holds it whole */
+}
+END_TEST
+
 /* cudnn_sdpa is registered exactly when the build found cuDNN 9. */
 START_TEST(test_registry_cudnn_when_built)
 {
@@ -2830,6 +2872,7 @@ static Suite *registry_suite(void)
     tcase_add_test(tc, test_registry_well_formed);
     tcase_add_test(tc, test_registry_entries_complete);
     tcase_add_test(tc, test_registry_find);
+    tcase_add_test(tc, test_registry_add_name_limits);
     tcase_add_test(tc, test_registry_cudnn_when_built);
     tcase_add_test(tc, test_registry_refuse_without_device);
     tcase_add_test(tc, test_registry_naive_needs_second_score_buffer);

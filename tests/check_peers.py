@@ -216,6 +216,13 @@ class PythonVariants(unittest.TestCase):
         r = run_python(FAKE_PEER + "P.name = 'Bad-Name'\nattnpeer.register(P())")
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("is not [a-z0-9_]+", r.stderr)
+        # the results reader takes 63 characters: a longer name is refused here, not when read
+        r = run_python(FAKE_PEER + "P.name = 'p' * 64\nattnpeer.register(P())")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("is 64 characters long, more than the results reader takes (63)", r.stderr)
+        r = run_python(FAKE_PEER + "P.name = 'p' * 63\nattnpeer.register(P())\nsys.exit(attnpeer.bench(['--list']))")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("p" * 63 + " ", r.stdout)
 
     def test_extend_and_run_id_checked(self):
         for args, message in ((["--extend", "A", "--resume", "A"], "--resume and --extend contradict each other"),
