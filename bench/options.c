@@ -5,17 +5,21 @@
 #include "../common/names.h"
 #include "../common/registry.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void options_usage(FILE *f)
 {
     fprintf(f,
         "usage: attnbench [options]\n"
-        "  --list              print the variant table and exit (no GPU needed)\n"
+        "  --list              print the variant table and the Python peers (tools/peers/\n"
+        "                      MODULE_peers.py, or $ATTN_PEERS_DIR) and exit (no GPU needed)\n"
         "  --grid NAME|FILE    grid from bench/grids/NAME.grid or a file (repeatable)\n"
         "  --point SPEC        one grid spec, e.g. 'batch=8 heads=16 seq=1024 dim=64 causal=1'\n"
         "  --variants A,B      variants to run (default: all)\n"
@@ -61,6 +65,45 @@ void options_usage(FILE *f)
         "Exit: 0 every row ok, skipped or oom; 1 a row failed (mismatch or error); 2 bad\n"
         "input or no GPU; 130 interrupted (finished rows are kept).\n",
         RUN_ID_MAX, GRID_NAME_MAX);
+}
+
+/* How far above the binary's directory a checkout's root may be: build/
+ * (build/attnbench) or a build's own subdirectory (build/asan/test_cpu). */
+#define PEERS_DIR_LEVELS 3
+
+/* tools/peers of the checkout above `file` (a binary's path) into buf: the
+ * first directory above it whose tools/peers holds attnpeer.py. */
+static bool peers_dir_above(const char *file, char *buf, size_t len)
+{
+    char dir[PATH_MAX], marker[PATH_MAX + 32], real[PATH_MAX];
+    if (!realpath(file, dir)) return false;
+    for (int up = 0; up < PEERS_DIR_LEVELS; up++) {
+        char *slash = strrchr(dir, '/');
+        if (!slash || slash == dir) return false;
+        *slash = '\0';
+        snprintf(marker, sizeof marker, "%s/tools/peers/attnpeer.py", dir);
+        if (access(marker, R_OK) == 0 && realpath(marker, real)) {
+            *strrchr(real, '/') = '\0';
+            if (strlen(real) >= len) return false;
+            strcpy(buf, real);
+            return true;
+        }
+    }
+    return false;
+}
+
+const char *options_peers_dir(char *buf, size_t len)
+{
+    const char *env = getenv("ATTN_PEERS_DIR");
+    if (env && *env) return env;
+    /* the object holding this code (build/libattnpeer.so in a Python
+     * process), then the executable */
+    Dl_info self;
+    if (dladdr((void *)options_peers_dir, &self) && self.dli_fname && *self.dli_fname &&
+        peers_dir_above(self.dli_fname, buf, len))
+        return buf;
+    if (peers_dir_above("/proc/self/exe", buf, len)) return buf;
+    return "tools/peers";
 }
 
 static int parse_number(const char *opt, const char *s, double lo, double hi, double *out)

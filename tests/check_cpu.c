@@ -20,6 +20,7 @@
 #include "../common/timing.h"
 
 #include <check.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2319,6 +2320,79 @@ START_TEST(test_registry_add_name_limits)
 }
 END_TEST
 
+/* --list names the Python peers: each MODULE_peers.py of the peers'
+ * directory, the variants its classes name (read, not imported) and how to
+ * run them; other files are not modules. */
+START_TEST(test_registry_print_peers)
+{
+    char dir[] = "/tmp/check_cpu_peers_XXXXXX", path[96];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    static const struct {
+        const char *file, *text;
+    } files[] = {
+        {"foo_peers.py", "class Fast(Peer):\n    name = \"foo_fast\"\n"
+                         "class Slow(Peer):\n    name, summary = 'foo_slow', \"slow\"\n"
+                         "class Again(Slow):\n    name = \"foo_fast\"\n"
+                         "name = \"not_a_class_attribute\"\n"
+                         "def f(p):\n    name == \"compared\"\n    name = p.name\n"},
+        {"bar_peers.py", "# names nothing\n"},
+        {"attnpeer.py", "class Peer:\n    name = \"attnpeer_base\"\n"},
+        {"Bad-Name_peers.py", "class X:\n    name = \"bad_module\"\n"},
+        {"_peers.py", "class X:\n    name = \"no_module\"\n"},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i].file);
+        FILE *f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(files[i].text, f);
+        fclose(f);
+    }
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    registry_print_peers(f, dir);
+    fclose(f);
+    char want[160];
+    snprintf(want, sizeof want, "\nPython peers in %s (make bench PEERS=MODULE adds them to the run):\n", dir);
+    ck_assert_msg(strstr(out, want) == out, "%s", out);
+    ck_assert_msg(strstr(out, "\nmodule       variants\n"
+                              "bar          (make bench PEERS=bar)\n"
+                              "foo          foo_fast, foo_slow (make bench PEERS=foo)\n"), "%s", out);
+    ck_assert_msg(!strstr(out, "attnpeer") && !strstr(out, "bad_module") && !strstr(out, "no_module") &&
+                  !strstr(out, "not_a_class") && !strstr(out, "compared"), "%s", out);
+    free(out);
+
+    /* a directory with no module, or none at all: one line saying so */
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i].file);
+        unlink(path);
+    }
+    f = open_memstream(&out, &len);
+    registry_print_peers(f, dir);
+    fclose(f);
+    snprintf(want, sizeof want, "\nPython peers: no MODULE_peers.py in %s (ATTN_PEERS_DIR names the directory)\n",
+             dir);
+    ck_assert_str_eq(out, want);
+    free(out);
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+/* Where --list looks: $ATTN_PEERS_DIR, else the checkout's tools/peers
+ * beside the binary's build directory (this test's: build/test_cpu). */
+START_TEST(test_options_peers_dir)
+{
+    char buf[PATH_MAX], here[PATH_MAX], want[PATH_MAX + 16];
+    setenv("ATTN_PEERS_DIR", "/somewhere/peers", 1);
+    ck_assert_str_eq(options_peers_dir(buf, sizeof buf), "/somewhere/peers");
+    unsetenv("ATTN_PEERS_DIR");
+    ck_assert_ptr_nonnull(realpath(".", here)); /* the repository root, where the suites run */
+    snprintf(want, sizeof want, "%s/tools/peers", here);
+    ck_assert_str_eq(options_peers_dir(buf, sizeof buf), want);
+    ck_assert_str_eq(options_peers_dir(buf, 4), "tools/peers"); /* no room: the relative one */
+}
+END_TEST
+
 /* cudnn_sdpa is registered exactly when the build found cuDNN 9. */
 START_TEST(test_registry_cudnn_when_built)
 {
@@ -2873,6 +2947,7 @@ static Suite *registry_suite(void)
     tcase_add_test(tc, test_registry_entries_complete);
     tcase_add_test(tc, test_registry_find);
     tcase_add_test(tc, test_registry_add_name_limits);
+    tcase_add_test(tc, test_registry_print_peers);
     tcase_add_test(tc, test_registry_cudnn_when_built);
     tcase_add_test(tc, test_registry_refuse_without_device);
     tcase_add_test(tc, test_registry_naive_needs_second_score_buffer);
@@ -2901,6 +2976,7 @@ static Suite *options_suite(void)
     tcase_add_test(tc, test_options_missing_grid);
     tcase_add_test(tc, test_options_empty_paths);
     tcase_add_test(tc, test_options_run_id_alphabet);
+    tcase_add_test(tc, test_options_peers_dir);
     tcase_add_test(tc, test_options_grid_name_alphabet);
     suite_add_tcase(s, tc);
 
