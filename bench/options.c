@@ -57,14 +57,16 @@ void options_usage(FILE *f)
         "                      parts of about equal predicted time (the same plan in every\n"
         "                      shard: their union is the sweep, each row once)\n"
         "  --dry-run           print the rows this command would run as CSV on stdout (the\n"
-        "                      nine key columns, shard, cost: predicted ms) and exit; no GPU\n"
+        "                      %d key columns %s .. %s, shard, cost: predicted ms) and exit;\n"
+        "                      no GPU\n"
         "  --quiet             no progress lines\n"
         "  --worker            serve one side of an A/B run on stdin/stdout (build/ab starts it)\n"
         "  --help              this text\n"
         "With neither --grid nor --point, the default grid runs.\n"
         "Exit: 0 every row ok, skipped or oom; 1 a row failed (mismatch or error); 2 bad\n"
         "input or no GPU; 130 interrupted (finished rows are kept).\n",
-        RUN_ID_MAX, GRID_NAME_MAX);
+        RUN_ID_MAX, GRID_NAME_MAX, RESULT_KEY_COLUMNS, result_column_names[RESULT_KEY_FIRST],
+        result_column_names[RESULT_KEY_LAST]);
 }
 
 /* How far above the binary's directory a checkout's root may be: build/

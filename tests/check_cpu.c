@@ -2675,6 +2675,23 @@ START_TEST(test_options_empty_paths)
 }
 END_TEST
 
+/* --help says how many key columns --dry-run prints: the schema's ten
+ * (it said nine after kv_heads and varlen joined the key). */
+START_TEST(test_options_usage_key_columns)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    options_usage(f);
+    fclose(f);
+    ck_assert_int_eq(RESULT_KEY_COLUMNS, 10);
+    ck_assert_msg(strstr(text, "(the\n                      10 key columns variant .. mode, shard, cost"),
+                  "%s", text);
+    ck_assert_ptr_null(strstr(text, "nine"));
+    free(text);
+}
+END_TEST
+
 /* Run ids become DIR/RUN_ID.csv and its siblings: --run-id, --resume and
  * --extend take only 1..RUN_ID_MAX of [A-Za-z0-9._-], not starting with '.'
  * or '-' (shell syntax, paths, hidden files and 300 bytes were taken, or
@@ -2976,6 +2993,7 @@ static Suite *options_suite(void)
     tcase_add_test(tc, test_options_missing_grid);
     tcase_add_test(tc, test_options_empty_paths);
     tcase_add_test(tc, test_options_run_id_alphabet);
+    tcase_add_test(tc, test_options_usage_key_columns);
     tcase_add_test(tc, test_options_peers_dir);
     tcase_add_test(tc, test_options_grid_name_alphabet);
     suite_add_tcase(s, tc);
