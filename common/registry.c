@@ -13,6 +13,7 @@
 #include "results_read.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,7 +163,7 @@ static void peer_names(const char *path, char *out, size_t len)
     out[0] = '\0';
     FILE *f = fopen(path, "r");
     if (!f) return;
-    static char names[PEER_NAMES_MAX][VARIANT_NAME_MAX + 1];
+    char names[PEER_NAMES_MAX][VARIANT_NAME_MAX + 1];
     size_t n = 0, cap = 0;
     char *line = NULL;
     while (n < PEER_NAMES_MAX && getline(&line, &cap, f) > 0) {
@@ -213,7 +214,7 @@ void registry_print_peers(FILE *f, const char *dir)
     fprintf(f, "\nPython peers in %s (make bench PEERS=MODULE adds them to the run):\n", shown_dir);
     fprintf(f, "%-12s %s\n", "module", "variants");
     for (size_t i = 0; i < n; i++) {
-        char path[4096], names[PEER_NAMES_MAX * (VARIANT_NAME_MAX + 2)];
+        char path[PATH_MAX], names[PEER_NAMES_MAX * (VARIANT_NAME_MAX + 2)];
         snprintf(path, sizeof path, "%s/%s" PEER_SUFFIX, dir, modules[i]);
         peer_names(path, names, sizeof names);
         fprintf(f, "%-12s %s%s(make bench PEERS=%s)\n", modules[i], names, names[0] ? " " : "",

@@ -1476,8 +1476,8 @@ START_TEST(test_grid_range_powers_inside)
 END_TEST
 
 /* The size limits of problem.h: a spec past one is refused when the grid is
- * parsed, the message naming the size and the limit; a point just inside
- * each is a point. (dim=100000 was planned as rows that all failed.) */
+ * parsed, the message naming the size and the limit, rather than planned as
+ * rows that all fail; a point just inside each is a point. */
 static const struct {
     const char *refused, *message, *inside;
 } size_limits[] = {
@@ -2279,9 +2279,9 @@ START_TEST(test_registry_find)
 END_TEST
 
 /* A variant added at run time (a PyTorch peer) is refused at registration
- * when the results reader could not take its name back: longer than the
- * reader's field (a 64-character name was registered and its rows written,
- * then the reader refused the whole run), or outside [a-z0-9_]. */
+ * when the results reader could not take its name back (longer than the
+ * reader's field, or outside [a-z0-9_]), rather than its rows written and
+ * the whole run refused where it is read. */
 START_TEST(test_registry_add_name_limits)
 {
     const size_t before = registry_count();
@@ -2675,8 +2675,7 @@ START_TEST(test_options_empty_paths)
 }
 END_TEST
 
-/* --help says how many key columns --dry-run prints: the schema's ten
- * (it said nine after kv_heads and varlen joined the key). */
+/* --help says how many key columns --dry-run prints: the schema's ten. */
 START_TEST(test_options_usage_key_columns)
 {
     char *text = NULL;
@@ -2694,8 +2693,8 @@ END_TEST
 
 /* Run ids become DIR/RUN_ID.csv and its siblings: --run-id, --resume and
  * --extend take only 1..RUN_ID_MAX of [A-Za-z0-9._-], not starting with '.'
- * or '-' (shell syntax, paths, hidden files and 300 bytes were taken, or
- * refused only when the run was read back). */
+ * or '-': no shell syntax, path, hidden file or option look-alike, and
+ * nothing longer than the results reader keeps. */
 static const char *const bad_run_ids[] = {
     "x;touch${IFS}X", "$(id)", "`id`", "../x", "x/y", ".hidden", ".", "..", "-x", "", "a b",
     "a\033[31m", "caf\xc3\xa9",
