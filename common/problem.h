@@ -16,8 +16,9 @@ extern "C" {
 
 /* head_dim: every row is checked against a reference, and the float32 GPU
  * reference (every point past the CPU reference's size) holds one query row
- * in shared memory and ATTN_HEAD_DIM_MAX / 128 accumulators per thread. The
- * fused variants take at most 256, naive and inplace anything up to this. */
+ * in shared memory and ATTN_HEAD_DIM_MAX / 128 accumulators per thread.
+ * naive, inplace and cudnn_sdpa (on an H200) run 512; flash_hopper and
+ * flash_mma take at most 256. */
 #define ATTN_HEAD_DIM_MAX 512
 /* batch, heads and seq_len (each length of a ragged batch too): no kernel
  * stops short of int's range on its own (those that do say so in supports());
