@@ -18,6 +18,7 @@
 #include "../common/csv.h"
 #include "../common/schema.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,7 +228,9 @@ int attnbench_main(int argc, char **argv, bool may_fork)
         return 0;
     }
     if (opt.list) {
+        char peers_dir[PATH_MAX];
         registry_print(stdout);
+        registry_print_peers(stdout, options_peers_dir(peers_dir, sizeof peers_dir));
         return 0;
     }
     signal(SIGINT, on_signal);

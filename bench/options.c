@@ -2,19 +2,24 @@
 #include "options.h"
 #include "scale/shard.h"
 #include "../common/errors.h"
+#include "../common/names.h"
 #include "../common/registry.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void options_usage(FILE *f)
 {
     fprintf(f,
         "usage: attnbench [options]\n"
-        "  --list              print the variant table and exit (no GPU needed)\n"
+        "  --list              print the variant table and the Python peers (tools/peers/\n"
+        "                      MODULE_peers.py, or $ATTN_PEERS_DIR) and exit (no GPU needed)\n"
         "  --grid NAME|FILE    grid from bench/grids/NAME.grid or a file (repeatable)\n"
         "  --point SPEC        one grid spec, e.g. 'batch=8 heads=16 seq=1024 dim=64 causal=1'\n"
         "  --variants A,B      variants to run (default: all)\n"
@@ -45,18 +50,62 @@ void options_usage(FILE *f)
         "  --extend RUN_ID     add this sweep's rows to run RUN_ID: its other variants' rows\n"
         "                      are kept as they are, its seed reused (the PyTorch peers join\n"
         "                      a run this way: make bench PEERS=torch)\n"
-        "  --run-id ID         the new run's id (default: its start time, e.g. 20261201T031500Z)\n"
+        "  --run-id ID         the new run's id (default: its start time, e.g. 20261201T031500Z);\n"
+        "                      a RUN_ID is 1 to %zu letters, digits, '.', '_' and '-', not\n"
+        "                      starting with '.' or '-' (a --grid NAME too, up to %d)\n"
         "  --shard I/N         run shard I of N: the sweep's points x variants split into N\n"
         "                      parts of about equal predicted time (the same plan in every\n"
         "                      shard: their union is the sweep, each row once)\n"
         "  --dry-run           print the rows this command would run as CSV on stdout (the\n"
-        "                      nine key columns, shard, cost: predicted ms) and exit; no GPU\n"
+        "                      %d key columns %s .. %s, shard, cost: predicted ms) and exit;\n"
+        "                      no GPU\n"
         "  --quiet             no progress lines\n"
         "  --worker            serve one side of an A/B run on stdin/stdout (build/ab starts it)\n"
         "  --help              this text\n"
         "With neither --grid nor --point, the default grid runs.\n"
         "Exit: 0 every row ok, skipped or oom; 1 a row failed (mismatch or error); 2 bad\n"
-        "input or no GPU; 130 interrupted (finished rows are kept).\n");
+        "input or no GPU; 130 interrupted (finished rows are kept).\n",
+        RUN_ID_MAX, GRID_NAME_MAX, RESULT_KEY_COLUMNS, result_column_names[RESULT_KEY_FIRST],
+        result_column_names[RESULT_KEY_LAST]);
+}
+
+/* How far above the binary's directory a checkout's root may be: build/
+ * (build/attnbench) or a build's own subdirectory (build/asan/test_cpu). */
+#define PEERS_DIR_LEVELS 3
+
+/* tools/peers of the checkout above `file` (a binary's path) into buf: the
+ * first directory above it whose tools/peers holds attnpeer.py. */
+static bool peers_dir_above(const char *file, char *buf, size_t len)
+{
+    char dir[PATH_MAX], marker[PATH_MAX + 32], real[PATH_MAX];
+    if (!realpath(file, dir)) return false;
+    for (int up = 0; up < PEERS_DIR_LEVELS; up++) {
+        char *slash = strrchr(dir, '/');
+        if (!slash || slash == dir) return false;
+        *slash = '\0';
+        snprintf(marker, sizeof marker, "%s/tools/peers/attnpeer.py", dir);
+        if (access(marker, R_OK) == 0 && realpath(marker, real)) {
+            *strrchr(real, '/') = '\0';
+            if (strlen(real) >= len) return false;
+            strcpy(buf, real);
+            return true;
+        }
+    }
+    return false;
+}
+
+const char *options_peers_dir(char *buf, size_t len)
+{
+    const char *env = getenv("ATTN_PEERS_DIR");
+    if (env && *env) return env;
+    /* the object holding this code (build/libattnpeer.so in a Python
+     * process), then the executable */
+    Dl_info self;
+    if (dladdr((void *)options_peers_dir, &self) && self.dli_fname && *self.dli_fname &&
+        peers_dir_above(self.dli_fname, buf, len))
+        return buf;
+    if (peers_dir_above("/proc/self/exe", buf, len)) return buf;
+    return "tools/peers";
 }
 
 static int parse_number(const char *opt, const char *s, double lo, double hi, double *out)
@@ -185,9 +234,8 @@ int options_parse(struct options *o, int argc, char **argv)
         } else if (!strcmp(a, "--row-timeout")) {
             ATTN_TRY(parse_number(a, val, 0, 86400, &o->row_timeout_s));
         } else if (!strcmp(a, "--resume") || !strcmp(a, "--extend") || !strcmp(a, "--run-id")) {
-            if (!*val || strchr(val, '/') || !strcmp(val, ".") || !strcmp(val, ".."))
-                return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s' is not a run id (RUN_ID, as in "
-                                                 "results/<gpu>/RUN_ID.csv)", a, val);
+            /* it becomes DIR/RUN_ID.csv and its siblings, and a word of the .env */
+            ATTN_TRY(safe_name_check(val, RUN_ID_MAX, a, "run id"));
             if (!strcmp(a, "--run-id")) {
                 o->run_id = val;
             } else {

@@ -42,5 +42,13 @@ struct options {
  * error. Grids are loaded as they are named; the caller frees o->grid. */
 int options_parse(struct options *o, int argc, char **argv);
 void options_usage(FILE *);
+/* Where --list looks for the Python peers' modules: $ATTN_PEERS_DIR when
+ * set, else tools/peers of the checkout the binary (or libattnpeer.so) was
+ * built in: the first directory above the binary's whose tools/peers holds
+ * attnpeer.py; else
+ * tools/peers under the current directory (the repository root, as for
+ * bench/grids). The result is buf (a path found above the binary), the
+ * variable's value or a constant. */
+const char *options_peers_dir(char *buf, size_t len);
 
 #endif

@@ -111,7 +111,9 @@ size_t attn_peer_sizeof_problem(void) { return sizeof(struct attn_problem); }
 size_t attn_peer_sizeof_op_counts(void) { return sizeof(struct attn_op_counts); }
 
 /* Adds a variant defined by the caller (its strings and callbacks must live
- * as long as the process); the message of a refusal is attn_peer_error(). */
+ * as long as the process). Refused as registry_add refuses (a name that is
+ * taken, not [a-z0-9_]+, or longer than the results reader takes back, an
+ * op missing); the message of a refusal is attn_peer_error(). */
 int attn_peer_register(const struct attn_variant *v) { return registry_add(v); }
 
 /* A callback's failure: the message the row's reason will carry, as it is

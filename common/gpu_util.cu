@@ -4,6 +4,7 @@
  * packed ragged ones (attn.h) each have their kernel, sharing the row code. */
 #include "gpu_util.h"
 #include "errors.h"
+#include "problem.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -119,7 +120,7 @@ static __device__ float block_reduce(float x, bool is_max, float *scratch)
 
 #define REF_CHUNK 2048 /* scores held in shared memory at a time */
 
-#define REF_MAX_DIM 512 /* head_dim: qrow[] and the REF_MAX_DIM / REF_THREADS accumulators */
+#define REF_MAX_DIM ATTN_HEAD_DIM_MAX /* head_dim: qrow[] and the REF_MAX_DIM / REF_THREADS accumulators */
 #define REF_MAX_GRID_Y 65535u
 
 /* Row i of one query head: its Q and O rows r at base + r·qstride, its K and

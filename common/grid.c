@@ -1,9 +1,11 @@
 /* grid.c — parsing of grid specs and grid files into attention problems
  * (syntax in grid.h), and the grid's hash index that drops duplicate points.
  * Every rejection names the line and the offending text, with the text's
- * control bytes escaped. */
+ * control bytes escaped (text_shown, names.h). */
 #include "grid.h"
 #include "errors.h"
+#include "names.h"
+#include "problem.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -14,12 +16,14 @@
 #include <sys/stat.h>
 
 #define MAX_AXIS_VALUES 64 /* distinct values of one axis */
-#define MAX_AXIS_VALUE (1L << 24)
+/* An integer value as the syntax takes it: past every size limit of
+ * problem.h (a point is held to those, and the message names them), within
+ * int, and small enough that products of four stay far from overflow. */
+#define MAX_AXIS_VALUE (1L << 30)
 #define MAX_SPEC_BYTES 1023
 /* A grid file's line, comment included: past this it is not a grid file
  * (and reading on would let `--grid /dev/zero`-like input run forever). */
 #define MAX_LINE_BYTES (1L << 20)
-#define SHOWN_BYTES 200 /* user text quoted in a message, escaped */
 
 enum axis { AX_BATCH, AX_TOKENS, AX_HEADS, AX_HIDDEN, AX_KV, AX_SEQ, AX_DIM, AX_CAUSAL,
             AX_DTYPE, AX_VARLEN, AX_LENS, AX_COUNT };
@@ -36,49 +40,6 @@ struct axis_values {
     long v[MAX_AXIS_VALUES];
     char (*text)[ATTN_VARLEN_MAX];
 };
-
-/* Length of the UTF-8 character at p (at most `left` bytes), 0 when it is not
- * one or is a C1 control (U+0080..U+009F: U+009B is CSI, which some
- * terminals act on as ESC [ does). */
-static size_t utf8_char_len(const unsigned char *p, size_t left)
-{
-    const unsigned char b = p[0];
-    size_t need = b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3
-                : b >= 0xF0 && b <= 0xF4 ? 4 : 0;
-    if (need == 0 || need > left) return 0;
-    for (size_t i = 1; i < need; i++)
-        if ((p[i] & 0xC0) != 0x80) return 0;
-    if (b == 0xC2 && p[1] < 0xA0) return 0;
-    return need;
-}
-
-/* The first n bytes of text (fewer at a NUL) as a message may quote them:
- * a grid file is untrusted input, and a raw ESC or C1 byte in a message would
- * drive the terminal that shows it. Control bytes, DEL and bytes that are not
- * UTF-8 become \xNN; text past the buffer ends in "...". */
-static const char *shown(const char *text, size_t n, char buf[SHOWN_BYTES])
-{
-    const unsigned char *s = (const unsigned char *)text;
-    size_t o = 0;
-    for (size_t i = 0; i < n && s[i];) {
-        size_t u = s[i] >= 0x80 ? utf8_char_len(s + i, n - i) : (s[i] >= 0x20 && s[i] != 0x7F);
-        if (o + (u ? u : 4) + 4 > SHOWN_BYTES) { /* room for "..." and the NUL */
-            memcpy(buf + o, "...", 4);
-            return buf;
-        }
-        if (u) {
-            memcpy(buf + o, s + i, u);
-            o += u;
-            i += u;
-        } else {
-            snprintf(buf + o, 5, "\\x%02x", s[i]);
-            o += 4;
-            i++;
-        }
-    }
-    buf[o] = '\0';
-    return buf;
-}
 
 static int parse_long(const char *s, long *out)
 {
@@ -109,32 +70,32 @@ static int push_value(struct axis_values *ax, long x, const char *where, const c
 static int parse_int_item(struct axis_values *ax, const char *item, const char *where,
                           const char *key)
 {
-    char shown_item[SHOWN_BYTES];
+    char shown_item[TEXT_SHOWN_BYTES];
     const char *dots = strstr(item, "..");
     long lo, hi;
     if (!dots) {
         if (parse_long(item, &lo) || lo < 1 || lo > MAX_AXIS_VALUE)
             return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s=%s': expected an integer in 1..%ld",
-                             where, key, shown(item, SIZE_MAX, shown_item), MAX_AXIS_VALUE);
+                             where, key, text_shown(item, SIZE_MAX, shown_item), MAX_AXIS_VALUE);
         return push_value(ax, lo, where, key);
     }
     char left[32];
     size_t n = (size_t)(dots - item);
     if (n == 0 || n >= sizeof left)
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s=%s': malformed range", where, key,
-                         shown(item, SIZE_MAX, shown_item));
+                         text_shown(item, SIZE_MAX, shown_item));
     memcpy(left, item, n);
     left[n] = '\0';
     if (parse_long(left, &lo) || parse_long(dots + 2, &hi) || lo < 1 || hi < lo ||
         hi > MAX_AXIS_VALUE)
         return ATTN_FAIL(ATTN_ERR_INPUT,
                          "%s: '%s=%s': a range is a..b with 1 <= a <= b <= %ld", where,
-                         key, shown(item, SIZE_MAX, shown_item), MAX_AXIS_VALUE);
+                         key, text_shown(item, SIZE_MAX, shown_item), MAX_AXIS_VALUE);
     long p = 1;
-    while (p < lo) p *= 2; /* lo <= 2^24: no overflow */
+    while (p < lo) p *= 2; /* lo <= 2^30: no overflow */
     if (p > hi)
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s=%s': no power of two between %ld and %ld",
-                         where, key, shown(item, SIZE_MAX, shown_item), lo, hi);
+                         where, key, text_shown(item, SIZE_MAX, shown_item), lo, hi);
     for (; p <= hi; p *= 2) ATTN_TRY(push_value(ax, p, where, key));
     return ATTN_OK;
 }
@@ -151,8 +112,8 @@ static int push_text(struct axis_values *ax, const char *text, const char *where
     return ATTN_OK;
 }
 
-/* The input error just set (attn_varlen_check's), with the spec's place
- * in front of it. */
+/* The input error just set (attn_varlen_check's or attn_problem_check's),
+ * with the spec's place in front of it. */
 static int failed_at(const char *where)
 {
     char why[256];
@@ -164,50 +125,51 @@ static int failed_at(const char *where)
  * the fraction is checked here, a list against batch and seq per point. */
 static int parse_varlen_item(struct axis_values *ax, const char *item, const char *where)
 {
-    char shown_item[SHOWN_BYTES];
+    char shown_item[TEXT_SHOWN_BYTES];
     if (!strcmp(item, "none")) return push_text(ax, "", where, "varlen");
     if (strlen(item) >= ATTN_VARLEN_MAX)
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s: 'varlen=%s': longer than %d characters", where,
-                         shown(item, SIZE_MAX, shown_item), ATTN_VARLEN_MAX - 1);
+                         text_shown(item, SIZE_MAX, shown_item), ATTN_VARLEN_MAX - 1);
     struct attn_problem probe = {.batch = 1, .seq_len = 1};
     snprintf(probe.varlen, sizeof probe.varlen, "%s", item);
     if (strncmp(item, "lens:", 5) != 0 && attn_varlen_check(&probe) != ATTN_OK) return failed_at(where);
     return push_text(ax, item, where, "varlen");
 }
 
-/* One item of lens=: L1+L2+... , each 1..MAX_AXIS_VALUE; it is the point's
+/* One item of lens=: L1+L2+... , each 1..ATTN_SEQ_LEN_MAX; it is the point's
  * batch (their count) and seq (the longest) as well as its varlen text. */
 static int parse_lens_item(struct axis_values *ax, const char *item, const char *where)
 {
-    char shown_item[SHOWN_BYTES], text[ATTN_VARLEN_MAX];
+    char shown_item[TEXT_SHOWN_BYTES], text[ATTN_VARLEN_MAX];
     if (snprintf(text, sizeof text, "lens:%s", item) >= (int)sizeof text)
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s: 'lens=%s': longer than %d characters", where,
-                         shown(item, SIZE_MAX, shown_item), ATTN_VARLEN_MAX - 6);
+                         text_shown(item, SIZE_MAX, shown_item), ATTN_VARLEN_MAX - 6);
     struct attn_lens_stats st;
-    if (attn_lens_list(item, MAX_AXIS_VALUE, NULL, 0, &st) != ATTN_OK)
-        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: 'lens=%s': expected lengths in 1..%ld joined by '+'",
-                         where, shown(item, SIZE_MAX, shown_item), MAX_AXIS_VALUE);
+    if (attn_lens_list(item, ATTN_SEQ_LEN_MAX, NULL, 0, &st) != ATTN_OK)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: 'lens=%s': expected lengths in 1..%d (the longest "
+                         "sequence attnbench takes) joined by '+'",
+                         where, text_shown(item, SIZE_MAX, shown_item), ATTN_SEQ_LEN_MAX);
     return push_text(ax, text, where, "lens");
 }
 
 static int parse_bool_item(struct axis_values *ax, const char *item, const char *where)
 {
-    char shown_item[SHOWN_BYTES];
+    char shown_item[TEXT_SHOWN_BYTES];
     if (!strcmp(item, "1") || !strcmp(item, "yes") || !strcmp(item, "true"))
         return push_value(ax, 1, where, "causal");
     if (!strcmp(item, "0") || !strcmp(item, "no") || !strcmp(item, "false"))
         return push_value(ax, 0, where, "causal");
     return ATTN_FAIL(ATTN_ERR_INPUT, "%s: 'causal=%s': expected 0 or 1", where,
-                     shown(item, SIZE_MAX, shown_item));
+                     text_shown(item, SIZE_MAX, shown_item));
 }
 
 static int parse_axis(struct axis_values *axes, const char *word, const char *where)
 {
-    char shown_text[SHOWN_BYTES];
+    char shown_text[TEXT_SHOWN_BYTES];
     const char *eq = strchr(word, '=');
     if (!eq || eq == word || !eq[1])
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s': expected key=values", where,
-                         shown(word, SIZE_MAX, shown_text));
+                         text_shown(word, SIZE_MAX, shown_text));
     size_t klen = (size_t)(eq - word);
     int a = -1;
     for (int i = 0; i < AX_COUNT; i++)
@@ -215,7 +177,7 @@ static int parse_axis(struct axis_values *axes, const char *word, const char *wh
     if (a < 0)
         return ATTN_FAIL(ATTN_ERR_INPUT,
                          "%s: unknown key '%s' (" AXIS_NAMES_LISTED ")", where,
-                         shown(word, klen, shown_text));
+                         text_shown(word, klen, shown_text));
     struct axis_values *ax = &axes[a];
     if (ax->given)
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s: '%s' given twice", where, axis_names[a]);
@@ -234,7 +196,7 @@ static int parse_axis(struct axis_values *axes, const char *word, const char *wh
             enum attn_dtype t;
             if (attn_dtype_parse(item, &t) != ATTN_OK)
                 return ATTN_FAIL(ATTN_ERR_INPUT, "%s: 'dtype=%s': expected bf16 or fp16",
-                                 where, shown(item, SIZE_MAX, shown_text));
+                                 where, text_shown(item, SIZE_MAX, shown_text));
             ATTN_TRY(push_value(ax, (long)t, where, "dtype"));
         } else if (a == AX_VARLEN) {
             ATTN_TRY(parse_varlen_item(ax, item, where));
@@ -408,7 +370,7 @@ int grid_add_spec(struct grid *g, const char *spec, const char *where)
 }
 
 /* Refuses a point whose Q (K, V, O) would pass GRID_MAX_TENSOR_ELEMS; each
- * factor is at most 2^24, so the product is built with a check per step. */
+ * factor is at most 2^30, so the product is built with a check per step. */
 static int check_elems(long batch, long heads, long seq, long dim, const char *where)
 {
     const long f[4] = {batch, heads, seq, dim};
@@ -444,7 +406,7 @@ static int add_product(struct grid *g, const struct axis_values *axes, size_t po
         const char *varlen = lens ? bax->text[ib] : axes[AX_VARLEN].text[iv];
         if (lens) { /* parse_lens_item checked the list: batch is its count, seq its longest */
             struct attn_lens_stats st;
-            (void)attn_lens_list(varlen + 5, MAX_AXIS_VALUE, NULL, 0, &st);
+            (void)attn_lens_list(varlen + 5, ATTN_SEQ_LEN_MAX, NULL, 0, &st);
             batch = st.count;
             seq = st.longest;
         } else {
@@ -456,10 +418,8 @@ static int add_product(struct grid *g, const struct axis_values *axes, size_t po
         if (axes[AX_HIDDEN].given)
             ATTN_TRY(divide_exactly(heads, dim, "hidden", where, &heads));
         const long kv = axes[AX_KV].given ? axes[AX_KV].v[ik] : heads;
-        if (heads % kv != 0)
-            return ATTN_FAIL(ATTN_ERR_INPUT, "%s: kv_heads=%ld does not divide heads=%ld (each K/V "
-                             "head serves heads/kv_heads query heads)", where, kv, heads);
-        ATTN_TRY(check_elems(batch, heads, seq, dim, where));
+        /* every value is at most MAX_AXIS_VALUE (batch and heads, derived,
+         * less): each fits an int */
         struct attn_problem p = {
             .batch = (int)batch, .heads = (int)heads, .seq_len = (int)seq,
             .head_dim = (int)dim, .causal = axes[AX_CAUSAL].v[ic] != 0,
@@ -467,7 +427,8 @@ static int add_product(struct grid *g, const struct axis_values *axes, size_t po
             .scale = 1.0f / sqrtf((float)dim), .kv_heads = (int)kv,
         };
         snprintf(p.varlen, sizeof p.varlen, "%s", varlen);
-        if (attn_varlen_check(&p) != ATTN_OK) return failed_at(where);
+        if (attn_problem_check(&p) != ATTN_OK) return failed_at(where);
+        ATTN_TRY(check_elems(batch, heads, seq, dim, where));
         ATTN_TRY(add_point(g, &p));
     }
     return ATTN_OK;
@@ -501,8 +462,8 @@ static enum line_status read_line(FILE *f, char *buf)
 
 int grid_add_file(struct grid *g, const char *path)
 {
-    char shown_path[SHOWN_BYTES];
-    shown(path, SIZE_MAX, shown_path);
+    char shown_path[TEXT_SHOWN_BYTES];
+    text_shown(path, SIZE_MAX, shown_path);
     FILE *f = fopen(path, "r");
     if (!f)
         return ATTN_FAIL(ATTN_ERR_INPUT, "unable to open grid '%s': %s", shown_path,
@@ -514,7 +475,7 @@ int grid_add_file(struct grid *g, const char *path)
         fclose(f);
         return ATTN_FAIL(ATTN_ERR_INPUT, "grid '%s' is a directory", shown_path);
     }
-    char buf[MAX_SPEC_BYTES + 1], where[SHOWN_BYTES + 32];
+    char buf[MAX_SPEC_BYTES + 1], where[TEXT_SHOWN_BYTES + 32];
     unsigned long lineno = 0;
     int specs = 0, rc = ATTN_OK;
     for (enum line_status st_line; rc == ATTN_OK && (st_line = read_line(f, buf)) != LINE_END;) {
@@ -549,11 +510,15 @@ int grid_add_named(struct grid *g, const char *name_or_path, const char *grids_d
     if (n == 0) return ATTN_FAIL(ATTN_ERR_INPUT, "empty grid name");
     if (strchr(name_or_path, '/') || (n > 5 && !strcmp(name_or_path + n - 5, ".grid")))
         return grid_add_file(g, name_or_path);
-    char path[1024], shown_name[SHOWN_BYTES];
+    char path[1024], shown_name[TEXT_SHOWN_BYTES];
+    if (!safe_name(name_or_path, GRID_NAME_MAX))
+        return ATTN_FAIL(ATTN_ERR_INPUT, "grid '%s' is not a grid name (1 to %d %s) nor a path "
+                         "(one with '/', or ending in .grid)",
+                         text_shown(name_or_path, SIZE_MAX, shown_name), GRID_NAME_MAX, SAFE_NAME_RULE);
     int len = snprintf(path, sizeof path, "%s/%s.grid", grids_dir, name_or_path);
     if (len < 0 || (size_t)len >= sizeof path)
-        return ATTN_FAIL(ATTN_ERR_INPUT, "grid name '%s' too long",
-                         shown(name_or_path, SIZE_MAX, shown_name));
+        return ATTN_FAIL(ATTN_ERR_INPUT, "grid name '%s' too long for --grids-dir",
+                         text_shown(name_or_path, SIZE_MAX, shown_name));
     return grid_add_file(g, path);
 }
 

@@ -39,13 +39,15 @@ struct grid {
 /* Appends the points of one spec line (duplicates dropped; a point already
  * in the grid keeps its place). `where` names the line in messages
  * ("file:line" or "--point"). Returns ATTN_ERR_INPUT with a one-line message
- * on a malformed spec, a grid past GRID_MAX_POINTS or a point past
- * GRID_MAX_TENSOR_ELEMS; a refused spec adds no point. */
+ * on a malformed spec, a grid past GRID_MAX_POINTS, a point past a size
+ * limit of problem.h (attn_problem_check) or past GRID_MAX_TENSOR_ELEMS; a
+ * refused spec adds no point. */
 int grid_add_spec(struct grid *, const char *spec, const char *where);
 /* Appends every spec of a grid file; a file with no point, a directory, a NUL
  * byte or a spec over 1023 bytes (before any '#') is an error. */
 int grid_add_file(struct grid *, const char *path);
-/* NAME (a file grids_dir/NAME.grid) or a path (contains '/' or ends in .grid). */
+/* NAME (a file grids_dir/NAME.grid; NAME is a safe name, names.h) or a path
+ * (contains '/' or ends in .grid). */
 int grid_add_named(struct grid *, const char *name_or_path, const char *grids_dir);
 void grid_free(struct grid *);
 

@@ -1,8 +1,9 @@
 /* problem.c — the facts of an attention problem that every part uses: dtype
  * names and sizes, a ragged batch's sequence lengths, tensor sizes, the FLOP
  * and byte counts the rates are computed from, the label a point is shown by
- * and when two points are the same one (declared in attn.h). */
-#include "attn.h"
+ * and when two points are the same one (declared in attn.h); the check of a
+ * point against attnbench's limits (problem.h). */
+#include "problem.h"
 #include "errors.h"
 
 #include <ctype.h>
@@ -132,6 +133,39 @@ int attn_varlen_check(const struct attn_problem *p)
 {
     double sum, sum2;
     return lens_walk(p, NULL, &sum, &sum2, true);
+}
+
+/* One size against its limit: "dim=1024 is above the largest head_dim the
+ * reference checks (512)". */
+static int size_check(const char *key, int value, const char *limit_is, int limit)
+{
+    if (value < 1) return ATTN_FAIL(ATTN_ERR_INPUT, "%s=%d: must be at least 1", key, value);
+    if (value > limit)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s=%d is above %s (%d)", key, value, limit_is, limit);
+    return ATTN_OK;
+}
+
+int attn_problem_check(const struct attn_problem *p)
+{
+    ATTN_TRY(size_check("dim", p->head_dim, "the largest head_dim the reference checks",
+                        ATTN_HEAD_DIM_MAX));
+    ATTN_TRY(size_check("seq", p->seq_len, "the longest sequence attnbench takes", ATTN_SEQ_LEN_MAX));
+    ATTN_TRY(size_check("batch", p->batch, "the largest batch attnbench takes", ATTN_BATCH_MAX));
+    ATTN_TRY(size_check("heads", p->heads, "the most heads attnbench takes", ATTN_HEADS_MAX));
+    const int kv = attn_kv_heads(p);
+    if (kv < 1 || kv > p->heads)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "kv_heads=%d is not in 1 .. heads=%d (each K/V head serves "
+                         "at least one query head)", kv, p->heads);
+    if (p->heads % kv != 0)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "kv_heads=%d does not divide heads=%d (each K/V head serves "
+                         "heads/kv_heads query heads)", kv, p->heads);
+    double tokens, sum2;
+    ATTN_TRY(lens_walk(p, NULL, &tokens, &sum2, true));
+    if (attn_is_varlen(p) && tokens > (double)ATTN_TOKENS_MAX)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "varlen '%s': batch=%d of seq=%d holds %.0f tokens, more "
+                         "than a ragged batch may hold (%d)", p->varlen, p->batch, p->seq_len,
+                         tokens, ATTN_TOKENS_MAX);
+    return ATTN_OK;
 }
 
 size_t attn_tokens(const struct attn_problem *p)

@@ -5,11 +5,22 @@
  * #if of the macro the Makefile defines when it finds that library.
  * Variants defined at run time (the PyTorch peers, through libattnpeer.so,
  * whose build has no built-in variants: ATTN_NO_BUILTIN_VARIANTS) are added
- * after the built-in ones with registry_add. */
+ * after the built-in ones with registry_add; --list names the modules that
+ * define them (registry_print_peers). */
 #include "registry.h"
 #include "errors.h"
+#include "names.h"
+#include "results_read.h"
 
+#include <dirent.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* The longest variant name the results reader takes back (its row key's
+ * field): a longer one would be written, and then the whole run refused
+ * where it is read. */
+#define VARIANT_NAME_MAX (sizeof ((struct result_key *)0)->variant - 1)
 
 /* cudnn_sdpa exists only when the Makefile found cuDNN (ATTN_HAVE_CUDNN). */
 #ifdef ATTN_HAVE_CUDNN
@@ -79,6 +90,8 @@ int registry_add(const struct attn_variant *v)
     return ATTN_ERR;
 }
 
+/* A name is [a-z0-9_]+: a CSV field that needs no quoting, a word of the
+ * .env and of --variants, and part of a trace's file name. */
 static bool valid_name(const char *s)
 {
     if (!s || !*s) return false;
@@ -92,9 +105,14 @@ int registry_check(void)
     if (registry_count() == 0) return ATTN_FAIL(ATTN_ERR, "the variant registry is empty");
     for (size_t i = 0; i < registry_count(); i++) {
         const struct attn_variant *v = registry_get(i);
+        char shown[TEXT_SHOWN_BYTES];
         if (!valid_name(v->name))
             return ATTN_FAIL(ATTN_ERR, "variant %zu: name '%s' is not [a-z0-9_]+", i,
-                             v->name ? v->name : "(null)");
+                             v->name ? text_shown(v->name, SIZE_MAX, shown) : "(null)");
+        if (strlen(v->name) > VARIANT_NAME_MAX)
+            return ATTN_FAIL(ATTN_ERR, "variant %zu: name '%s' is %zu characters long, more than "
+                             "the results reader takes (%zu)", i, text_shown(v->name, SIZE_MAX, shown),
+                             strlen(v->name), VARIANT_NAME_MAX);
         if (!v->summary || !*v->summary)
             return ATTN_FAIL(ATTN_ERR, "variant '%s' has no summary", v->name);
         if (!v->supports || !v->workspace_bytes || !v->setup || !v->run || !v->teardown)
@@ -111,4 +129,96 @@ void registry_print(FILE *f)
     fprintf(f, "%-12s %s\n", "variant", "summary");
     for (size_t i = 0; i < registry_count(); i++)
         fprintf(f, "%-12s %s\n", registry_get(i)->name, registry_get(i)->summary);
+}
+
+#define PEER_SUFFIX "_peers.py"
+#define PEER_MODULES_MAX 64
+#define PEER_NAMES_MAX 64
+
+/* The variant a line of a peer module names, into name[len]: a class
+ * attribute `name = "X"` or `name, other = "X", ...` (indented, as in a class
+ * body), X being a valid name. false for any other line. */
+static bool peer_name_line(const char *line, char *name, size_t len)
+{
+    if (*line != ' ' && *line != '\t') return false;
+    while (*line == ' ' || *line == '\t') line++;
+    if (strncmp(line, "name", 4) != 0 || (line[4] != ' ' && line[4] != '=' && line[4] != ','))
+        return false;
+    const char *eq = strchr(line, '=');
+    if (!eq || eq[1] == '=') return false;
+    const char *q = eq + 1;
+    while (*q == ' ') q++;
+    if (*q != '"' && *q != '\'') return false;
+    const char *end = strchr(q + 1, *q);
+    if (!end || (size_t)(end - q - 1) >= len) return false;
+    memcpy(name, q + 1, (size_t)(end - q - 1));
+    name[end - q - 1] = '\0';
+    return valid_name(name) && strlen(name) <= VARIANT_NAME_MAX;
+}
+
+/* "a, b, c": the variants module `path` names, in file order, once each
+ * (the first PEER_NAMES_MAX); "" when it names none or cannot be read. */
+static void peer_names(const char *path, char *out, size_t len)
+{
+    out[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    char names[PEER_NAMES_MAX][VARIANT_NAME_MAX + 1];
+    size_t n = 0, cap = 0;
+    char *line = NULL;
+    while (n < PEER_NAMES_MAX && getline(&line, &cap, f) > 0) {
+        if (!peer_name_line(line, names[n], sizeof names[n])) continue;
+        bool seen = false;
+        for (size_t i = 0; i < n; i++) seen |= strcmp(names[i], names[n]) == 0;
+        if (!seen) n++;
+    }
+    free(line);
+    fclose(f);
+    size_t used = 0;
+    for (size_t i = 0; i < n; i++) {
+        int w = snprintf(out + used, len - used, "%s%s", i ? ", " : "", names[i]);
+        if (w < 0 || (size_t)w >= len - used) {
+            out[used] = '\0'; /* a whole name or none */
+            break;
+        }
+        used += (size_t)w;
+    }
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void registry_print_peers(FILE *f, const char *dir)
+{
+    char shown_dir[TEXT_SHOWN_BYTES];
+    text_shown(dir, SIZE_MAX, shown_dir);
+    DIR *d = opendir(dir);
+    char *modules[PEER_MODULES_MAX];
+    size_t n = 0;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL && n < PEER_MODULES_MAX;) {
+        const size_t len = strlen(e->d_name), suffix = strlen(PEER_SUFFIX);
+        if (len <= suffix || strcmp(e->d_name + len - suffix, PEER_SUFFIX) != 0) continue;
+        char *module = strndup(e->d_name, len - suffix);
+        if (module && valid_name(module)) modules[n++] = module;
+        else free(module);
+    }
+    if (d) closedir(d);
+    if (n == 0) {
+        fprintf(f, "\nPython peers: no MODULE" PEER_SUFFIX " in %s (ATTN_PEERS_DIR names the "
+                "directory)\n", shown_dir);
+        return;
+    }
+    qsort(modules, n, sizeof *modules, by_name);
+    fprintf(f, "\nPython peers in %s (make bench PEERS=MODULE adds them to the run):\n", shown_dir);
+    fprintf(f, "%-12s %s\n", "module", "variants");
+    for (size_t i = 0; i < n; i++) {
+        char path[PATH_MAX], names[PEER_NAMES_MAX * (VARIANT_NAME_MAX + 2)];
+        snprintf(path, sizeof path, "%s/%s" PEER_SUFFIX, dir, modules[i]);
+        peer_names(path, names, sizeof names);
+        fprintf(f, "%-12s %s%s(make bench PEERS=%s)\n", modules[i], names, names[0] ? " " : "",
+                modules[i]);
+        free(modules[i]);
+    }
 }

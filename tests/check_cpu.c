@@ -10,6 +10,8 @@
 #include "../common/errors.h"
 #include "../common/files.h"
 #include "../common/grid.h"
+#include "../common/names.h"
+#include "../common/problem.h"
 #include "../common/reference.h"
 #include "../common/registry.h"
 #include "../common/results.h"
@@ -18,6 +20,7 @@
 #include "../common/timing.h"
 
 #include <check.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1472,6 +1475,83 @@ START_TEST(test_grid_range_powers_inside)
 }
 END_TEST
 
+/* The size limits of problem.h: a spec past one is refused when the grid is
+ * parsed, the message naming the size and the limit, rather than planned as
+ * rows that all fail; a point just inside each is a point. */
+static const struct {
+    const char *refused, *message, *inside;
+} size_limits[] = {
+    {"batch=1 heads=1 seq=64 dim=513", "t: dim=513 is above the largest head_dim the reference checks (512)",
+     "batch=1 heads=1 seq=64 dim=512"},
+    {"batch=1 heads=1 seq=16777217 dim=1", "t: seq=16777217 is above the longest sequence attnbench takes (16777216)",
+     "batch=1 heads=1 seq=16777216 dim=1"},
+    {"batch=16777217 heads=1 seq=1 dim=1", "t: batch=16777217 is above the largest batch attnbench takes (16777216)",
+     "batch=16777216 heads=1 seq=1 dim=1"},
+    {"batch=1 heads=16777217 seq=1 dim=1", "t: heads=16777217 is above the most heads attnbench takes (16777216)",
+     "batch=1 heads=16777216 seq=1 dim=1"},
+    {"tokens=33554432 heads=1 seq=1 dim=1", "t: batch=33554432 is above the largest batch", /* derived */
+     "tokens=33554432 heads=1 seq=2 dim=1"},
+    {"batch=1 hidden=33554432 seq=1 dim=1", "t: heads=33554432 is above the most heads", /* derived */
+     "batch=1 hidden=33554432 seq=1 dim=2"},
+    {"lens=16777217+5 heads=1 dim=1", "t: 'lens=16777217+5': expected lengths in 1..16777216 (the longest sequence",
+     "lens=16777216+5 heads=1 dim=1"},
+    {"batch=65536 heads=1 seq=65536 dim=1 varlen=uniform:1",
+     "t: varlen 'uniform:1': batch=65536 of seq=65536 holds 4294967296 tokens, more than a ragged batch may "
+     "hold (2147483647)",
+     "batch=32767 heads=1 seq=65536 dim=1 varlen=uniform:1"},
+    {"batch=1 heads=32 kv_heads=64 seq=64 dim=64", "t: kv_heads=64 is not in 1 .. heads=32",
+     "batch=1 heads=32 kv_heads=32 seq=64 dim=64"},
+    {"batch=1 heads=32 kv_heads=12 seq=64 dim=64", "t: kv_heads=12 does not divide heads=32",
+     "batch=1 heads=36 kv_heads=12 seq=64 dim=64"},
+};
+
+START_TEST(test_grid_size_limits)
+{
+    struct grid g = {0};
+    attn_error_clear();
+    ck_assert_int_eq(grid_add_spec(&g, size_limits[_i].refused, "t"), ATTN_ERR_INPUT);
+    ck_assert_msg(strncmp(attn_error_message(), size_limits[_i].message, strlen(size_limits[_i].message)) == 0,
+                  "'%s' gave \"%s\"", size_limits[_i].refused, attn_error_message());
+    ck_assert_uint_eq(g.count, 0);
+    int rc = grid_add_spec(&g, size_limits[_i].inside, "t");
+    ck_assert_msg(rc == ATTN_OK, "'%s': %s", size_limits[_i].inside, attn_error_message());
+    ck_assert_uint_eq(g.count, 1);
+    ck_assert_int_eq(attn_problem_check(&g.points[0]), ATTN_OK);
+    grid_free(&g);
+}
+END_TEST
+
+/* The same limits where a grid file and --point are read: FILE:LINE and
+ * --point name the place; the check itself refuses a point built by hand. */
+START_TEST(test_grid_size_limits_where_read)
+{
+    char path[32], where[96];
+    write_temp(path, "batch=1 heads=1 seq=64 dim=64\n\nbatch=2 heads=8 seq=128 dim=100000\n");
+    struct grid g = {0};
+    ck_assert_int_eq(grid_add_file(&g, path), ATTN_ERR_INPUT);
+    unlink(path);
+    snprintf(where, sizeof where, "%s:3: dim=100000 is above the largest head_dim", path);
+    ck_assert_message_has(where);
+    grid_free(&g);
+
+    struct options o;
+    ck_assert_int_eq(parse_argv(&o, (char *[]){"attnbench", "--point", "batch=1 heads=1 seq=64 dim=100000",
+                                               "--dry-run", NULL}),
+                     ATTN_ERR_INPUT);
+    ck_assert_str_eq(attn_error_message(), "--point: dim=100000 is above the largest head_dim the reference "
+                                           "checks (512)");
+    grid_free(&o.grid);
+
+    struct attn_problem p = problem(1, 8, 64, ATTN_HEAD_DIM_MAX + 1, false);
+    ck_assert_int_eq(attn_problem_check(&p), ATTN_ERR_INPUT);
+    p.head_dim = ATTN_HEAD_DIM_MAX;
+    ck_assert_int_eq(attn_problem_check(&p), ATTN_OK);
+    p.kv_heads = 3;
+    ck_assert_int_eq(attn_problem_check(&p), ATTN_ERR_INPUT);
+    ck_assert_message_has("kv_heads=3 does not divide heads=8");
+}
+END_TEST
+
 /* Defect 3: batch=16777216 heads=16777216 seq=1024 dim=64 is 2^64 elements,
  * which wrapped to 0 in size_t. A point of more than 2^40 elements per
  * tensor is refused when the grid is parsed. */
@@ -2198,6 +2278,121 @@ START_TEST(test_registry_find)
 }
 END_TEST
 
+/* A variant added at run time (a PyTorch peer) is refused at registration
+ * when the results reader could not take its name back (longer than the
+ * reader's field, or outside [a-z0-9_]), rather than its rows written and
+ * the whole run refused where it is read. */
+START_TEST(test_registry_add_name_limits)
+{
+    const size_t before = registry_count();
+    struct attn_variant v = *registry_find("naive");
+    char longest[sizeof ((struct result_key *)0)->variant], too_long[sizeof longest + 1];
+    memset(longest, 'p', sizeof longest - 1);
+    longest[sizeof longest - 1] = '\0';
+    memset(too_long, 'q', sizeof too_long - 1);
+    too_long[sizeof too_long - 1] = '\0';
+    ck_assert_uint_eq(strlen(too_long), 64);
+
+    v.name = too_long;
+    attn_error_clear();
+    ck_assert_int_eq(registry_add(&v), ATTN_ERR);
+    ck_assert_message_has("is 64 characters long, more than the results reader takes (63)");
+    ck_assert_uint_eq(registry_count(), before);
+    ck_assert_ptr_null(registry_find(too_long));
+
+    static const char *const bad[] = {"py-fake", "Py", "a,b", "a\"b", "a\nb", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        v.name = bad[i];
+        ck_assert_int_eq(registry_add(&v), ATTN_ERR);
+        ck_assert_message_has("is not [a-z0-9_]+");
+        ck_assert_ptr_null(strchr(attn_error_message(), '\n')); /* one line */
+        ck_assert_uint_eq(registry_count(), before);
+    }
+
+    v.name = longest;
+    ck_assert_msg(registry_add(&v) == ATTN_OK, "%s", attn_error_message());
+    ck_assert_uint_eq(registry_count(), before + 1);
+    ck_assert_ptr_nonnull(registry_find(longest));
+    struct result_key k;
+    const struct attn_problem p = problem(1, 1, 64, 64, false);
+    result_key_of(longest, &p, MODE_COLD, &k);
+    ck_assert_str_eq(k.variant, longest); /* the reader's key holds it whole */
+}
+END_TEST
+
+/* --list names the Python peers: each MODULE_peers.py of the peers'
+ * directory, the variants its classes name (read, not imported) and how to
+ * run them; other files are not modules. */
+START_TEST(test_registry_print_peers)
+{
+    char dir[] = "/tmp/check_cpu_peers_XXXXXX", path[96];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    static const struct {
+        const char *file, *text;
+    } files[] = {
+        {"foo_peers.py", "class Fast(Peer):\n    name = \"foo_fast\"\n"
+                         "class Slow(Peer):\n    name, summary = 'foo_slow', \"slow\"\n"
+                         "class Again(Slow):\n    name = \"foo_fast\"\n"
+                         "name = \"not_a_class_attribute\"\n"
+                         "def f(p):\n    name == \"compared\"\n    name = p.name\n"},
+        {"bar_peers.py", "# names nothing\n"},
+        {"attnpeer.py", "class Peer:\n    name = \"attnpeer_base\"\n"},
+        {"Bad-Name_peers.py", "class X:\n    name = \"bad_module\"\n"},
+        {"_peers.py", "class X:\n    name = \"no_module\"\n"},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i].file);
+        FILE *f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(files[i].text, f);
+        fclose(f);
+    }
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    registry_print_peers(f, dir);
+    fclose(f);
+    char want[160];
+    snprintf(want, sizeof want, "\nPython peers in %s (make bench PEERS=MODULE adds them to the run):\n", dir);
+    ck_assert_msg(strstr(out, want) == out, "%s", out);
+    ck_assert_msg(strstr(out, "\nmodule       variants\n"
+                              "bar          (make bench PEERS=bar)\n"
+                              "foo          foo_fast, foo_slow (make bench PEERS=foo)\n"), "%s", out);
+    ck_assert_msg(!strstr(out, "attnpeer") && !strstr(out, "bad_module") && !strstr(out, "no_module") &&
+                  !strstr(out, "not_a_class") && !strstr(out, "compared"), "%s", out);
+    free(out);
+
+    /* a directory with no module, or none at all: one line saying so */
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i].file);
+        unlink(path);
+    }
+    f = open_memstream(&out, &len);
+    registry_print_peers(f, dir);
+    fclose(f);
+    snprintf(want, sizeof want, "\nPython peers: no MODULE_peers.py in %s (ATTN_PEERS_DIR names the directory)\n",
+             dir);
+    ck_assert_str_eq(out, want);
+    free(out);
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+/* Where --list looks: $ATTN_PEERS_DIR, else the checkout's tools/peers
+ * beside the binary's build directory (this test's: build/test_cpu). */
+START_TEST(test_options_peers_dir)
+{
+    char buf[PATH_MAX], here[PATH_MAX], want[PATH_MAX + 16];
+    setenv("ATTN_PEERS_DIR", "/somewhere/peers", 1);
+    ck_assert_str_eq(options_peers_dir(buf, sizeof buf), "/somewhere/peers");
+    unsetenv("ATTN_PEERS_DIR");
+    ck_assert_ptr_nonnull(realpath(".", here)); /* the repository root, where the suites run */
+    snprintf(want, sizeof want, "%s/tools/peers", here);
+    ck_assert_str_eq(options_peers_dir(buf, sizeof buf), want);
+    ck_assert_str_eq(options_peers_dir(buf, 4), "tools/peers"); /* no room: the relative one */
+}
+END_TEST
+
 /* cudnn_sdpa is registered exactly when the build found cuDNN 9. */
 START_TEST(test_registry_cudnn_when_built)
 {
@@ -2480,6 +2675,93 @@ START_TEST(test_options_empty_paths)
 }
 END_TEST
 
+/* --help says how many key columns --dry-run prints: the schema's ten. */
+START_TEST(test_options_usage_key_columns)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    options_usage(f);
+    fclose(f);
+    ck_assert_int_eq(RESULT_KEY_COLUMNS, 10);
+    ck_assert_msg(strstr(text, "(the\n                      10 key columns variant .. mode, shard, cost"),
+                  "%s", text);
+    ck_assert_ptr_null(strstr(text, "nine"));
+    free(text);
+}
+END_TEST
+
+/* Run ids become DIR/RUN_ID.csv and its siblings: --run-id, --resume and
+ * --extend take only 1..RUN_ID_MAX of [A-Za-z0-9._-], not starting with '.'
+ * or '-': no shell syntax, path, hidden file or option look-alike, and
+ * nothing longer than the results reader keeps. */
+static const char *const bad_run_ids[] = {
+    "x;touch${IFS}X", "$(id)", "`id`", "../x", "x/y", ".hidden", ".", "..", "-x", "", "a b",
+    "a\033[31m", "caf\xc3\xa9",
+};
+
+START_TEST(test_options_run_id_alphabet)
+{
+    static const char *const opts[] = {"--run-id", "--resume", "--extend"};
+    char long_id[300], max_id[RUN_ID_MAX + 2], want[160];
+    memset(long_id, 'a', sizeof long_id - 1);
+    long_id[sizeof long_id - 1] = '\0';
+    memset(max_id, 'b', sizeof max_id - 1);
+    max_id[sizeof max_id - 1] = '\0'; /* RUN_ID_MAX + 1 characters: one too many */
+    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+        struct options o;
+        for (size_t i = 0; i <= sizeof bad_run_ids / sizeof bad_run_ids[0]; i++) {
+            const char *id = i < sizeof bad_run_ids / sizeof bad_run_ids[0] ? bad_run_ids[i] : long_id;
+            attn_error_clear();
+            int rc = parse_argv(&o, (char *[]){"attnbench", (char *)opts[k], (char *)id, "--dry-run", NULL});
+            ck_assert_msg(rc == ATTN_ERR_INPUT, "%s '%s' gave %d", opts[k], id, rc);
+            snprintf(want, sizeof want, "%s: '", opts[k]);
+            ck_assert_msg(strncmp(attn_error_message(), want, strlen(want)) == 0, "%s", attn_error_message());
+            ck_assert_message_has("' is not a run id (1 to 95 letters, digits, '.', '_' and '-', not "
+                                  "starting with '.' or '-')");
+            ck_assert_ptr_null(strchr(attn_error_message(), '\033')); /* quoted escaped */
+            grid_free(&o.grid);
+        }
+        ck_assert_int_eq(parse_argv(&o, (char *[]){"attnbench", (char *)opts[k], max_id, "--dry-run", NULL}),
+                         ATTN_ERR_INPUT);
+        grid_free(&o.grid);
+        max_id[RUN_ID_MAX] = '\0'; /* RUN_ID_MAX characters: the longest */
+        int rc = parse_argv(&o, (char *[]){"attnbench", (char *)opts[k], max_id, "--dry-run", NULL});
+        ck_assert_msg(rc == ATTN_OK, "%s", attn_error_message());
+        grid_free(&o.grid);
+        max_id[RUN_ID_MAX] = 'b';
+        rc = parse_argv(&o, (char *[]){"attnbench", (char *)opts[k], "20261201T031500Z-2.a_b", "--dry-run", NULL});
+        ck_assert_msg(rc == ATTN_OK, "%s", attn_error_message());
+        grid_free(&o.grid);
+    }
+    ck_assert_uint_eq(RUN_ID_MAX, 95); /* the message above spells it */
+}
+END_TEST
+
+/* A --grid NAME becomes GRIDS_DIR/NAME.grid: the same alphabet; a path
+ * (with '/', or ending in .grid) is a path. */
+START_TEST(test_options_grid_name_alphabet)
+{
+    static const char *const bad[] = {"$(id)", ".hidden", "..", "-x", "a;b", "a b"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct options o;
+        attn_error_clear();
+        int rc = parse_argv(&o, (char *[]){"attnbench", "--grid", (char *)bad[i], NULL});
+        ck_assert_msg(rc == ATTN_ERR_INPUT, "--grid '%s' gave %d", bad[i], rc);
+        ck_assert_message_has("' is not a grid name (1 to 250 letters, digits, '.', '_' and '-', not "
+                              "starting with '.' or '-') nor a path");
+        grid_free(&o.grid);
+    }
+    struct options o;
+    int rc = parse_argv(&o, (char *[]){"attnbench", "--grid", "default", NULL});
+    ck_assert_msg(rc == ATTN_OK, "%s", attn_error_message());
+    grid_free(&o.grid);
+    rc = parse_argv(&o, (char *[]){"attnbench", "--grid", "./bench/grids/default.grid", NULL});
+    ck_assert_msg(rc == ATTN_OK, "%s", attn_error_message());
+    grid_free(&o.grid);
+}
+END_TEST
+
 /* ==================================================================== modes */
 
 START_TEST(test_mode_parse)
@@ -2599,6 +2881,8 @@ static Suite *grid_suite(void)
     tcase_add_test(tc, test_grid_dedup_linear_keeps_order);
     tcase_add_test(tc, test_grid_range_powers_inside);
     tcase_add_test(tc, test_grid_elements_overflow);
+    tcase_add_loop_test(tc, test_grid_size_limits, 0, sizeof size_limits / sizeof size_limits[0]);
+    tcase_add_test(tc, test_grid_size_limits_where_read);
     tcase_add_test(tc, test_grid_message_control_bytes);
     tcase_add_loop_test(tc, test_grid_bad_spec, 0,
                         (int)(sizeof bad_specs / sizeof bad_specs[0]));
@@ -2678,6 +2962,8 @@ static Suite *registry_suite(void)
     tcase_add_test(tc, test_registry_well_formed);
     tcase_add_test(tc, test_registry_entries_complete);
     tcase_add_test(tc, test_registry_find);
+    tcase_add_test(tc, test_registry_add_name_limits);
+    tcase_add_test(tc, test_registry_print_peers);
     tcase_add_test(tc, test_registry_cudnn_when_built);
     tcase_add_test(tc, test_registry_refuse_without_device);
     tcase_add_test(tc, test_registry_naive_needs_second_score_buffer);
@@ -2705,6 +2991,10 @@ static Suite *options_suite(void)
     tcase_add_test(tc, test_options_warm);
     tcase_add_test(tc, test_options_missing_grid);
     tcase_add_test(tc, test_options_empty_paths);
+    tcase_add_test(tc, test_options_run_id_alphabet);
+    tcase_add_test(tc, test_options_usage_key_columns);
+    tcase_add_test(tc, test_options_peers_dir);
+    tcase_add_test(tc, test_options_grid_name_alphabet);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("modes");

@@ -200,6 +200,22 @@ class PythonVariants(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertRegex(r.stdout, r"py_fake +a test peer")
 
+    def test_list_names_the_peer_modules(self):
+        """--list names each MODULE_peers.py and the variants its classes name, without importing it."""
+        r = run_python(FAKE_PEER + "sys.exit(attnpeer.bench(['--list']))")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"Python peers in {os.path.realpath(PEERS_DIR)} (make bench PEERS=MODULE", r.stdout)
+        self.assertRegex(r.stdout, r"\ntorch +torch_naive, torch_inplace, torch_sdpa_math, .*torch_flex "
+                                   r"\(make bench PEERS=torch\)\n")
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "foo_peers.py"), "w") as fh:
+                fh.write("import torch_that_is_not_there\nclass Foo:\n    name, summary = 'foo_one', 'x'\n")
+            r = run_python(FAKE_PEER + "sys.exit(attnpeer.bench(['--list']))", env={"ATTN_PEERS_DIR": d})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"Python peers in {d} (", r.stdout)
+        self.assertIn("\nfoo          foo_one (make bench PEERS=foo)\n", r.stdout)
+        self.assertNotIn("torch_naive", r.stdout)
+
     def test_dry_run_plans_its_rows(self):
         r = run_python(FAKE_PEER + "sys.exit(attnpeer.bench(['--dry-run', '--point', "
                                    "'batch=2 heads=3 seq=77,128 dim=64 causal=1', '--mode', 'cold,graph']))")
@@ -216,6 +232,13 @@ class PythonVariants(unittest.TestCase):
         r = run_python(FAKE_PEER + "P.name = 'Bad-Name'\nattnpeer.register(P())")
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("is not [a-z0-9_]+", r.stderr)
+        # the results reader takes 63 characters: a longer name is refused here, not when read
+        r = run_python(FAKE_PEER + "P.name = 'p' * 64\nattnpeer.register(P())")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("is 64 characters long, more than the results reader takes (63)", r.stderr)
+        r = run_python(FAKE_PEER + "P.name = 'p' * 63\nattnpeer.register(P())\nsys.exit(attnpeer.bench(['--list']))")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("p" * 63 + " ", r.stdout)
 
     def test_extend_and_run_id_checked(self):
         for args, message in ((["--extend", "A", "--resume", "A"], "--resume and --extend contradict each other"),
