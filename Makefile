@@ -518,21 +518,20 @@ TEST_CPU_PROGRAMS = $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(MERGE) $(TEST_CPU)
 # cores): a change to the shared kernel parts that breaks the lab fails there.
 TEST_PROGRAMS = $(TEST_CPU_PROGRAMS) $(ATTNBENCH_TEST) $(TEST_GPU) $(LAB_ATTNBENCH)
 
-# run_tests SUITES,PROGRAMS: SUITES= checked against the suites' names (in
-# a dry run too), the deps installed alone, then the programs built (in
+# make test and test-cpu: SUITES= checked against the suites' names (in a
+# dry run too: +), the deps installed alone, then the programs built (in
 # parallel under -j), then the suites run
-define run_tests
-	+@tests/run_suites.sh --check $(call opt,--only,$(SUITES)) $(1)
-	@$(MAKE) --no-print-directory deps
-	@$(MAKE) --no-print-directory $(2)
-	@tests/run_suites.sh $(call opt,--only,$(SUITES)) $(1)
-endef
-
+test: RUN_SUITES = $(TEST_SUITES)
+test: RUN_PROGRAMS = $(TEST_PROGRAMS)
+test-cpu: RUN_SUITES = $(TEST_SUITES_CPU)
+test-cpu: RUN_PROGRAMS = $(TEST_CPU_PROGRAMS)
 test: ## build everything; every suite (GPU ones skipped without a device), the gate over the committed A/B pairs; one summary line; SUITES=a,b runs only those
-	$(call run_tests,$(TEST_SUITES),$(TEST_PROGRAMS))
-
 test-cpu: ## every suite but the GPU one; SUITES=a,b runs only those
-	$(call run_tests,$(TEST_SUITES_CPU),$(TEST_CPU_PROGRAMS))
+test test-cpu:
+	+@tests/run_suites.sh --check $(call opt,--only,$(SUITES)) $(RUN_SUITES)
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory $(RUN_PROGRAMS)
+	@tests/run_suites.sh $(call opt,--only,$(SUITES)) $(RUN_SUITES)
 
 # The host code and the CPU suites again under AddressSanitizer and UBSan, in
 # a build directory of their own; the suites run that build's programs

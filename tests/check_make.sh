@@ -74,17 +74,17 @@ cp tests/fixtures/single.csv "$hostile_run"
 reason='it'\''s "fine"; `touch X` $(touch X) $(shell touch X) ${IFS} $$HOME a\b & | > #'
 
 : >"$log"
-mk baseline GPU=fake RESULTS="$hostile_run" REASON="$reason"
+mk "${STUBS[@]}" baseline GPU=fake RESULTS="$hostile_run" REASON="$reason"
 rc=$?
 expect "make baseline REASON=<quotes, backquotes, \$(...)>: blessed (exit $rc)" [ $rc = 0 ]
 entry=$(tail -n 1 "$res/baselines/LOG" 2>/dev/null | cut -f 5-)
 expect "make baseline: REASON reaches baselines/LOG byte for byte" [ "$entry" = "$reason" ]
 expect "make baseline: no command in RESULTS or REASON ran" no_x
 
-mk -n baseline GPU=fake RESULTS="$hostile_run" REASON="$reason"
+mk "${STUBS[@]}" -n baseline GPU=fake RESULTS="$hostile_run" REASON="$reason"
 expect "make -n baseline: no command in RESULTS or REASON ran" no_x
 
-mk regress RESULTS="$hostile_run" BASELINE="$res/baseline.csv" MARKDOWN="$tmp/r/m;touch X.md" THRESHOLDS="$root/bench/gate/thresholds.conf"
+mk "${STUBS[@]}" regress RESULTS="$hostile_run" BASELINE="$res/baseline.csv" MARKDOWN="$tmp/r/m;touch X.md" THRESHOLDS="$root/bench/gate/thresholds.conf"
 rc=$?
 expect "make regress RESULTS=<a;touch\${IFS}X;.csv> MARKDOWN=<;touch X>: gated (exit $rc)" [ $rc = 0 ]
 expect "make regress: the markdown lands at the path as written" [ -f "$tmp/r/m;touch X.md" ]
@@ -106,17 +106,17 @@ expect "make figures GPU=<;touch X>: refused (no plots/x;touch X/figures.conf)" 
 expect "make plots, report, figures: no command in a value ran" no_x
 
 : >"$log"
-mk MAKE=true bench OUT="$tmp/r/o;touch X" GRID='g;touch X' VARIANTS='$(touch X)' MODE='`touch X`' \
+mk "${STUBS[@]}" MAKE=true bench OUT="$tmp/r/o;touch X" GRID='g;touch X' VARIANTS='$(touch X)' MODE='`touch X`' \
     ROW_TIMEOUT='${IFS}' PEAK=0
 expect "make bench OUT= GRID= VARIANTS= MODE= ROW_TIMEOUT=: attnbench gets each as written" \
     [ "$(last_args attnbench)" = "$(lines --grid 'g;touch X' --mode '`touch X`' --warm-ms 500 --variants '$(touch X)' \
         --row-timeout '${IFS}' --out "$tmp/r/o;touch X")" ]
 : >"$log"
-mk MAKE=true trace TRACE_DIR="$tmp/r/t;touch X" TRACE_GRID="s'q" VARIANTS='a;touch X'
+mk "${STUBS[@]}" MAKE=true trace TRACE_DIR="$tmp/r/t;touch X" TRACE_GRID="s'q" VARIANTS='a;touch X'
 expect "make trace TRACE_DIR= TRACE_GRID= VARIANTS=: attnbench gets each as written" \
     [ "$(last_args attnbench)" = "$(lines --grid "s'q" --mode cold,graph --variants 'a;touch X' \
         --trace "$tmp/r/t;touch X" --out "$tmp/r/t;touch X")" ]
-mk MAKE=true ab BASE='$(touch X)'
+mk "${STUBS[@]}" MAKE=true ab BASE='$(touch X)'
 expect "make ab BASE=<\$(touch X)>: ab_build.sh gets it as written" grep -qF "make ab: '\$(touch X)' is not a git revision" "$tmp/out"
 mk build/build_info.h SLOWDOWN='naive:1";touch X;"'
 rc=$?
@@ -217,7 +217,7 @@ peer_runs() { awk '$0 == "--- python" { if (line != "") print line; line = ""; o
     /^--- / { if (line != "") print line; line = ""; on = 0; next }
     on { line = line (line == "" ? "" : " ") $0 } END { if (line != "") print line }' "$log" | grep -v ' --list$'; }
 : >"$log"
-mk MAKE=true bench PEERS=a,b GRID=seed VARIANTS=naive PEAK=0
+mk "${STUBS[@]}" MAKE=true bench PEERS=a,b GRID=seed VARIANTS=naive PEAK=0
 rc=$?
 id=$(last_args attnbench | sed -n '/^--run-id$/{n;p}')
 [ $rc = 0 ] && [ -n "$id" ]
@@ -226,20 +226,20 @@ expect "make bench PEERS=a,b: a then b run with --extend and that RUN_ID" \
     [ "$(peer_runs)" = "$(lines "$peers/a_peers.py --grid seed --mode cold,graph --warm-ms 500 --extend $id" \
         "$peers/b_peers.py --grid seed --mode cold,graph --warm-ms 500 --extend $id")" ]
 : >"$log"
-mk MAKE=true bench PEERS=a,b PEER_VARIANTS=b_two GRID=seed PEAK=0
+mk "${STUBS[@]}" MAKE=true bench PEERS=a,b PEER_VARIANTS=b_two GRID=seed PEAK=0
 expect "make bench PEERS=a,b PEER_VARIANTS=b_two: b alone runs, with --variants b_two" \
     [ "$(peer_runs | sed 's/ --extend .*//')" = "$peers/b_peers.py --grid seed --mode cold,graph --warm-ms 500 --variants b_two" ]
-mk MAKE=true bench PEERS=a,b PEER_VARIANTS=z_one
+mk "${STUBS[@]}" MAKE=true bench PEERS=a,b PEER_VARIANTS=z_one
 rc=$?
 [ $rc != 0 ] && grep -q "no peer module here has z_one" "$tmp/out"
 judge "make bench PEER_VARIANTS=z_one: refused (exit $rc)"
 : >"$log"
-mk MAKE=true bench PEERS=a,zz
+mk "${STUBS[@]}" MAKE=true bench PEERS=a,zz
 rc=$?
 [ $rc != 0 ] && grep -qF "unknown peer module 'zz': no $peers/zz_peers.py (known: a b c)" "$tmp/out" && ! grep -q attnbench "$log"
 judge "make bench PEERS=a,zz: refused (exit $rc), naming the known modules, before attnbench runs"
 : >"$log"
-mk MAKE=true bench PEERS=c,a GRID=seed PEAK=0
+mk "${STUBS[@]}" MAKE=true bench PEERS=c,a GRID=seed PEAK=0
 [ "$(grep -c 'c_peers.py cannot run here (c_peers: no such thing here: no peers run): left out' "$tmp/out")" = 1 ] &&
     [ "$(peer_runs | wc -l)" = 1 ] && peer_runs | grep -q "^$peers/a_peers.py "
 judge "make bench PEERS=c,a: c, which cannot run here, left out in one line; a runs"
