@@ -22,7 +22,7 @@ ok() { pass=$((pass + 1)); echo "  ok    $*"; }
 bad() { fail=$((fail + 1)); echo "  FAIL  $*"; }
 # expect WHAT COMMAND...: one check; COMMANDS; judge WHAT: one check of their status
 expect() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
-judge() { local status=$?; if [ $status = 0 ]; then ok "$1"; else bad "$1"; fi; }
+judge() { local status=$?; if [ $status = 0 ]; then ok "$1"; else bad "$1"; fi; return $status; }
 finish() { echo "make: $pass passed, $fail failed"; [ $fail = 0 ]; exit; }
 for p in build/regress; do
     [ -x "$p" ] || { echo "check_make: $p not found: run make all first" >&2; bad "$p built"; finish; }
@@ -84,9 +84,14 @@ expect "make baseline: no command in RESULTS or REASON ran" no_x
 mk "${STUBS[@]}" -n baseline GPU=fake RESULTS="$hostile_run" REASON="$reason"
 expect "make -n baseline: no command in RESULTS or REASON ran" no_x
 
-mk "${STUBS[@]}" regress RESULTS="$hostile_run" BASELINE="$res/baseline.csv" MARKDOWN="$tmp/r/m;touch X.md" THRESHOLDS="$root/bench/gate/thresholds.conf"
+hostile_base="$res/b;touch X;'q.csv" hostile_cand="$res/c;\$(touch X).csv"
+cp tests/fixtures/fused_base.csv "$hostile_base"
+cp tests/fixtures/fused.csv "$hostile_cand"
+mk "${STUBS[@]}" regress RESULTS="$hostile_cand" BASELINE="$hostile_base" MARKDOWN="$tmp/r/m;touch X.md" \
+    THRESHOLDS="$root/bench/gate/thresholds.conf"
 rc=$?
-expect "make regress RESULTS=<a;touch\${IFS}X;.csv> MARKDOWN=<;touch X>: gated (exit $rc)" [ $rc = 0 ]
+{ [ $rc = 0 ] || grep -q '^make regress: build/regress exited 1 ' "$tmp/out"; }
+judge "make regress RESULTS=<c;\$(touch X).csv> BASELINE=<b;touch X;'q.csv> MARKDOWN=<m;touch X.md>: gated, not refused"
 expect "make regress: the markdown lands at the path as written" [ -f "$tmp/r/m;touch X.md" ]
 expect "make regress: no command in a path ran" no_x
 
@@ -147,17 +152,20 @@ for d in "${dirs[@]}"; do [ -x "$d/nvcc" ] || nonvcc=${nonvcc:+$nonvcc:}$d; done
 rc=$?
 [ $rc = 0 ] && grep -q '^  make test ' "$tmp/out"
 judge "make help without nvcc: works (exit $rc)"
-( cd "$w" && env -i PATH="$bin:$nonvcc" HOME="$tmp" CUDA_HOME="$tmp/no-cuda" make --no-print-directory test ) >"$tmp/out" 2>&1
-rc=$?
-[ $rc = 2 ] && [ "$(grep -c . "$tmp/out")" = 1 ] && grep -q 'needs the CUDA toolkit (nvcc).*NVCC=' "$tmp/out"
-judge "make test without nvcc: stops (exit $rc) in one line naming nvcc and NVCC="
+# a dry run first: where nvcc is still found, make test itself would run
+for dry in -n ''; do
+    ( cd "$w" && env -i PATH="$bin:$nonvcc" HOME="$tmp" CUDA_HOME="$tmp/no-cuda" make --no-print-directory $dry test ) >"$tmp/out" 2>&1
+    rc=$?
+    [ $rc = 2 ] && [ "$(grep -c . "$tmp/out")" = 1 ] && grep -q 'needs the CUDA toolkit (nvcc).*NVCC=' "$tmp/out"
+    judge "make $dry test without nvcc: stops (exit $rc) in one line naming nvcc and NVCC=" || break
+done
 
 # ------------------------------------------------- deps: one apt-get run, alone
 # only the programs deps.sh and make need; the packages' commands appear
 # once the fake apt-get has "installed" them
 sys=$tmp/sys
 mkdir -p "$sys"
-for c in bash sh env make cat grep sed awk rm rmdir mkdir mktemp tail head sleep flock dirname basename tr ls find cmp mv touch wc sort; do
+for c in bash sh env make cat grep sed awk rm rmdir mkdir mktemp tail head sleep flock dirname basename tr ls find cmp mv touch wc sort chmod; do
     p=$(command -v "$c") && ln -s "$p" "$sys/$c"
 done
 printf '#!/bin/sh\necho 0\n' >"$sys/id"
