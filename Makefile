@@ -308,7 +308,7 @@ REPORT_C := bench/report/report.c bench/report/report_data.c bench/report/report
             common/results_read.c common/results.c common/csv.c common/errors.c common/problem.c \
             common/reference.c bench/gate/gate.c bench/gate/shift.c
 $(REPORT): $(REPORT_C:%.c=$(BUILD)/%.o)
-	$(CC) $^ -o $@ $(MK_LDFLAGS) $(LDFLAGS) -lm -lz $(LDLIBS)
+	$(CC) $^ -o $@ $(ALL_LDFLAGS) -lm -lz $(LDLIBS)
 
 regress: $(REGRESS) ## gate the newest A/B pair (results/<gpu>/ab/); or RESULTS= BASELINE=, AB_RUN=DIR, TREND=1
 	@$(REGRESS) $(REGRESS_ARGS); $(call regress_exit,regress)
