@@ -5,13 +5,46 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := all
 
+# ------------------------------------------------------------ user values
+# The values and paths a user hands to the recipes (make bench OUT=...,
+# make baseline REASON="..."). Each is taken as written: make does not
+# expand a $(...) or ${...} in it, a recipe passes it to the shell quoted
+# ($(call shq,...)), free text (REASON) only through the environment; and
+# each is exported as given, as make does for any variable of the command
+# line.
+USER_VALUES := GRID VARIANTS MODE WARM_MS OUT PEAK RESUME FORCE ROW_TIMEOUT TRACE_GRID TRACE_DIR \
+               RESULTS BASELINE THRESHOLDS GPU MARKDOWN AB_RUN TREND REASON BASE CAND SLOWDOWN \
+               BLOCK_MS BUDGET_MS GPUS PEERS PEER_VARIANTS SHARDS PARTITION ACCOUNT MAX_PARALLEL \
+               GRES SBATCH_ARGS PLOT_DIR SUITES FUZZ_SECONDS GIT_REV
+$(foreach v,$(USER_VALUES),$(if $(filter command line environment environment override,$(origin $(v))),\
+  $(eval override $(v) := $$(value $(v)))$(eval export $(v))))
+# shq TEXT: TEXT as one single-quoted shell word
+shq = '$(subst ','\'',$(1))'
+# opt OPTION,VALUE: "OPTION 'VALUE'" when VALUE is set, else nothing
+opt = $(if $(2),$(1) $(call shq,$(2)))
+
 # ---------------------------------------------------------------- detection
-NVCC      ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
-ifeq ($(NVCC),)
-$(error ✗ nvcc not found: install the CUDA toolkit or set NVCC=/path/to/nvcc)
+# nvcc: NVCC=, else nvcc on PATH, else $(CUDA_HOME)/bin/nvcc (CUDA_HOME
+# default /usr/local/cuda). Only what builds CUDA code needs it: help,
+# clean, the deps targets, plots, report, figures and the fuzz targets
+# work without.
+NVCC_FREE_GOALS := help clean deps check-deps plot-deps figure-deps browser-deps fuzz-deps slurm-deps \
+                   plots report figures fuzz fuzz-build
+ifeq ($(origin NVCC),undefined)
+NVCC := $(or $(shell command -v nvcc 2>/dev/null),$(wildcard $(or $(CUDA_HOME),/usr/local/cuda)/bin/nvcc))
+else ifeq ($(shell command -v '$(NVCC)' 2>/dev/null),)
+NVCC_NOT_RUNNABLE := $(NVCC)
+NVCC :=
 endif
+ifeq ($(NVCC),)
+ifneq ($(filter-out $(NVCC_FREE_GOALS),$(or $(MAKECMDGOALS),all)),)
+$(error make $(or $(MAKECMDGOALS),all) needs the CUDA toolkit (nvcc), and $(if $(NVCC_NOT_RUNNABLE),NVCC=$(NVCC_NOT_RUNNABLE) is not a program,no nvcc is on PATH nor in $(or $(CUDA_HOME),/usr/local/cuda)/bin): install it, or point NVCC=/path/to/cuda/bin/nvcc at it)
+endif
+$(info ✗ nvcc not found: only $(NVCC_FREE_GOALS) work without it (NVCC=/path/to/nvcc))
+else
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 $(info ✓ nvcc: $(NVCC) ($(shell $(NVCC) --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')))
+endif
 
 # CUDA_ARCH: the device's compute capability when nvidia-smi sees one, else 90
 # (Hopper) so that a CPU-only machine still compiles everything.
@@ -149,8 +182,12 @@ OUT      ?=
 PEAK     ?= 1
 RESUME   ?=
 ROW_TIMEOUT ?=
-BENCH_ARGS = --grid $(GRID) --mode $(MODE) --warm-ms $(WARM_MS) $(if $(VARIANTS),--variants $(VARIANTS)) $(if $(OUT),--out $(OUT)) $(if $(filter 1,$(PEAK)),--peak) \
-             $(if $(RESUME),--resume $(RESUME)) $(if $(filter 1,$(FORCE)),--force) $(if $(ROW_TIMEOUT),--row-timeout $(ROW_TIMEOUT))
+# attnbench's options from the knobs, each value quoted; BENCH_ARGS_NO_OUT
+# for the drivers that take OUT themselves (GPUS=, bench-slurm)
+BENCH_ARGS_NO_OUT = $(call opt,--grid,$(GRID)) $(call opt,--mode,$(MODE)) $(call opt,--warm-ms,$(WARM_MS)) \
+             $(call opt,--variants,$(VARIANTS)) $(if $(filter 1,$(PEAK)),--peak) $(call opt,--resume,$(RESUME)) \
+             $(if $(filter 1,$(FORCE)),--force) $(call opt,--row-timeout,$(ROW_TIMEOUT))
+BENCH_ARGS = $(BENCH_ARGS_NO_OUT) $(call opt,--out,$(OUT))
 TRACE_GRID ?= seed
 GPU_SLUG  = $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | sed 's/^NVIDIA //' | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$$//')
 TRACE_DIR ?= results/$(GPU_SLUG)/traces
@@ -164,8 +201,11 @@ all: $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(MERGE) $(PEER_LIB) $(BUILD)/mma_p
 # when it changes, so that only its users rebuild.
 $(BUILD)/build_info.h: FORCE
 	@mkdir -p $(@D)
-	@{ echo '#define ATTN_GIT_REV "$(GIT_REV)"'; \
-	   $(if $(SLOWDOWN),echo '#define ATTN_SLOWDOWN "$(SLOWDOWN)"';) } > $@.tmp
+	@rev=$(call shq,$(GIT_REV)) slowdown=$(call shq,$(SLOWDOWN)); \
+	case $$rev in '' | *[!A-Za-z0-9._+-]*) echo "make: GIT_REV=$$rev: letters, digits and ._+- only" >&2; exit 2 ;; esac; \
+	case $$slowdown in *[!A-Za-z0-9_:.]*) echo "make: SLOWDOWN=$$slowdown: VARIANT:PERCENT, e.g. flash_mma:10" >&2; exit 2 ;; esac; \
+	{ echo "#define ATTN_GIT_REV \"$$rev\""; \
+	  [ -z "$$slowdown" ] || echo "#define ATTN_SLOWDOWN \"$$slowdown\""; } > $@.tmp
 	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 
 BUILD_INFO_USERS := $(BUILD)/common/env.o $(BUILD)/common/timing.o
@@ -184,8 +224,8 @@ $(BUILD)/variants/flash_hopper.o: ALL_NVCCFLAGS = $(HOPPER_NVCCFLAGS) $(NVCCFLAG
 
 # hopper_compile WHAT,ON_SPILL: compile $< to $@ keeping ptxas's report beside
 # the object (NAME.ptxas.log). An instance that spills or gets its wgmmas
-# serialised (ptxas C75xx) costs 30% and more with no other symptom (NOTES,
-# v6): ON_SPILL=fail removes the object and fails, warn names them. The
+# serialised (ptxas C75xx) costs 30% and more with no other symptom (variants/NOTES-flash_hopper.md,
+# "keys per tile, idle consumers, and the power cap"): ON_SPILL=fail removes the object and fails, warn names them. The
 # debug build (NVCCFLAGS=-DATTN_HOPPER_DEBUG: bounded mbarrier waits that
 # print and trap, hopper_ptx.cuh) spills by design: warned, not failed.
 define hopper_compile
@@ -255,10 +295,10 @@ $(MERGE): $(BUILD)/bench/scale/merge.o $(BENCH_LIB) $(LIB_OBJS)
 $(REGRESS): $(BUILD)/bench/gate/regress.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
 
-GATE_ARGS    = $(if $(THRESHOLDS),--thresholds $(THRESHOLDS)) $(if $(GPU),--gpu $(GPU))
-REGRESS_ARGS = $(if $(RESULTS),--results $(RESULTS)) $(if $(BASELINE),--baseline $(BASELINE)) \
-               $(if $(AB_RUN),--ab $(AB_RUN)) $(if $(filter 1,$(TREND)),--trend) \
-               $(GATE_ARGS) $(if $(MARKDOWN),--markdown $(MARKDOWN))
+GATE_ARGS    = $(call opt,--thresholds,$(THRESHOLDS)) $(call opt,--gpu,$(GPU))
+REGRESS_ARGS = $(call opt,--results,$(RESULTS)) $(call opt,--baseline,$(BASELINE)) \
+               $(call opt,--ab,$(AB_RUN)) $(if $(filter 1,$(TREND)),--trend) \
+               $(GATE_ARGS) $(call opt,--markdown,$(MARKDOWN))
 # gpu_check TARGET: stop before any build when this machine has no GPU.
 gpu_check = command -v nvidia-smi >/dev/null || \
 	  { echo "make $(1): no GPU here: nvidia-smi is not installed (no NVIDIA driver); run it on a GPU box" >&2; exit 2; }; \
@@ -269,15 +309,22 @@ gpu_check = command -v nvidia-smi >/dev/null || \
 # on stderr when it is not 0: make itself exits 2 for any failed recipe.
 regress_exit = rc=$$?; [ $$rc = 0 ] || echo "make $(1): build/regress exited $$rc (1 regression, 2 bad input)" >&2; exit $$rc
 
-$(REPORT): $(BUILD)/bench/report/report.o $(BUILD)/bench/report/report_data.o $(BUILD)/bench/report/report_html.o $(BENCH_LIB) $(LIB_OBJS)
-	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
+# build/report is host code only (no CUDA): make plots and report need no
+# CUDA toolkit, and a clone builds it in seconds (tests/check_clean_tree.sh)
+REPORT_C := bench/report/report.c bench/report/report_data.c bench/report/report_html.c \
+            common/results_read.c common/results.c common/csv.c common/errors.c common/problem.c \
+            common/reference.c bench/gate/gate.c bench/gate/shift.c
+$(REPORT): $(REPORT_C:%.c=$(BUILD)/%.o)
+	$(CC) $^ -o $@ $(ALL_LDFLAGS) -lm -lz $(LDLIBS)
 
 regress: $(REGRESS) ## gate the newest A/B pair (results/<gpu>/ab/); or RESULTS= BASELINE=, AB_RUN=DIR, TREND=1
 	@$(REGRESS) $(REGRESS_ARGS); $(call regress_exit,regress)
 
 baseline: $(REGRESS) ## bless the newest run (or RESULTS=) as results/<gpu>/baseline.csv if it passes the gate, or with REASON="..."
-	@$(REGRESS) --bless $(if $(RESULTS),--results $(RESULTS)) $(GATE_ARGS) $(if $(REASON),--reason "$(REASON)"); \
+	@$(REGRESS) --bless $(call opt,--results,$(RESULTS)) $(GATE_ARGS) $(if $(REASON),--reason "$$ATTN_REASON"); \
 	 $(call regress_exit,baseline)
+# REASON is free text: it reaches build/regress through the environment, byte for byte
+baseline: export ATTN_REASON = $(REASON)
 
 # make ab: BASE (a git revision) and CAND (a revision, or the working tree when
 # unset) built side by side — a revision is exported into build/ab-src/SHA/
@@ -285,32 +332,34 @@ baseline: $(REGRESS) ## bless the newest run (or RESULTS=) as results/<gpu>/base
 # interleaved in one run on one GPU by build/ab, and gated.
 BLOCK_MS  ?=
 BUDGET_MS ?=
-AB_ARGS = --grid $(GRID) --mode $(MODE) --warm-ms $(WARM_MS) $(if $(VARIANTS),--variants $(VARIANTS)) \
-          $(if $(OUT),--out $(OUT)) $(if $(BLOCK_MS),--block-ms $(BLOCK_MS)) \
-          $(if $(BUDGET_MS),--budget-ms $(BUDGET_MS)) $(if $(THRESHOLDS),--thresholds $(THRESHOLDS)) \
-          $(if $(MARKDOWN),--markdown $(MARKDOWN))
+AB_ARGS = $(call opt,--grid,$(GRID)) $(call opt,--mode,$(MODE)) $(call opt,--warm-ms,$(WARM_MS)) \
+          $(call opt,--variants,$(VARIANTS)) $(call opt,--out,$(OUT)) $(call opt,--block-ms,$(BLOCK_MS)) \
+          $(call opt,--budget-ms,$(BUDGET_MS)) $(call opt,--thresholds,$(THRESHOLDS)) \
+          $(call opt,--markdown,$(MARKDOWN))
 ab: ## measure BASE=rev against CAND=rev (default: the working tree) interleaved on one GPU, gate CAND
-	@[ -n "$(BASE)" ] || { echo "make ab: BASE=<git revision> is required (e.g. make ab BASE=main)" >&2; exit 2; }
+	@[ -n $(call shq,$(BASE)) ] || { echo "make ab: BASE=<git revision> is required (e.g. make ab BASE=main)" >&2; exit 2; }
 	@$(call gpu_check,ab)
-	@base=$$(bench/gate/ab_build.sh "$(BASE)" "") || exit 2; \
-	 if [ -n "$(CAND)" ]; then cand=$$(bench/gate/ab_build.sh "$(CAND)" "$(SLOWDOWN)") || exit 2; \
+	@base=$$(bench/gate/ab_build.sh $(call shq,$(BASE)) '') || exit 2; \
+	 if [ -n $(call shq,$(CAND)) ]; then cand=$$(bench/gate/ab_build.sh $(call shq,$(CAND)) $(call shq,$(SLOWDOWN))) || exit 2; \
 	 else $(MAKE) --no-print-directory $(ATTNBENCH) $(AB) >/dev/null || exit 2; cand=$(ATTNBENCH); fi; \
 	 $(MAKE) --no-print-directory $(AB) >/dev/null || exit 2; \
-	 $(AB) --base $$base --cand $$cand $(AB_ARGS); $(call regress_exit,ab)
+	 $(AB) --base "$$base" --cand "$$cand" $(AB_ARGS); $(call regress_exit,ab)
 
 # bench and trace look for a GPU before they build anything.
 # GPUS=all or GPUS=0,2,3: one attnbench per GPU, each a shard of the sweep
 # (--shard I/N, CUDA_VISIBLE_DEVICES), merged into one run (bench/scale/multi_gpu.sh)
 GPUS ?=
-# PEERS=torch: PyTorch's attention (tools/peers/torch_peers.py) measured into
-# the same run after the C variants (bench/peers.sh); PEER_VARIANTS=a,b picks peers
+# PEERS=torch,NAME: the peer modules tools/peers/NAME_peers.py (torch:
+# PyTorch's attention), each measured in turn into the same run after the C
+# variants (bench/peers.sh); PEER_VARIANTS=a,b picks peers
+PEER_MODULES = $(patsubst tools/peers/%_peers.py,%,$(wildcard tools/peers/*_peers.py))
 PEERS ?=
 PEER_VARIANTS ?=
 bench: ## run GRID × VARIANTS × MODE on the GPU, write results/<gpu>/RUN_ID.csv; RESUME=RUN_ID continues one; GPUS=all spreads it over the box's GPUs; PEERS=torch adds PyTorch's variants
 	@$(call gpu_check,bench)
 	@$(if $(and $(GPUS),$(PEERS)),echo "make bench: GPUS= and PEERS= do not go together: the peers run on one GPU" >&2; exit 2)
 	@$(MAKE) --no-print-directory $(ATTNBENCH) $(if $(GPUS),$(MERGE)) $(if $(PEERS),$(PEER_LIB))
-	$(if $(GPUS),OUT=$(OUT) ATTNBENCH=$(ATTNBENCH) MERGE=$(MERGE) bench/scale/multi_gpu.sh $(GPUS) $(filter-out --out $(OUT),$(BENCH_ARGS)),$(if $(PEERS),ATTNBENCH=$(ATTNBENCH) PEER_VARIANTS=$(PEER_VARIANTS) ATTN_BUILD=$(BUILD) bench/peers.sh $(PEERS) $(BENCH_ARGS),$(ATTNBENCH) $(BENCH_ARGS)))
+	$(if $(GPUS),OUT=$(call shq,$(OUT)) ATTNBENCH=$(ATTNBENCH) MERGE=$(MERGE) bench/scale/multi_gpu.sh $(call shq,$(GPUS)) $(BENCH_ARGS_NO_OUT),$(if $(PEERS),ATTNBENCH=$(ATTNBENCH) PEER_VARIANTS=$(call shq,$(PEER_VARIANTS)) ATTN_BUILD=$(BUILD) bench/peers.sh $(call shq,$(PEERS)) $(BENCH_ARGS),$(ATTNBENCH) $(BENCH_ARGS)))
 
 # bench-slurm: the same sweep on a Slurm cluster (bench/scale/slurm/README.md): a
 # job array of SHARDS tasks, one GPU each (--gres=gpu:1, GRES= to change), at
@@ -323,22 +372,24 @@ PARTITION    ?=
 ACCOUNT      ?=
 MAX_PARALLEL ?=
 bench-slurm: ## submit GRID × VARIANTS × MODE to Slurm: SHARDS=N array tasks (one GPU each), GPU=h200, [PARTITION= ACCOUNT= MAX_PARALLEL=K]; a merge job joins them
-	@[ -n "$(SHARDS)" ] || { echo "make bench-slurm: SHARDS=N (the number of array tasks, one GPU each) is required" >&2; exit 2; }
-	@[ -n "$(GPU)" ] || { echo "make bench-slurm: GPU=NAME (the nodes' GPU model as results/<gpu>/ names it, e.g. h200) is required" >&2; exit 2; }
+	@[ -n $(call shq,$(SHARDS)) ] || { echo "make bench-slurm: SHARDS=N (the number of array tasks, one GPU each) is required" >&2; exit 2; }
+	@[ -n $(call shq,$(GPU)) ] || { echo "make bench-slurm: GPU=NAME (the nodes' GPU model as results/<gpu>/ names it, e.g. h200) is required" >&2; exit 2; }
 	@$(MAKE) --no-print-directory $(ATTNBENCH) $(MERGE)
-	@SHARDS='$(SHARDS)' GPU='$(GPU)' PARTITION='$(PARTITION)' ACCOUNT='$(ACCOUNT)' MAX_PARALLEL='$(MAX_PARALLEL)' OUT='$(OUT)' \
-	  ATTNBENCH=$(ATTNBENCH) MERGE=$(MERGE) bench/scale/slurm/submit.sh $(filter-out --out $(OUT),$(BENCH_ARGS))
+	@SHARDS=$(call shq,$(SHARDS)) GPU=$(call shq,$(GPU)) PARTITION=$(call shq,$(PARTITION)) ACCOUNT=$(call shq,$(ACCOUNT)) \
+	  MAX_PARALLEL=$(call shq,$(MAX_PARALLEL)) OUT=$(call shq,$(OUT)) \
+	  ATTNBENCH=$(ATTNBENCH) MERGE=$(MERGE) bench/scale/slurm/submit.sh $(BENCH_ARGS_NO_OUT)
 
 sanitize-gpu: ## compute-sanitizer (memcheck, racecheck, synccheck, initcheck) over every variant at small odd shapes; logs in results/<gpu>/sanitizer/
 	@$(call gpu_check,sanitize-gpu)
 	@$(MAKE) --no-print-directory $(ATTNBENCH)
-	bench/scripts/sanitize_gpu.sh $(ATTNBENCH) results/$(GPU_SLUG)/sanitizer
+	bench/scripts/sanitize_gpu.sh $(ATTNBENCH) $(call shq,results/$(GPU_SLUG)/sanitizer)
 
 trace: ## trace one call of each variant at TRACE_GRID's points: Chrome JSON + ops.txt in TRACE_DIR
 	@$(call gpu_check,trace)
 	@$(MAKE) --no-print-directory $(ATTNBENCH)
-	$(ATTNBENCH) --grid $(TRACE_GRID) --mode cold,graph $(if $(VARIANTS),--variants $(VARIANTS)) --trace $(TRACE_DIR) --out $(TRACE_DIR)
-	@cat $(TRACE_DIR)/ops.txt
+	$(ATTNBENCH) $(call opt,--grid,$(TRACE_GRID)) --mode cold,graph $(call opt,--variants,$(VARIANTS)) \
+	  --trace $(call shq,$(TRACE_DIR)) --out $(call shq,$(TRACE_DIR))
+	@cat $(call shq,$(TRACE_DIR))/ops.txt
 
 # -------------------------------------------------------------- plots, report
 # make plots / make report draw one run: RESULTS=FILE; else the run
@@ -368,55 +419,42 @@ plots: $(REPORT) plot-deps ## render plots/*.gp from RESULTS (default: the run p
 report: $(REPORT) plot-deps ## plots, plus the HTML page report.html beside the figures (open it in a browser)
 	@bench/report/render.sh report
 
-figures: $(REPORT) plot-deps figure-deps ## render the committed figure set plots/<GPU>/ (default h200) again from its plots/<GPU>/figures.conf, as PNG in 256 colours (pngquant)
+figures: $(REPORT) figure-deps ## render the committed figure set plots/<GPU>/ (default h200) again from its plots/<GPU>/figures.conf, as PNG in 256 colours (pngquant)
 	@bench/report/render.sh figures
 
-figure-deps: ## install pngquant (make figures: the committed figures' palette) with apt-get when root
-	@if command -v pngquant >/dev/null; then exit 0; fi; \
-	$(call apt_install,pngquant (make figures),pngquant)
+figure-deps: ## install gnuplot and pngquant (make figures: the committed figures' palette) with apt-get when root
+	@tests/deps.sh plots figures
 
 # --------------------------------------------------------------------- tests
 # Set both on the command line to use a Check outside pkg-config's reach.
 CHECK_CFLAGS ?= $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   ?= $(shell pkg-config --libs check 2>/dev/null)
 
-# apt_install WHAT PACKAGES: install Debian packages when root, else say what is missing.
-apt_install = if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	  echo "make: installing $(2) with apt-get"; \
-	  (apt-get install -y -qq $(2) >/dev/null 2>&1 || \
-	   { apt-get update -qq >/dev/null && apt-get install -y -qq $(2) >/dev/null; }) || \
-	  { echo "make: apt-get could not install $(2)" >&2; exit 1; }; \
-	else \
-	  echo "make: missing $(1): install it (Debian: apt-get install $(2))" >&2; exit 1; \
-	fi
-
-# slurm-deps only as root: the Slurm suite starts its daemons as root, and
-# skips itself (not fails) on a machine where it cannot.
-deps: check-deps plot-deps figure-deps browser-deps fuzz-deps $(if $(filter 0,$(shell id -u)),slurm-deps) ## install what the tests need (check, pkg-config, zlib1g-dev, gnuplot-nox, libxml2-utils, pngquant, chromium, clang, slurm-wlm, munge) with apt-get when root
+# tests/deps.sh names every package the suites need and installs the
+# missing ones with one apt-get run (as root), one deps.sh at a time; each
+# target below is one deps.sh run, so that no two race apt's locks under
+# make -j. make test runs deps alone, before it builds anything.
+# CHECK_LIBS= on the command line: a Check of your own, not installed.
+DEPS_CHECK = $(if $(filter command line,$(origin CHECK_LIBS)),,check)
+deps: ## install what the tests need (tests/deps.sh lists it: Check, zlib, gnuplot, xmllint, pngquant, Chromium, clang; Slurm and MUNGE as root) with one apt-get run when root
+	@tests/deps.sh $(DEPS_CHECK) plots figures browser fuzz $(if $(filter 0,$(shell id -u)),slurm)
 
 # The test programs need only Check to build (a GPU box without gnuplot
 # still builds and runs the GPU tests); running the plot tests needs gnuplot.
 check-deps:
-	@if [ "$(origin CHECK_LIBS)" = "command line" ]; then exit 0; fi; \
-	if pkg-config --exists check zlib 2>/dev/null; then exit 0; fi; \
-	$(call apt_install,the Check unit-test library and zlib,check pkg-config zlib1g-dev)
+	@$(if $(DEPS_CHECK),tests/deps.sh check,:)
 
 fuzz-deps: ## install clang (libFuzzer, for make fuzz) with apt-get when root
-	@if command -v $(or $(CLANG),clang) >/dev/null; then exit 0; fi; \
-	$(call apt_install,clang (the fuzz targets),clang)
+	@tests/deps.sh fuzz
 
 browser-deps: ## install Chromium (the report page's test renders it headless) with apt-get when root
-	@if command -v chromium >/dev/null || command -v chromium-browser >/dev/null; then exit 0; fi; \
-	$(call apt_install,Chromium (the report page's test),chromium)
+	@tests/deps.sh browser
 
 slurm-deps: ## install Slurm and MUNGE (slurm-wlm, munge: the Slurm suite's single-node cluster) with apt-get when root
-	@if command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v sbatch >/dev/null && \
-	    command -v munged >/dev/null; then exit 0; fi; \
-	$(call apt_install,Slurm and MUNGE (the Slurm suite),slurm-wlm munge)
+	@tests/deps.sh slurm
 
 plot-deps: ## install gnuplot-nox (and xmllint for the plot tests) with apt-get when root
-	@if command -v gnuplot >/dev/null && command -v xmllint >/dev/null; then exit 0; fi; \
-	$(call apt_install,gnuplot and xmllint,gnuplot-nox libxml2-utils)
+	@tests/deps.sh plots
 
 $(BUILD)/tests/%.o: tests/%.c | check-deps
 	@mkdir -p $(@D)
@@ -469,19 +507,39 @@ TEST_SUITES_CPU = \
 	plots ./$(TEST_PLOTS) \
 	cpu ./$(TEST_CPU) \
 	gate tests/check_committed.sh \
-	markdown "tests/check_markdown.sh README.md plots/README.md" \
+	markdown tests/check_markdown.sh \
+	house tests/check_house.sh \
+	make tests/check_make.sh \
 	clean-tree tests/check_clean_tree.sh \
 	report "tests/check_report.sh $(BUILD)/report-screenshot.png" \
 	slurm tests/check_slurm.sh \
 	sanitizers "$(MAKE) --no-print-directory test-sanitize" \
 	fuzz "$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)"
 TEST_SUITES = gpu "CK_FORK=no ./$(TEST_GPU)" $(TEST_SUITES_CPU)
+# the suites' names, for make help: what run_suites.sh --list prints
+SUITE_NAMES = $(shell tests/run_suites.sh --list $(TEST_SUITES))
 
-test: deps $(ATTNBENCH) $(ATTNBENCH_TEST) $(REGRESS) $(AB) $(AB_TEST) $(REPORT) $(TEST_CPU) $(TEST_GPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_WATCHDOG) $(TEST_SHARD) $(TEST_PLOTS) $(PEER_LIB) ## build everything; every suite (GPU ones skipped without a device), the gate over the committed A/B pairs; one summary line
-	@tests/run_suites.sh $(TEST_SUITES)
+# What the suites run; make test builds them after deps, before any suite.
+TEST_CPU_PROGRAMS = $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(MERGE) $(TEST_CPU) $(TEST_TRACE) $(TEST_REGRESS) \
+                    $(TEST_SHIFT) $(TEST_AB) $(TEST_WATCHDOG) $(TEST_SHARD) $(TEST_PLOTS) $(PEER_LIB)
+# make test compiles the lab too (all CUDA code is built on CI; ~35 s on 2
+# cores): a change to the shared kernel parts that breaks the lab fails there.
+TEST_PROGRAMS = $(TEST_CPU_PROGRAMS) $(ATTNBENCH_TEST) $(AB_TEST) $(TEST_GPU) $(LAB_ATTNBENCH)
 
-test-cpu: deps $(REPORT) $(REGRESS) $(AB) $(TEST_CPU) $(TEST_TRACE) $(TEST_REGRESS) $(TEST_SHIFT) $(TEST_AB) $(TEST_WATCHDOG) $(TEST_SHARD) $(TEST_PLOTS) $(PEER_LIB) ## every suite but the GPU one
-	@tests/run_suites.sh $(TEST_SUITES_CPU)
+# make test and test-cpu: SUITES= checked against the suites' names (in a
+# dry run too: +), the deps installed alone, then the programs built (in
+# parallel under -j), then the suites run
+test: RUN_SUITES = $(TEST_SUITES)
+test: RUN_PROGRAMS = $(TEST_PROGRAMS)
+test-cpu: RUN_SUITES = $(TEST_SUITES_CPU)
+test-cpu: RUN_PROGRAMS = $(TEST_CPU_PROGRAMS)
+test: ## build everything; every suite (GPU ones skipped without a device), the gate over the committed A/B pairs; one summary line; SUITES=a,b runs only those
+test-cpu: ## every suite but the GPU one; SUITES=a,b runs only those
+test test-cpu:
+	+@tests/run_suites.sh --check $(call opt,--only,$(SUITES)) $(RUN_SUITES)
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory $(RUN_PROGRAMS)
+	@tests/run_suites.sh $(call opt,--only,$(SUITES)) $(RUN_SUITES)
 
 # The host code and the CPU suites again under AddressSanitizer and UBSan, in
 # a build directory of their own; the suites run that build's programs
@@ -515,8 +573,8 @@ help: ## this list
 	@echo "  TRACE_DIR=DIR      where trace writes JSON, ops.txt and its CSV (default: results/<gpu>/traces)"
 	@echo "  OUT=DIR            results directory for bench (default: results/<gpu>)"
 	@echo "  GPUS=all|0,2,3     bench: one attnbench per GPU, each a shard of the sweep, merged into one run"
-	@echo "  PEERS=torch        bench: PyTorch's attention (7 peers, tools/peers/) measured into the same run after the C variants"
-	@echo "  PEER_VARIANTS=a,b  bench with PEERS=: the peers to run (default: all; torch_naive, torch_sdpa_cudnn, ...)"
+	@echo "  PEERS=torch,NAME   bench: the peer modules tools/peers/NAME_peers.py (here: $(PEER_MODULES)), each measured in turn into the same run after the C variants"
+	@echo "  PEER_VARIANTS=a,b  bench with PEERS=: the peers to run, of any of those modules (default: all; torch_naive, torch_sdpa_cudnn, ...)"
 	@echo "  SHARDS=8 GPU=h200  bench-slurm: array tasks (one GPU each), and the nodes' GPU model (both required)"
 	@echo "  PARTITION=p ACCOUNT=a MAX_PARALLEL=4  bench-slurm: sbatch's --partition, --account; at most 4 tasks at once"
 	@echo "  GRES=gpu:h200:1 SBATCH_ARGS='--time=4:00:00'  bench-slurm: each task's --gres (default gpu:1), more sbatch options"
@@ -525,13 +583,15 @@ help: ## this list
 	@echo "  RESULTS=FILE BASELINE=FILE THRESHOLDS=FILE GPU=NAME MARKDOWN=FILE  for regress / baseline"
 	@echo "  AB_RUN=DIR         regress: gate that A/B run (default: the newest in results/<gpu>/ab/)"
 	@echo "  TREND=1            regress: the newest plain run against results/<gpu>/baseline.csv"
-	@echo "  REASON=\"...\"       baseline: bless a run that fails the gate anyway, saying why (logged)"
+	@echo "  REASON=\"...\"       baseline: bless a run that fails the gate anyway, saying why (logged as written)"
 	@echo "  BASE=rev CAND=rev  ab: the revisions to compare (CAND default: the working tree)"
 	@echo "  BLOCK_MS=25 BUDGET_MS=3000  ab: timed work per block, and each side's budget per row"
 	@echo "  SLOWDOWN=VARIANT:PCT  build attnbench (make ab: the candidate) with VARIANT doing PCT% extra work per call (gate proofs)"
+	@echo "  SUITES=cpu,report  test, test-cpu: only these suites (names as in the summary: $(SUITE_NAMES))"
 	@echo "  FUZZ_SECONDS=30    make fuzz: seconds per libFuzzer target (make fuzz-build builds them; fuzz/README.md)"
 	@echo "  CUDA_ARCH=90       compute capability to build for (default: detected, else 90)"
-	@echo "  NVCC=path          the CUDA compiler (default: nvcc on PATH)"
+	@echo "  NVCC=path          the CUDA compiler (default: nvcc on PATH, else CUDA_HOME/bin/nvcc; CUDA_HOME default /usr/local/cuda)"
+	@echo "  values and paths (OUT=, RESULTS=, REASON=, ...) are taken as written: make expands no \$$(...) in them"
 	@echo "  WERROR=1           treat compiler warnings as errors (CI sets it)"
 	@echo "  CFLAGS NVCCFLAGS LDFLAGS LDLIBS  appended to the project's own flags"
 
@@ -545,8 +605,5 @@ include fuzz/Makefile.fuzz
 # flash_hopper's tuning lab (variants/lab/: its Makefile.lab and README.md)
 include variants/lab/Makefile.lab
 lab: $(LAB_ATTNBENCH) ## build flash_hopper's tuning lab, build/lab/attnbench: A/B a configuration, promote it (variants/lab/README.md)
-# make test compiles the lab too (all CUDA code is built on CI; ~35 s on 2
-# cores): a change to the shared kernel parts that breaks the lab fails there.
-test: $(LAB_ATTNBENCH)
 
 -include $(shell find $(BUILD) -path $(BUILD)/ab-src -prune -o -name '*.d' -print 2>/dev/null)

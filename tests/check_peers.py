@@ -286,7 +286,7 @@ class WithoutTorch(unittest.TestCase):
                            capture_output=True, text=True, env=self.env, cwd=ROOT)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
-        self.assertIn("PyTorch is not usable", r.stderr)
+        self.assertIn("torch_peers.py cannot run here (torch_peers: PyTorch is not importable", r.stderr)
         self.assertIn("the C variants run without peers", r.stderr)
         with open(os.path.join(self.tmp.name, "args")) as fh:
             self.assertEqual(fh.read().split(), ["--grid", "seed", "--variants", "naive,inplace"])
@@ -298,7 +298,7 @@ class WithoutTorch(unittest.TestCase):
         self.assertIn("--shard is set by make bench PEERS= itself", r.stderr)
         r = subprocess.run(["bench/peers.sh", "jax"], capture_output=True, text=True, env=self.env, cwd=ROOT)
         self.assertEqual(r.returncode, 2)
-        self.assertIn("unknown peers", r.stderr)
+        self.assertIn("unknown peer module 'jax': no tools/peers/jax_peers.py (known: torch)", r.stderr)
 
 
 SEED_POINT = "batch=8 heads=16 seq=1024 dim=64 causal=1"
