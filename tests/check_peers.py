@@ -249,6 +249,50 @@ class PythonVariants(unittest.TestCase):
             self.assertIn(message, r.stderr)
 
 
+class PeerModules(unittest.TestCase):
+    """Every tools/peers/NAME_peers.py, as make bench PEERS=NAME takes it: the
+    variants attnbench --list reads from it are [a-z0-9_] names of at most 63
+    characters, each in one module only and none a C variant's; the module
+    itself runs `--list`, exiting 0 with every one of those names listed, or
+    3 with one line saying what it lacks here (its framework, a GPU)."""
+
+    @classmethod
+    def setUpClass(cls):
+        r = subprocess.run([os.path.join(BUILD, "attnbench"), "--list"], capture_output=True, text=True, cwd=ROOT)
+        assert r.returncode == 0, r.stderr
+        c_part, _, peer_part = r.stdout.partition("\nPython peers in ")
+        cls.c_variants = {line.split()[0] for line in c_part.splitlines()[1:] if line.strip()}
+        cls.listed = {}
+        for line in peer_part.splitlines()[2:]:
+            module, _, rest = line.partition(" ")
+            names = rest.strip().rsplit(" (make bench", 1)[0]
+            cls.listed[module] = [n.strip() for n in names.split(",") if n.strip()]
+        cls.modules = sorted(f[:-len("_peers.py")] for f in os.listdir(PEERS_DIR) if f.endswith("_peers.py"))
+
+    def test_every_module_is_listed_with_valid_names(self):
+        self.assertEqual(sorted(self.listed), self.modules)
+        seen = {}
+        for module, names in self.listed.items():
+            self.assertTrue(names, f"{module}_peers.py names no variant")
+            for n in names:
+                self.assertRegex(n, r"^[a-z0-9_]{1,63}$", f"{module}_peers.py: {n!r}")
+                self.assertNotIn(n, self.c_variants, f"{module}_peers.py: {n} is a C variant's name")
+                self.assertNotIn(n, seen, f"{n} in both {seen.get(n)}_peers.py and {module}_peers.py")
+                seen[n] = module
+
+    def test_every_module_lists_its_peers_or_says_why_not(self):
+        for module in self.modules:
+            r = subprocess.run([sys.executable, os.path.join(PEERS_DIR, f"{module}_peers.py"), "--list"],
+                               capture_output=True, text=True, cwd=ROOT, env=dict(os.environ, ATTN_BUILD=BUILD),
+                               timeout=120)
+            if r.returncode == 3:
+                self.assertEqual(len(r.stderr.strip().splitlines()), 1, f"{module}: {r.stderr}")
+                continue
+            self.assertEqual(r.returncode, 0, f"{module}_peers.py --list: {r.stderr}")
+            for n in self.listed[module]:
+                self.assertRegex(r.stdout, rf"(?m)^{n} ", f"{module}_peers.py --list lacks {n}")
+
+
 def torch_on_gpu():
     try:
         import torch
