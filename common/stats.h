@@ -34,7 +34,8 @@ struct stop_rule {
     size_t max_samples;  /* and never keep more than this */
     double warm_ms;      /* warm up at least this long before the first sample (0: the
                             built-in 25 ms / 200 calls); long enough, every row starts in
-                            the board's steady power state (variants/NOTES.md, v6) */
+                            the board's steady power state (variants/NOTES-flash_hopper.md,
+                            'one protocol for every row, heavy-first causal grids') */
 };
 
 /* Warm-up: at least 3 calls, then more while under max(25 ms, warm_ms) of

@@ -739,7 +739,7 @@ START_TEST(test_resume_completes_a_cut_run)
 }
 END_TEST
 
-/* ------------------------- flash_hopper: every shipped configuration (issue 22)
+/* ---------------------------------- flash_hopper: every shipped configuration
  * flash_hopper picks one of its compiled configurations per problem, so the
  * shapes above reach only those it picks at them. Here each configuration
  * runs through the variant's test hooks (variants/flash_hopper.h) at odd

@@ -1390,7 +1390,7 @@ static const struct {
     {"thresholds: text for a number", NULL, "# x\n# y\nmatch seq_len<=long slowdown=10%\n", 3},
     {"thresholds: empty value", NULL, "default min_ms=\n", 1},
     {"thresholds: min_ms=2ms", NULL, "default slowdown=5%\ndefault min_ms=2ms\n", 2},
-    /* no number may switch a comparison off (issue 21) */
+    /* no number may switch a comparison off: inf, nan, out of range are bad input */
     {"ms_median=inf", HDR "h200,naive,bf16,2,16,1024,64,1,cold,ok,,20,inf,0.002,0.002\n", NULL, 2},
     {"ms_median=1e999", HDR "h200,naive,bf16,2,16,1024,64,1,cold,ok,,20,1e999,0.002,0.002\n", NULL, 2},
     {"noise_rel=nan", HDR "h200,naive,bf16,2,16,1024,64,1,cold,ok,,20,1.0,nan,0.002\n", NULL, 2},
@@ -2353,7 +2353,7 @@ static Suite *ab_suite(void)
     return s;
 }
 
-/* ------------------------------------------------ hostile input (issue 21) */
+/* ------------------ hostile input: NUL bytes, endless lines, cut files, a full stdout */
 
 /* Writes len bytes (NULs included) to the fixture `name`. */
 static path_t write_bytes(const char *name, const char *bytes, size_t len)

@@ -46,7 +46,8 @@ typedef hop_cfg<2, 2, 2, 128, true, true, 1> cfg_d128_persistent_overlap;
 typedef hop_cfg<3, 4, 4, 128, false> cfg_d64_grid;
 /* D=64: persistent, 3 consumers, two Q buffers, K and V rings of 4 (O
  * staged apart and stored by TMA was 2.4% faster at S = 512 causal, 1.7%
- * slower at S = 1024: NOTES v15) */
+ * slower at S = 1024: variants/NOTES-flash_hopper.md, 'O staged apart and
+ * stored by TMA, Q released after the last Q·Kᵀ') */
 typedef hop_cfg<3, 4, 4, 128, false, true> cfg_d64_persistent;
 /* D=64: persistent, 3 consumers, no drain between work tiles (XT 2), work
  * tiles of three 64-row slices that may span heads; non-causal only */
@@ -159,57 +160,70 @@ static const struct hopper_cfg cfgs[] = {
 static_assert(sizeof cfgs / sizeof cfgs[0] == FLASH_HOPPER_CONFIGS, "flash_hopper.h counts the table");
 
 /* The configuration per (head_dim, causal, seq_len), both dtypes, from the
- * A/Bs on the H200 (variants/NOTES-flash_hopper.md, v4–v15; the lab's names
- * of each in brackets). A ragged batch: the one for its longest sequence,
- * but never one whose work tiles span heads. */
+ * A/Bs on the H200: each choice names the entry of
+ * variants/NOTES-flash_hopper.md that measured it, and the lab's names of
+ * its configurations in brackets. A ragged batch: the one for its longest
+ * sequence, but never one whose work tiles span heads. */
 static const char *default_cfg(int head_dim, bool causal, int seq_len, bool ragged)
 {
-    /* v14: non-causal, dense, S <= 4096 where d128_persistent runs, its
-     * twin on 2-CTA clusters [none in the lab] was level or 0.8-0.9% faster
-     * (cluster twins of the other configurations lost 1-3%) */
+    /* 'K/V multicast to a 2-CTA cluster': non-causal, dense, S <= 4096
+     * where d128_persistent runs, its twin on 2-CTA clusters [none in the
+     * lab] was level or 0.8-0.9% faster (cluster twins of the other
+     * configurations lost 1-3%) */
     if (head_dim == 128 && !causal && !ragged && (seq_len <= 1024 || (seq_len >= 2048 && seq_len <= 4096)))
         return "d128_persistent_mc";
-    /* v12: at S <= 1024 (few key tiles per work tile) the persistent kernel
-     * that drains between work tiles [pers_kv_pp, pers_kv_pp3] beats the
-     * plain grids and the overlapping kernel, D=128 and D=64 causal */
+    /* 'head_dim 96, 192, 256; ragged batches; short sequences': at
+     * S <= 1024 (few key tiles per work tile) the persistent kernel that
+     * drains between work tiles [pers_kv_pp, pers_kv_pp3] beats the plain
+     * grids and the overlapping kernel, D=128 and D=64 causal */
     if (head_dim == 128 && seq_len <= 1024) return "d128_persistent";
     if (head_dim == 64 && causal && seq_len <= 1024) return "d64_persistent";
     if (head_dim == 128 && causal) {
-        /* v5: at S <= 4096 the persistent kernel that does not drain between
-         * work tiles [pers_kv_pp_xt]; v6: 192-key tiles pay once the
-         * diagonal's extra masked keys are amortised (S = 16384), not at
-         * 8192, where the 2+2-ring kernel with N = 64 P·V [kv_n64] stays */
+        /* 'a profile against cuDNN, three changes, one kept': at S <= 4096
+         * the persistent kernel that does not drain between work tiles
+         * [pers_kv_pp_xt]; 'keys per tile, idle consumers, and the power
+         * cap': 192-key tiles pay once the diagonal's extra masked keys are
+         * amortised (S = 16384), not at 8192, where the 2+2-ring kernel
+         * with N = 64 P·V [kv_n64] stays */
         if (seq_len <= 4096) return "d128_persistent_overlap";
         return seq_len <= 8192 ? "d128_grid_pv64" : "d128_grid_192keys";
     }
-    /* v7: below S = 2048 192-key tiles waste up to 12.5% of the keys
-     * [pp]; v8: the persistent kernel [pers_kv_pp] at 2048 <= S < 8192; v6:
-     * 192-key tiles [kv_pp_n192] beyond */
+    /* 'one protocol for every row, heavy-first causal grids': below
+     * S = 2048 192-key tiles waste up to 12.5% of the keys [pp]; 'causal
+     * skip per consumer, XE, warp-uniform indices': the persistent kernel
+     * [pers_kv_pp] at 2048 <= S < 8192; 'keys per tile, idle consumers,
+     * and the power cap': 192-key tiles [kv_pp_n192] beyond */
     if (head_dim == 128) {
         if (seq_len < 2048) return "d128_grid_ring3";
         return seq_len < 8192 ? "d128_persistent" : "d128_grid_192keys";
     }
-    /* v12: D=96 as D=128, persistent below S = 2048 too */
+    /* 'head_dim 96, 192, 256; ragged batches; short sequences': D=96 as
+     * D=128, persistent below S = 2048 too */
     if (head_dim == 96) {
         if (causal) return seq_len <= 4096 ? "d96_persistent_overlap" : "d96_grid_192keys";
         return seq_len < 8192 ? "d96_persistent" : "d96_grid_192keys";
     }
-    /* v12: D=192 96-key tiles [kv_pp_n96k], D=256 80-key tiles
-     * [kv_pp_n80k], persistent 64-key ones at S <= 1024 [pers_kv_pp_n64k];
-     * v15: D=192's with O staged apart also non-causal [none in the lab] */
+    /* 'head_dim 96, 192, 256; ragged batches; short sequences': D=192
+     * 96-key tiles [kv_pp_n96k], D=256 80-key tiles [kv_pp_n80k],
+     * persistent 64-key ones at S <= 1024 [pers_kv_pp_n64k]; 'O staged
+     * apart and stored by TMA, Q released after the last Q·Kᵀ': D=192's
+     * with O staged apart also non-causal [none in the lab] */
     if (head_dim == 192) return seq_len <= 1024 ? "d192_persistent_64keys" : "d192_grid_96keys";
     if (head_dim == 256) return seq_len <= 1024 ? "d256_persistent_64keys" : "d256_grid_80keys";
-    /* v9: D=64 non-causal up to S = 4096 the persistent kernel with work
-     * tiles spanning heads [pers_kv_pp3_xs]; level beyond, where the plain
-     * grid [kv_pp3] stays, as it does for causal work */
+    /* 'work tiles that span heads': D=64 non-causal up to S = 4096 the
+     * persistent kernel with work tiles spanning heads [pers_kv_pp3_xs];
+     * level beyond, where the plain grid [kv_pp3] stays, as it does for
+     * causal work */
     if (!causal && seq_len <= 4096) return ragged ? "d64_persistent" : "d64_persistent_span";
     return "d64_grid";
 }
 
-/* Heads per section of the tile order. Persistent grids and non-causal
- * work: one (v5). Plain causal grids (v7): the heaviest row blocks of
- * several heads first shorten the tail of light blocks — D=64 16 heads up
- * to S = 8192, 4 beyond; D=128 with 128-key tiles 4; 192-key tiles 1. */
+/* Heads per section of the tile order (variants/NOTES-flash_hopper.md).
+ * Persistent grids and non-causal work: one ('a profile against cuDNN,
+ * three changes, one kept'). Plain causal grids ('one protocol for every
+ * row, heavy-first causal grids'): the heaviest row blocks of several
+ * heads first shorten the tail of light blocks — D=64 16 heads up to
+ * S = 8192, 4 beyond; D=128 with 128-key tiles 4; 192-key tiles 1. */
 static int default_sec(const struct hopper_cfg *c, const struct attn_problem *p)
 {
     if (c->pers || !p->causal) return 1;

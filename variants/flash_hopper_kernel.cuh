@@ -136,7 +136,7 @@
  * accumulators in flight.
  *
  * Why it is written this way, and every measurement behind it:
- * variants/NOTES-flash_hopper.md (v1–v15). ptxas serialises the
+ * variants/NOTES-flash_hopper.md. ptxas serialises the
  * wgmmas (C75xx) when the GEMMs sit in control flow that can skip them
  * (an early return, a branch that stays open across a wgmma wait), and the
  * Makefile fails the build if it does, or if an instance spills. */

@@ -42,7 +42,8 @@ struct hop_cfg {
      * row block, or two row blocks of one head) and load each K/V tile once
      * for both: each CTA issues half of its boxes, multicast to the two
      * (hop_pairs; plain grids on clusters lost 1-3% to their single-CTA
-     * twins, NOTES v14) */
+     * twins: variants/NOTES-flash_hopper.md, 'K/V multicast to a 2-CTA
+     * cluster') */
     static constexpr bool MC = MC_;
     static constexpr int CL = MC_ ? 2 : 1; /* CTAs per cluster */
     static_assert(!MC_ || (PERS_ && !SPAN_), "MC: a persistent grid of work tiles of one head each");

@@ -145,7 +145,8 @@ static __device__ __forceinline__ void cluster_sync(void)
  * follows in the other CTA is a TMA write into that slot. (.release.cluster
  * compiles to MEMBAR.ALL.GPU and two error barriers before every arrival,
  * and .acquire.cluster on the producer's wait to an L1 invalidation after
- * it: 22-52% slower, NOTES v14.) */
+ * it: 22-52% slower; variants/NOTES-flash_hopper.md, 'K/V multicast to a
+ * 2-CTA cluster'.) */
 static __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank)
 {
     asm volatile("{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %0, %1;\n"

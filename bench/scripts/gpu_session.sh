@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpu_session.sh — one GPU session in one command: build, GPU and CPU tests,
 # then a benchmark run, every log and result copied to $OUT (default
-# ./gpu-session). Meant for a lent GPU box with no network: a Check library
+# ./gpu-session). Meant for a GPU machine with no network: a Check library
 # unpacked from Debian packages in DEBS (default .deps/) is used when the
 # system has none. Each stage runs even if an earlier one failed; the exit
 # status is the first failure's.
@@ -35,7 +35,7 @@ if ! pkg-config --exists check 2>/dev/null && ls "$DEBS"/*.deb >/dev/null 2>&1; 
     export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 
-# From clean: a lent machine may keep build/ from an earlier call whose
+# From clean: the machine may keep build/ from an earlier session whose
 # objects are newer than the sources copied in now.
 make clean >/dev/null
 stage build make "${make_args[@]}" all build/test_gpu build/test_cpu build/test_trace

@@ -1,5 +1,5 @@
 /* flash_hopper_lab.cu — the tuning lab's variant, flash_hopper_lab (built
- * by `make lab` only, registered under ATTN_LAB): every configuration that
+ * by `make lab` and compiled by `make test`, registered under ATTN_LAB): every configuration that
  * flash_hopper was ever A/B'd with (the 12-parameter lab_cfg of
  * flash_hopper_lab_kernel.cuh), and the run-time switches to pick one and
  * to change its schedule. README.md beside this file says how to A/B a
@@ -68,18 +68,19 @@ struct lab_hopper_cfg {
     int (*launch)(const CUtensorMap *, void *, const struct lab_launch *, cudaStream_t);
 };
 
-/* Every configuration, in the order they were added
- * (variants/NOTES-flash_hopper.md, v1–v12, has what each measured). The
- * shipped table (flash_hopper.cu) holds these of them, renamed: pp =
- * d128_grid_ring3, kv_n64 = d128_grid_pv64, kv_pp_n192 = d128_grid_192keys
- * and d96_grid_192keys, pers_kv_pp = d128_persistent and d96_persistent,
- * pers_kv_pp_xt = d128_persistent_overlap and d96_persistent_overlap,
- * kv_pp3 = d64_grid, pers_kv_pp3 = d64_persistent, pers_kv_pp3_xs =
- * d64_persistent_span, kv_pp_n96k = d192_grid_96keys, kv_pp_n80k =
- * d256_grid_80keys, pers_kv_pp_n64k = d192_persistent_64keys and
- * d256_persistent_64keys.
+/* Every configuration, in the order they were added, grouped by the
+ * parameter each group brought (variants/NOTES-flash_hopper.md has what
+ * each measured). The shipped table (flash_hopper.cu) holds these of them,
+ * renamed: pp = d128_grid_ring3, kv_n64 = d128_grid_pv64, kv_pp_n192 =
+ * d128_grid_192keys and d96_grid_192keys, pers_kv_pp = d128_persistent
+ * and d96_persistent, pers_kv_pp_xt = d128_persistent_overlap and
+ * d96_persistent_overlap, kv_pp3 = d64_grid, pers_kv_pp3 = d64_persistent,
+ * pers_kv_pp3_xs = d64_persistent_span, kv_pp_n96k = d192_grid_96keys,
+ * kv_pp_n80k = d256_grid_80keys, pers_kv_pp_n64k = d192_persistent_64keys
+ * and d256_persistent_64keys.
  *          lab_cfg<consumers, stages, pipe, ping-pong, P·V N=D, epilogue (0, 1, 2: TMA store),
  *                  persistent, V stages, exp2 groups on FMA, XT, keys per tile, span> */
+/*          the first six parameters; cfg_v1: the first kernel, without overlap or ping-pong */
 typedef lab_cfg<2, 2, false, false, false, false> cfg_v1;
 typedef lab_cfg<2, 3, true, true, true, true> cfg_pp;
 typedef lab_cfg<2, 3, true, false, true, true> cfg_ip;
@@ -90,7 +91,7 @@ typedef lab_cfg<2, 4, true, true, false, true> cfg_pp_s4; /* D = 64 */
 typedef lab_cfg<3, 4, true, true, false, true> cfg_pp3;   /* D = 64 */
 typedef lab_cfg<3, 4, true, false, false, true> cfg_ip3;  /* D = 64 */
 typedef lab_cfg<3, 2, true, true, false, true> cfg_pp3_s2;
-/*          v3: persistent (last parameter) */
+/*          persistent grids (7th parameter) */
 typedef lab_cfg<2, 3, true, true, true, true, true> cfg_pers_pp;
 typedef lab_cfg<2, 3, true, false, true, true, true> cfg_pers_ip;
 typedef lab_cfg<2, 3, true, true, false, true, true> cfg_pers_n64;
@@ -98,7 +99,7 @@ typedef lab_cfg<2, 3, true, false, false, true, true> cfg_pers_ip_n64;
 typedef lab_cfg<3, 4, true, true, false, true, true> cfg_pers_pp3; /* D = 64 */
 typedef lab_cfg<3, 4, true, false, false, true, true> cfg_pers_ip3; /* D = 64 */
 typedef lab_cfg<2, 4, true, true, false, true, true> cfg_pers_pp_s4; /* D = 64 */
-/*          v4: separate K and V rings (last parameter: V ring depth; K ring = stages) */
+/*          separate K and V rings (8th parameter: V ring depth; K ring = stages) */
 typedef lab_cfg<2, 2, true, true, true, true, false, 2> cfg_kv_pp;        /* D = 128: 2 K + 2 V */
 typedef lab_cfg<2, 3, true, true, true, true, false, 3> cfg_kv_pp_s3;     /* D = 128: 3 K + 3 V */
 typedef lab_cfg<2, 2, true, true, false, true, false, 2> cfg_kv_n64;      /* D = 128 */
@@ -110,22 +111,22 @@ typedef lab_cfg<3, 4, true, true, false, true, false, 4> cfg_kv_pp3;      /* D =
 typedef lab_cfg<3, 4, true, true, false, true, true, 4> cfg_pers_kv_pp3;  /* D = 64: 2 Q bufs */
 typedef lab_cfg<3, 5, true, true, false, true, true, 5> cfg_pers_kv_pp3_s5; /* D = 64: 2 Q, 5 K + 5 V */
 typedef lab_cfg<3, 4, true, false, false, true, true, 4> cfg_pers_kv_ip3; /* D = 64: 2 Q bufs */
-/*          v5: exponentials partly on the FMA pipe (9th: groups of 16), no drain
- *          between persistent work tiles (10th) */
+/*          exponentials partly on the FMA pipe (9th: groups of 16), no drain
+ *          between persistent work tiles (10th, XT) */
 typedef lab_cfg<3, 4, true, true, false, true, false, 4, 2> cfg_kv_pp3_e2;   /* D = 64 */
 typedef lab_cfg<2, 3, true, true, true, true, false, 0, 4> cfg_pp_e4;        /* D = 128 */
 typedef lab_cfg<2, 2, true, true, true, true, true, 2, 0, true> cfg_pers_kv_pp_xt;   /* D = 128 */
 typedef lab_cfg<2, 2, true, true, false, true, true, 2, 0, true> cfg_pers_kv_n64_xt; /* D = 128 */
 typedef lab_cfg<2, 2, true, false, true, true, true, 2, 0, true> cfg_pers_kv_ip_xt;  /* D = 128 */
-/*          v6: keys per tile (11th) */
+/*          keys per tile (11th) */
 typedef lab_cfg<2, 4, true, true, false, true, false, 4, 0, false, 192> cfg_kv2_n192;  /* D = 64: 4 K + 4 V */
 typedef lab_cfg<2, 3, false, true, false, true, false, 0, 0, false, 256> cfg_pp2_n256; /* D = 64: no overlap */
 typedef lab_cfg<2, 2, true, true, true, true, false, 2, 0, false, 192> cfg_kv_pp_n192; /* D = 128 */
-typedef lab_cfg<3, 4, true, true, false, true, true, 4, 0, 2> cfg_pers_kv_pp3_xe; /* D = 64, v8 */
-typedef lab_cfg<2, 2, true, true, true, true, true, 2, 0, 2> cfg_pers_kv_pp_xe;   /* D = 128, v8 */
-/*          v9: work tiles spanning heads (12th) */
+typedef lab_cfg<3, 4, true, true, false, true, true, 4, 0, 2> cfg_pers_kv_pp3_xe; /* D = 64, XE (XT 2) */
+typedef lab_cfg<2, 2, true, true, true, true, true, 2, 0, 2> cfg_pers_kv_pp_xe;   /* D = 128, XE (XT 2) */
+/*          work tiles spanning heads (12th) */
 typedef lab_cfg<3, 4, true, true, false, true, true, 4, 0, 2, 128, true> cfg_pers_kv_pp3_xs; /* D = 64 */
-/*          v12: head_dim 96 (the D = 128 kernels on rows padded with zeros), 192 and 256:
+/*          head_dim 96 (the D = 128 kernels on rows padded with zeros), 192 and 256:
  *          keys per tile 64, 96 or 128, K and V ring depths */
 typedef lab_cfg<2, 2, true, true, true, true, false, 2, 0, 0, 64> cfg_kv_pp_n64k;       /* 2 K + 2 V, 64 keys */
 typedef lab_cfg<2, 3, true, true, true, true, false, 2, 0, 0, 64> cfg_kv_pp_n64k_k3;    /* 3 K + 2 V, 64 keys */
@@ -137,7 +138,7 @@ typedef lab_cfg<2, 2, true, true, true, true, true, 2, 0, 1, 64> cfg_pers_kv_pp_
 typedef lab_cfg<2, 3, true, true, true, true, true, 2, 0, 0, 64> cfg_pers_kv_pp_n64k_k3; /* ... 3 K + 2 V */
 typedef lab_cfg<2, 2, true, true, true, true, true, 2, 0, 0, 96> cfg_pers_kv_pp_n96k;   /* persistent, 96 keys */
 typedef lab_cfg<2, 2, true, true, true, true, false, 2, 0, 0, 80> cfg_kv_pp_n80k;       /* 2 K + 2 V, 80 keys */
-/* v13: O by a TMA store (EPI 2), the Q slice released one step into the next work tile */
+/*          O by a TMA store (EPI 2), the Q slice released one step into the next tile */
 typedef lab_cfg<2, 2, true, true, true, 2, true, 2> cfg_pers_kv_pp_tma;  /* D = 128: pers_kv_pp's */
 typedef lab_cfg<3, 4, true, true, false, 2, true, 4> cfg_pers_kv_pp3_tma; /* D = 64: pers_kv_pp3's */
 

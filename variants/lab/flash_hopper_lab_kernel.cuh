@@ -8,8 +8,8 @@
  * straight from registers or by a TMA store) and the option bits; only the
  * consumer loop without the intra-warpgroup overlap (PIPE off) is the
  * lab's own. What each parameter did and what it measured:
- * variants/NOTES-flash_hopper.md (v1–v13, and the v9 header kept there). Never built by `make` or `make
- * test`: `make lab`. */
+ * variants/NOTES-flash_hopper.md, and PARAMETERS.md beside this file. Built
+ * by `make lab`; `make test` compiles it too, `make` does not. */
 #ifndef ATTN_FLASH_HOPPER_LAB_KERNEL_CUH
 #define ATTN_FLASH_HOPPER_LAB_KERNEL_CUH
 
@@ -73,7 +73,9 @@ struct lab_order {
  * adding 1.5·2^23 rounding down, f = x - floor(x) in [0, 1), 2^f by a
  * degree-3 polynomial (max relative error 8.6e-5, under bf16's 3.9e-3),
  * floor(x) added to the exponent field; x is clamped at -127, where the
- * result is 0 exactly, as ex2.approx gives for -inf. (NOTES v5: slower.) */
+ * result is 0 exactly, as ex2.approx gives for -inf. (Slower than MUFU.EX2:
+ * variants/NOTES-flash_hopper.md, 'a profile against cuDNN, three changes,
+ * one kept'.) */
 static __device__ __forceinline__ float ex2_poly(float x)
 {
     const float magic = 12582912.f; /* 1.5·2^23 */
