@@ -224,8 +224,9 @@ $(BUILD)/variants/flash_hopper.o: ALL_NVCCFLAGS = $(HOPPER_NVCCFLAGS) $(NVCCFLAG
 
 # hopper_compile WHAT,ON_SPILL: compile $< to $@ keeping ptxas's report beside
 # the object (NAME.ptxas.log). An instance that spills or gets its wgmmas
-# serialised (ptxas C75xx) costs 30% and more with no other symptom (variants/NOTES-flash_hopper.md,
-# "keys per tile, idle consumers, and the power cap"): ON_SPILL=fail removes the object and fails, warn names them. The
+# serialised (ptxas C75xx) costs 30% and more with no other symptom
+# (variants/NOTES-flash_hopper.md, "keys per tile, idle consumers, and the
+# power cap"): ON_SPILL=fail removes the object and fails, warn names them. The
 # debug build (NVCCFLAGS=-DATTN_HOPPER_DEBUG: bounded mbarrier waits that
 # print and trap, hopper_ptx.cuh) spills by design: warned, not failed.
 define hopper_compile
@@ -522,7 +523,7 @@ SUITE_NAMES = $(shell tests/run_suites.sh --list $(TEST_SUITES))
 # What the suites run; make test builds them after deps, before any suite.
 TEST_CPU_PROGRAMS = $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(MERGE) $(TEST_CPU) $(TEST_TRACE) $(TEST_REGRESS) \
                     $(TEST_SHIFT) $(TEST_AB) $(TEST_WATCHDOG) $(TEST_SHARD) $(TEST_PLOTS) $(PEER_LIB)
-# make test compiles the lab too (all CUDA code is built on CI; ~35 s on 2
+# make test compiles the lab too (all CUDA code is built on CI; about 1.5 min on 2
 # cores): a change to the shared kernel parts that breaks the lab fails there.
 TEST_PROGRAMS = $(TEST_CPU_PROGRAMS) $(ATTNBENCH_TEST) $(AB_TEST) $(TEST_GPU) $(LAB_ATTNBENCH)
 

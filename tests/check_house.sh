@@ -45,10 +45,11 @@ else
 fi
 
 # words: tags a reader has no key to. Identifiers such as v0..v3 registers,
-# ld.shared.v4, a frontend's "v1.14" or actions/checkout@v4 are code, not tags.
-pattern='(\bissues? #?[0-9]+|\bv[0-9]{1,2}\b[^.0-9(@]|\bv[0-9]{1,2}$|NOTES[^ ]* v[0-9]|\blent\b|borrow(ed|s)?\b)'
+# ld.shared.v4, a frontend's "v1.14", a lab configuration named `v1` or
+# actions/checkout@v4 are code, not tags.
+pattern='(\bissue #?[0-9]+|\bissues #?[0-9]+ *(and|,|/)|\bv[0-9]{1,2}\b[^.0-9(@]|\bv[0-9]{1,2}$|NOTES[^ ]* v[0-9]|\blent\b|borrow(ed|s)?\b)'
 hits=$(git grep -nIE "$pattern" -- ':!variants/NOTES*.md' ':!results/' ':!fuzz/corpus/' ':!tests/fixtures/' \
-    ':!tests/check_house.sh' | grep -vE 'checkout@v[0-9]|,v[0-9]+,|\b(v[0-3]|v1\[|k1|q1)\b *[,=;)\[]|uint32_t v0|"v[0-9]+"' )
+    ':!tests/check_house.sh' | grep -vE 'checkout@v[0-9]|`v[0-9]+`|,v[0-9]+,|\b(v[0-3]|v1\[|k1|q1)\b *[,=;)\[]|uint32_t v0|"v[0-9]+"' )
 if [ -z "$hits" ]; then
     ok "words: no issue numbers, version tags or borrowed machines"
 else
