@@ -342,7 +342,8 @@ class WithoutTorch(unittest.TestCase):
         self.assertIn("--shard is set by make bench PEERS= itself", r.stderr)
         r = subprocess.run(["bench/peers.sh", "jax"], capture_output=True, text=True, env=self.env, cwd=ROOT)
         self.assertEqual(r.returncode, 2)
-        self.assertIn("unknown peer module 'jax': no tools/peers/jax_peers.py (known: torch)", r.stderr)
+        known = " ".join(sorted(f[:-len("_peers.py")] for f in os.listdir(PEERS_DIR) if f.endswith("_peers.py")))
+        self.assertIn(f"unknown peer module 'jax': no tools/peers/jax_peers.py (known: {known})", r.stderr)
 
 
 SEED_POINT = "batch=8 heads=16 seq=1024 dim=64 causal=1"
