@@ -34,8 +34,10 @@ struct stop_rule {
     size_t max_samples;  /* and never keep more than this */
     double warm_ms;      /* warm up at least this long before the first sample (0: the
                             built-in 25 ms / 200 calls); long enough, every row starts in
-                            the board's steady power state (variants/NOTES-flash_hopper.md,
-                            'one protocol for every row, heavy-first causal grids') */
+                            the board's steady power state (variants/NOTES-flash_hopper.md:
+                            the two states in 'keys per tile, idle consumers, and the
+                            power cap', 500 ms enough in 'one protocol for every row,
+                            heavy-first causal grids') */
 };
 
 /* Warm-up: at least 3 calls, then more while under max(25 ms, warm_ms) of

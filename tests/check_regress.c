@@ -2367,8 +2367,8 @@ static path_t write_bytes(const char *name, const char *bytes, size_t len)
     return p;
 }
 
-/* A NUL byte is named as such, in a results file and in a thresholds file
- * (it used to pass as "line too long", or silently end a thresholds line). */
+/* A NUL byte is named as such, in a results file and in a thresholds file:
+ * not taken for a line too long, nor for the end of a thresholds line. */
 START_TEST(test_nul_byte_refused)
 {
     static const char rows[] = HDR "h200,naive,bf16,2,16,1024,64,1,cold,ok,,20,1.0,0.002,0.002\n"

@@ -160,7 +160,7 @@ struct hop_policy {
     static constexpr bool TMA_STORE = false;
     /* causal: a consumer computes only the key tiles up to its last row's */
     __device__ __forceinline__ constexpr bool skip_masked_tiles(void) const { return true; }
-    /* BN > 128: a last tile with at most 128 useful keys issues 128 keys' wgmmas */
+    /* BN > 128: a last tile with at most 128 useful keys runs 128 keys' wgmmas */
     __device__ __forceinline__ constexpr bool short_last_tile(void) const { return true; }
     /* the softmax's exponentials (MUFU) */
     template <int BN>

@@ -1,9 +1,11 @@
 /* flash_hopper_lab.cu — the tuning lab's variant, flash_hopper_lab (built
- * by `make lab` and compiled by `make test`, registered under ATTN_LAB): every configuration that
- * flash_hopper was ever A/B'd with (the 12-parameter lab_cfg of
- * flash_hopper_lab_kernel.cuh), and the run-time switches to pick one and
- * to change its schedule. README.md beside this file says how to A/B a
- * configuration here and promote a winner into flash_hopper.cu.
+ * by `make lab`, which `make test` runs too; registered under ATTN_LAB):
+ * every configuration that flash_hopper was A/B'd with on single CTAs, as
+ * the 12-parameter lab_cfg of flash_hopper_lab_kernel.cuh (the shipped
+ * epilogue with O staged apart has no lab twin), and the run-time
+ * switches to pick one and to change its schedule. README.md beside this
+ * file says how to A/B a configuration here and promote a winner into
+ * flash_hopper.cu.
  *   ATTN_FLASH_HOPPER_CFG=NAME   a configuration of the table below (for
  *                                the problem's dtype and head_dim); unset:
  *                                the one flash_hopper would pick
@@ -80,7 +82,7 @@ struct lab_hopper_cfg {
  * and d256_persistent_64keys.
  *          lab_cfg<consumers, stages, pipe, ping-pong, P·V N=D, epilogue (0, 1, 2: TMA store),
  *                  persistent, V stages, exp2 groups on FMA, XT, keys per tile, span> */
-/*          the first six parameters; cfg_v1: the first kernel, without overlap or ping-pong */
+/*          the first six parameters; cfg_v1: the simplest kernel, without overlap or ping-pong */
 typedef lab_cfg<2, 2, false, false, false, false> cfg_v1;
 typedef lab_cfg<2, 3, true, true, true, true> cfg_pp;
 typedef lab_cfg<2, 3, true, false, true, true> cfg_ip;

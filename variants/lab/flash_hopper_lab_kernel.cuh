@@ -55,7 +55,7 @@ struct lab_cfg {
 
 /* run-time options (kernel argument opts; ATTN_FLASH_HOPPER_OPTS=N), all on
  * by default and in the shipped kernel */
-#define LAB_OPT_SHORT 1        /* BN > 128: a last tile with <= 128 useful keys issues 128 keys' wgmmas */
+#define LAB_OPT_SHORT 1        /* BN > 128: a last tile with <= 128 useful keys runs 128 keys' wgmmas */
 #define LAB_OPT_SKIP 2         /* causal: a consumer skips the math of tiles past its last row */
 #define LAB_OPT_RAGGED_LAST 4  /* non-causal: the short last row blocks run after all full ones */
 #define LAB_OPT_RAGGED_FIRST 8 /* causal, S % 64 == 0: row blocks end at S, the short one is the first */
