@@ -575,6 +575,20 @@ START_TEST(test_runner_interrupted_keeps_whole_rows)
 }
 END_TEST
 
+/* One side (base or cand) of the A/B pair build/ab wrote under dir: its
+ * run's path and rows. */
+static void read_ab_side(const char *dir, const char *side, char *path, size_t len, struct result_set *set)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "ls %s/2*/2*Z-%s.csv", dir, side);
+    FILE *p = popen(cmd, "r");
+    ck_assert(p);
+    ck_assert_ptr_nonnull(fgets(path, (int)len, p));
+    pclose(p);
+    path[strcspn(path, "\n")] = '\0';
+    ck_assert_msg(results_read(path, set) == ATTN_OK, "%s", attn_error_message());
+}
+
 /* build/ab with this build on both sides: every row on both sides, one A/B
  * id on every row, and the gate passes an A/A pair of a tiny point. */
 START_TEST(test_ab_runs_both_sides)
@@ -590,14 +604,8 @@ START_TEST(test_ab_runs_both_sides)
     ck_assert_int_eq(WEXITSTATUS(st), 0);
     const char *sides[] = {"base", "cand"};
     for (int k = 0; k < 2; k++) {
-        snprintf(cmd, sizeof cmd, "ls %s/2*/2*Z-%s.csv", dir, sides[k]);
-        FILE *p = popen(cmd, "r");
-        ck_assert(p);
-        ck_assert_ptr_nonnull(fgets(path, sizeof path, p));
-        pclose(p);
-        path[strcspn(path, "\n")] = '\0';
         struct result_set set;
-        ck_assert_msg(results_read(path, &set) == ATTN_OK, "%s", attn_error_message());
+        read_ab_side(dir, sides[k], path, sizeof path, &set);
         ck_assert_uint_eq(set.count, 2 * registry_count());
         for (size_t i = 0; i < set.count; i++) {
             ck_assert_str_eq(set.rows[i].status, "ok");
@@ -633,14 +641,8 @@ START_TEST(test_ab_hung_worker_costs_its_row)
     ck_assert_int_eq(system(cmd), 0);
     const char *sides[] = {"base", "cand"};
     for (int k = 0; k < 2; k++) {
-        snprintf(cmd, sizeof cmd, "ls %s/2*/2*Z-%s.csv", dir, sides[k]);
-        FILE *p = popen(cmd, "r");
-        ck_assert(p);
-        ck_assert_ptr_nonnull(fgets(path, sizeof path, p));
-        pclose(p);
-        path[strcspn(path, "\n")] = '\0';
         struct result_set set;
-        ck_assert_msg(results_read(path, &set) == ATTN_OK, "%s", attn_error_message());
+        read_ab_side(dir, sides[k], path, sizeof path, &set);
         ck_assert_uint_eq(set.count, 3);
         for (size_t i = 0; i < set.count; i++) {
             const struct result_rec *r = &set.rows[i];
