@@ -141,7 +141,7 @@ static int check_resumed_rows(const struct runner *r)
         for (int v = 0; v < o->nvariants; v++)
             for (int m = 0; m < o->nmodes; m++) {
                 struct result_key k;
-                result_key_of(o->variants[v]->name, &o->grid.points[i], o->modes[m], &k);
+                result_key_of(o->variants[v]->name, &o->grid.points[i], o->modes[m], r->regime, &k);
                 const struct result_rec *rec = results_find(done, &k);
                 if (rec) planned[rec - done->rows] = true;
             }
@@ -199,7 +199,10 @@ static int dry_run(const struct options *o, const int *assign)
                 csv_add_int(&l, p->head_dim);
                 csv_add_int(&l, p->causal);
                 csv_add_str(&l, p->varlen);
+                char init[ATTN_INIT_MAX];
+                csv_add_str(&l, attn_init_name(p->init_sigma, init, sizeof init));
                 csv_add_str(&l, attn_mode_name(o->modes[m]));
+                csv_add_str(&l, regime_names[o->rule.sustain_s > 0 ? REGIME_SUSTAINED : REGIME_BURST]);
                 csv_add_str(&l, shard);
                 csv_add_num(&l, shard_row_cost_ms(p, o->variants[v], o->modes[m], &o->rule), 5);
                 ATTN_TRY(csv_line_end(&l));
@@ -235,7 +238,7 @@ int attnbench_main(int argc, char **argv, bool may_fork)
     }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
-    if (opt.worker && may_fork) {
+    if (opt.worker) { /* a Python peer's process serves as a worker too (compare runs) */
         int code = worker_main(&opt, argc, argv);
         grid_free(&opt.grid);
         return code;
@@ -253,8 +256,8 @@ int attnbench_main(int argc, char **argv, bool may_fork)
         grid_free(&opt.grid);
         return rc == ATTN_OK ? 0 : 2;
     }
-    if (!may_fork && (opt.worker || opt.supervised_fd >= 0)) {
-        fprintf(stderr, "attnbench: --worker and --supervised-fd are the executable's\n");
+    if (!may_fork && opt.supervised_fd >= 0) {
+        fprintf(stderr, "attnbench: --supervised-fd is the executable's\n");
         grid_free(&opt.grid);
         return 2;
     }

@@ -32,6 +32,12 @@ void options_usage(FILE *f)
         "  --warm-ms MS        warm up each row this long before sampling (default: 25 ms or\n"
         "                      200 calls); make bench passes 500, which brings a power-capped\n"
         "                      board (the H200's 700 W) to its steady clock\n"
+        "  --sustain S         the sustained regime: after its warm-up each row runs back to\n"
+        "                      back until the SM clock and board power settle (the last\n"
+        "                      second's clock within 1%% of its mean and of the second\n"
+        "                      before, power within 2%%), at most S seconds, and is sampled\n"
+        "                      under that load (regime=sustained, settled clock and power\n"
+        "                      in its row); default: burst\n"
         "  --seed N            seed of the random inputs (default: from the clock)\n"
         "  --peak              measure the card's ceilings first (bf16 GEMM, D2D copy);\n"
         "                      rows then show their share of them\n"
@@ -191,7 +197,7 @@ int options_parse(struct options *o, int argc, char **argv)
             return ATTN_FAIL(ATTN_ERR_INPUT, "unexpected argument '%s'", a);
         static const char *const with_value[] = {"--grid", "--point", "--variants", "--mode",
                                                  "--out", "--grids-dir", "--budget-ms", "--noise",
-                                                 "--min-samples", "--seed", "--trace", "--warm-ms",
+                                                 "--min-samples", "--seed", "--trace", "--warm-ms", "--sustain",
                                                  "--row-timeout", "--resume", "--supervised-fd", "--shard",
                                                  "--extend", "--run-id"};
         bool known = false;
@@ -224,6 +230,8 @@ int options_parse(struct options *o, int argc, char **argv)
             ATTN_TRY(parse_number(a, val, 1, 3.6e6, &o->rule.budget_ms));
         } else if (!strcmp(a, "--warm-ms")) {
             ATTN_TRY(parse_number(a, val, 0, 3.6e6, &o->rule.warm_ms));
+        } else if (!strcmp(a, "--sustain")) {
+            ATTN_TRY(parse_number(a, val, 0.5, 600, &o->rule.sustain_s));
         } else if (!strcmp(a, "--noise")) {
             ATTN_TRY(parse_number(a, val, 0, 1, &o->rule.target_noise));
         } else if (!strcmp(a, "--min-samples")) {
@@ -256,6 +264,10 @@ int options_parse(struct options *o, int argc, char **argv)
             o->seed = (unsigned long long)x;
         }
     }
+    if (o->row_timeout_s > 0 && o->rule.sustain_s + o->rule.warm_ms / 1000 >= o->row_timeout_s)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "--sustain %g: a mode's warm-up and load (%g s) would pass "
+                         "--row-timeout %g: raise the timeout", o->rule.sustain_s,
+                         o->rule.sustain_s + o->rule.warm_ms / 1000, o->row_timeout_s);
     if (o->list || o->help || o->worker) return ATTN_OK; /* a worker is sent its points */
     if (o->force && !o->resume_id)
         return ATTN_FAIL(ATTN_ERR_INPUT, "--force goes with --resume or --extend");

@@ -46,6 +46,7 @@ int runner_init(struct runner *r, const struct options *opt)
     memset(r, 0, sizeof *r);
     r->opt = opt;
     r->csv_fd = r->samples_fd = -1;
+    r->regime = opt->rule.sustain_s > 0 ? REGIME_SUSTAINED : REGIME_BURST;
     if (device_query(&r->dev) != ATTN_OK) return ATTN_ERR_INPUT;
     device_short_name(r->dev.name, r->gpu, sizeof r->gpu);
     cudaStream_t s;
@@ -193,7 +194,7 @@ bool runner_row_done(const struct runner *r, const char *variant, const struct a
 {
     if (!r->done.count) return false;
     struct result_key k;
-    result_key_of(variant, p, mode, &k);
+    result_key_of(variant, p, mode, r->regime, &k);
     return results_find(&r->done, &k) != NULL;
 }
 
@@ -205,6 +206,8 @@ int runner_format_row(struct runner *r, struct result_row *row, struct csv_line 
     iso_now(when, sizeof when);
     row->run_id = r->run_id;
     row->ab_run = r->ab_run;
+    row->compare_run = r->compare_run;
+    row->regime = regime_names[r->regime];
     row->shard = r->shard;
     row->timestamp = when;
     row->git_rev = env_git_rev();
@@ -239,12 +242,17 @@ static int emit(struct runner *r, struct result_row *row)
     if (r->opt->quiet) return ATTN_OK;
     attn_problem_label(&row->problem, label, sizeof label);
     if (r->opt->shard_count > 1) fprintf(stderr, "[shard %s] ", r->shard);
-    fprintf(stderr, "[%zu/%zu] %s %s %s", r->rows_done, r->rows_total, row->variant, label,
-            row->mode);
+    fprintf(stderr, "[%zu/%zu] %s %s %s %s", r->rows_done, r->rows_total, row->variant, label,
+            row->mode, row->regime);
     if (row->timed) {
         double ms = row->stats.median;
-        fprintf(stderr, "  %.4g ms  %.0f TFLOP/s%s%s\n", ms,
-                attn_tflops(&row->problem, ms), row->converged ? "" : "  (noisy)",
+        char settled[96] = "";
+        if (row->settled >= 0)
+            snprintf(settled, sizeof settled, "  %s after %.1f s at %.0f MHz %.0f W",
+                     row->settled ? "settled" : "NOT settled", row->settle_s, row->settled_mhz,
+                     row->settled_watts);
+        fprintf(stderr, "  %.4g ms  %.0f TFLOP/s%s%s%s\n", ms,
+                attn_tflops(&row->problem, ms), settled, row->converged ? "" : "  (noisy)",
                 row->clock_low == 1 ? "  (clock low)" : "");
     } else {
         fprintf(stderr, "  %s: %s\n", row->status, row->reason);
@@ -309,9 +317,9 @@ static int prepare(struct runner *r, const struct attn_problem *p, uint64_t seed
     d->ref = malloc(n * sizeof *d->ref);
     d->out = malloc(bytes);
     if (!d->ref || !d->out) return ATTN_FAIL(ATTN_ERR, "out of host memory for %zu outputs", n);
-    ATTN_TRY(gpu_fill_random(d->q, n, p->dtype, seed * 3 + 0, r->stream));
-    ATTN_TRY(gpu_fill_random(d->k, nkv, p->dtype, seed * 3 + 1, r->stream));
-    ATTN_TRY(gpu_fill_random(d->v, nkv, p->dtype, seed * 3 + 2, r->stream));
+    ATTN_TRY(gpu_fill_input(d->q, n, p, seed * 3 + 0, r->stream));
+    ATTN_TRY(gpu_fill_input(d->k, nkv, p, seed * 3 + 1, r->stream));
+    ATTN_TRY(gpu_fill_input(d->v, nkv, p, seed * 3 + 2, r->stream));
     return ATTN_OK;
 }
 
@@ -565,12 +573,19 @@ static int mode_failed(struct runner *r, struct variant_row *vr, int vrc, bool *
     return emit(r, &row);
 }
 
+int row_mode_fail(struct runner *r, struct variant_row *vr, int vrc, bool *ended)
+{
+    return mode_failed(r, vr, vrc, ended);
+}
+
 int row_mode_start(struct runner *r, struct variant_row *vr, enum attn_mode mode, bool *ended)
 {
     *ended = false;
     vr->mode = mode;
     attn_error_clear();
-    int vrc = time_start(r->timer, mode, &vr->call, &r->opt->rule, &vr->tr);
+    struct stop_rule rule = r->opt->rule;
+    if (r->driver_loads) rule.sustain_s = 0; /* the driver's round robin loads the board */
+    int vrc = time_start(r->timer, mode, &vr->call, &rule, &vr->tr);
     return vrc == ATTN_OK ? ATTN_OK : mode_failed(r, vr, vrc, ended);
 }
 
@@ -612,6 +627,12 @@ static int emit_timed(struct runner *r, struct variant_row *vr)
     row.clock_end_mhz = vr->tr.clock_end_mhz;
     row.watts = vr->tr.watts;
     row.temperature_c = vr->tr.temperature_c;
+    if (vr->tr.sustained) {
+        row.settled = vr->tr.settled;
+        row.settle_s = vr->tr.settle_s;
+        row.settled_mhz = vr->tr.settled_mhz;
+        row.settled_watts = vr->tr.settled_watts;
+    }
     char throttle[160];
     row.throttle = vr->tr.throttle_known
                        ? results_throttle_names(vr->tr.throttle, throttle, sizeof throttle) : NULL;

@@ -19,6 +19,10 @@ struct runner {
     struct device_info dev;
     char gpu[64], run_id[96], csv_path[1200], samples_path[1200];
     char ab_run[64]; /* the A/B run this side belongs to; "" in a plain run */
+    char compare_run[64]; /* the compare run this worker's variant belongs to; "" otherwise */
+    enum attn_regime regime; /* every row's: sustained with --sustain, else burst */
+    bool driver_loads;    /* a worker whose driver loads the board (its round robin) and
+                             says when it settled: the rows' own warm-up does not sustain */
     char shard[24];  /* "I/N" of a sharded sweep, "1/1" otherwise; "" in an A/B side */
     int csv_fd, samples_fd;
     struct bench_timer *timer;
@@ -101,6 +105,10 @@ int row_mode_start(struct runner *, struct variant_row *, enum attn_mode, bool *
 int row_mode_take(struct runner *, struct variant_row *, size_t min_samples, double min_ms,
                   bool rewarm, bool *ended);
 int row_mode_finish(struct runner *, struct variant_row *, bool converged);
+/* The variant failed (vrc) in a step of the caller's own while being timed
+ * (worker.c's load): its mode's row written as error or oom, *ended set;
+ * an interrupt is passed up instead. */
+int row_mode_fail(struct runner *, struct variant_row *, int vrc, bool *ended);
 /* The plain runner's mode: start, samples until the stop rule, finish. */
 int row_mode_time(struct runner *, struct variant_row *, enum attn_mode);
 void row_close(struct variant_row *);

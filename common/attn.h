@@ -47,6 +47,11 @@ struct attn_problem {
      * (batch is their count, seq_len their maximum). Read the lengths through
      * attn_seq_lens(). */
     char varlen[ATTN_VARLEN_MAX];
+    /* The inputs' distribution: 0 draws Q, K and V uniformly from [-1, 1]
+     * (`init=uniform`, the default); a positive value draws them from
+     * N(0, init_sigma²) (`init=normal[:SIGMA]`, the convention of
+     * FlashAttention's, cuDNN frontend's and tritonbench's benchmarks). */
+    float init_sigma;
 };
 
 struct device_info {
@@ -177,13 +182,22 @@ size_t attn_no_workspace(const struct attn_problem *);
 double attn_tflops(const struct attn_problem *, double ms);
 double attn_gbps(const struct attn_problem *, double ms);
 /* "B=4 H=16 S=4096 D=128 causal" (KV=n added when kv_heads is not heads,
- * varlen=... when ragged, the dtype when not bf16) into buf; ATTN_LABEL_MAX
- * bytes hold any. */
-#define ATTN_LABEL_MAX (96 + ATTN_VARLEN_MAX)
+ * varlen=... when ragged, the dtype when not bf16, init=... when not
+ * uniform) into buf; ATTN_LABEL_MAX bytes hold any. */
+#define ATTN_LABEL_MAX (128 + ATTN_VARLEN_MAX)
 const char *attn_problem_label(const struct attn_problem *, char *buf, size_t len);
+/* The init key's text: "uniform", "normal" (sigma 1) or "normal:SIGMA"
+ * (%g), into buf (ATTN_INIT_MAX bytes hold any); the one spelling every
+ * writer uses. attn_init_parse reads it back (and only it, once
+ * canonical: "normal:1" is refused in favour of "normal") into *sigma;
+ * ATTN_ERR_INPUT without a message when malformed or SIGMA is not in
+ * (0, 1000]. */
+#define ATTN_INIT_MAX 24
+const char *attn_init_name(float sigma, char *buf, size_t len);
+int attn_init_parse(const char *text, float *sigma);
 /* Whether a and b are the same point: batch, heads, K/V heads, seq_len,
- * head_dim, causal, dtype and varlen all equal (the scale is derived, not
- * compared). */
+ * head_dim, causal, dtype, varlen and init all equal (the scale is derived,
+ * not compared). */
 bool attn_problem_equal(const struct attn_problem *a, const struct attn_problem *b);
 
 #ifdef __cplusplus

@@ -38,6 +38,31 @@ static __global__ void fill_random_kernel(T *dst, size_t n, uint64_t seed)
     }
 }
 
+/* N(0, sigma²) by Box–Muller from two draws of the same hash: u1 in (0, 1]
+ * so that the logarithm is finite. */
+template <typename T>
+static __global__ void fill_normal_kernel(T *dst, size_t n, uint64_t seed, float sigma)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        uint64_t h = mix64(seed * 0x9e3779b97f4a7c15ull + i);
+        float u1 = (float)((h >> 40) + 1) * (1.0f / 16777216.0f);      /* (0, 1] */
+        float u2 = (float)((h >> 16) & 0xffffff) * (1.0f / 16777216.0f); /* [0, 1) */
+        store_f(dst, i, sigma * sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2));
+    }
+}
+
+extern "C" int gpu_fill_normal(void *dst, size_t n, enum attn_dtype t, uint64_t seed, float sigma,
+                               attn_stream_t s)
+{
+    unsigned blocks = (unsigned)((n + 255) / 256 < 65536 ? (n + 255) / 256 : 65536);
+    if (blocks == 0) return ATTN_OK;
+    if (t == ATTN_FP16) fill_normal_kernel<<<blocks, 256, 0, s>>>((__half *)dst, n, seed, sigma);
+    else fill_normal_kernel<<<blocks, 256, 0, s>>>((__nv_bfloat16 *)dst, n, seed, sigma);
+    LAUNCH_TRY("fill_normal");
+    return ATTN_OK;
+}
+
 extern "C" int gpu_fill_random(void *dst, size_t n, enum attn_dtype t, uint64_t seed,
                                attn_stream_t s)
 {
@@ -47,6 +72,13 @@ extern "C" int gpu_fill_random(void *dst, size_t n, enum attn_dtype t, uint64_t 
     else fill_random_kernel<<<blocks, 256, 0, s>>>((__nv_bfloat16 *)dst, n, seed);
     LAUNCH_TRY("fill_random");
     return ATTN_OK;
+}
+
+extern "C" int gpu_fill_input(void *dst, size_t n, const struct attn_problem *p, uint64_t seed,
+                              attn_stream_t s)
+{
+    if (p->init_sigma > 0) return gpu_fill_normal(dst, n, p->dtype, seed, p->init_sigma, s);
+    return gpu_fill_random(dst, n, p->dtype, seed, s);
 }
 
 extern "C" int gpu_poison(void *dst, size_t bytes, attn_stream_t s)

@@ -12,6 +12,11 @@ extern "C" {
 
 /* n elements uniform in [-1, 1), from a counter-based hash of (seed, index). */
 int gpu_fill_random(void *dst, size_t n, enum attn_dtype, uint64_t seed, attn_stream_t);
+/* n elements from N(0, sigma²), the same way (Box–Muller over the hash). */
+int gpu_fill_normal(void *dst, size_t n, enum attn_dtype, uint64_t seed, float sigma, attn_stream_t);
+/* A point's input tensor as its init key says (attn_problem.init_sigma):
+ * gpu_fill_random for uniform, else gpu_fill_normal. */
+int gpu_fill_input(void *dst, size_t n, const struct attn_problem *, uint64_t seed, attn_stream_t);
 /* Every byte 0xFF: NaN in bf16 and fp16, so an unwritten element fails validation. */
 int gpu_poison(void *dst, size_t bytes, attn_stream_t);
 /* O = softmax(scale·QKᵀ [+ mask])·V in float32, one block per query row;

@@ -26,11 +26,11 @@
 #define MAX_LINE_BYTES (1L << 20)
 
 enum axis { AX_BATCH, AX_TOKENS, AX_HEADS, AX_HIDDEN, AX_KV, AX_SEQ, AX_DIM, AX_CAUSAL,
-            AX_DTYPE, AX_VARLEN, AX_LENS, AX_COUNT };
+            AX_DTYPE, AX_VARLEN, AX_LENS, AX_INIT, AX_COUNT };
 static const char *const axis_names[AX_COUNT] = {
     "batch", "tokens", "heads", "hidden", "kv_heads", "seq", "dim", "causal", "dtype", "varlen",
-    "lens"};
-#define AXIS_NAMES_LISTED "batch, tokens, heads, hidden, kv_heads, seq, dim, causal, dtype, varlen, lens"
+    "lens", "init"};
+#define AXIS_NAMES_LISTED "batch, tokens, heads, hidden, kv_heads, seq, dim, causal, dtype, varlen, lens, init"
 
 /* An axis's values; the text axes (varlen, lens) keep theirs in text[], each
  * as attn_problem.varlen will hold it ("" for a dense batch). */
@@ -202,6 +202,15 @@ static int parse_axis(struct axis_values *axes, const char *word, const char *wh
             ATTN_TRY(parse_varlen_item(ax, item, where));
         } else if (a == AX_LENS) {
             ATTN_TRY(parse_lens_item(ax, item, where));
+        } else if (a == AX_INIT) {
+            float sigma;
+            if (attn_init_parse(item, &sigma) != ATTN_OK)
+                return ATTN_FAIL(ATTN_ERR_INPUT, "%s: 'init=%s': expected uniform, normal or "
+                                 "normal:SIGMA (SIGMA in (0, 1000], as %%g writes it)", where,
+                                 text_shown(item, SIZE_MAX, shown_text));
+            uint32_t bits; /* the axis holds longs: sigma by its bits, equal values alike */
+            memcpy(&bits, &sigma, sizeof bits);
+            ATTN_TRY(push_value(ax, (long)bits, where, "init"));
         } else {
             ATTN_TRY(parse_int_item(ax, item, where, axis_names[a]));
         }
@@ -222,14 +231,18 @@ static uint64_t mix64(uint64_t x)
 }
 
 /* Hashes exactly the fields attn_problem_equal() (problem.c) compares:
- * batch, heads, K/V heads, seq_len, head_dim, causal, dtype, varlen. Equal
- * points must hash alike, so a field added to the equality is added here too. */
+ * batch, heads, K/V heads, seq_len, head_dim, causal, dtype, varlen, init.
+ * Equal points must hash alike, so a field added to the equality is added
+ * here too. */
 static uint64_t point_hash(const struct attn_problem *p)
 {
     uint64_t h = mix64(((uint64_t)(uint32_t)p->batch << 32) | (uint32_t)p->heads);
     for (const char *c = p->varlen; *c; c++) h = mix64(h ^ (unsigned char)*c);
     h = mix64(h ^ (uint32_t)attn_kv_heads(p));
     h = mix64(h ^ (((uint64_t)(uint32_t)p->seq_len << 32) | (uint32_t)p->head_dim));
+    uint32_t init;
+    memcpy(&init, &p->init_sigma, sizeof init);
+    h = mix64(h ^ init);
     return mix64(h ^ ((uint64_t)p->causal << 1 | (uint64_t)p->dtype));
 }
 
@@ -340,6 +353,7 @@ int grid_add_spec(struct grid *g, const char *spec, const char *where)
     if (!axes[AX_CAUSAL].given) push_value(&axes[AX_CAUSAL], 0, where, "causal");
     if (!axes[AX_DTYPE].given) push_value(&axes[AX_DTYPE], ATTN_BF16, where, "dtype");
     if (!axes[AX_VARLEN].given) push_text(&axes[AX_VARLEN], "", where, "varlen");
+    if (!axes[AX_INIT].given) push_value(&axes[AX_INIT], 0, where, "init"); /* uniform: 0.0f's bits */
 
     /* Values are distinct per axis, and batch (heads) is a one-to-one
      * function of tokens (hidden) for a given seq (dim), as batch and seq
@@ -351,7 +365,7 @@ int grid_add_spec(struct grid *g, const char *spec, const char *where)
     const struct axis_values *hax = axes[AX_HEADS].given ? &axes[AX_HEADS] : &axes[AX_HIDDEN];
     const int counts[] = {bax->n, hax->n, axes[AX_KV].given ? axes[AX_KV].n : 1,
                           lens ? 1 : axes[AX_SEQ].n, axes[AX_DIM].n, axes[AX_CAUSAL].n,
-                          axes[AX_DTYPE].n, axes[AX_VARLEN].n};
+                          axes[AX_DTYPE].n, axes[AX_VARLEN].n, axes[AX_INIT].n};
     size_t points = 1;
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
         points = mul_saturated(points, (size_t)counts[i]);
@@ -394,6 +408,7 @@ static int add_product(struct grid *g, const struct axis_values *axes, size_t po
                                                            : &axes[AX_TOKENS];
     const struct axis_values *hax = axes[AX_HEADS].given ? &axes[AX_HEADS] : &axes[AX_HIDDEN];
     ATTN_TRY(index_reserve(g, points));
+    for (int ii = 0; ii < axes[AX_INIT].n; ii++)
     for (int it = 0; it < axes[AX_DTYPE].n; it++)
     for (int id = 0; id < axes[AX_DIM].n; id++)
     for (int ic = 0; ic < axes[AX_CAUSAL].n; ic++)
@@ -427,6 +442,8 @@ static int add_product(struct grid *g, const struct axis_values *axes, size_t po
             .scale = 1.0f / sqrtf((float)dim), .kv_heads = (int)kv,
         };
         snprintf(p.varlen, sizeof p.varlen, "%s", varlen);
+        const uint32_t init_bits = (uint32_t)axes[AX_INIT].v[ii];
+        memcpy(&p.init_sigma, &init_bits, sizeof p.init_sigma);
         if (attn_problem_check(&p) != ATTN_OK) return failed_at(where);
         ATTN_TRY(check_elems(batch, heads, seq, dim, where));
         ATTN_TRY(add_point(g, &p));

@@ -6,7 +6,9 @@
  * multi-query), seq, dim, causal (0/1), dtype (bf16/fp16), varlen (a ragged
  * batch: none, uniform:F — lengths uniform in [ceil(F·seq), seq] — or
  * lens:L1+L2+...), lens (L1+L2+...: a ragged batch of these lengths; batch is
- * their count and seq the longest, so neither is given). Values are comma
+ * their count and seq the longest, so neither is given), init (the inputs'
+ * distribution: uniform — [-1, 1], the default — normal, N(0, 1), or
+ * normal:SIGMA). Values are comma
  * lists; a..b is the powers of two p with a <= p <= b (at least one). Grid
  * files hold one spec per line; '#' starts a comment. */
 #ifndef ATTN_GRID_H

@@ -254,10 +254,12 @@ const char *attn_problem_label(const struct attn_problem *p, char *buf, size_t l
 {
     char kv[24] = "";
     if (attn_kv_heads(p) != p->heads) snprintf(kv, sizeof kv, " KV=%d", attn_kv_heads(p));
-    snprintf(buf, len, "B=%d H=%d%s S=%d D=%d %s%s%s%s%s", p->batch, p->heads, kv, p->seq_len,
+    char name[ATTN_INIT_MAX], init[ATTN_INIT_MAX + 8] = "";
+    if (p->init_sigma > 0) snprintf(init, sizeof init, " init=%s", attn_init_name(p->init_sigma, name, sizeof name));
+    snprintf(buf, len, "B=%d H=%d%s S=%d D=%d %s%s%s%s%s%s", p->batch, p->heads, kv, p->seq_len,
              p->head_dim, p->causal ? "causal" : "full", attn_is_varlen(p) ? " varlen=" : "",
              p->varlen, p->dtype == ATTN_BF16 ? "" : " ",
-             p->dtype == ATTN_BF16 ? "" : attn_dtype_name(p->dtype));
+             p->dtype == ATTN_BF16 ? "" : attn_dtype_name(p->dtype), init);
     return buf;
 }
 
@@ -266,5 +268,34 @@ bool attn_problem_equal(const struct attn_problem *a, const struct attn_problem 
     return a->batch == b->batch && a->heads == b->heads && attn_kv_heads(a) == attn_kv_heads(b) &&
            a->seq_len == b->seq_len &&
            a->head_dim == b->head_dim && a->causal == b->causal && a->dtype == b->dtype &&
-           strcmp(a->varlen, b->varlen) == 0;
+           strcmp(a->varlen, b->varlen) == 0 && a->init_sigma == b->init_sigma;
+}
+
+const char *attn_init_name(float sigma, char *buf, size_t len)
+{
+    if (!(sigma > 0)) snprintf(buf, len, "uniform");
+    else if (sigma == 1.0f) snprintf(buf, len, "normal");
+    else snprintf(buf, len, "normal:%g", (double)sigma);
+    return buf;
+}
+
+int attn_init_parse(const char *text, float *sigma)
+{
+    if (!strcmp(text, "uniform")) {
+        *sigma = 0;
+        return ATTN_OK;
+    }
+    if (!strcmp(text, "normal")) {
+        *sigma = 1;
+        return ATTN_OK;
+    }
+    if (strncmp(text, "normal:", 7) != 0) return ATTN_ERR_INPUT;
+    char *end;
+    errno = 0;
+    const double v = strtod(text + 7, &end);
+    if (end == text + 7 || *end || errno || !(v > 0 && v <= 1000)) return ATTN_ERR_INPUT;
+    char canonical[ATTN_INIT_MAX];
+    if (strcmp(attn_init_name((float)v, canonical, sizeof canonical), text) != 0) return ATTN_ERR_INPUT;
+    *sigma = (float)v;
+    return ATTN_OK;
 }

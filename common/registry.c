@@ -156,14 +156,13 @@ static bool peer_name_line(const char *line, char *name, size_t len)
     return valid_name(name) && strlen(name) <= VARIANT_NAME_MAX;
 }
 
-/* "a, b, c": the variants module `path` names, in file order, once each
- * (the first PEER_NAMES_MAX); "" when it names none or cannot be read. */
-static void peer_names(const char *path, char *out, size_t len)
+/* The variants module `path` names, in file order, once each (the first
+ * PEER_NAMES_MAX), into names[]; their count (0 when it names none or cannot
+ * be read). */
+static size_t peer_names(const char *path, char (*names)[VARIANT_NAME_MAX + 1])
 {
-    out[0] = '\0';
     FILE *f = fopen(path, "r");
-    if (!f) return;
-    char names[PEER_NAMES_MAX][VARIANT_NAME_MAX + 1];
+    if (!f) return 0;
     size_t n = 0, cap = 0;
     char *line = NULL;
     while (n < PEER_NAMES_MAX && getline(&line, &cap, f) > 0) {
@@ -174,15 +173,7 @@ static void peer_names(const char *path, char *out, size_t len)
     }
     free(line);
     fclose(f);
-    size_t used = 0;
-    for (size_t i = 0; i < n; i++) {
-        int w = snprintf(out + used, len - used, "%s%s", i ? ", " : "", names[i]);
-        if (w < 0 || (size_t)w >= len - used) {
-            out[used] = '\0'; /* a whole name or none */
-            break;
-        }
-        used += (size_t)w;
-    }
+    return n;
 }
 
 static int by_name(const void *a, const void *b)
@@ -190,12 +181,11 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void registry_print_peers(FILE *f, const char *dir)
+/* The modules of dir (MODULE of each MODULE_peers.py, MODULE a valid name),
+ * sorted, at most PEER_MODULES_MAX, each malloc'd into modules[]; their count. */
+static size_t peer_modules(const char *dir, char **modules)
 {
-    char shown_dir[TEXT_SHOWN_BYTES];
-    text_shown(dir, SIZE_MAX, shown_dir);
     DIR *d = opendir(dir);
-    char *modules[PEER_MODULES_MAX];
     size_t n = 0;
     for (struct dirent *e; d && (e = readdir(d)) != NULL && n < PEER_MODULES_MAX;) {
         const size_t len = strlen(e->d_name), suffix = strlen(PEER_SUFFIX);
@@ -205,20 +195,46 @@ void registry_print_peers(FILE *f, const char *dir)
         else free(module);
     }
     if (d) closedir(d);
+    qsort(modules, n, sizeof *modules, by_name);
+    return n;
+}
+
+void registry_print_peers(FILE *f, const char *dir)
+{
+    char shown_dir[TEXT_SHOWN_BYTES];
+    text_shown(dir, SIZE_MAX, shown_dir);
+    char *modules[PEER_MODULES_MAX];
+    const size_t n = peer_modules(dir, modules);
     if (n == 0) {
         fprintf(f, "\nPython peers: no MODULE" PEER_SUFFIX " in %s (ATTN_PEERS_DIR names the "
                 "directory)\n", shown_dir);
         return;
     }
-    qsort(modules, n, sizeof *modules, by_name);
     fprintf(f, "\nPython peers in %s (make bench PEERS=MODULE adds them to the run):\n", shown_dir);
     fprintf(f, "%-12s %s\n", "module", "variants");
     for (size_t i = 0; i < n; i++) {
-        char path[PATH_MAX], names[PEER_NAMES_MAX * (VARIANT_NAME_MAX + 2)];
+        char path[PATH_MAX], names[PEER_NAMES_MAX][VARIANT_NAME_MAX + 1];
         snprintf(path, sizeof path, "%s/%s" PEER_SUFFIX, dir, modules[i]);
-        peer_names(path, names, sizeof names);
-        fprintf(f, "%-12s %s%s(make bench PEERS=%s)\n", modules[i], names, names[0] ? " " : "",
-                modules[i]);
+        const size_t count = peer_names(path, names);
+        fprintf(f, "%-12s ", modules[i]);
+        for (size_t j = 0; j < count; j++) fprintf(f, "%s%s", j ? ", " : "", names[j]);
+        fprintf(f, "%s(make bench PEERS=%s)\n", count ? " " : "", modules[i]);
         free(modules[i]);
     }
+}
+
+int registry_find_peer(const char *dir, const char *name, char *module, size_t len)
+{
+    char *modules[PEER_MODULES_MAX];
+    const size_t n = peer_modules(dir, modules);
+    int rc = ATTN_ERR_INPUT;
+    for (size_t i = 0; i < n; i++) {
+        char path[PATH_MAX], names[PEER_NAMES_MAX][VARIANT_NAME_MAX + 1];
+        snprintf(path, sizeof path, "%s/%s" PEER_SUFFIX, dir, modules[i]);
+        const size_t count = peer_names(path, names);
+        for (size_t j = 0; j < count && rc != ATTN_OK; j++)
+            if (!strcmp(names[j], name) && (size_t)snprintf(module, len, "%s", path) < len) rc = ATTN_OK;
+        free(modules[i]);
+    }
+    return rc;
 }

@@ -31,6 +31,10 @@ void registry_print(FILE *);
  * need not be there): each indented `name = "X"` or `name, ... = "X", ...`
  * line, a class attribute of a peer, names one. */
 void registry_print_peers(FILE *, const char *dir);
+/* The path of the peer module of dir (dir/MODULE_peers.py, read as
+ * registry_print_peers reads it) that names variant `name`, into path[len]:
+ * ATTN_OK, or ATTN_ERR_INPUT (no message) when none does. */
+int registry_find_peer(const char *dir, const char *name, char *path, size_t len);
 
 #ifdef __cplusplus
 }

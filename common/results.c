@@ -27,6 +27,12 @@ const char *const timing_mode_names[MODE_COUNT] = {
 #undef ATTN_MODE_NAME
 };
 
+const char *const regime_names[REGIME_COUNT] = {
+#define ATTN_REGIME_NAME(id, name) name,
+    REGIMES(ATTN_REGIME_NAME)
+#undef ATTN_REGIME_NAME
+};
+
 const char *const row_status_names[STATUS_COUNT] = {
 #define ATTN_STATUS_NAME(id, name) name,
     ROW_STATUSES(ATTN_STATUS_NAME)
@@ -44,6 +50,8 @@ void results_row_init(struct result_row *r)
     r->clock_low = -1;
     r->watts = r->temperature_c = NAN;
     r->throttle = NULL;
+    r->settled = -1;
+    r->settle_s = r->settled_mhz = r->settled_watts = NAN;
 }
 
 void results_set_reason(struct result_row *r, const char *fmt, ...)
@@ -97,7 +105,9 @@ static void key_cells(struct cells *c, const struct result_row *r)
     set_int(c, COL_DIM, p->head_dim);
     set_int(c, COL_CAUSAL, p->causal);
     c->text[COL_VARLEN] = p->varlen;
+    c->text[COL_INIT] = attn_init_name(p->init_sigma, c->num[COL_INIT], sizeof c->num[COL_INIT]);
     c->text[COL_MODE] = r->mode;
+    c->text[COL_REGIME] = r->regime ? r->regime : regime_names[REGIME_BURST];
 }
 
 int results_format(const struct result_row *r, struct csv_line *l)
@@ -156,8 +166,13 @@ int results_format(const struct result_row *r, struct csv_line *l)
         c.text[COL_THROTTLE] = r->throttle;
         set_num(&c, COL_TEMP, r->temperature_c, 4);
     }
+    if (r->settled >= 0) set_int(&c, COL_SETTLED, r->settled);
+    set_num(&c, COL_SETTLE_S, r->settle_s, 4);
+    set_num(&c, COL_SETTLED_MHZ, r->settled_mhz, 5);
+    set_num(&c, COL_SETTLED_WATTS, r->settled_watts, 5);
     c.text[COL_IMPL] = r->impl;
     c.text[COL_AB_RUN] = r->ab_run;
+    c.text[COL_COMPARE_RUN] = r->compare_run;
     c.text[COL_SHARD] = r->shard;
     csv_line_init(l);
     for (int i = 0; i < COL_COUNT; i++) csv_add_str(l, c.text[i]);

@@ -17,10 +17,12 @@ extern "C" {
 struct result_row {
     const char *run_id, *timestamp, *git_rev, *gpu; /* which run, when, which code, where */
     const char *ab_run; /* the A/B run that measured it interleaved with its other side; NULL/"" plain */
+    const char *compare_run; /* the compare run that measured it in turns with other variants; NULL/"" none */
     const char *shard;  /* "I/N": the shard of a sharded sweep that measured it ("1/1" a plain run) */
     const char *variant;
     struct attn_problem problem;
     const char *mode;
+    const char *regime; /* burst, sustained (REGIMES, schema.h); NULL: burst */
     const char *status; /* ok, skipped, oom, mismatch, error */
     char reason[512];   /* empty when ok */
     bool timed;         /* stats, converged and rates are meaningful */
@@ -40,6 +42,12 @@ struct result_row {
     double watts;                  /* average board power over the timed window; NaN unknown */
     const char *throttle;          /* clock event reasons seen, "a|b" ("" none); NULL unknown */
     double temperature_c;          /* GPU temperature after the last sample; NaN unknown */
+    /* A sustained row (regime): whether the clock and power settled before
+     * S seconds of load (1, 0; -1 a burst row), how long the load ran before
+     * the samples, and the SM clock and board power over its last second
+     * (NaN: burst, or unknown) */
+    int settled;
+    double settle_s, settled_mhz, settled_watts;
     char impl[256];                /* what the variant ran (attn_impl() after setup), "" when unsaid */
     const double *sample_ms;       /* the timed samples, ms per call, in order (timed rows) */
     size_t nsample_ms;

@@ -109,6 +109,17 @@ static int parse_key(const char *path, int line, char **f, const int *idx, struc
     }
     ATTN_TRY(copy_checked(k->variant, sizeof k->variant, f[idx[COL_VARIANT]], path, line, "variant"));
     ATTN_TRY(copy_checked(k->dtype, sizeof k->dtype, f[idx[COL_DTYPE]], path, line, "dtype"));
+    k->init_sigma = 0; /* a file from before the column, or the field left empty: uniform */
+    if (idx[COL_INIT] >= 0 && *f[idx[COL_INIT]] && attn_init_parse(f[idx[COL_INIT]], &k->init_sigma) != ATTN_OK)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: init '%s' is not uniform, normal or normal:SIGMA",
+                         path, line, f[idx[COL_INIT]]);
+    snprintf(k->regime, sizeof k->regime, "%s", regime_names[REGIME_BURST]); /* likewise: burst */
+    if (idx[COL_REGIME] >= 0 && *f[idx[COL_REGIME]]) {
+        if (!one_of(f[idx[COL_REGIME]], regime_names, REGIME_COUNT))
+            return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: unknown regime '%s' (%s)", path, line,
+                             f[idx[COL_REGIME]], REGIMES_LISTED);
+        snprintf(k->regime, sizeof k->regime, "%s", f[idx[COL_REGIME]]);
+    }
     ATTN_TRY(copy_checked(k->mode, sizeof k->mode, f[idx[COL_MODE]], path, line, "mode"));
     if (!k->variant[0]) return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: empty variant", path, line);
     enum attn_dtype dt;
@@ -141,12 +152,13 @@ static int parse_row(const char *path, int line, char **f, const int *idx,
         {COL_MS, 1e-9, 1e9},          {COL_NOISE, 0, 1e3},         {COL_REL_ERR, 0, 1e30},
         {COL_TFLOPS, 0, 1e9},         {COL_EXTRA_MEM, 0, 1e12},    {COL_CLOCK_START, 1, 1e5},
         {COL_CLOCK_END, 1, 1e5},      {COL_WATTS, 1e-3, 1e5},      {COL_MJ_PER_CALL, 0, 1e12},
-        {COL_TFLOPS_PER_WATT, 0, 1e6}, {COL_TEMP, -100, 300},
+        {COL_TFLOPS_PER_WATT, 0, 1e6}, {COL_TEMP, -100, 300},  {COL_SETTLED_MHZ, 1, 1e5},
+        {COL_SETTLED_WATTS, 1e-3, 1e5},
     };
     double clock_start = NAN, clock_end = NAN;
     double *dst[] = {&r->ms_median, &r->noise_rel, &r->rel_err, &r->tflops, &r->extra_mem_mib,
                      &clock_start, &clock_end, &r->watts, &r->mj_per_call, &r->tflops_per_watt,
-                     &r->temp_c};
+                     &r->temp_c, &r->settled_mhz, &r->settled_watts};
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
         *dst[i] = NAN;
         const int c = nums[i].col;
@@ -161,6 +173,7 @@ static int parse_row(const char *path, int line, char **f, const int *idx,
         {COL_RUN_ID, offsetof(struct result_rec, run_id), sizeof((struct result_rec *)0)->run_id},
         {COL_GIT_REV, offsetof(struct result_rec, git_rev), sizeof((struct result_rec *)0)->git_rev},
         {COL_AB_RUN, offsetof(struct result_rec, ab_run), sizeof((struct result_rec *)0)->ab_run},
+        {COL_COMPARE_RUN, offsetof(struct result_rec, compare_run), sizeof((struct result_rec *)0)->compare_run},
         {COL_SHARD, offsetof(struct result_rec, shard), sizeof((struct result_rec *)0)->shard},
         {COL_TIMESTAMP, offsetof(struct result_rec, timestamp), sizeof((struct result_rec *)0)->timestamp},
     };
@@ -168,6 +181,14 @@ static int parse_row(const char *path, int line, char **f, const int *idx,
         if (idx[texts[i].col] >= 0)
             ATTN_TRY(copy_checked((char *)r + texts[i].off, texts[i].len, f[idx[texts[i].col]], path,
                                   line, result_column_names[texts[i].col]));
+    r->settled = -1;
+    if (idx[COL_SETTLED] >= 0 && *f[idx[COL_SETTLED]]) {
+        long settled;
+        if (parse_int(f[idx[COL_SETTLED]], 0, 1, &settled))
+            return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: settled '%s' is not 0 or 1", path, line,
+                             f[idx[COL_SETTLED]]);
+        r->settled = (int)settled;
+    }
     if (idx[COL_THROTTLE] >= 0 && *f[idx[COL_THROTTLE]]) {
         if (results_throttle_parse(f[idx[COL_THROTTLE]], &r->throttle) != ATTN_OK) {
             char why[96];
@@ -196,8 +217,8 @@ struct key_index {
 static uint64_t key_hash(const struct result_key *k)
 {
     uint64_t h = 1469598103934665603ull;
-    const char *texts[2] = {k->variant, k->mode};
-    for (int t = 0; t < 2; t++)
+    const char *texts[3] = {k->variant, k->mode, k->regime};
+    for (int t = 0; t < 3; t++)
         for (const char *c = texts[t];; c++) {
             h = (h ^ (unsigned char)*c) * 1099511628211ull;
             if (!*c) break;
@@ -208,6 +229,9 @@ static uint64_t key_hash(const struct result_key *k)
                               (unsigned)p.seq_len, (unsigned)p.head_dim, (unsigned)p.causal,
                               (unsigned)p.dtype};
     for (int i = 0; i < 7; i++) h = (h ^ nums[i]) * 1099511628211ull;
+    uint32_t init;
+    memcpy(&init, &p.init_sigma, sizeof init);
+    h = (h ^ init) * 1099511628211ull;
     for (const char *c = k->varlen; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
     return h;
 }
@@ -476,9 +500,10 @@ static int read_samples(struct sample_src *f, const char *path, struct result_se
             at[S_NAMES - 2] = S_SAMPLE;
             names[S_NAMES - 1] = SAMPLES_MS_COLUMN;
             at[S_NAMES - 1] = S_MS;
-            int nall = 0; /* kv_heads and varlen may be missing: a file from before them */
+            int nall = 0; /* kv_heads, varlen, init and regime may be missing: a file from before them */
             for (int c = 0; c < S_NAMES; c++)
-                if (at[c] != COL_KV_HEADS && at[c] != COL_VARLEN) all[nall++] = c;
+                if (at[c] != COL_KV_HEADS && at[c] != COL_VARLEN && at[c] != COL_INIT && at[c] != COL_REGIME)
+                    all[nall++] = c;
             ATTN_TRY(read_header(path, lineno, fields, n, S_NAMES, names, all, nall, found));
             for (int c = 0; c < S_COUNT; c++) idx[c] = -1;
             for (int c = 0; c < S_NAMES; c++) idx[at[c]] = found[c];
@@ -648,6 +673,7 @@ int results_rec_samples_append(int fd, const struct result_rec *r)
     results_row_init(&row);
     row.variant = r->key.variant;
     row.mode = r->key.mode;
+    row.regime = r->key.regime;
     result_key_problem(&r->key, &row.problem);
     row.sample_ms = r->sample_ms;
     row.nsample_ms = r->nsample_ms;
@@ -672,7 +698,8 @@ void result_key_problem(const struct result_key *k, struct attn_problem *p)
 {
     *p = (struct attn_problem){.batch = k->batch, .heads = k->heads, .seq_len = k->seq_len,
                                .head_dim = k->head_dim, .causal = k->causal != 0,
-                               .dtype = ATTN_BF16, .kv_heads = k->kv_heads};
+                               .dtype = ATTN_BF16, .kv_heads = k->kv_heads,
+                               .init_sigma = k->init_sigma};
     snprintf(p->varlen, sizeof p->varlen, "%s", k->varlen);
     enum attn_dtype dt;
     if (attn_dtype_parse(k->dtype, &dt) == ATTN_OK) p->dtype = dt;
@@ -680,12 +707,14 @@ void result_key_problem(const struct result_key *k, struct attn_problem *p)
 
 /* In a hash lookup over up to 100k rows: the cheap text tests first. */
 void result_key_of(const char *variant, const struct attn_problem *p, enum attn_mode mode,
-                   struct result_key *k)
+                   enum attn_regime regime, struct result_key *k)
 {
     memset(k, 0, sizeof *k);
     snprintf(k->variant, sizeof k->variant, "%s", variant);
     snprintf(k->dtype, sizeof k->dtype, "%s", attn_dtype_name(p->dtype));
     snprintf(k->mode, sizeof k->mode, "%s", timing_mode_names[mode]);
+    snprintf(k->regime, sizeof k->regime, "%s", regime_names[regime]);
+    k->init_sigma = p->init_sigma;
     k->batch = p->batch;
     k->heads = p->heads;
     k->kv_heads = attn_kv_heads(p);
@@ -697,7 +726,8 @@ void result_key_of(const char *variant, const struct attn_problem *p, enum attn_
 
 bool result_key_equal(const struct result_key *a, const struct result_key *b)
 {
-    if (strcmp(a->variant, b->variant) || strcmp(a->mode, b->mode)) return false;
+    if (strcmp(a->variant, b->variant) || strcmp(a->mode, b->mode) || strcmp(a->regime, b->regime))
+        return false;
     struct attn_problem pa, pb;
     result_key_problem(a, &pa);
     result_key_problem(b, &pb);
@@ -712,7 +742,8 @@ const char *result_key_label(const struct result_key *k, char *buf, size_t len)
     result_key_problem(k, &p);
     p.dtype = ATTN_BF16;
     char point[ATTN_LABEL_MAX];
-    snprintf(buf, len, "%s %s %s %s", k->variant, k->dtype, attn_problem_label(&p, point, sizeof point),
-             k->mode);
+    const bool sustained = !strcmp(k->regime, regime_names[REGIME_SUSTAINED]);
+    snprintf(buf, len, "%s %s %s %s%s", k->variant, k->dtype, attn_problem_label(&p, point, sizeof point),
+             k->mode, sustained ? " sustained" : "");
     return buf;
 }

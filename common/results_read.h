@@ -16,13 +16,15 @@ extern "C" {
 
 /* The row key of design.md (schema.h's RESULT_KEY_FIRST .. RESULT_KEY_LAST):
  * variant, dtype, batch, heads, kv_heads, seq_len, head_dim, causal, varlen,
- * mode. */
+ * init, mode, regime. */
 struct result_key {
     char variant[64];
     char dtype[8];
     int batch, heads, kv_heads, seq_len, head_dim, causal; /* kv_heads: = heads when absent */
     char varlen[ATTN_VARLEN_MAX]; /* attn_problem.varlen: "" (dense) when absent */
+    float init_sigma;             /* attn_problem.init_sigma: 0 (uniform) when absent */
     char mode[8];
+    char regime[12];              /* burst, sustained: burst when absent */
 };
 
 struct result_rec {
@@ -30,6 +32,9 @@ struct result_rec {
     int line;            /* where it stands in its file */
     char run_id[96], git_rev[64], timestamp[32];
     char ab_run[64];     /* the A/B run that measured it interleaved; "" in a plain run */
+    char compare_run[64]; /* the compare run that measured it in turns; "" in a plain run */
+    int settled;          /* a sustained row's: 1 settled, 0 not within its limit; -1 burst or absent */
+    double settled_mhz, settled_watts; /* NaN when empty or absent */
     char shard[16];      /* "I/N" of a sharded sweep; "" when the run has no shard column */
     char gpu[64];
     char status[16];     /* ok, skipped, oom, mismatch, error */
@@ -103,9 +108,9 @@ const char *result_key_label(const struct result_key *, char *buf, size_t len);
  * dtype name, as in every key the reader returns (parse_key checks it); any
  * other reads as bf16, and attn_dtype_parse's message is left set. */
 void result_key_problem(const struct result_key *, struct attn_problem *);
-/* The key of variant's row at p in mode: result_key_problem's inverse. */
+/* The key of variant's row at p in mode and regime: result_key_problem's inverse. */
 void result_key_of(const char *variant, const struct attn_problem *p, enum attn_mode mode,
-                   struct result_key *);
+                   enum attn_regime regime, struct result_key *);
 /* Same variant, same mode and the same point (attn_problem_equal). */
 bool result_key_equal(const struct result_key *, const struct result_key *);
 

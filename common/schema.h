@@ -19,7 +19,7 @@ extern "C" {
     X(VARIANT, "variant") X(DTYPE, "dtype") X(BATCH, "batch") X(HEADS, "heads")       \
     X(KV_HEADS, "kv_heads")                                                          \
     X(SEQ, "seq_len") X(DIM, "head_dim") X(CAUSAL, "causal") X(VARLEN, "varlen")      \
-    X(MODE, "mode")                                                                  \
+    X(INIT, "init") X(MODE, "mode") X(REGIME, "regime")                              \
     X(STATUS, "status") X(REASON, "reason")                                          \
     X(SAMPLES, "samples") X(MS, "ms_median") X(MS_MIN, "ms_min") X(MS_P10, "ms_p10")  \
     X(MS_P90, "ms_p90") X(MS_MEAN, "ms_mean") X(NOISE, "noise_rel")                   \
@@ -31,7 +31,9 @@ extern "C" {
     X(CLOCK_START, "sm_clock_start_mhz") X(CLOCK_END, "sm_clock_end_mhz")             \
     X(CLOCK_LOW, "clock_low") X(WATTS, "watts") X(MJ_PER_CALL, "mj_per_call")          \
     X(TFLOPS_PER_WATT, "tflops_per_watt") X(THROTTLE, "throttle") X(TEMP, "temp_c")  \
-    X(IMPL, "impl") X(AB_RUN, "ab_run") X(SHARD, "shard")
+    X(SETTLED, "settled") X(SETTLE_S, "settle_s") X(SETTLED_MHZ, "settled_mhz")        \
+    X(SETTLED_WATTS, "settled_watts")                                                \
+    X(IMPL, "impl") X(AB_RUN, "ab_run") X(COMPARE_RUN, "compare_run") X(SHARD, "shard")
 
 enum result_column {
 #define ATTN_COLUMN_ID(id, name) COL_##id,
@@ -44,20 +46,26 @@ enum result_column {
 extern const char *const result_column_names[COL_COUNT];
 
 /* The row key: the columns from RESULT_KEY_FIRST to RESULT_KEY_LAST (variant,
- * dtype, batch, heads, kv_heads, seq_len, head_dim, causal, varlen, mode),
- * unique within a run (a file without kv_heads or varlen, written before
- * them, reads as kv_heads = heads and a dense batch, varlen "");
+ * dtype, batch, heads, kv_heads, seq_len, head_dim, causal, varlen, init,
+ * mode, regime), unique within a run (a file without kv_heads, varlen, init
+ * or regime, written before them, reads as kv_heads = heads, a dense batch
+ * (varlen ""), init uniform and regime burst);
  * the samples file starts its lines with them (results.h). */
 #define RESULT_KEY_FIRST COL_VARIANT
-#define RESULT_KEY_LAST COL_MODE
+#define RESULT_KEY_LAST COL_REGIME
 #define RESULT_KEY_COLUMNS (RESULT_KEY_LAST - RESULT_KEY_FIRST + 1)
 /* The samples file's columns after the key: the sample's index and its time. */
 #define SAMPLES_INDEX_COLUMN "sample"
 #define SAMPLES_MS_COLUMN "ms"
 
-/* X(ID, "name"): the timing modes (what each measures: timing.h) and the
- * row statuses. */
+/* X(ID, "name"): the timing modes (what each measures: timing.h), the
+ * regimes (burst: the row's own warm-up, then its samples, on a board that
+ * may have idled before it; sustained: the board first loaded back to back
+ * until its SM clock and power settled, and sampled under that load —
+ * timing.h's time_sustain, or a compare run's round robin) and the row
+ * statuses. */
 #define TIMING_MODES(X) X(COLD, "cold") X(HOT, "hot") X(GRAPH, "graph")
+#define REGIMES(X) X(BURST, "burst") X(SUSTAINED, "sustained")
 #define ROW_STATUSES(X) X(OK, "ok") X(SKIPPED, "skipped") X(OOM, "oom") X(MISMATCH, "mismatch") X(ERROR, "error")
 
 enum attn_mode {
@@ -68,6 +76,15 @@ enum attn_mode {
 };
 /* The names, indexed by enum attn_mode. */
 extern const char *const timing_mode_names[MODE_COUNT];
+
+enum attn_regime {
+#define ATTN_REGIME_ID(id, name) REGIME_##id,
+    REGIMES(ATTN_REGIME_ID)
+#undef ATTN_REGIME_ID
+    REGIME_COUNT
+};
+/* The names, indexed by enum attn_regime. */
+extern const char *const regime_names[REGIME_COUNT];
 
 enum row_status {
 #define ATTN_STATUS_ID(id, name) STATUS_##id,
@@ -84,6 +101,7 @@ extern const char *const row_status_names[STATUS_COUNT];
 #define ATTN_NAME_LISTED(id, name) ", " name
 #define TIMING_MODES_LISTED (&(TIMING_MODES(ATTN_NAME_LISTED))[2])
 #define ROW_STATUSES_LISTED (&(ROW_STATUSES(ATTN_NAME_LISTED))[2])
+#define REGIMES_LISTED (&(REGIMES(ATTN_NAME_LISTED))[2])
 
 /* X(ID, bit, "name"): the `throttle` column's words, NVML's clock event
  * reasons as nvml.h numbers them; a row lists those seen, joined by '|'. */

@@ -38,6 +38,9 @@ struct stop_rule {
                             the two states in 'keys per tile, idle consumers, and the
                             power cap', 500 ms enough in 'one protocol for every row,
                             heavy-first causal grids') */
+    double sustain_s;    /* > 0: the sustained regime — after the warm-up, load the board back
+                            to back until its clock and power settle (settle.h), at most this
+                            many seconds, and sample under that load; 0: burst */
 };
 
 /* Warm-up: at least 3 calls, then more while under max(25 ms, warm_ms) of

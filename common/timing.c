@@ -4,6 +4,7 @@
 #include "errors.h"
 #include "gpu_util.h"
 #include "nvtx.h"
+#include "settle.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -61,6 +62,7 @@ struct bench_timer {
     size_t n;        /* samples taken */
     long long extra_cycles; /* the injected slowdown after each call (SLOWDOWN=); 0 normally */
     struct power_watch watch;
+    struct settle_watch settle; /* the sustained regime's readings (time_start) */
 };
 
 const char *attn_mode_name(enum attn_mode m) { return m < MODE_COUNT ? timing_mode_names[m] : "?"; }
@@ -339,11 +341,15 @@ static int calibrate_slowdown(struct bench_timer *t, const struct timed_call *c)
     return ATTN_OK;
 }
 
+static int sustain(struct bench_timer *t, const struct timed_call *c, double max_s,
+                   struct timing_result *res);
+
 int time_start(struct bench_timer *t, enum attn_mode mode, const struct timed_call *c,
                const struct stop_rule *rule, struct timing_result *res)
 {
     memset(res, 0, sizeof *res);
     res->watts = res->temperature_c = NAN;
+    res->settle_s = res->settled_mhz = res->settled_watts = NAN;
     time_abort(t);
     const bool inject = timing_slowdown_fraction(c->variant->name) > 0;
     t->extra_cycles = 0;
@@ -376,6 +382,59 @@ int time_start(struct bench_timer *t, enum attn_mode mode, const struct timed_ca
         t->batch = b < 1 ? 1 : b > BATCH_MAX_CALLS ? BATCH_MAX_CALLS : (int)b;
     }
     res->calls_per_sample = t->batch;
+    if (rule->sustain_s > 0) ATTN_TRY(sustain(t, c, rule->sustain_s, res));
+    return ATTN_OK;
+}
+
+/* The sustained regime (settle.h): the mode's call back to back, untimed,
+ * the SM clock and power read every POWER_POLL_MS, until they settle or
+ * max_s seconds pass. */
+static int sustain(struct bench_timer *t, const struct timed_call *c, double max_s,
+                   struct timing_result *res)
+{
+    settle_begin(&t->settle);
+    const double t0 = wall_ms();
+    double last_read = -INFINITY, ms;
+    struct settle_state st = {0};
+    for (;;) {
+        if (attn_interrupted) return ATTN_FAIL(ATTN_ERR_INTERRUPTED, "interrupted");
+        ATTN_TRY(timed_batch(t, c, &t->graph, t->batch, t->flush_each, &ms));
+        const double now = wall_ms();
+        if (now - last_read < POWER_POLL_MS) continue;
+        last_read = now;
+        struct gpu_clocks g;
+        if (!clocks_ready() || clocks_read(&g) != ATTN_OK) {
+            g.sm_mhz = 0;
+            g.power_w = NAN;
+        }
+        settle_add(&t->settle, now, g.sm_mhz, g.power_w);
+        st = settle_check(&t->settle);
+        if (st.settled || now - t0 >= max_s * 1000) break;
+    }
+    res->sustained = true;
+    res->settled = st.settled;
+    res->settle_s = (wall_ms() - t0) / 1000;
+    res->settled_mhz = st.mhz;
+    res->settled_watts = st.watts;
+    return ATTN_OK;
+}
+
+int time_load(struct bench_timer *t, double ms, double *mhz, double *watts)
+{
+    if (!t->call) return ATTN_FAIL(ATTN_ERR, "time_load outside time_start/time_finish");
+    const double t0 = wall_ms();
+    double one;
+    do {
+        if (attn_interrupted) return ATTN_FAIL(ATTN_ERR_INTERRUPTED, "interrupted");
+        ATTN_TRY(timed_batch(t, t->call, &t->graph, t->batch, t->flush_each, &one));
+    } while (wall_ms() - t0 < ms);
+    struct gpu_clocks g;
+    *mhz = 0;
+    *watts = NAN;
+    if (clocks_ready() && clocks_read(&g) == ATTN_OK) {
+        *mhz = g.sm_mhz;
+        *watts = g.power_w;
+    }
     return ATTN_OK;
 }
 
@@ -403,6 +462,7 @@ const double *time_samples(const struct bench_timer *t, size_t *n)
 int time_finish(struct bench_timer *t, struct timing_result *res)
 {
     watch_end(&t->watch, res);
+    if (res->sustained && res->settled_watts > 0) res->watts = res->settled_watts; /* the load's, not the warm-up's */
     int rc = stats_summarize(t->samples, t->n, &res->stats);
     time_abort(t);
     return rc;

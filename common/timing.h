@@ -61,6 +61,11 @@ struct timing_result {
                                     sample (schema.h) */
     bool throttle_known;
     double temperature_c;      /* at the window's end; NaN unknown */
+    /* The sustained regime (stop_rule.sustain_s > 0, or a driver's round
+     * robin: worker.c): loaded until settled (settle.h) before the samples;
+     * the load's settled clock and power; watts is then the load's power */
+    bool sustained, settled;
+    double settle_s, settled_mhz, settled_watts; /* NaN: burst or unknown */
 };
 
 /* Times one mode with the stop rule: time_start, then one sample at a time
@@ -74,6 +79,13 @@ int time_call(struct bench_timer *, enum attn_mode, const struct timed_call *,
  * res->warmup_ms, calls_per_sample and clock_start_mhz. */
 int time_start(struct bench_timer *, enum attn_mode, const struct timed_call *,
                const struct stop_rule *, struct timing_result *res);
+/* After time_start with rule->sustain_s > 0 the mode's call has run back to
+ * back until the SM clock and power settled (settle.h) or sustain_s seconds
+ * passed: res->sustained and the settled fields say how it ended.
+ * time_load runs the mode's call back to back, untimed, for ms of wall
+ * time, and reads the SM clock (MHz, 0 unknown) and board power (W, NaN
+ * unknown) after it: a driver's load between blocks (worker.c). */
+int time_load(struct bench_timer *, double ms, double *mhz, double *watts);
 /* One block: with `rewarm`, one untimed batch first (the GPU may have run
  * other work since the last block), then samples until at least min_samples
  * and min_timed_ms of timed device time. Fails past the sample cap. */

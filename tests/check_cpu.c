@@ -910,7 +910,7 @@ START_TEST(test_results_kv_heads_column)
     ck_assert_int_eq(set.rows[0].key.kv_heads, 32);
     struct attn_problem p = {.batch = 1, .heads = 32, .seq_len = 2048, .head_dim = 128, .causal = true};
     struct result_key k;
-    result_key_of("naive", &p, MODE_COLD, &k); /* kv_heads 0: = heads */
+    result_key_of("naive", &p, MODE_COLD, REGIME_BURST, &k); /* kv_heads 0: = heads */
     ck_assert_ptr_eq(results_find(&set, &k), &set.rows[0]);
     results_free(&set);
     write_temp(path, "variant,dtype,batch,heads,kv_heads,seq_len,head_dim,causal,mode,status,ms_median,noise_rel\n"
@@ -1073,7 +1073,7 @@ START_TEST(test_results_varlen_column)
                              .causal = true};
     snprintf(p.varlen, sizeof p.varlen, "uniform:0.5");
     struct result_key k;
-    result_key_of("naive", &p, MODE_COLD, &k);
+    result_key_of("naive", &p, MODE_COLD, REGIME_BURST, &k);
     ck_assert_ptr_eq(results_find(&set, &k), &set.rows[2]);
     char label[ATTN_LABEL_MAX + 64];
     ck_assert_str_eq(result_key_label(&set.rows[0].key, label, sizeof label),
@@ -2315,7 +2315,7 @@ START_TEST(test_registry_add_name_limits)
     ck_assert_ptr_nonnull(registry_find(longest));
     struct result_key k;
     const struct attn_problem p = problem(1, 1, 64, 64, false);
-    result_key_of(longest, &p, MODE_COLD, &k);
+    result_key_of(longest, &p, MODE_COLD, REGIME_BURST, &k);
     ck_assert_str_eq(k.variant, longest); /* the reader's key holds it whole */
 }
 END_TEST
@@ -2675,7 +2675,7 @@ START_TEST(test_options_empty_paths)
 }
 END_TEST
 
-/* --help says how many key columns --dry-run prints: the schema's ten. */
+/* --help says how many key columns --dry-run prints: the schema's twelve. */
 START_TEST(test_options_usage_key_columns)
 {
     char *text = NULL;
@@ -2683,8 +2683,8 @@ START_TEST(test_options_usage_key_columns)
     FILE *f = open_memstream(&text, &len);
     options_usage(f);
     fclose(f);
-    ck_assert_int_eq(RESULT_KEY_COLUMNS, 10);
-    ck_assert_msg(strstr(text, "(the\n                      10 key columns variant .. mode, shard, cost"),
+    ck_assert_int_eq(RESULT_KEY_COLUMNS, 12);
+    ck_assert_msg(strstr(text, "(the\n                      12 key columns variant .. regime, shard,"),
                   "%s", text);
     ck_assert_ptr_null(strstr(text, "nine"));
     free(text);

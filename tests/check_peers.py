@@ -139,10 +139,12 @@ class Compare(unittest.TestCase):
 class Schema(unittest.TestCase):
     def test_key_columns(self):
         cols = attnpeer.columns()
-        key = ["variant", "dtype", "batch", "heads", "kv_heads", "seq_len", "head_dim", "causal", "varlen", "mode"]
+        key = ["variant", "dtype", "batch", "heads", "kv_heads", "seq_len", "head_dim", "causal", "varlen", "init",
+               "mode", "regime"]
         start = cols.index("variant")
         self.assertEqual(cols[start:start + len(key)], key)
-        for c in ("status", "ms_median", "samples", "noise_rel", "tflops", "kernels_per_call", "shard"):
+        for c in ("status", "ms_median", "samples", "noise_rel", "tflops", "kernels_per_call", "settled_mhz",
+                  "compare_run", "shard"):
             self.assertIn(c, cols)
 
     def _write_run(self, path, run_id, ms):

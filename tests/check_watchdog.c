@@ -256,7 +256,7 @@ END_TEST
 START_TEST(test_orphan_samples_cut)
 {
     char line[256];
-    snprintf(line, sizeof line, "naive,bf16,1,2,2,64,64,0,,cold,0,1.5\nnaive,bf16,1,2,2,64,64,0,,cold,1,1.4\n");
+    snprintf(line, sizeof line, "naive,bf16,1,2,2,64,64,0,,uniform,cold,burst,0,1.5\nnaive,bf16,1,2,2,64,64,0,,uniform,cold,burst,1,1.4\n");
     put("samples", line, "w");
     ck_assert_int_eq(run_fake("orphan\nok\n", 0.3), 0);
     struct result_set s;
@@ -314,12 +314,12 @@ START_TEST(test_trim_keeps_whole_rows_and_their_samples)
     format_row("naive", "cold", "ok", true, &l);
     char key_samples[256];
     snprintf(key_samples, sizeof key_samples,
-             "naive,bf16,1,2,2,64,64,0,,cold,0,1\nnaive,bf16,1,2,2,64,64,0,,cold,1,1.1\n"
-             "naive,bf16,1,2,2,64,64,0,,cold,2,0.9\n");
+             "naive,bf16,1,2,2,64,64,0,,uniform,cold,burst,0,1\nnaive,bf16,1,2,2,64,64,0,,uniform,cold,burst,1,1.1\n"
+             "naive,bf16,1,2,2,64,64,0,,uniform,cold,burst,2,0.9\n");
     put("RUN.samples.csv", key_samples, "a");
     put("RUN.csv", l.text, "a");
     /* a crash: the next row's samples written, its row torn */
-    put("RUN.samples.csv", "naive,bf16,1,2,2,64,64,0,,hot,0,1\nnaive,bf16,1,2,2,64,64,0,,hot,1,1", "a");
+    put("RUN.samples.csv", "naive,bf16,1,2,2,64,64,0,,uniform,hot,burst,0,1\nnaive,bf16,1,2,2,64,64,0,,uniform,hot,burst,1,1", "a");
     put("RUN.csv", "RUN,2026-12-01T00:0", "a");
     struct result_set s;
     ck_assert_int_eq(resume_trim(csv_path, &s), ATTN_OK);
@@ -340,7 +340,7 @@ START_TEST(test_trim_keeps_whole_rows_and_their_samples)
     size_t n = (size_t)got;
     buf[n] = '\0';
     ck_assert_msg(!strstr(buf, ",hot,"), "the orphan samples stayed:\n%s", buf);
-    ck_assert_msg(strstr(buf, ",cold,2,0.9\n"), "the row's samples went:\n%s", buf);
+    ck_assert_msg(strstr(buf, ",cold,burst,2,0.9\n"), "the row's samples went:\n%s", buf);
     ck_assert_int_eq(buf[n - 1], '\n');
     read_quietly(csv_path, &s);
     ck_assert(!s.samples_cut && s.samples_gzip);
@@ -572,7 +572,7 @@ START_TEST(test_samples_disagreeing_refused)
     char gz[200], cmd[1000];
     snprintf(gz, sizeof gz, "%s.gz", samples_path);
     /* the hot row's third sample gone, graph's whole */
-    snprintf(cmd, sizeof cmd, "zcat '%s' | grep -v ',hot,2,' | gzip > '%s.x' && mv '%s.x' '%s'", gz, gz, gz, gz);
+    snprintf(cmd, sizeof cmd, "zcat '%s' | grep -v ',hot,burst,2,' | gzip > '%s.x' && mv '%s.x' '%s'", gz, gz, gz, gz);
     ck_assert_int_eq(system(cmd), 0);
     struct result_set s;
     ck_assert_int_eq(results_read(csv_path, &s), ATTN_ERR_INPUT);
@@ -580,7 +580,7 @@ START_TEST(test_samples_disagreeing_refused)
     /* a sample too many */
     write_gz_run(3, NULL);
     int fd = open(gz, O_WRONLY | O_APPEND);
-    static const char extra[] = "naive,bf16,1,2,2,64,64,0,,graph,3,1\n";
+    static const char extra[] = "naive,bf16,1,2,2,64,64,0,,uniform,graph,burst,3,1\n";
     ck_assert_int_eq(results_samples_write(fd, extra, sizeof extra - 1), ATTN_OK);
     close(fd);
     ck_assert_int_eq(results_read(csv_path, &s), ATTN_ERR_INPUT);

@@ -6,9 +6,10 @@
 # points, from DIR/run.grid, so that a change to bench/grids/ leaves the
 # fixture whole), DIR/plan.csv (attnbench --dry-run of both shards) and
 # DIR/part-1.csv, DIR/part-2.csv, each with the samples of its own rows and
-# a copy of the run's .env. The run predates the kv_heads and varlen
-# columns: it is first put in this build's schema (kv_heads = heads and an
-# empty varlen, as the reader takes them). CASE spoils them on purpose:
+# a copy of the run's .env. The run predates the kv_heads, varlen, init and
+# regime columns: it is first put in this build's schema (kv_heads = heads,
+# an empty varlen, init uniform and regime burst, as the reader takes them;
+# its inputs were uniform, so its points say init=uniform). CASE spoils them on purpose:
 #   missing        three rows of shard 2 left out (a shard that failed)
 #   gpu            part 2 measured on an h100
 #   revision       part 2 measured by another revision (0123456789ab)
@@ -21,24 +22,39 @@ bin=${ATTN_BUILD:-build}/attnbench
 mkdir -p "$dir"
 # the run's points, in its order: one grid line each
 awk -F, 'NR > 1 { p = "batch=" $7 " heads=" $8 " seq=" $9 " dim=" $10 " causal=" $11 " dtype=" $6
-                  if (!(p in seen)) { seen[p] = 1; print p } }' "$run.csv" > "$dir/run.grid"
+                  if (!(p in seen)) { seen[p] = 1; print p " init=uniform" } }' "$run.csv" > "$dir/run.grid"
 printf '%s\n' --grid "$dir/run.grid" --variants flash_hopper,cudnn_sdpa --mode cold --warm-ms 500 > "$dir/sweep.args"
 mapfile -t sweep < "$dir/sweep.args"
 { "$bin" --dry-run --shard 1/2 "${sweep[@]}"; "$bin" --dry-run --shard 2/2 "${sweep[@]}" | tail -n +2; } > "$dir/plan.csv"
-# the run in this build's schema: kv_heads (= heads) after heads and an empty
-# varlen after causal, as the reader takes them
-awk -F, -v OFS=, '{ $8 = $8 "," (NR == 1 ? "kv_heads" : $8); $11 = $11 "," (NR == 1 ? "varlen" : ""); print }' \
-  "$run.csv" > "$dir/run.csv"
-awk -F, -v OFS=, '{ $4 = $4 "," (NR == 1 ? "kv_heads" : $4); $7 = $7 "," (NR == 1 ? "varlen" : ""); print }' \
-  <(gzip -dcf "$run".samples.csv*) > "$dir/run.samples.csv"
+# the run in this build's schema, column by column by name (the names and
+# their order from common/schema.h's RESULT_COLUMNS): kv_heads = heads, an
+# empty varlen, init uniform, regime burst, every other column it lacks
+# empty, as the reader takes them; its samples likewise over the key
+columns=$(sed -n '/define RESULT_COLUMNS/,/^$/p' common/schema.h | grep -o 'X([A-Z_0-9]*, "[a-z_0-9]*")' |
+  sed 's/.*"\(.*\)")/\1/' | paste -sd, -)
+to_schema() { # to_schema COLUMNS FILE: FILE's rows with COLUMNS, in that order
+  awk -F, -v OFS=, -v want="$1" 'BEGIN { n = split(want, w, ",") }
+    NR == 1 { for (i = 1; i <= NF; i++) at[$i] = i; print want; next }
+    { out = ""
+      for (j = 1; j <= n; j++) {
+        c = w[j]; v = (c in at) ? $(at[c]) : ""
+        if (!(c in at) && c == "kv_heads") v = $(at["heads"])
+        if (!(c in at) && c == "init") v = "uniform"
+        if (!(c in at) && c == "regime") v = "burst"
+        out = out (j > 1 ? OFS : "") v }
+      print out }' "$2"
+}
+to_schema "${columns%,shard}" "$run.csv" > "$dir/run.csv"
+key=$(echo "$columns" | sed 's/.*\(variant,.*,regime\).*/\1/')
+to_schema "$key,sample,ms" <(gzip -dcf "$run".samples.csv*) > "$dir/run.samples.csv"
 for i in 1 2; do
   # the keys of shard i, then its rows and their samples
-  awk -F, -v s="$i/2" 'NR > 1 && $11 == s { print $1","$2","$3","$4","$5","$6","$7","$8","$9","$10 }' "$dir/plan.csv" > "$dir/keys-$i"
+  awk -F, -v s="$i/2" 'NR > 1 && $13 == s { print $1","$2","$3","$4","$5","$6","$7","$8","$9","$10","$11","$12 }' "$dir/plan.csv" > "$dir/keys-$i"
   # the run predates the shard column: each row gets its shard, as a shard writes it
   awk -F, -v s="$i/2" 'NR == FNR { k[$0] = 1; next } FNR == 1 { print $0 ",shard"; next }
-           { key = $5","$6","$7","$8","$9","$10","$11","$12","$13","$14; if (key in k) print $0 "," s }' "$dir/keys-$i" "$dir/run.csv" > "$dir/part-$i.csv"
+           { key = $5","$6","$7","$8","$9","$10","$11","$12","$13","$14","$15","$16; if (key in k) print $0 "," s }' "$dir/keys-$i" "$dir/run.csv" > "$dir/part-$i.csv"
   awk -F, 'NR == FNR { k[$0] = 1; next } FNR == 1 { print; next }
-           { key = $1","$2","$3","$4","$5","$6","$7","$8","$9","$10; if (key in k) print }' "$dir/keys-$i" "$dir/run.samples.csv" > "$dir/part-$i.samples.csv"
+           { key = $1","$2","$3","$4","$5","$6","$7","$8","$9","$10","$11","$12; if (key in k) print }' "$dir/keys-$i" "$dir/run.samples.csv" > "$dir/part-$i.samples.csv"
   cp "$run.env" "$dir/part-$i.env"
 done
 case $case in
@@ -47,9 +63,9 @@ case $case in
   revision) awk -F, -v OFS=, 'NR > 1 { $3 = "0123456789ab" } { print }' "$dir/part-2.csv" > "$dir/p" && mv "$dir/p" "$dir/part-2.csv" ;;
   twice) # a row of part 1, with its samples, in part 2 too
     sed -n 2p "$dir/part-1.csv" | sed 's|,1/2$|,2/2|' >> "$dir/part-2.csv"
-    key=$(sed -n 2p "$dir/part-1.csv" | cut -d, -f5-14)
+    key=$(sed -n 2p "$dir/part-1.csv" | cut -d, -f5-16)
     grep "^$key," "$dir/part-1.samples.csv" >> "$dir/part-2.samples.csv" ;;
-  unplanned) first=$(sed -n 2p "$dir/part-1.csv" | cut -d, -f5-14); grep -v "^$first," "$dir/plan.csv" > "$dir/p" && mv "$dir/p" "$dir/plan.csv" ;;
+  unplanned) first=$(sed -n 2p "$dir/part-1.csv" | cut -d, -f5-16); grep -v "^$first," "$dir/plan.csv" > "$dir/p" && mv "$dir/p" "$dir/plan.csv" ;;
   "") ;;
   *) echo "merge_parts.sh: no case '$case'" >&2; exit 2 ;;
 esac

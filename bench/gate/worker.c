@@ -11,6 +11,7 @@
 #include "../../common/errors.h"
 #include "../../common/registry.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,14 +44,16 @@ static int answer(struct worker *w, const char *fmt, ...)
 
 /* "open DIR RUN_ID AB_RUN": a new run; "reopen ...": the run this side's
  * previous worker wrote, continued (after it was stopped for missing its
- * deadline, or died). */
+ * deadline, or died). "open DIR RUN_ID ID compare": the run of one variant
+ * of compare run ID (its rows' compare_run, not ab_run). */
 static int cmd_open(struct worker *w, char *args, bool reopen)
 {
     char *save = NULL, *dir = strtok_r(args, " ", &save), *run_id = strtok_r(NULL, " ", &save),
-         *ab_run = strtok_r(NULL, " ", &save);
-    if (!ab_run || w->files_open)
-        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: expected DIR RUN_ID AB_RUN, once", reopen ? "reopen" : "open");
-    snprintf(w->r.ab_run, sizeof w->r.ab_run, "%s", ab_run);
+         *ab_run = strtok_r(NULL, " ", &save), *kind = strtok_r(NULL, " ", &save);
+    if (!ab_run || w->files_open || (kind && strcmp(kind, "compare")))
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: expected DIR RUN_ID AB_RUN [compare], once",
+                         reopen ? "reopen" : "open");
+    snprintf(kind ? w->r.compare_run : w->r.ab_run, sizeof w->r.ab_run, "%s", ab_run);
     if (reopen) ATTN_TRY(runner_reopen_files(&w->r, dir, run_id, "reopen"));
     else ATTN_TRY(runner_open_files(&w->r, dir, run_id, w->argc, w->argv));
     w->files_open = true;
@@ -136,6 +139,47 @@ static int cmd_block(struct worker *w, char *args)
     return ATTN_OK;
 }
 
+/* "load MS" → "ok MHZ WATTS": the mode's call back to back for MS of wall
+ * time, nothing kept, then the SM clock and board power: the driver's round
+ * robin loading the board until it settles (the sustained regime). */
+static int cmd_load(struct worker *w, char *args)
+{
+    char *end;
+    const double ms = strtod(args, &end);
+    if (end == args || *end || !(ms > 0 && ms <= 10000) || !w->in_mode)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "load: expected MS in (0, 10000] in a timed mode");
+    double mhz, watts;
+    attn_error_clear();
+    int vrc = time_load(w->r.timer, ms, &mhz, &watts);
+    if (vrc != ATTN_OK) {
+        bool ended;
+        ATTN_TRY(row_mode_fail(&w->r, &w->row, vrc, &ended));
+        w->in_mode = false;
+        return answer(w, "done");
+    }
+    return answer(w, "ok %.0f %.6g", mhz, watts);
+}
+
+/* "settled FLAG SECONDS MHZ WATTS": how the driver's load ended (settled 1
+ * or 0 after SECONDS; the board's clock and power over its last second), for
+ * the row being timed. */
+static int cmd_settled(struct worker *w, char *args)
+{
+    int flag;
+    double seconds, mhz, watts;
+    char extra;
+    if (!w->in_mode || sscanf(args, "%d %lf %lf %lf %c", &flag, &seconds, &mhz, &watts, &extra) != 4 ||
+        (flag != 0 && flag != 1) || !(seconds >= 0))
+        return ATTN_FAIL(ATTN_ERR_INPUT, "settled: expected FLAG SECONDS MHZ WATTS in a timed mode");
+    struct timing_result *tr = &w->row.tr;
+    tr->sustained = true;
+    tr->settled = flag;
+    tr->settle_s = seconds;
+    tr->settled_mhz = mhz > 0 ? mhz : NAN;
+    tr->settled_watts = watts > 0 ? watts : NAN;
+    return answer(w, "ok");
+}
+
 static int cmd_finish(struct worker *w, char *args)
 {
     if (!w->in_mode || (strcmp(args, "0") && strcmp(args, "1")))
@@ -175,7 +219,7 @@ static int cmd_fail(struct worker *w, char *args)
         w->in_mode = false;
     }
     struct result_key key;
-    result_key_of(variant, &w->problem, mode, &key);
+    result_key_of(variant, &w->problem, mode, w->r.regime, &key);
     if (w->r.done.count && results_find(&w->r.done, &key)) return answer(w, "ok");
     struct result_row row;
     results_row_init(&row);
@@ -204,6 +248,8 @@ static int serve(struct worker *w, char *line)
     if (!strcmp(line, "mode")) return cmd_mode(w, args);
     if (!strcmp(line, "block")) return cmd_block(w, args);
     if (!strcmp(line, "finish")) return cmd_finish(w, args);
+    if (!strcmp(line, "load")) return cmd_load(w, args);
+    if (!strcmp(line, "settled")) return cmd_settled(w, args);
     if (!strcmp(line, "close")) return cmd_close(w);
     return ATTN_FAIL(ATTN_ERR_INPUT, "unknown command '%.40s'", line);
 }
@@ -215,6 +261,7 @@ int worker_main(struct options *opt, int argc, char **argv)
     w.out = malloc(w.out_cap);
     char line[AB_LINE_MAX];
     int rc = w.out ? runner_init(&w.r, opt) : ATTN_FAIL(ATTN_ERR, "out of host memory");
+    w.r.driver_loads = true; /* with --sustain the rows are sustained, loaded by the driver */
     if (rc == ATTN_OK) printf("hello %d %s %s\n", AB_PROTO_VERSION, w.r.gpu, env_git_rev());
     fflush(stdout);
     while (rc == ATTN_OK && fgets(line, sizeof line, stdin)) {

@@ -3,6 +3,7 @@
 #include "../../common/errors.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,7 +65,9 @@ double shard_row_cost_ms(const struct attn_problem *p, const struct attn_variant
     double timed = n * (sample + MODEL_SAMPLE_HOST_MS);
     if (timed > rule->budget_ms) timed = rule->budget_ms;
     const double warm = rule->warm_ms > 0 ? rule->warm_ms : MODEL_DEFAULT_WARM_MS;
-    return warm + timed + MODEL_ROW_MS + call;
+    /* a sustained row's load: settled in about two windows, at most sustain_s */
+    const double load = rule->sustain_s > 0 ? fmin(rule->sustain_s * 1000, 2500) : 0;
+    return warm + load + timed + MODEL_ROW_MS + call;
 }
 
 /* A unit: a point × variant, its cost, its place in the sweep. */

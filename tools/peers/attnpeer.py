@@ -148,7 +148,7 @@ class _ProblemLayout(ctypes.Structure):
     _fields_ = [("batch", ctypes.c_int), ("heads", ctypes.c_int), ("seq_len", ctypes.c_int),
                 ("head_dim", ctypes.c_int), ("causal", ctypes.c_bool), ("dtype_id", ctypes.c_int),
                 ("scale", ctypes.c_float), ("kv_heads_or_0", ctypes.c_int),
-                ("varlen", ctypes.c_char * VARLEN_MAX)]
+                ("varlen", ctypes.c_char * VARLEN_MAX), ("init_sigma", ctypes.c_float)]
 
 
 class Problem(_ProblemLayout):
