@@ -12,7 +12,7 @@ SHELL := /bin/bash
 # ($(call shq,...)), free text (REASON) only through the environment; and
 # each is exported as given, as make does for any variable of the command
 # line.
-USER_VALUES := GRID VARIANTS MODE WARM_MS OUT PEAK RESUME FORCE ROW_TIMEOUT TRACE_GRID TRACE_DIR \
+USER_VALUES := GRID VARIANTS MODE WARM_MS OUT PEAK RESUME FORCE ROW_TIMEOUT TRACE_GRID TRACE_DIR SUSTAIN INIT REF \
                RESULTS BASELINE THRESHOLDS GPU MARKDOWN AB_RUN TREND REASON BASE CAND SLOWDOWN \
                BLOCK_MS BUDGET_MS GPUS PEERS PEER_VARIANTS SHARDS PARTITION ACCOUNT MAX_PARALLEL \
                GRES SBATCH_ARGS PLOT_DIR SUITES FUZZ_SECONDS GIT_REV
@@ -182,17 +182,23 @@ OUT      ?=
 PEAK     ?= 1
 RESUME   ?=
 ROW_TIMEOUT ?=
+# SUSTAIN=S: the sustained regime (rows sampled once the loaded board's clock
+# and power have settled, at most S s); INIT=uniform|normal[:SIGMA]: the
+# inputs of points that name none (default normal)
+SUSTAIN  ?=
+INIT     ?=
 # attnbench's options from the knobs, each value quoted; BENCH_ARGS_NO_OUT
 # for the drivers that take OUT themselves (GPUS=, bench-slurm)
 BENCH_ARGS_NO_OUT = $(call opt,--grid,$(GRID)) $(call opt,--mode,$(MODE)) $(call opt,--warm-ms,$(WARM_MS)) \
              $(call opt,--variants,$(VARIANTS)) $(if $(filter 1,$(PEAK)),--peak) $(call opt,--resume,$(RESUME)) \
-             $(if $(filter 1,$(FORCE)),--force) $(call opt,--row-timeout,$(ROW_TIMEOUT))
+             $(if $(filter 1,$(FORCE)),--force) $(call opt,--row-timeout,$(ROW_TIMEOUT)) \
+             $(call opt,--sustain,$(SUSTAIN)) $(call opt,--init,$(INIT))
 BENCH_ARGS = $(BENCH_ARGS_NO_OUT) $(call opt,--out,$(OUT))
 TRACE_GRID ?= seed
 GPU_SLUG  = $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | sed 's/^NVIDIA //' | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$$//')
 TRACE_DIR ?= results/$(GPU_SLUG)/traces
 
-.PHONY: all bench bench-slurm sanitize-gpu trace regress baseline ab plots figures figure-deps browser-deps fuzz-deps test-sanitize report plot-deps check-deps slurm-deps test test-cpu test-gpu deps help clean FORCE
+.PHONY: all bench compare bench-slurm sanitize-gpu trace regress baseline ab plots figures figure-deps browser-deps fuzz-deps test-sanitize report plot-deps check-deps slurm-deps test test-cpu test-gpu deps help clean FORCE
 
 all: $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(MERGE) $(PEER_LIB) $(BUILD)/mma_peak ## build the runner (build/attnbench), the gate (build/regress), the A/B driver (build/ab), the report, the shards' merge and tools
 
@@ -268,12 +274,12 @@ $(ATTNBENCH_TEST): $(BUILD)/bench/attnbench_main.o $(BUILD)/bench/attnbench.o $(
                    $(filter-out $(BUILD)/common/registry.o,$(LIB_OBJS)) $(BUILD)/tests/registry_test_variants.o $(TEST_VARIANT_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
 
-$(AB): $(BUILD)/bench/gate/ab.o $(BENCH_LIB) $(LIB_OBJS)
+$(AB): $(BUILD)/bench/gate/ab.o $(BUILD)/bench/gate/compare.o $(BENCH_LIB) $(LIB_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
 
 # build/ab with the test variants in its table: the GPU suite drives it with
 # build/attnbench-test on both sides (a hung worker)
-$(AB_TEST): $(BUILD)/bench/gate/ab.o $(BENCH_LIB) $(filter-out $(BUILD)/common/registry.o,$(LIB_OBJS)) \
+$(AB_TEST): $(BUILD)/bench/gate/ab.o $(BUILD)/bench/gate/compare.o $(BENCH_LIB) $(filter-out $(BUILD)/common/registry.o,$(LIB_OBJS)) \
             $(BUILD)/tests/registry_test_variants.o $(TEST_VARIANT_OBJS)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(MK_LDLIBS) $(LDLIBS)
 
@@ -336,7 +342,8 @@ BUDGET_MS ?=
 AB_ARGS = $(call opt,--grid,$(GRID)) $(call opt,--mode,$(MODE)) $(call opt,--warm-ms,$(WARM_MS)) \
           $(call opt,--variants,$(VARIANTS)) $(call opt,--out,$(OUT)) $(call opt,--block-ms,$(BLOCK_MS)) \
           $(call opt,--budget-ms,$(BUDGET_MS)) $(call opt,--thresholds,$(THRESHOLDS)) \
-          $(call opt,--markdown,$(MARKDOWN))
+          $(call opt,--markdown,$(MARKDOWN)) $(call opt,--sustain,$(SUSTAIN)) $(call opt,--init,$(INIT)) \
+          $(call opt,--row-timeout,$(ROW_TIMEOUT))
 ab: ## measure BASE=rev against CAND=rev (default: the working tree) interleaved on one GPU, gate CAND
 	@[ -n $(call shq,$(BASE)) ] || { echo "make ab: BASE=<git revision> is required (e.g. make ab BASE=main)" >&2; exit 2; }
 	@$(call gpu_check,ab)
@@ -345,6 +352,22 @@ ab: ## measure BASE=rev against CAND=rev (default: the working tree) interleaved
 	 else $(MAKE) --no-print-directory $(ATTNBENCH) $(AB) >/dev/null || exit 2; cand=$(ATTNBENCH); fi; \
 	 $(MAKE) --no-print-directory $(AB) >/dev/null || exit 2; \
 	 $(AB) --base "$$base" --cand "$$cand" $(AB_ARGS); $(call regress_exit,ab)
+
+# make compare: VARIANTS (two or more, C variants and Python peers alike) in
+# turns at each point on one GPU, one worker each (build/ab --compare); REF
+# the reference (default: the first); writes results/<gpu>/compare/ID.csv
+# and ID.txt, the table of each variant's time relative to REF's.
+REF ?=
+COMPARE_ARGS = $(call opt,--grid,$(GRID)) $(call opt,--mode,$(MODE)) $(call opt,--warm-ms,$(WARM_MS)) \
+               $(call opt,--ref,$(REF)) $(call opt,--out,$(OUT)) $(call opt,--block-ms,$(BLOCK_MS)) \
+               $(call opt,--budget-ms,$(BUDGET_MS)) $(call opt,--sustain,$(SUSTAIN)) $(call opt,--init,$(INIT)) \
+               $(call opt,--row-timeout,$(ROW_TIMEOUT))
+compare: ## measure VARIANTS=a,b,c (built in or Python peers) in turns at each point on one GPU; REF=a; SUSTAIN=S; writes results/<gpu>/compare/ID.csv and its table ID.txt
+	@[ -n $(call shq,$(VARIANTS)) ] || { echo "make compare: VARIANTS=a,b[,...] is required (e.g. make compare VARIANTS=flash_hopper,cudnn_sdpa)" >&2; exit 2; }
+	@$(call gpu_check,compare)
+	@$(MAKE) --no-print-directory $(ATTNBENCH) $(AB) $(PEER_LIB) >/dev/null || exit 2
+	@ATTN_BUILD=$(BUILD) $(AB) --compare $(call shq,$(VARIANTS)) --bin $(ATTNBENCH) $(COMPARE_ARGS); \
+	 rc=$$?; [ $$rc = 0 ] || echo "make compare: build/ab exited $$rc (1 a row failed, 2 bad input)" >&2; exit $$rc
 
 # bench and trace look for a GPU before they build anything.
 # GPUS=all or GPUS=0,2,3: one attnbench per GPU, each a shard of the sweep
@@ -586,7 +609,10 @@ help: ## this list
 	@echo "  TREND=1            regress: the newest plain run against results/<gpu>/baseline.csv"
 	@echo "  REASON=\"...\"       baseline: bless a run that fails the gate anyway, saying why (logged as written)"
 	@echo "  BASE=rev CAND=rev  ab: the revisions to compare (CAND default: the working tree)"
-	@echo "  BLOCK_MS=25 BUDGET_MS=3000  ab: timed work per block, and each side's budget per row"
+	@echo "  BLOCK_MS=25 BUDGET_MS=3000  ab, compare: timed work per block, and each side's budget per row"
+	@echo "  VARIANTS=a,b,c REF=a  compare: the variants measured in turns (built in or Python peers), the reference"
+	@echo "  SUSTAIN=10         bench, ab, compare: sample each row under back-to-back load once clock and power settle (at most 10 s)"
+	@echo "  INIT=uniform       bench, ab, compare: the inputs of points that name none: normal (N(0,1), default), normal:SIGMA, uniform"
 	@echo "  SLOWDOWN=VARIANT:PCT  build attnbench (make ab: the candidate) with VARIANT doing PCT% extra work per call (gate proofs)"
 	@echo "  SUITES=cpu,report  test, test-cpu: only these suites (names as in the summary: $(SUITE_NAMES))"
 	@echo "  FUZZ_SECONDS=30    make fuzz: seconds per libFuzzer target (make fuzz-build builds them; fuzz/README.md)"

@@ -39,6 +39,8 @@ void options_usage(FILE *f)
         "                      under that load (regime=sustained, settled clock and power\n"
         "                      in its row); default: burst\n"
         "  --seed N            seed of the random inputs (default: from the clock)\n"
+        "  --init D            the inputs' distribution where a point names none: normal\n"
+        "                      (N(0, 1), the default), normal:SIGMA or uniform ([-1, 1])\n"
         "  --peak              measure the card's ceilings first (bf16 GEMM, D2D copy);\n"
         "                      rows then show their share of them\n"
         "  --trace DIR         write DIR/VARIANT_POINT.json (Chrome trace events: CPU ranges,\n"
@@ -197,7 +199,7 @@ int options_parse(struct options *o, int argc, char **argv)
             return ATTN_FAIL(ATTN_ERR_INPUT, "unexpected argument '%s'", a);
         static const char *const with_value[] = {"--grid", "--point", "--variants", "--mode",
                                                  "--out", "--grids-dir", "--budget-ms", "--noise",
-                                                 "--min-samples", "--seed", "--trace", "--warm-ms", "--sustain",
+                                                 "--min-samples", "--seed", "--trace", "--warm-ms", "--sustain", "--init",
                                                  "--row-timeout", "--resume", "--supervised-fd", "--shard",
                                                  "--extend", "--run-id"};
         bool known = false;
@@ -230,6 +232,11 @@ int options_parse(struct options *o, int argc, char **argv)
             ATTN_TRY(parse_number(a, val, 1, 3.6e6, &o->rule.budget_ms));
         } else if (!strcmp(a, "--warm-ms")) {
             ATTN_TRY(parse_number(a, val, 0, 3.6e6, &o->rule.warm_ms));
+        } else if (!strcmp(a, "--init")) {
+            if (attn_init_parse(val, &o->grid.init_sigma) != ATTN_OK)
+                return ATTN_FAIL(ATTN_ERR_INPUT, "--init: '%s' is not uniform, normal or normal:SIGMA "
+                                 "(SIGMA in (0, 1000], as %%g writes it)", val);
+            o->grid.init_given = true;
         } else if (!strcmp(a, "--sustain")) {
             ATTN_TRY(parse_number(a, val, 0.5, 600, &o->rule.sustain_s));
         } else if (!strcmp(a, "--noise")) {

@@ -353,7 +353,12 @@ int grid_add_spec(struct grid *g, const char *spec, const char *where)
     if (!axes[AX_CAUSAL].given) push_value(&axes[AX_CAUSAL], 0, where, "causal");
     if (!axes[AX_DTYPE].given) push_value(&axes[AX_DTYPE], ATTN_BF16, where, "dtype");
     if (!axes[AX_VARLEN].given) push_text(&axes[AX_VARLEN], "", where, "varlen");
-    if (!axes[AX_INIT].given) push_value(&axes[AX_INIT], 0, where, "init"); /* uniform: 0.0f's bits */
+    if (!axes[AX_INIT].given) { /* the grid's default, by its bits as the axis holds it */
+        const float sigma = g->init_given ? g->init_sigma : ATTN_INIT_DEFAULT_SIGMA;
+        uint32_t bits;
+        memcpy(&bits, &sigma, sizeof bits);
+        push_value(&axes[AX_INIT], (long)bits, where, "init");
+    }
 
     /* Values are distinct per axis, and batch (heads) is a one-to-one
      * function of tokens (hidden) for a given seq (dim), as batch and seq

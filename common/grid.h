@@ -7,8 +7,9 @@
  * batch: none, uniform:F — lengths uniform in [ceil(F·seq), seq] — or
  * lens:L1+L2+...), lens (L1+L2+...: a ragged batch of these lengths; batch is
  * their count and seq the longest, so neither is given), init (the inputs'
- * distribution: uniform — [-1, 1], the default — normal, N(0, 1), or
- * normal:SIGMA). Values are comma
+ * distribution: uniform, [-1, 1]; normal, N(0, 1); or normal:SIGMA; a point
+ * that names none takes the grid's: attn.h's ATTN_INIT_DEFAULT_SIGMA unless
+ * --init set one). Values are comma
  * lists; a..b is the powers of two p with a <= p <= b (at least one). Grid
  * files hold one spec per line; '#' starts a comment. */
 #ifndef ATTN_GRID_H
@@ -36,6 +37,10 @@ struct grid {
      * linear; slots[i] is a point's index + 1, 0 when empty. It covers the
      * first `indexed` points and is rebuilt when that is not count. */
     size_t *slots, nslots, indexed;
+    /* The init of points whose spec names none (attnbench --init): set
+     * before the specs are added; when not given, ATTN_INIT_DEFAULT_SIGMA. */
+    bool init_given;
+    float init_sigma;
 };
 
 /* Appends the points of one spec line (duplicates dropped; a point already

@@ -255,7 +255,8 @@ const char *attn_problem_label(const struct attn_problem *p, char *buf, size_t l
     char kv[24] = "";
     if (attn_kv_heads(p) != p->heads) snprintf(kv, sizeof kv, " KV=%d", attn_kv_heads(p));
     char name[ATTN_INIT_MAX], init[ATTN_INIT_MAX + 8] = "";
-    if (p->init_sigma > 0) snprintf(init, sizeof init, " init=%s", attn_init_name(p->init_sigma, name, sizeof name));
+    if (p->init_sigma != ATTN_INIT_DEFAULT_SIGMA)
+        snprintf(init, sizeof init, " init=%s", attn_init_name(p->init_sigma, name, sizeof name));
     snprintf(buf, len, "B=%d H=%d%s S=%d D=%d %s%s%s%s%s%s", p->batch, p->heads, kv, p->seq_len,
              p->head_dim, p->causal ? "causal" : "full", attn_is_varlen(p) ? " varlen=" : "",
              p->varlen, p->dtype == ATTN_BF16 ? "" : " ",

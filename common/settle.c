@@ -8,6 +8,7 @@ void settle_begin(struct settle_watch *w) { memset(w, 0, sizeof *w); }
 
 void settle_add(struct settle_watch *w, double t_ms, double mhz, double watts)
 {
+    if (w->n && t_ms - w->r[(w->head + w->n - 1) % SETTLE_READINGS_MAX].t_ms < SETTLE_MIN_GAP_MS) return;
     if (!w->started) {
         w->started = true;
         w->t0_ms = t_ms;
@@ -23,22 +24,20 @@ void settle_add(struct settle_watch *w, double t_ms, double mhz, double watts)
     w->r[at] = (struct settle_reading){.t_ms = t_ms, .mhz = mhz, .watts = watts};
 }
 
-/* The readings with from < t <= to: mean clock, its spread, mean power. */
+/* The readings with from < t <= to: their clock and power sums. */
 struct window {
     size_t n, nw;
-    double mhz_sum, mhz_min, mhz_max, w_sum;
+    double mhz_sum, w_sum;
 };
 
 static struct window window_of(const struct settle_watch *w, double from, double to)
 {
-    struct window s = {.mhz_min = INFINITY, .mhz_max = -INFINITY};
+    struct window s = {0};
     for (size_t i = 0; i < w->n; i++) {
         const struct settle_reading *r = &w->r[(w->head + i) % SETTLE_READINGS_MAX];
         if (!(r->t_ms > from && r->t_ms <= to) || !(r->mhz > 0)) continue;
         s.n++;
         s.mhz_sum += r->mhz;
-        s.mhz_min = fmin(s.mhz_min, r->mhz);
-        s.mhz_max = fmax(s.mhz_max, r->mhz);
         if (!isnan(r->watts)) {
             s.nw++;
             s.w_sum += r->watts;
@@ -59,7 +58,6 @@ struct settle_state settle_check(const struct settle_watch *w)
     if (cur.nw) st.watts = cur.w_sum / cur.nw;
     if (last - w->t0_ms < 2 * SETTLE_WINDOW_MS || cur.n < 2 || prev.n < 2) return st;
     const double prev_mhz = prev.mhz_sum / prev.n;
-    if ((cur.mhz_max - cur.mhz_min) / st.mhz > SETTLE_CLOCK_SPREAD) return st;
     if (fabs(st.mhz - prev_mhz) / prev_mhz > SETTLE_CLOCK_SPREAD) return st;
     if (cur.nw && prev.nw) {
         const double prev_w = prev.w_sum / prev.nw;

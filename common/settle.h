@@ -3,13 +3,15 @@
  * back and feeds the SM clock and board power read every POLL ms or so; the
  * rule says when they have settled:
  *   - at least two windows (SETTLE_WINDOW_MS each) of readings;
- *   - the last window's clock readings within SETTLE_CLOCK_SPREAD of their
- *     mean (max − min over mean);
- *   - its mean clock not above the window before it by more than that
- *     (the clock is not rising: the board is not leaving a power-capped dip)
- *     and not below it by more (not still falling toward the cap);
+ *   - the last window's mean clock within SETTLE_CLOCK_SPREAD of the
+ *     window before it: not rising (the board is not leaving a dip) and
+ *     not falling (not still on its way down to the power cap);
  *   - where power is known, the last window's mean power within
  *     SETTLE_POWER_DRIFT of the window before it.
+ * Within a window the clock may move: at the 700 W cap the power controller
+ * moves it by several 15 MHz steps every few tens of ms (seen on the H200:
+ * 1665–1758 MHz under one kernel), so a steady state is one of steady means,
+ * not of a still clock.
  * The settled values are the last window's mean clock and power. The load's
  * own limit (--sustain S) is the caller's: a row not settled by then is
  * sampled anyway and says so (settled = 0). */
@@ -27,6 +29,8 @@ extern "C" {
 #define SETTLE_CLOCK_SPREAD 0.01
 #define SETTLE_POWER_DRIFT 0.02
 #define SETTLE_READINGS_MAX 4096 /* a ring: 200 s of readings at one per 50 ms */
+#define SETTLE_MIN_GAP_MS 20.0   /* a reading closer than this to the last one kept is dropped,
+                                    so that the ring spans at least 80 s however fast they come */
 
 struct settle_reading {
     double t_ms;     /* when, on any monotonic clock */

@@ -552,7 +552,7 @@ START_TEST(test_ab_worker_that_cannot_go_on)
     ck_assert_int_eq(ab_dirs(id, sizeof id), 0);
     ck_assert_int_eq(partial_dirs(partial, sizeof partial), 1);
     last_line(r.err, line, sizeof line);
-    ck_assert_msg(!strncmp(line, "ab: stopped before both sides had finished every row", 52) &&
+    ck_assert_msg(!strncmp(line, "ab: stopped before every side had finished every row", 52) &&
                   strstr(line, partial), "stderr's last line: %s (the partial run: %s)", line, partial);
     ck_assert_msg(strstr(r.err, "ab: the cand side (") && strstr(r.err, stuck_workers[_i].needle),
                   "stderr: %s", r.err);
@@ -726,6 +726,219 @@ START_TEST(test_ab_list_touches_nothing)
 }
 END_TEST
 
+/* ============================================================ compare runs */
+
+/* A compare run's fixture beside the A/B one: DIR/py_worker, a link to the
+ * fake worker standing in for Python (the peer's side, "py"), and
+ * DIR/peers/fake_peers.py, a peer module whose text names `fakepeer`. */
+static void compare_setup(void)
+{
+    tmpdir_setup();
+    char cwd[PATH_MAX], worker[PATH_MAX + 64];
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    snprintf(worker, sizeof worker, "%s/%s", cwd, FAKE_WORKER);
+    ck_assert_int_eq(symlink(worker, tmp_path("py_worker").s), 0);
+    ck_assert_int_eq(mkdir(tmp_path("peers").s, 0755), 0);
+    write_text(tmp_path("peers/fake_peers.py").s, "class FakePeer:\n    name = \"fakepeer\"\n");
+}
+
+#define COMPARE_ROWS (3 * 2 * 2) /* naive, flash_mma, fakepeer × POINT's 2 points × MODES */
+
+/* build/ab --compare LIST with the fake workers (attnbench: base_worker; the
+ * peer's Python: py_worker), protocol 3, the log naming each command's
+ * variant, on POINT and MODES unless args give others, into DIR/out. */
+static struct run run_compare(const char *env, const char *list, const char *args)
+{
+    const char *ab = AB;
+    ck_assert_msg(access(ab, X_OK) == 0, "%s is not built: run make all first", ab);
+    char cmd[8192];
+    size_t n = (size_t)snprintf(cmd, sizeof cmd,
+        "FAKE_LOG='%s' FAKE_LOG_VARIANT=1 FAKE_PROTO=3 ATTN_PEERS_DIR='%s' %s %s --compare %s --bin '%s' "
+        "--python '%s' --warm-ms 0 --budget-ms 5000 --seed 42 --out '%s' %s",
+        tmp_path("log").s, tmp_path("peers").s, env, ab, list, tmp_path("base_worker").s,
+        tmp_path("py_worker").s, tmp_path("out").s, args);
+    ck_assert_uint_lt(n, sizeof cmd);
+    return run_shell(cmd, tmpdir);
+}
+
+/* The one run DIR/out/ID.csv a compare run published: its ID. */
+static void the_compare_id(char *id, size_t len)
+{
+    DIR *d = opendir(tmp_path("out").s);
+    ck_assert_msg(d != NULL, "no %s/out", tmpdir);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t l = strlen(e->d_name);
+        if (e->d_name[0] == '.' || l <= 4 || strcmp(e->d_name + l - 4, ".csv")) continue;
+        snprintf(id, len, "%.*s", (int)(l - 4), e->d_name);
+        n++;
+    }
+    closedir(d);
+    ck_assert_msg(n == 1, "%d runs in %s/out, expected 1", n, tmpdir);
+}
+
+/* Three variants, one a Python peer: one run of every row, each marked with
+ * the compare run, in point order; the reference's verdict and a faster and
+ * a slower variant found; the table kept beside the run; the sides' parts
+ * gone; the blocks in whole rotating rounds. */
+START_TEST(test_compare_three_variants)
+{
+    struct run r = run_compare("FAKE_VFACTOR_flash_mma=0.9 FAKE_VFACTOR_fakepeer=1.2", "naive,flash_mma,fakepeer",
+                               "--point '" POINT "' --mode " MODES);
+    ck_assert_exit(r, 0);
+    char id[ID_LEN], partial[600];
+    the_compare_id(id, sizeof id);
+    ck_assert_int_eq(partial_dirs(partial, sizeof partial), 0);
+    struct result_set set;
+    path_t csv = tmp_path("out/%s.csv", id);
+    ck_assert_msg(results_read(csv.s, &set) == ATTN_OK, "%s: %s", csv.s, attn_error_message());
+    ck_assert_int_eq(set.count, COMPARE_ROWS);
+    static const char *const order[] = {"naive", "flash_mma", "fakepeer"};
+    for (size_t i = 0; i < set.count; i++) {
+        const struct result_rec *row = &set.rows[i];
+        ck_assert_str_eq(row->status, "ok");
+        ck_assert_str_eq(row->compare_run, id);
+        ck_assert_str_eq(row->run_id, id);
+        ck_assert_str_eq(row->ab_run, "");
+        ck_assert_str_eq(row->key.regime, "burst");
+        ck_assert_str_eq(row->key.variant, order[i % 3]); /* each point's and mode's rows together */
+        ck_assert_uint_eq(row->nsample_ms, (size_t)row->samples);
+    }
+    results_free(&set);
+    char *env = slurp(tmp_path("out/%s.env", id).s), *txt = slurp(tmp_path("out/%s.txt", id).s);
+    ck_assert_ptr_nonnull(env);
+    ck_assert_ptr_nonnull(txt);
+    ck_assert_msg(strstr(env, "\ncompare_ref=naive\n") && strstr(env, "\ncompare_variants=naive,flash_mma,fakepeer\n") &&
+                  strstr(env, "compare_worker.fakepeer=") && strstr(env, "peers/fake_peers.py"), "env: %s", env);
+    ck_assert_int_eq(count_lines(r.out, "", "1 (reference)"), 4);
+    ck_assert_int_eq(count_lines(r.out, "", "faster"), 4);
+    ck_assert_int_eq(count_lines(r.out, "", "slower"), 4);
+    ck_assert_int_eq(count_lines(r.out, "", "level"), 0);
+    ck_assert_str_eq(txt, r.out);
+    free(env);
+    free(txt);
+    run_free(&r);
+    /* the first mode's blocks: naive flash_mma fakepeer, flash_mma fakepeer naive, fakepeer naive flash_mma, ... */
+    FILE *f = fopen(tmp_path("log").s, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[1024], variant[64], cmd[16];
+    int nblock = 0;
+    while (fgets(line, sizeof line, f) && nblock < 9)
+        if (sscanf(line, "%63s %15s", variant, cmd) == 2 && !strcmp(cmd, "block")) {
+            ck_assert_msg(!strcmp(variant, order[(nblock / 3 + nblock % 3) % 3]), "block %d is %s's",
+                          nblock + 1, variant);
+            nblock++;
+        }
+    fclose(f);
+    ck_assert_int_eq(nblock, 9);
+}
+END_TEST
+
+/* --ref names the reference; the table's ratios are against it. */
+START_TEST(test_compare_ref)
+{
+    struct run r = run_compare("FAKE_VFACTOR_flash_mma=0.9", "naive,flash_mma", "--ref flash_mma --point "
+                               "'batch=2 heads=4 seq=128 dim=64' --mode cold");
+    ck_assert_exit(r, 0);
+    ck_assert_int_eq(count_lines(r.out, "", "1 (reference)"), 1);
+    ck_assert_int_eq(count_lines(r.out, "", "slower"), 1); /* naive, 1/0.9 of flash_mma's time */
+    ck_assert_msg(strstr(r.out, "flash_mma's"), "stdout: %s", r.out);
+    run_free(&r);
+}
+END_TEST
+
+/* --sustain: the board loaded in turns (load) until the readings settle,
+ * each side told so (settled), the rows sustained with the settled clock
+ * and power. */
+START_TEST(test_compare_sustained)
+{
+    struct run r = run_compare("FAKE_MHZ=1680 FAKE_WATTS=699", "naive,fakepeer",
+                               "--sustain 4 --point 'batch=2 heads=4 seq=128 dim=64' --mode cold");
+    ck_assert_exit(r, 0);
+    ck_assert_msg(strstr(r.err, "settled after"), "stderr: %s", r.err);
+    char id[ID_LEN];
+    the_compare_id(id, sizeof id);
+    struct result_set set;
+    ck_assert_int_eq(results_read(tmp_path("out/%s.csv", id).s, &set), ATTN_OK);
+    ck_assert_int_eq(set.count, 2);
+    for (size_t i = 0; i < set.count; i++) {
+        ck_assert_str_eq(set.rows[i].key.regime, "sustained");
+        ck_assert_int_eq(set.rows[i].settled, 1);
+        ck_assert_double_eq_tol(set.rows[i].settled_mhz, 1680, 0.5);
+        ck_assert_double_eq_tol(set.rows[i].settled_watts, 699, 0.5);
+    }
+    results_free(&set);
+    run_free(&r);
+    /* every load before the first block, and both sides told */
+    char *log = slurp(tmp_path("log").s);
+    ck_assert_ptr_nonnull(log);
+    const char *first_block = strstr(log, " block ");
+    ck_assert_ptr_nonnull(first_block);
+    ck_assert_int_ge(count_lines(log, "naive load ", NULL), 2);
+    ck_assert_int_ge(count_lines(log, "fakepeer load ", NULL), 2);
+    ck_assert_int_eq(count_lines(log, "naive settled 1 ", NULL), 1);
+    ck_assert_int_eq(count_lines(log, "fakepeer settled 1 ", NULL), 1);
+    ck_assert_msg(strstr(log, "settled 1 ") < first_block, "a block before the load ended: %s", log);
+    free(log);
+}
+END_TEST
+
+/* A peer's worker that dies in a block: its row is error, saying why, a
+ * fresh worker goes on; the other variants' rows are measured; exit 1. */
+START_TEST(test_compare_lost_worker)
+{
+    struct run r = run_compare("FAKE_DIE_py=block:2", "naive,flash_mma,fakepeer",
+                               "--row-timeout 60 --point '" POINT "' --mode " MODES);
+    ck_assert_exit(r, 1);
+    char id[ID_LEN];
+    the_compare_id(id, sizeof id);
+    struct result_set set;
+    ck_assert_int_eq(results_read(tmp_path("out/%s.csv", id).s, &set), ATTN_OK);
+    ck_assert_int_eq(set.count, COMPARE_ROWS);
+    ck_assert_int_eq(count_rows(&set, "naive", "ok"), 4);
+    ck_assert_int_eq(count_rows(&set, "flash_mma", "ok"), 4);
+    ck_assert_int_ge(count_rows(&set, "fakepeer", "error"), 1);
+    for (size_t i = 0; i < set.count; i++)
+        if (!strcmp(set.rows[i].status, "error"))
+            ck_assert_msg(strstr(set.rows[i].reason, "worker exited 3"), "reason: %s", set.rows[i].reason);
+    results_free(&set);
+    run_free(&r);
+}
+END_TEST
+
+static const struct {
+    const char *list, *args, *needle;
+} compare_errors[] = {
+    {"naive", "", "at least two variants"},
+    {"naive,nosuch", "", "unknown variant 'nosuch'"},
+    {"naive,naive", "", "'naive' named twice"},
+    {"naive,flash_mma", "--ref inplace", "--ref 'inplace'"},
+    {"naive,flash_mma", "--variants naive", "--variants"},
+    {"naive,flash_mma", "--base x", "--base"},
+};
+
+/* Bad input: exit 2, one line naming it, nothing written. */
+START_TEST(test_compare_usage_errors)
+{
+    struct run r = run_compare("", compare_errors[_i].list, compare_errors[_i].args);
+    assert_usage_error(&r, compare_errors[_i].needle);
+    run_free(&r);
+    ck_assert_int_eq(access(tmp_path("out").s, F_OK), -1);
+}
+END_TEST
+
+/* A peer whose worker cannot start (its framework missing: exit 3) is
+ * named, exit 2. */
+START_TEST(test_compare_peer_does_not_start)
+{
+    struct run r = run_compare("FAKE_DIE_py=start", "naive,fakepeer", "--point 'batch=2 heads=4 seq=128 dim=64'");
+    ck_assert_exit(r, 2);
+    ck_assert_msg(strstr(r.err, "ab: the fakepeer side (") && strstr(r.err, "fake_peers.py) did not start: worker exited 3"),
+                  "stderr: %s", r.err);
+    run_free(&r);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ suite */
 
 static Suite *ab_suite(void)
@@ -754,6 +967,16 @@ static Suite *ab_suite(void)
     tcase_set_timeout(tc, 60); /* a run of build/ab each */
     tcase_add_loop_test(tc, test_ab_usage_errors, 0, (int)NELEMS(usage_errors));
     tcase_add_test(tc, test_ab_list_touches_nothing);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("compare");
+    tcase_add_checked_fixture(tc, compare_setup, tmpdir_teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_compare_three_variants);
+    tcase_add_test(tc, test_compare_ref);
+    tcase_add_test(tc, test_compare_sustained);
+    tcase_add_test(tc, test_compare_lost_worker);
+    tcase_add_loop_test(tc, test_compare_usage_errors, 0, (int)NELEMS(compare_errors));
+    tcase_add_test(tc, test_compare_peer_does_not_start);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -16,6 +16,7 @@
 #include "../common/registry.h"
 #include "../common/results.h"
 #include "../common/results_read.h"
+#include "../common/settle.h"
 #include "../common/stats.h"
 #include "../common/timing.h"
 
@@ -791,6 +792,42 @@ END_TEST
 
 /* ===================================================================== grid */
 
+/* The init key: normal (N(0, 1)) where a point names none, uniform,
+ * normal:SIGMA in its one spelling; --init sets the default of the points
+ * that name none; anything else refused with the place. */
+START_TEST(test_grid_init_key)
+{
+    struct grid g = {0};
+    ck_assert_int_eq(grid_add_spec(&g, "batch=1 heads=2 seq=64 dim=64", "t"), ATTN_OK);
+    ck_assert_int_eq(grid_add_spec(&g, "batch=1 heads=2 seq=64 dim=64 init=uniform,normal:0.5", "t"), ATTN_OK);
+    ck_assert_uint_eq(g.count, 3);
+    ck_assert(g.points[0].init_sigma == ATTN_INIT_DEFAULT_SIGMA && ATTN_INIT_DEFAULT_SIGMA == 1.0f);
+    ck_assert(g.points[1].init_sigma == 0);
+    ck_assert(g.points[2].init_sigma == 0.5f);
+    ck_assert(!attn_problem_equal(&g.points[0], &g.points[1]));
+    static const char *const bad[] = {"init=gauss", "init=normal:1", "init=normal:0", "init=normal:-1",
+                                      "init=normal:2000", "init=normal:", "init=Normal"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char spec[96];
+        snprintf(spec, sizeof spec, "batch=1 heads=2 seq=64 dim=64 %s", bad[i]);
+        ck_assert_msg(grid_add_spec(&g, spec, "f:3") == ATTN_ERR_INPUT, "%s accepted", bad[i]);
+        ck_assert_message_has("f:3: 'init=");
+    }
+    grid_free(&g);
+    struct options o;
+    char *argv[] = {"attnbench", "--init", "uniform", "--point", "batch=1 heads=2 seq=64 dim=64", "--point",
+                    "batch=1 heads=2 seq=64 dim=64 init=normal", NULL};
+    ck_assert_int_eq(options_parse(&o, 7, argv), ATTN_OK);
+    ck_assert_uint_eq(o.grid.count, 2);
+    ck_assert(o.grid.points[0].init_sigma == 0 && o.grid.points[1].init_sigma == 1.0f);
+    grid_free(&o.grid);
+    char *bad_argv[] = {"attnbench", "--init", "gauss", NULL};
+    ck_assert_int_eq(options_parse(&o, 3, bad_argv), ATTN_ERR_INPUT);
+    ck_assert_message_has("--init: 'gauss'");
+    grid_free(&o.grid);
+}
+END_TEST
+
 START_TEST(test_grid_lists_and_defaults)
 {
     struct grid g = {0};
@@ -944,7 +981,7 @@ START_TEST(test_varlen_lengths_and_counts)
     ck_assert(attn_flops(&p) == 4.0 * 4 * (1.0 + 17 * 17 + 1000 * 1000) * 64);
     char label[ATTN_LABEL_MAX];
     ck_assert_str_eq(attn_problem_label(&p, label, sizeof label),
-                     "B=3 H=4 KV=2 S=1000 D=64 full varlen=lens:1+17+1000");
+                     "B=3 H=4 KV=2 S=1000 D=64 full varlen=lens:1+17+1000 init=uniform");
 
     struct attn_problem u = problem(64, 8, 4096, 128, true);
     snprintf(u.varlen, sizeof u.varlen, "uniform:0.5");
@@ -1077,7 +1114,7 @@ START_TEST(test_results_varlen_column)
     ck_assert_ptr_eq(results_find(&set, &k), &set.rows[2]);
     char label[ATTN_LABEL_MAX + 64];
     ck_assert_str_eq(result_key_label(&set.rows[0].key, label, sizeof label),
-                     "naive bf16 B=3 H=32 KV=8 S=1000 D=128 causal varlen=lens:1+17+1000 cold");
+                     "naive bf16 B=3 H=32 KV=8 S=1000 D=128 causal varlen=lens:1+17+1000 init=uniform cold");
     results_free(&set);
     write_temp(path, "variant,dtype,batch,heads,kv_heads,seq_len,head_dim,causal,varlen,mode,status,ms_median,noise_rel\n"
                      "naive,bf16,3,32,8,1000,128,1,,cold,ok,1.1,0.01\n"
@@ -1315,6 +1352,8 @@ START_TEST(test_grid_point_label)
 {
     char buf[96];
     struct attn_problem p = problem(4, 16, 4096, 128, true);
+    ck_assert_str_eq(attn_problem_label(&p, buf, sizeof buf), "B=4 H=16 S=4096 D=128 causal init=uniform");
+    p.init_sigma = ATTN_INIT_DEFAULT_SIGMA; /* the default init is not named */
     ck_assert_str_eq(attn_problem_label(&p, buf, sizeof buf), "B=4 H=16 S=4096 D=128 causal");
     p.causal = false;
     p.dtype = ATTN_FP16;
@@ -2862,6 +2901,7 @@ static Suite *grid_suite(void)
     Suite *s = suite_create("grid");
     TCase *tc = tcase_create("specs");
     tcase_add_test(tc, test_grid_lists_and_defaults);
+    tcase_add_test(tc, test_grid_init_key);
     tcase_add_test(tc, test_grid_range_powers_of_two);
     tcase_add_test(tc, test_grid_tokens_and_hidden);
     tcase_add_test(tc, test_grid_kv_heads);
@@ -2932,6 +2972,71 @@ static Suite *csv_suite(void)
     return s;
 }
 
+/* ------------------------------------------------------------ settling */
+
+/* Readings every 50 ms for `seconds` from clock(t) and power(t) (t in s);
+ * the first time the rule says settled, in s, or -1. */
+static double settle_time(double seconds, double (*clock)(double), double (*power)(double), struct settle_state *end)
+{
+    static struct settle_watch w;
+    settle_begin(&w);
+    double first = -1;
+    for (double t = 0; t <= seconds + 1e-9; t += 0.05) {
+        settle_add(&w, 1000 * t, clock(t), power(t));
+        *end = settle_check(&w);
+        if (end->settled && first < 0) first = t;
+    }
+    return first;
+}
+
+static double capped_clock(double t) { return t < 0.1 ? 1980 : ((int)(t * 20) % 2 ? 1665 : 1710); }
+static double capped_power(double t) { (void)t; return 690; }
+static double rising_clock(double t) { return 1500 + 60 * t; } /* 4 % a second */
+static double drifting_power(double t) { return 500 + 20 * t; }  /* 4 % a second at first */
+static double unknown_power(double t) { (void)t; return NAN; }
+
+/* A board at its power cap, the clock hunting between two steps: settled
+ * after two windows, at their mean; not before. */
+START_TEST(test_settle_at_the_cap)
+{
+    struct settle_state st;
+    const double t = settle_time(6, capped_clock, capped_power, &st);
+    ck_assert_msg(t >= 2 * SETTLE_WINDOW_MS / 1000 && t < 2.5, "settled at %g s", t);
+    ck_assert(st.settled);
+    ck_assert_double_eq_tol(st.mhz, 1687.5, 2);
+    ck_assert_double_eq_tol(st.watts, 690, 1e-9);
+    /* power unknown (no NVML): the clock alone decides */
+    ck_assert(settle_time(6, capped_clock, unknown_power, &st) > 0);
+    ck_assert(isnan(st.watts));
+}
+END_TEST
+
+/* A clock still rising, or power still drifting, is not settled. */
+START_TEST(test_settle_not_while_moving)
+{
+    struct settle_state st;
+    ck_assert_double_eq(settle_time(6, rising_clock, capped_power, &st), -1);
+    ck_assert(!st.settled);
+    ck_assert_double_eq(settle_time(1.5, capped_clock, drifting_power, &st), -1);
+}
+END_TEST
+
+/* Readings closer than SETTLE_MIN_GAP_MS are dropped: a flood of them does
+ * not push the window before the last out of the ring. */
+START_TEST(test_settle_flood_of_readings)
+{
+    static struct settle_watch w;
+    settle_begin(&w);
+    struct settle_state st = {0};
+    for (int i = 0; i <= 3000 * 10; i++) { /* every 0.1 ms for 3 s */
+        settle_add(&w, i * 0.1, 1700, 690);
+        st = settle_check(&w);
+    }
+    ck_assert(w.n < SETTLE_READINGS_MAX);
+    ck_assert(st.settled);
+}
+END_TEST
+
 static Suite *stats_suite(void)
 {
     Suite *s = suite_create("stats");
@@ -2940,6 +3045,12 @@ static Suite *stats_suite(void)
     tcase_add_test(tc, test_stats_summarize);
     tcase_add_test(tc, test_stats_single_sample);
     tcase_add_test(tc, test_stats_summarize_no_samples);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("settling");
+    tcase_add_test(tc, test_settle_at_the_cap);
+    tcase_add_test(tc, test_settle_not_while_moving);
+    tcase_add_test(tc, test_settle_flood_of_readings);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("stop_rule");

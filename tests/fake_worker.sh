@@ -5,22 +5,28 @@
 # files (RUN_ID.csv with the columns of common/results.c, RUN_ID.samples.csv,
 # RUN_ID.env) that common/results_read.c and the gate accept.
 #
-# Arguments (--worker --warm-ms ...) are ignored. Behaviour comes from the
+# Arguments (--worker --warm-ms ...) are ignored but --sustain (its rows are
+# then sustained, as the driver's load says). Behaviour comes from the
 # environment; since build/ab gives both of its workers the same environment,
 # each setting is looked up first with the worker's side appended
 # (FAKE_FACTOR_cand), then plain (FAKE_FACTOR). The side is FAKE_SIDE, else
 # the script's own name up to its first '_' (a link named cand_worker → cand).
 #   FAKE_REV     git rev in the greeting and the rows (default: fake)
 #   FAKE_PROTO   protocol version in the greeting (default: 2); below 2 it
-#                knows neither `reopen` nor `fail`, as such a build does not
+#                knows neither `reopen` nor `fail`, as such a build does not;
+#                from 3 it knows `load`, `settled` and a compare run's `open`
+#   FAKE_MHZ FAKE_WATTS  what `load` reads (default: 1755 MHz, 690 W)
 #   FAKE_MS      base time of a sample in ms (default: 1.0)
 #   FAKE_FACTOR  multiplies FAKE_MS (default: 1)
+#   FAKE_VFACTOR_NAME  multiplies it further while variant NAME is open (a
+#                compare run's workers share one script and one environment)
 #   FAKE_ABSENT  variants (comma-separated) this "build" lacks: `row` → absent
 #   FAKE_SKIP    variants it skips: `row` → done, one skipped row per mode
 #   FAKE_HANG    WHEN: stop answering (a hung kernel) at WHEN
 #   FAKE_DIE     WHEN: exit without answering at WHEN (status FAKE_DIE_STATUS,
 #                default 3; FAKE_DIE_SIGNAL=N: killed by signal N instead)
 #   FAKE_LOG     file to which every command is appended as "SIDE COMMAND"
+#                (FAKE_LOG_VARIANT=1: "VARIANT COMMAND", the open variant or -)
 # WHEN is one of
 #   start        before the greeting
 #   reopen       at a `reopen` (a fresh worker that cannot take over)
@@ -61,11 +67,26 @@ DIE=$(setting FAKE_DIE "")
 DIE_STATUS=$(setting FAKE_DIE_STATUS 3)
 DIE_SIGNAL=$(setting FAKE_DIE_SIGNAL "")
 LOG=$(setting FAKE_LOG "")
+MHZ=$(setting FAKE_MHZ 1755)
+WATTS=$(setting FAKE_WATTS 690)
 GPU=fakegpu
+REGIME=burst
+for arg in "$@"; do [[ $arg == --sustain ]] && REGIME=sustained; done
 
-# The three sample values a block cycles through.
-read -r -a CYCLE < <(awk -v ms="$MS" -v f="$FACTOR" \
-    'BEGIN { t = ms * f; if (!(t > 0)) t = 1; printf "%.9g %.9g %.9g\n", t, t * 1.001, t * 0.999 }')
+# The results columns, in file order, from common/schema.h (RESULT_COLUMNS);
+# the samples file's: the key (variant .. regime), sample, ms.
+HERE=$(dirname -- "$(readlink -f -- "$0")")
+COLUMNS=$(sed -n '/define RESULT_COLUMNS/,/^$/p' "$HERE/../common/schema.h" | grep -o 'X([A-Z_0-9]*, "[a-z_0-9]*")' |
+  sed 's/.*"\(.*\)")/\1/' | paste -sd, -)
+[[ -n $COLUMNS ]] || { echo "fake_worker: no columns in $HERE/../common/schema.h" >&2; exit 2; }
+KEY_COLUMNS=$(echo "$COLUMNS" | sed 's/.*\(variant,.*,regime\).*/\1/')
+
+# The three sample values a block cycles through, at FACTOR times F.
+set_cycle() {
+    read -r -a CYCLE < <(awk -v ms="$MS" -v f="$FACTOR" -v g="${1:-1}" \
+        'BEGIN { t = ms * f * g; if (!(t > 0)) t = 1; printf "%.9g %.9g %.9g\n", t, t * 1.001, t * 0.999 }')
+}
+set_cycle 1
 
 # in_list NAME LIST: LIST holds NAME (comma- or space-separated).
 in_list() {
@@ -102,47 +123,61 @@ field() {
     if [[ $1 == *[,\"]* ]]; then printf '"%s"' "${1//\"/\"\"}"; else printf '%s' "$1"; fi
 }
 
-CSV="" SAMPLES="" RUN_ID="" AB_RUN=""
-B="" H="" S="" D="" C="" DT=""
+CSV="" SAMPLES="" RUN_ID="" AB_RUN="" COMPARE_RUN=""
+B="" H="" S="" D="" C="" DT="" INIT=""
+SETTLED="" SETTLE_S="" SETTLED_MHZ="" SETTLED_WATTS=""
 VARIANT="" MODE=""
 BLOCKS=0 CYCLE_I=0
 TAKEN=() # this mode's samples
 
 # key MODE [VARIANT]: the row key, in the order both files give it.
-key() { printf '%s,%s,%s,%s,%s,%s,%s,%s' "${2:-$VARIANT}" "$DT" "$B" "$H" "$S" "$D" "$C" "$1"; }
+key() { printf '%s,%s,%s,%s,%s,%s,%s,%s,,%s,%s,%s' "${2:-$VARIANT}" "$DT" "$B" "$H" "$H" "$S" "$D" "$C" "$INIT" "$1" "$REGIME"; }
 
 # Rows in the run's CSV.
 rows_written() { echo $(($(wc -l <"$CSV") - 1)); }
 
-# One line of the results CSV, in the column order of common/results.c.
+# One line of the results CSV, its fields by column name in COLUMNS' order.
 # row MODE STATUS REASON SAMPLES MEDIAN MIN P10 P90 MEAN NOISE CONVERGED CALLS [VARIANT]
 row() {
-    local mode=$1 status=$2 reason=$3 n=$4 med=$5 min=$6 p10=$7 p90=$8 mean=$9 noise=${10}
-    local conv=${11} calls=${12} variant=${13:-$VARIANT} impl=""
-    [[ $status == ok ]] && impl="fake $variant"
-    # run_id timestamp git_rev gpu | key (8) | status reason
-    printf '%s,%s,%s,%s,%s,%s,%s,' "$RUN_ID" "$(now)" "$REV" "$GPU" "$(key "$mode" "$variant")" "$status" \
-        "$(field "$reason")"
-    # samples ms_median ms_min ms_p10 ms_p90 ms_mean noise_rel converged calls_per_sample
-    printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,' "$n" "$med" "$min" "$p10" "$p90" "$mean" "$noise" "$conv" "$calls"
-    # tflops gbps pct_peak_tflops pct_peak_gbps extra_mem_mib max_abs_err rel_err ref
-    printf ',,,,,,,,'
-    # kernels_per_call memcpy_per_call memset_per_call gpu_busy_ms launch_gap_ms
-    # sm_clock_start_mhz sm_clock_end_mhz clock_low
-    printf ',,,,,,,,'
-    # impl ab_run
-    printf '%s,%s\n' "$impl" "$AB_RUN"
+    local mode=$1 variant=${13:-$VARIANT} c line=""
+    local -A f=([run_id]=$RUN_ID [timestamp]=$(now) [git_rev]=$REV [gpu]=$GPU [status]=$2 [reason]=$3
+        [samples]=$4 [ms_median]=$5 [ms_min]=$6 [ms_p10]=$7 [ms_p90]=$8 [ms_mean]=$9 [noise_rel]=${10}
+        [converged]=${11} [calls_per_sample]=${12} [ab_run]=$AB_RUN [compare_run]=$COMPARE_RUN)
+    [[ $2 == ok ]] && f[impl]="fake $variant"
+    if [[ $2 == ok && $REGIME == sustained ]]; then
+        f[settled]=$SETTLED f[settle_s]=$SETTLE_S f[settled_mhz]=$SETTLED_MHZ f[settled_watts]=$SETTLED_WATTS
+    fi
+    IFS=, read -r -a k <<<"$(key "$mode" "$variant")"
+    IFS=, read -r -a names <<<"$KEY_COLUMNS"
+    for c in "${!names[@]}"; do f[${names[c]}]=${k[c]}; done
+    IFS=, read -r -a names <<<"$COLUMNS"
+    local first=1
+    for c in "${names[@]}"; do
+        ((first)) || line+=,
+        first=0
+        line+=$(field "${f[$c]:-}")
+    done
+    printf '%s\n' "$line"
+}
+
+# open_as RUN KIND: the run this worker writes is an A/B side's (KIND "")
+# or a compare run's (KIND compare, protocol 3).
+open_as() {
+    if [[ -z $2 ]]; then AB_RUN=$1; return; fi
+    [[ $2 == compare ]] && ((PROTO >= 3)) || fatal "open: expected DIR RUN_ID AB_RUN, once"
+    COMPARE_RUN=$1
 }
 
 cmd_open() {
     local dir=${1:-} run_id=${2:-} ab_run=${3:-}
     [[ -n $ab_run && -z $CSV ]] || fatal "open: expected DIR RUN_ID AB_RUN, once"
     mkdir -p -- "$dir" || fatal "open: unable to create '$dir'"
-    RUN_ID=$run_id AB_RUN=$ab_run
+    RUN_ID=$run_id
+    open_as "$ab_run" "${4:-}"
     CSV="$dir/$run_id.csv" SAMPLES="$dir/$run_id.samples.csv"
     [[ -e $CSV || -e $SAMPLES ]] && fatal "'$CSV' exists already"
-    printf '%s\n' "run_id,timestamp,git_rev,gpu,variant,dtype,batch,heads,seq_len,head_dim,causal,mode,status,reason,samples,ms_median,ms_min,ms_p10,ms_p90,ms_mean,noise_rel,converged,calls_per_sample,tflops,gbps,pct_peak_tflops,pct_peak_gbps,extra_mem_mib,max_abs_err,rel_err,ref,kernels_per_call,memcpy_per_call,memset_per_call,gpu_busy_ms,launch_gap_ms,sm_clock_start_mhz,sm_clock_end_mhz,clock_low,impl,ab_run" >"$CSV" || fatal "unable to create '$CSV'"
-    printf '%s\n' "variant,dtype,batch,heads,seq_len,head_dim,causal,mode,sample,ms" >"$SAMPLES" || fatal "unable to create '$SAMPLES'"
+    printf '%s\n' "$COLUMNS" >"$CSV" || fatal "unable to create '$CSV'"
+    printf '%s\n' "$KEY_COLUMNS,sample,ms" >"$SAMPLES" || fatal "unable to create '$SAMPLES'"
     printf 'schema=1\nrun_id=%s\ntimestamp=%s\ngit_rev=%s\nhost=%s\ncommand=%s\ngpu_name=%s\nab_run=%s\n' \
         "$RUN_ID" "$(now)" "$REV" "$(hostname 2>/dev/null || echo fakehost)" "$0 --worker" "$GPU" "$AB_RUN" \
         >"$dir/$run_id.env"
@@ -153,7 +188,8 @@ cmd_reopen() {
     local dir=${1:-} run_id=${2:-} ab_run=${3:-}
     [[ -n $ab_run && -z $CSV ]] || fatal "reopen: expected DIR RUN_ID AB_RUN, once"
     stop_at reopen
-    RUN_ID=$run_id AB_RUN=$ab_run
+    RUN_ID=$run_id
+    open_as "$ab_run" "${4:-}"
     CSV="$dir/$run_id.csv" SAMPLES="$dir/$run_id.samples.csv"
     [[ -f $CSV && -f $SAMPLES ]] || fatal "reopen: no run '$CSV'"
     reply "ok $CSV"
@@ -178,7 +214,7 @@ cmd_point() {
     local seed=${1:-} kv
     [[ $seed =~ ^[0-9]+$ && -z $VARIANT ]] || fatal "point: expected SEED SPEC, outside a row"
     shift
-    B=1 H=1 S=1 D=64 C=0 DT=bf16
+    B=1 H=1 S=1 D=64 C=0 DT=bf16 INIT=uniform
     for kv in "$@"; do
         case $kv in
         batch=*) B=${kv#*=} ;;
@@ -187,6 +223,7 @@ cmd_point() {
         dim=*) D=${kv#*=} ;;
         causal=*) C=${kv#*=} ;;
         dtype=*) DT=${kv#*=} ;;
+        init=*) INIT=${kv#*=} ;;
         esac
     done
     reply ok
@@ -200,6 +237,8 @@ cmd_row() {
     stop_at setup
     stop_at "variant:$variant"
     VARIANT=$variant
+    local vfactor="FAKE_VFACTOR_$variant"
+    set_cycle "${!vfactor:-1}"
     if in_list "$variant" "$SKIP"; then
         for m in ${modes//,/ }; do
             row "$m" skipped "fake: $variant is in FAKE_SKIP" "" "" "" "" "" "" "" "" "" >>"$CSV"
@@ -215,6 +254,7 @@ cmd_mode() {
     [[ -n $VARIANT && -z $MODE ]] || fatal "mode: outside an open row"
     case ${1:-} in cold | hot | graph) ;; *) fatal "mode: unknown mode '${1:-}'" ;; esac
     MODE=$1 TAKEN=() MODE_BLOCKS=0
+    SETTLED="" SETTLE_S="" SETTLED_MHZ="" SETTLED_WATTS=""
     reply "ok 1"
 }
 
@@ -260,6 +300,17 @@ cmd_finish() {
     reply ok
 }
 
+cmd_load() {
+    [[ ${1:-} =~ ^[0-9.]+$ && -n $MODE ]] || fatal "load: expected MS in a timed mode"
+    reply "ok $MHZ $WATTS"
+}
+
+cmd_settled() {
+    [[ $# == 4 && ($1 == 0 || $1 == 1) && -n $MODE ]] || fatal "settled: expected FLAG SECONDS MHZ WATTS in a timed mode"
+    SETTLED=$1 SETTLE_S=$2 SETTLED_MHZ=$3 SETTLED_WATTS=$4
+    reply ok
+}
+
 cmd_close() {
     [[ -n $VARIANT && -z $MODE ]] || fatal "close: no open row, or a mode unfinished"
     VARIANT=""
@@ -270,7 +321,11 @@ stop_at start
 reply "hello $PROTO $GPU $REV"
 while IFS= read -r line; do
     line=${line%$'\r'}
-    [[ -n $LOG ]] && printf '%s %s\n' "$SIDE" "$line" >>"$LOG"
+    if [[ -n $LOG ]]; then
+        if [[ ${FAKE_LOG_VARIANT:-} == 1 ]]; then printf '%s %s\n' "${VARIANT:--}" "$line" >>"$LOG"
+        else printf '%s %s\n' "$SIDE" "$line" >>"$LOG"
+        fi
+    fi
     read -r -a w <<<"$line"
     cmd=${w[0]:-}
     args=("${w[@]:1}")
@@ -285,6 +340,8 @@ while IFS= read -r line; do
     close) cmd_close ;;
     reopen) ((PROTO >= 2)) || fatal "unknown command 'reopen'"; cmd_reopen "${args[@]}" ;;
     fail) ((PROTO >= 2)) || fatal "unknown command 'fail'"; cmd_fail "${args[@]}" ;;
+    load) ((PROTO >= 3)) || fatal "unknown command 'load'"; cmd_load "${args[@]}" ;;
+    settled) ((PROTO >= 3)) || fatal "unknown command 'settled'"; cmd_settled "${args[@]}" ;;
     *) fatal "unknown command '$cmd'" ;;
     esac
 done

@@ -3,7 +3,10 @@
  * on stdin, one reply per command on stdout (ab_proto.h); errors go to
  * stderr. A command the protocol does not allow is answered `fatal`. The
  * worker runs without attnbench's watchdog: the driver keeps the deadlines
- * and stops a worker that misses one. */
+ * and stops a worker that misses one. The replies go out on the stdout the
+ * worker was started with; whatever else writes to file descriptor 1 (a
+ * Python peer's framework, a library's banner) goes to stderr instead, so
+ * that nothing but replies reaches the driver. */
 #include "worker.h"
 #include "ab_proto.h"
 #include "../runner.h"
@@ -13,6 +16,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,27 +258,42 @@ static int serve(struct worker *w, char *line)
     return ATTN_FAIL(ATTN_ERR_INPUT, "unknown command '%.40s'", line);
 }
 
+/* The driver's channel: a copy of stdout, fd 1 itself then sent to stderr. */
+static FILE *driver_channel(void)
+{
+    fflush(stdout);
+    const int fd = dup(STDOUT_FILENO);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) return NULL;
+    return f;
+}
+
 int worker_main(struct options *opt, int argc, char **argv)
 {
     struct worker w = {.opt = opt, .argc = argc, .argv = argv, .out_cap = AB_LINE_MAX};
     opt->quiet = true;
+    FILE *driver = driver_channel();
+    if (!driver) {
+        fprintf(stderr, "attnbench --worker: unable to set up the driver's channel on stdout\n");
+        return 2;
+    }
     w.out = malloc(w.out_cap);
     char line[AB_LINE_MAX];
     int rc = w.out ? runner_init(&w.r, opt) : ATTN_FAIL(ATTN_ERR, "out of host memory");
     w.r.driver_loads = true; /* with --sustain the rows are sustained, loaded by the driver */
-    if (rc == ATTN_OK) printf("hello %d %s %s\n", AB_PROTO_VERSION, w.r.gpu, env_git_rev());
-    fflush(stdout);
+    if (rc == ATTN_OK) fprintf(driver, "hello %d %s %s\n", AB_PROTO_VERSION, w.r.gpu, env_git_rev());
+    fflush(driver);
     while (rc == ATTN_OK && fgets(line, sizeof line, stdin)) {
         line[strcspn(line, "\r\n")] = '\0';
         if (!strcmp(line, "quit")) break;
         if ((rc = serve(&w, line)) == ATTN_OK) {
-            puts(w.out);
-            fflush(stdout);
+            fprintf(driver, "%s\n", w.out);
+            fflush(driver);
         }
     }
     if (rc != ATTN_OK) {
-        printf("fatal %s\n", attn_error_message());
-        fflush(stdout);
+        fprintf(driver, "fatal %s\n", attn_error_message());
+        fflush(driver);
         fprintf(stderr, "attnbench --worker: %s\n", attn_error_message());
     }
     if (w.in_mode) time_abort(w.r.timer);
@@ -282,6 +301,7 @@ int worker_main(struct options *opt, int argc, char **argv)
     if (w.have_point) point_free(&w.point);
     runner_close(&w.r);
     free(w.out);
+    fclose(driver);
     if (rc == ATTN_ERR_INTERRUPTED) return 130;
     return rc == ATTN_OK ? 0 : 2;
 }
