@@ -59,7 +59,8 @@ for n in "${names[@]}"; do
   why=$(tail -n 1 "$err")
   if [ $rc = 3 ]; then left+=("$module cannot run here ($why)"); continue; fi
   [ $rc = 0 ] || { say "$module --list exited $rc${why:+: $why}"; exit 2; }
-  has=$(awk 'NF && $1 != "variant" { print $1 }' <<<"$has")
+  # its variants: the table up to the blank line (the modules' listing follows it)
+  has=$(awk 'NF == 0 { exit } $1 != "variant" { print $1 }' <<<"$has")
   pick=
   for v in "${chosen[@]}"; do
     grep -qxF -- "$v" <<<"$has" && { pick=${pick:+$pick,}$v; unclaimed=${unclaimed/ $v / }; }

@@ -337,6 +337,31 @@ class WithoutTorch(unittest.TestCase):
         with open(os.path.join(self.tmp.name, "args")) as fh:
             self.assertEqual(fh.read().split(), ["--grid", "seed", "--variants", "naive,inplace"])
 
+    def test_peer_variants_go_to_their_own_module(self):
+        """Two modules, one of whose variants is named like a module (fa4's
+        fa4): each module is given only its own variants, not the names of
+        the modules listed after its table."""
+        peers = os.path.join(self.tmp.name, "peers")
+        os.mkdir(peers)
+        listing = ("\n\nPython peers in {d} (make bench PEERS=MODULE adds them to the run):\n"
+                   "module       variants\nalpha        alpha (make bench PEERS=alpha)\n"
+                   "beta         b1 (make bench PEERS=beta)\n").format(d=peers)
+        for module, variant in (("alpha", "alpha"), ("beta", "b1")):
+            with open(os.path.join(peers, module + "_peers.py"), "w") as fh:
+                fh.write("import sys\n"
+                         "if '--list' in sys.argv:\n"
+                         f"    print('variant      summary\\n{variant:12s} a fake peer' + {listing!r})\n"
+                         "    sys.exit(0)\n"
+                         f"open({os.path.join(self.tmp.name, module)!r}, 'w').write(' '.join(sys.argv[1:]))\n")
+        env = dict(self.env, ATTN_PEER_DIR=peers, PEER_VARIANTS="alpha,b1")
+        r = subprocess.run(["bench/peers.sh", "alpha,beta", "--grid", "seed", "--variants", "naive"],
+                           capture_output=True, text=True, env=env, cwd=ROOT)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for module, variant in (("alpha", "alpha"), ("beta", "b1")):
+            with open(os.path.join(self.tmp.name, module)) as fh:
+                args = fh.read().split()
+            self.assertEqual(args[args.index("--variants") + 1], variant, args)
+
     def test_options_it_sets_refused(self):
         r = subprocess.run(["bench/peers.sh", "torch", "--shard", "1/2"], capture_output=True, text=True,
                            env=self.env, cwd=ROOT)
