@@ -17,8 +17,8 @@ if (!have_ratio) { print "ratio.gp: ".ratio_why.": nothing to draw"; exit }
 fig_title = sprintf("Current / baseline time per row — %s", gpu_name)
 modes_text = ""
 do for [m in ratio_modes] { modes_text = modes_text . (modes_text eq "" ? "" : ", ") . m }
-fig_subtitle = sprintf("%s · run %s against baseline %s · %d rows (%s)%s · %d slower than allowed", \
-    grid_shape, run_id, baseline_run_id, ratio_rows, modes_text, \
+fig_subtitle = sprintf("%s, %s · run %s against baseline %s · %d rows (%s)%s · %d slower than allowed", \
+    grid_shape, kinds_note_all, run_id, baseline_run_id, ratio_rows, modes_text, \
     ratio_throttled ? sprintf(" · %d throttled", ratio_throttled) : "", ratio_slower)
 fig_key = "legend_ratio"
 fig_key_extra = words(ratio_modes) + 3; fig_key_extra_len = strlen("throttled")

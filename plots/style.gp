@@ -4,11 +4,12 @@
 # row, as many rows as they need: a run of model shapes has five or more,
 # and the figure grows in height, each panel keeping its size); Y2 1 when
 # the panels carry a second y axis (room on the right).
-# Before the call a script sets fig_title and fig_subtitle, and fig_key (and
-# fig_key_extra, fig_key_extra_len: the legend's size, below). The panels are
-# drawn with no key; the figure's ONE legend is a strip under the title and
-# subtitle, across the whole width, drawn last from NaN functions (gnuplot
-# 5.4's `keyentry` alone in a plot trips an assertion):
+# Before the call a script sets fig_title and fig_subtitle (and, for a
+# second line under it, fig_subtitle2: the strip grows by a line), and
+# fig_key (and fig_key_extra, fig_key_extra_len: the legend's size, below).
+# The panels are drawn with no key; the figure's ONE legend is a strip
+# under the title and subtitle, across the whole width, drawn last from NaN
+# functions (gnuplot 5.4's `keyentry` alone in a plot trips an assertion):
 #   set multiplot
 #   do for [p = 1:npanels] { eval panel_at(p); set title ...; plot ... }
 #   eval fig_legend
@@ -47,7 +48,27 @@ if (exists("nvariants")) {
 key_cols = int(0.98 * fig_w / ((key_len + legend_samplen + legend_width + 4) * (ARG1 eq "svg" ? 9.7 : 8.9)))
 key_cols = key_cols < 1 ? 1 : key_cols > 12 ? 12 : key_cols
 key_rows = int(ceil(key_n / real(key_cols)))
-band = 112 + (key_rows > 2 ? 17 * (key_rows - 2) : 0)
+# a subtitle wider than the figure (a long note, a run of both regimes, a
+# figure of one panel) is broken at its last " · " that fits, the rest put
+# before the second line's text; widths are estimated from the text's bytes
+# (an average character of the 12 pt PNG font takes about 7 px, of the SVG's
+# 13 pt about 7.6; a multi-byte "·" or "–" counts more than it takes)
+if (!exists("fig_subtitle2")) { fig_subtitle2 = "" }
+sub_px = ARG1 eq "svg" ? 7.6 : 7.0
+sub_fits(n) = n * sub_px <= fig_w - 40
+if (!sub_fits(strlen(fig_subtitle))) {
+    cut = 0
+    do for [i = 2:strlen(fig_subtitle) - 4] {
+        if (fig_subtitle[i:i + 3] eq " · " && sub_fits(i - 1)) { cut = i }
+    }
+    if (cut > 0) {
+        rest = fig_subtitle[cut + 4:]
+        fig_subtitle2 = rest . (fig_subtitle2 eq "" ? "" : " · " . fig_subtitle2)
+        fig_subtitle = fig_subtitle[1:cut - 1]
+    }
+}
+sub2 = fig_subtitle2 ne "" ? 18 : 0
+band = 112 + sub2 + (key_rows > 2 ? 17 * (key_rows - 2) : 0)
 fig_h = band + nrows * cell_h
 
 if (ARG1 eq "svg") {
@@ -74,10 +95,11 @@ unset key
 fig_legend = "unset logscale; unset border; unset tics; unset xlabel; unset ylabel; unset y2label; " . \
     "unset title; unset grid; unset label; unset arrow; unset object; set offsets 0, 0, 0, 0; " . \
     "set xrange [0:1]; set yrange [0:1]; " . \
-    sprintf("set lmargin at screen 0.01; set rmargin at screen 0.99; set tmargin at screen %.5f; set bmargin at screen %.5f; ", sy(62), sy(band - 4)) . \
+    sprintf("set lmargin at screen 0.01; set rmargin at screen 0.99; set tmargin at screen %.5f; set bmargin at screen %.5f; ", sy(62 + sub2), sy(band - 4)) . \
     sprintf("set key center center horizontal Left reverse samplen %g spacing 1.1 width %d nobox maxcols 12; ", legend_samplen, legend_width) . \
     sprintf("set label 101 fig_title at screen 0.5, %.5f center font ',17' tc rgb '#111111'; ", sy(24)) . \
-    sprintf("set label 102 fig_subtitle at screen 0.5, %.5f center font ',12' tc rgb '#555555'", sy(50))
+    sprintf("set label 102 fig_subtitle at screen 0.5, %.5f center font ',12' tc rgb '#555555'", sy(50)) . \
+    (sub2 ? sprintf("; set label 103 fig_subtitle2 at screen 0.5, %.5f center font ',12' tc rgb '#555555'", sy(50 + sub2)) : "")
 
 set border lc rgb "#555555"
 set grid xtics ytics mxtics mytics lw 1 lc rgb "#e4e4e4", lw 1 lc rgb "#f2f2f2"
@@ -85,16 +107,18 @@ set tics textcolor rgb "#333333"
 set title offset 0, -0.4 font ",13"
 
 # one colour and marker per variant, the same in every figure of every run:
-# meta.gp gives each its look (variant_rgb, variant_pt, variant_ps,
-# variant_peer: bench/report/report_data.c's table, the one place that
-# lists them), our variants solid with filled markers, a PyTorch peer
-# (torch_*) dashed with open ones; linetype i is variant i's, vlt(i) names
-# it in every script
-peer_dash = "dt (12, 6)"
+# meta.gp gives each series (a variant's rows of one regime and init) its
+# variant's look (variant_rgb, variant_pt, variant_ps: bench/report/
+# report_data.c's table, the one place that lists them), our variants solid
+# with filled markers, a PyTorch peer (torch_*) dashed with open ones, and
+# a run's second kind of rows (sustained beside burst, a second init) in a
+# dash of its own (variant_dash: gnuplot dash patterns written by
+# build/report from a fixed table, never text from the data); linetype i
+# is series i's, vlt(i) names it in every script
 if (exists("nvariants")) {
     do for [i = 1:nvariants] {
         set linetype i lc rgb variant_rgb[i] lw 2 pt variant_pt[i] ps variant_ps[i] dt solid
-        if (variant_peer[i]) { eval sprintf("set linetype %d %s", i, peer_dash) }
+        eval sprintf("set linetype %d dt %s", i, variant_dash[i])
     }
 }
 vlt(i) = i

@@ -6,15 +6,21 @@
  * power readings, an H200 run of ours beside the seven PyTorch peers and
  * its peer rows alone, a run of the llm grid's model shapes (llm.csv,
  * grouped K/V heads; hand-written numbers, not a measurement), one whose gpu field, variant name and .env hold
- * gnuplot code, and a malformed file), build/report and every plots/
+ * gnuplot code, a malformed file, and in tests/fixtures/compare/ a compare
+ * run with its samples and a run of burst and sustained rows, both
+ * hand-made), build/report and every plots/
  * script must produce PNG files with the PNG signature and SVG files that
  * parse as XML (xmllint) — or, where the run lacks what a figure needs
  * (cudnn_sdpa, naive, a baseline, power, PyTorch peers beside ours), say
  * so and exit 0 without a file —, the report page must parse as HTML, the
  * peers must be drawn dashed and marked on the page, a run of several
  * model shapes must get a panel per shape (titles, files, the page's
- * tables) while the default grid keeps its head_dim × causal panels, nothing
- * in a results file may run when gnuplot loads the data, and the malformed
+ * tables) while the default grid keeps its head_dim × causal panels, a
+ * compare run's headline ratios must be the Hodges–Lehmann estimates of its
+ * samples with their bounds (a value worked by hand) while the same rows
+ * measured row after row keep the medians' ratio, burst and sustained rows
+ * (and two inits) must be separate series, every subtitle must say the
+ * regime, nothing in a results file may run when gnuplot loads the data, and the malformed
  * CSV must give exit 2 and a message naming file:line. Needs gnuplot and
  * xmllint (`make test` installs them); run from the repository root after
  * `make all`. */
@@ -231,8 +237,12 @@ START_TEST(test_fused_run_renders)
     ck_assert_msg(data_has("meta.gp", "^array variant_peer\\[5\\] = \\[0, 0, 0, 0, 0\\]$"),
                   "meta.gp marks a peer in a run without peers");
     ck_assert_msg(data_has("meta.gp", "^have_torch = 0$"), "meta.gp claims PyTorch rows in a run without peers");
-    ck_assert_msg(data_has("meta.gp", "^grid_note = 'batch = 16384 / S, heads = 2048 / D, bf16, cold mode'$"),
-                  "meta.gp lacks the grid's note");
+    /* a run written before the regime column: burst rows, and its subtitles say so */
+    ck_assert_msg(data_has("meta.gp", "^grid_note = 'batch = 16384 / S, heads = 2048 / D, bf16, cold mode, burst, init=uniform'$"),
+                  "meta.gp lacks the grid's note, or it does not say burst");
+    ck_assert_msg(data_has("meta.gp", "^headline_how = 'ratios of medians, measured row after row'$") &&
+                      data_has("meta.gp", "^headline_bars = 0$"),
+                  "the headline of a run measured row after row does not say so, or draws bars");
     /* the headline leaves the eager variants out and says so */
     ck_assert_msg(data_has("meta.gp", "^array headline_show\\[5\\] = \\[0, 0, 0, 1, 1\\]$"),
                   "the headline does not show exactly flash_mma and flash_hopper");
@@ -387,7 +397,7 @@ START_TEST(test_llm_run_has_a_panel_per_shape)
     ck_assert_double_eq_tol(panel_value("panel_H64_KV8_D128_causal.dat", "naive", 4096, 2), 19.5295, 1e-9);
     ck_assert_double_eq_tol(panel_value("panel_H16_KV1_D128_causal.dat", "naive", 4096, 2), 4.88238, 1e-9);
     ck_assert_double_eq_tol(panel_value("panel_H16_KV16_D192_causal.dat", "naive", 4096, 2), 5.87346, 1e-9);
-    ck_assert_msg(data_has("meta.gp", "^grid_note = 'batch = 16384 / S, heads per panel, bf16, cold mode'$"),
+    ck_assert_msg(data_has("meta.gp", "^grid_note = 'batch = 16384 / S, heads per panel, bf16, cold mode, burst, init=uniform'$"),
                   "the grid note does not defer the heads to the panels");
 
     /* the page: a table section per shape under the figures' titles, and
@@ -532,6 +542,163 @@ START_TEST(test_malformed_csv_is_refused)
                   "the message does not name malformed.csv:3");
     ck_assert_int_eq(sh("%s html tests/fixtures/malformed.csv %s 2>/dev/null >/dev/null", tool_path("report"), dir), 2);
     ck_assert_int_eq(sh("%s data tests/fixtures/no-such.csv %s 2>/dev/null >/dev/null", tool_path("report"), data), 2);
+}
+END_TEST
+
+/* ---------------------------------------- compare runs and regimes */
+
+/* tests/fixtures/compare/20261210T120000Z: a compare run (every row's
+ * compare_run the run's id) of cudnn_sdpa, flash_hopper and flash_mma at D =
+ * 128 causal, S = 1024, 2048, 4096, cold, sustained, five samples a row in
+ * its .samples.csv; hand-made numbers, not a measurement. */
+#define COMPARE_RUN "tests/fixtures/compare/20261210T120000Z"
+
+/* The headline's ratios of a compare run come from the samples: the
+ * Hodges–Lehmann estimate and its bounds, drawn as bars. By hand, at S =
+ * 2048: cudnn_sdpa's samples 1.12 1.00 1.02 1.14 1.01, flash_hopper's 0.95
+ * 0.90 0.97 0.91 0.96 (ms). Of the 25 time ratios hopper/cudnn, sorted, the
+ * 13th (the median) is 0.91/1.02, the 2nd 0.91/1.14 and the 24th 0.97/1.01;
+ * with 5 and 5 samples and each bound at 99 % the bounds are the 2nd and
+ * the 24th (the exact Mann–Whitney U: P(U <= 1) = 2/252 <= 1 %, P(U <= 2) =
+ * 4/252 > 1 %). As a speed ratio, inverted: 1.02/0.91 = 1.1209 in
+ * [1.01/0.97, 1.14/0.91] = [1.0412, 1.2527] — where the medians give
+ * 1.02/0.95 = 1.0737. */
+START_TEST(test_compare_run_headline_interleaved)
+{
+    render_all(&(struct fixture){COMPARE_RUN ".csv", NULL, true, false, false, false, false});
+    const char *panel = "panel_D128_causal.dat";
+    ck_assert_double_eq_tol(panel_value(panel, "flash_hopper", 2048, 6), 1.02 / 0.91, 1e-5);
+    ck_assert_double_eq_tol(panel_value(panel, "flash_hopper", 2048, 10), 1.01 / 0.97, 1e-5);
+    ck_assert_double_eq_tol(panel_value(panel, "flash_hopper", 2048, 11), 1.14 / 0.91, 1e-5);
+    /* the reference against itself: 1, no bar */
+    ck_assert_double_eq_tol(panel_value(panel, "cudnn_sdpa", 2048, 6), 1, 1e-12);
+    ck_assert_msg(isnan(panel_value(panel, "cudnn_sdpa", 2048, 10)), "cudnn_sdpa has a bar against itself");
+    ck_assert_msg(data_has("meta.gp", "^headline_bars = 1$") && data_has("meta.gp", "^array panel_bars\\[1\\] = \\['2 3'\\]$"),
+                  "meta.gp does not draw bars for flash_hopper and flash_mma");
+    ck_assert_msg(data_has("meta.gp", "^headline_how = 'interleaved ratios: Hodges–Lehmann of the samples, bars the 98 % "
+                                      "interval (bounds at 99 %, the gate'"),
+                  "the headline's subtitle does not say the ratios are interleaved, with their interval's level");
+    ck_assert_msg(data_has("meta.gp", "^grid_note = 'batch = 16384 / S, heads = 16, bf16, cold mode, sustained, init=uniform'$"),
+                  "the subtitles do not say the rows are sustained");
+    /* the figure: its subtitle lines, and an error bar's path */
+    char svg[192];
+    snprintf(svg, sizeof svg, "%s/headline.svg", dir);
+    ck_assert_msg(sh("grep -q 'cold mode, sustained' %s && grep -q 'interleaved ratios: Hodges' %s && "
+                     "grep -q '98 %% interval' %s", svg, svg, svg) == 0,
+                  "headline.svg lacks its subtitles or the bars' legend entry");
+    /* the page: the interval of S = 2048 in the fastest-kernel table, the
+     * interleaved sentence, and where it stands at S = 4096 */
+    assert_report_page(COMPARE_RUN ".csv");
+    char page[128];
+    snprintf(page, sizeof page, "%s/report.html", dir);
+    ck_assert_msg(sh("grep -q '<td title=\"98 %% interval \\[1.041, 1.253\\]\">1.12</td>' %s", page) == 0,
+                  "the page's fastest-kernel table lacks flash_hopper's 1.12 [1.041, 1.253] at S = 2048");
+    ck_assert_msg(sh("grep -q 'as fast (cudnn_sdpa ms / its ms, interleaved: Hodges–Lehmann ratios of the samples' %s", page) == 0,
+                  "the headline's sentence does not say its ratios are interleaved");
+    ck_assert_msg(sh("grep -q 'id=\"stands\"' %s && grep -q '<li><b>D = 128, causal</b>, S = 4096 (sustained): flash_hopper "
+                     "1.0[0-9]× \\[1.0[0-9], 1.[01][0-9]\\], flash_mma 0.5[0-9]× \\[' %s", page, page) == 0,
+                  "the page does not say where flash_hopper and flash_mma stand at S = 4096, with intervals");
+    ck_assert_msg(sh("grep -q '<b>in turns</b>: compare run <code>20261210T120000Z</code>' %s", page) == 0,
+                  "the page does not say the rows were measured in turns");
+    ck_assert_msg(sh("grep -q '<th title=\"settled SM clock\">MHz</th>' %s && grep -q '<td>1755</td><td>688</td>' %s",
+                     page, page) == 0,
+                  "the page's tables lack the sustained rows' settled clock and power");
+}
+END_TEST
+
+/* The same rows measured row after row (compare_run emptied, the samples
+ * kept beside them): the old ratio of medians, no bars, and both the
+ * figure and the page say "row after row". */
+START_TEST(test_plain_run_keeps_median_ratio)
+{
+    char csv[160];
+    snprintf(csv, sizeof csv, "%s/20261210T120000Z.csv", dir);
+    /* compare_run is the last column but one */
+    ck_assert_int_eq(sh("sed -E '2,$ s/,[^,]*,([^,]*)$/,,\\1/' " COMPARE_RUN ".csv > %s && "
+                        "cp " COMPARE_RUN ".samples.csv " COMPARE_RUN ".env %s/", csv, dir), 0);
+    ck_assert_msg(sh("grep -q ',20261210T120000Z,$' %s", csv) != 0, "a row keeps its compare_run");
+    render_all(&(struct fixture){csv, NULL, true, false, false, false, false});
+    const char *panel = "panel_D128_causal.dat";
+    ck_assert_double_eq_tol(panel_value(panel, "flash_hopper", 2048, 6), 1.02 / 0.95, 1e-5);
+    ck_assert_msg(isnan(panel_value(panel, "flash_hopper", 2048, 10)) && isnan(panel_value(panel, "flash_hopper", 2048, 11)),
+                  "a run measured row after row has bars");
+    ck_assert_msg(data_has("meta.gp", "^headline_bars = 0$") &&
+                      data_has("meta.gp", "^headline_how = 'ratios of medians, measured row after row'$"),
+                  "the headline of a plain run does not say row after row");
+    assert_report_page(csv);
+    char page[128];
+    snprintf(page, sizeof page, "%s/report.html", dir);
+    ck_assert_msg(sh("grep -q '<b>row after row</b>' %s && grep -q 'flash_hopper 1.0[0-9]×, flash_mma 0.5[0-9]× (row after row)</li>' %s",
+                     page, page) == 0,
+                  "the page of a plain run does not say row after row");
+    ck_assert_msg(sh("grep -q '<td>1.07</td>' %s && ! grep -q 'interval \\[' %s", page, page) == 0,
+                  "the page of a plain run gives an interval, or not the medians' 1.07 at S = 2048");
+}
+END_TEST
+
+/* tests/fixtures/compare/regimes.csv: cudnn_sdpa and flash_hopper, burst
+ * and sustained rows at each point (a plain run). The regimes are separate
+ * series, each set against its own regime's cudnn_sdpa: by hand at S = 2048
+ * 1.00/0.95 burst, 1.10/1.00 sustained. */
+START_TEST(test_regimes_are_separate_series)
+{
+    render_all(&(struct fixture){"tests/fixtures/compare/regimes.csv", NULL, true, false, false, false, false});
+    ck_assert_msg(data_has("meta.gp", "^array variant_name\\[4\\] = \\['cudnn_sdpa', 'cudnn_sdpa (sustained)', "
+                                      "'flash_hopper', 'flash_hopper (sustained)'\\]$"),
+                  "the regimes are not four series, the sustained ones named so");
+    ck_assert_msg(data_has("meta.gp", "^array variant_dash\\[4\\] = \\['solid', '(3, 3)', 'solid', '(3, 3)'\\]$"),
+                  "the sustained series are not drawn in a dash of their own");
+    const char *panel = "panel_D128_causal.dat";
+    ck_assert_double_eq_tol(panel_value(panel, "flash_hopper", 2048, 6), 1.00 / 0.95, 1e-5);
+    ck_assert_double_eq_tol(panel_value(panel, "flash_hopper (sustained)", 2048, 6), 1.10 / 1.00, 1e-5);
+    ck_assert_double_eq_tol(panel_value(panel, "flash_hopper", 2048, 2), 0.95, 1e-9);
+    ck_assert_double_eq_tol(panel_value(panel, "flash_hopper (sustained)", 2048, 2), 1.00, 1e-9);
+    ck_assert_msg(data_has("meta.gp", "^grid_note = 'batch = 16384 / S, heads = 16, bf16, cold mode, burst and sustained, "
+                                      "init=uniform, separate series'$"),
+                  "the subtitles do not say the run holds both regimes");
+    char svg[192];
+    snprintf(svg, sizeof svg, "%s/latency.svg", dir);
+    ck_assert_msg(sh("grep -q 'burst and sustained, init=uniform, separate series' %s && grep -q 'flash_hopper (sustained)' %s", svg,
+                     svg) == 0,
+                  "latency.svg does not say both regimes or name the sustained series");
+    /* the page: a table per regime, the sustained one with the settled clock and power */
+    assert_report_page("tests/fixtures/compare/regimes.csv");
+    char page[128];
+    snprintf(page, sizeof page, "%s/report.html", dir);
+    ck_assert_msg(sh("grep -q '<h3 id=\"table-cold\">cold, burst ' %s && grep -q '<h3 id=\"table-cold-sustained\">cold, sustained ' %s",
+                     page, page) == 0,
+                  "the page has not a table per regime, each saying its regime");
+    ck_assert_msg(sh("sed -n '/id=\"table-cold-sustained\"/,/<\\/table>/p' %s | grep -q '<td>1755</td><td>688</td>' && "
+                     "! sed -n '/id=\"table-cold\"/,/<\\/table>/p' %s | grep -q 'MHz'", page, page) == 0,
+                  "the sustained table lacks the settled clock and power, or the burst table has them");
+    ck_assert_msg(sh("grep -q '<b>cold, burst</b>: ' %s && grep -q '<b>cold, sustained</b>: ' %s", page, page) == 0,
+                  "the headline's sentences are not per regime");
+    /* every input drawn from N(0, 1): the subtitles and the page say so */
+    char csv[160];
+    snprintf(csv, sizeof csv, "%s/normal.csv", dir);
+    ck_assert_int_eq(sh("sed 's/,uniform,/,normal,/' tests/fixtures/compare/regimes.csv > %s && rm -rf %s/data", csv, dir), 0);
+    report_data(&(struct fixture){csv, NULL, true, false, false, false, false});
+    ck_assert_msg(data_has("meta.gp", "cold mode, burst and sustained, init=normal, separate series'$"),
+                  "the subtitles do not name the inputs' init");
+    ck_assert_int_eq(sh("%s html %s %s >/dev/null", tool_path("report"), csv, dir), 0);
+    ck_assert_msg(sh("grep -q '<dt>Inputs</dt><dd><b>init=normal</b>' %s", page) == 0,
+                  "the page does not name the inputs' init");
+}
+END_TEST
+
+/* Init uniform and normal in one run: separate series too. */
+START_TEST(test_inits_are_separate_series)
+{
+    char csv[160];
+    snprintf(csv, sizeof csv, "%s/inits.csv", dir);
+    ck_assert_int_eq(sh("(cat tests/fixtures/compare/regimes.csv; grep ',burst,' tests/fixtures/compare/regimes.csv | "
+                        "sed 's/,uniform,/,normal:0.5,/') > %s", csv), 0);
+    render_all(&(struct fixture){csv, NULL, true, false, false, false, false});
+    ck_assert_msg(data_has("meta.gp", "'flash_hopper (init=uniform)', 'flash_hopper (init=normal:0.5)', "
+                                      "'flash_hopper (sustained, init=uniform)'\\]$"),
+                  "a second init is not a series of its own");
+    ck_assert_msg(data_has("meta.gp", "cold mode, burst and sustained, init uniform and normal:0.5, separate series'$"),
+                  "the subtitles do not name both inits");
 }
 END_TEST
 
@@ -720,19 +887,20 @@ END_TEST
 
 /* The headline's value labels, as meta.gp and the panel files place them,
  * in a panel's plot fractions: no label box meets another label, a drawn
- * series' line or point, or the parity line, nor leaves the plot, and no
- * other series passes between a label and its point — in the crowded
- * committed runs (12 variants, 5 drawn) and in fused.csv. */
-static int labels_checked;
+ * series' line, point or error bar, or the parity line, nor leaves the
+ * plot, and no other series passes between a label and its point — in the
+ * crowded committed runs (12 variants, 5 drawn), in fused.csv and in the
+ * compare run's fixture (bars). */
+static int labels_checked, bars_checked;
 
 static double frac_x(double seq, double lo, double span) { return (log2(seq) - lo) / span; }
 
 static void check_labels_of(const char *panel_file, int nv, const bool *shown, double ymin, double ymax,
                             double lo, double span, double w, double h)
 {
-    /* per variant: up to 16 points (x, y, label y) */
+    /* per variant: up to 16 points (x, y, label y, the bar's ends) */
     enum { MAXP = 16 };
-    double x[64][MAXP], y[64][MAXP], ly[64][MAXP];
+    double x[64][MAXP], y[64][MAXP], ly[64][MAXP], blo[64][MAXP], bhi[64][MAXP];
     int n[64] = {0}, v = -1;
     FILE *f = fopen(panel_file, "r");
     ck_assert_ptr_nonnull(f);
@@ -740,13 +908,15 @@ static void check_labels_of(const char *panel_file, int nv, const bool *shown, d
     while (fgets(line, sizeof line, f)) {
         if (line[0] == '#') v++;
         if (line[0] == '#' || line[0] == '\n') continue;
-        double c[10];
+        double c[12];
         char *p = line;
-        for (int k = 0; k < 10; k++) c[k] = strtod(p, &p);
+        for (int k = 0; k < 12; k++) c[k] = strtod(p, &p);
         ck_assert(v >= 0 && v < 64 && n[v] < MAXP);
         x[v][n[v]] = frac_x(c[0], lo, span);
         y[v][n[v]] = (c[5] - ymin) / (ymax - ymin);
         ly[v][n[v]] = (c[8] - ymin) / (ymax - ymin);
+        blo[v][n[v]] = (c[9] - ymin) / (ymax - ymin);
+        bhi[v][n[v]] = (c[10] - ymin) / (ymax - ymin);
         n[v]++;
     }
     fclose(f);
@@ -776,6 +946,12 @@ static void check_labels_of(const char *panel_file, int nv, const bool *shown, d
                     /* a point, or the segment to the next one, inside the box */
                     ck_assert_msg(!(x[b][j] > x0 && x[b][j] < x1 && y[b][j] > y0 && y[b][j] < y1),
                                   "%s: a label covers a point", panel_file);
+                    /* an error bar through the box */
+                    if (isfinite(blo[b][j]) && isfinite(bhi[b][j])) {
+                        bars_checked++;
+                        ck_assert_msg(!(x[b][j] > x0 && x[b][j] < x1 && blo[b][j] < y1 && bhi[b][j] > y0),
+                                      "%s: a label sits on an error bar", panel_file);
+                    }
                     if (j + 1 >= n[b] || !isfinite(y[b][j + 1])) continue;
                     for (int k = 0; k <= 20; k++) {
                         const double t = k / 20.0, px = x[b][j] + t * (x[b][j + 1] - x[b][j]),
@@ -853,8 +1029,8 @@ END_TEST
 START_TEST(test_headline_labels_clear)
 {
     static const char *const runs[] = {"results/h200/20261201T034152Z.csv", "results/h200/20261202T191456Z.csv",
-                                       "tests/fixtures/fused.csv"};
-    labels_checked = 0;
+                                       "tests/fixtures/fused.csv", COMPARE_RUN ".csv"};
+    labels_checked = bars_checked = 0;
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
         ck_assert_int_eq(sh("rm -rf %s/data", dir), 0);
         report_data(&(struct fixture){runs[r], NULL, false, false, false, false, false});
@@ -876,6 +1052,7 @@ START_TEST(test_headline_labels_clear)
         }
     }
     ck_assert_msg(labels_checked > 40, "only %d labels placed", labels_checked);
+    ck_assert_msg(bars_checked > 0, "no error bar checked");
 }
 END_TEST
 
@@ -907,6 +1084,10 @@ static Suite *plots_suite(void)
     tcase_add_test(t, test_headline_labels_clear);
     tcase_add_test(t, test_headline_label_keeps_its_side);
     tcase_add_test(t, test_legend_strip_grows_with_its_rows);
+    tcase_add_test(t, test_compare_run_headline_interleaved);
+    tcase_add_test(t, test_plain_run_keeps_median_ratio);
+    tcase_add_test(t, test_regimes_are_separate_series);
+    tcase_add_test(t, test_inits_are_separate_series);
     suite_add_tcase(s, t);
     return s;
 }

@@ -14,7 +14,9 @@
 # numbers, and that page too fits 1400 px; a run of model shapes
 # (tests/fixtures/llm.csv): its tables grouped by shape, fitting 1400 px;
 # a run whose rows come from several revisions: its first section says
-# which, with their dates; and make plots / make report / make figures in a
+# which, with their dates; a compare run (tests/fixtures/compare/): its
+# ratios interleaved, with their intervals, and a run of burst and sustained
+# rows: a table per regime, fitting 1400 px; and make plots / make report / make figures in a
 # scratch tree: which run they draw, and that no file name or figures.conf
 # line runs a command.
 #
@@ -338,6 +340,45 @@ else
     else
         fail "revisions: the first section of a run of 3 revisions does not name them, their rows and dates, and its extensions"
     fi
+fi
+
+# A compare run (tests/fixtures/compare/20261210T120000Z: its variants
+# measured in turns, the samples beside the rows): "What ran" says so and
+# "Where it stands" gives each variant's interleaved ratio with its
+# interval; the same rows with compare_run emptied are "row after row".
+C=$TMP/compare
+mkdir -p "$C/plain"
+sed -E '2,$ s/,[^,]*,([^,]*)$/,,\1/' tests/fixtures/compare/20261210T120000Z.csv >"$C/plain/20261210T120000Z.csv"
+if ! "$REPORT_BIN" html tests/fixtures/compare/20261210T120000Z.csv "$C" >"$C/out" 2>&1 ||
+    ! "$REPORT_BIN" html "$C/plain/20261210T120000Z.csv" "$C/plain" >>"$C/out" 2>&1; then
+    fail "compare run: build/report html refused tests/fixtures/compare/20261210T120000Z.csv: $(tr '\n' ' ' <"$C/out")"
+elif ! grep -q '<b>in turns</b>: compare run' "$C/report.html" ||
+    ! grep -q '<li><b>D = 128, causal</b>, S = 4096 (sustained): flash_hopper 1\.[0-9][0-9]× \[1\.[0-9][0-9], 1\.[0-9][0-9]\]' "$C/report.html"; then
+    fail "compare run: the page does not say the rows were measured in turns, or where flash_hopper stands with its interval"
+elif ! grep -q '<b>row after row</b>' "$C/plain/report.html" ||
+    ! grep -q 'S = 4096 (sustained): flash_hopper 1\.[0-9][0-9]×, flash_mma 0\.[0-9][0-9]× (row after row)' "$C/plain/report.html"; then
+    fail "compare run: the same rows without compare_run are not stated as measured row after row"
+elif ! fits_width "$C"; then
+    fail "compare run: the page scrolls sideways at $WIDTH px (probe '${line:-none}')"
+else
+    ok "compare run: measured in turns, where it stands with intervals (row after row without compare_run), no sideways scrolling"
+fi
+
+# Burst and sustained rows in one run (tests/fixtures/compare/regimes.csv):
+# a full table per regime, each saying its regime, the sustained one with
+# the settled clock (MHz) and power (W) of every row; the page fits 1400 px.
+G=$TMP/regimes
+mkdir -p "$G"
+if ! "$REPORT_BIN" html tests/fixtures/compare/regimes.csv "$G" >"$G/out" 2>&1; then
+    fail "regimes: build/report html refused tests/fixtures/compare/regimes.csv: $(tr '\n' ' ' <"$G/out")"
+elif ! grep -q '<h3 id="table-cold">cold, burst ' "$G/report.html" ||
+    ! grep -q '<h3 id="table-cold-sustained">cold, sustained ' "$G/report.html" ||
+    [ "$(sed -n '/id="table-cold-sustained"/,/<\/table>/p' "$G/report.html" | grep -o '<td>1755</td><td>688</td>' | wc -l)" != 6 ]; then
+    fail "regimes: no table per regime, or the sustained table lacks each row's settled clock and power"
+elif ! fits_width "$G"; then
+    fail "regimes: the page scrolls sideways at $WIDTH px (probe '${line:-none}')"
+else
+    ok "regimes: a table per regime, the sustained rows' settled MHz and W, no sideways scrolling"
 fi
 
 # make plots, make report and make figures, run in a scratch tree whose

@@ -117,8 +117,15 @@ case $outdir in /* | [A-Za-z0-9_.]*) ;; *) outdir=./$outdir ;; esac
 # (data/page-K/ → NAME-K.png); files of an earlier rendering removed first
 mkdir -p -- "$outdir/data" || die "unable to create $outdir/data"
 rm -rf -- "$outdir"/data/*.dat "$outdir"/data/meta.gp "$outdir"/data/page-*
+# THRESHOLDS= gives the gate's confidence (a compare run's intervals; without
+# it build/report takes bench/gate/thresholds.conf's, as the gate does) and
+# the ratio figure's limits
 args=(data "$results" "$outdir/data")
-[ -z "$baseline" ] || args+=(--baseline "$baseline" --thresholds "${thresholds:-bench/gate/thresholds.conf}")
+if [ -n "$baseline" ]; then
+    args+=(--baseline "$baseline" --thresholds "${thresholds:-bench/gate/thresholds.conf}")
+elif [ -n "$thresholds" ]; then
+    args+=(--thresholds "$thresholds")
+fi
 "$report" "${args[@]}" || exit 2
 rm -f -- "$outdir"/*.png "$outdir"/*.svg
 shopt -s nullglob
@@ -148,6 +155,7 @@ ls -- "${figs[@]}"
 [ "$what" = plots ] && exit 0
 
 html=(html "$results" "$outdir")
+[ -z "$thresholds" ] || html+=(--thresholds "$thresholds")
 [ -z "$baseline" ] || html+=(--baseline "$baseline")
 "$report" "${html[@]}" || exit 2
 echo "make $what: open $outdir/report.html"

@@ -4,7 +4,7 @@
  * plotting stay apart: this tool only writes tidy data files, gnuplot only
  * draws them.
  *
- *   report data RESULTS OUTDIR [--mode M] [--baseline B [--thresholds T]]
+ *   report data RESULTS OUTDIR [--mode M] [--thresholds T] [--baseline B]
  *       OUTDIR/panel_D{d}_{full,causal}.dat (one block per variant), with a
  *       baseline measured together with the run (report_measured_together)
  *       OUTDIR/ratio_D{d}_{full,causal}.dat (the gate's verdict per row),
@@ -15,17 +15,29 @@
  *       panel_H{h}_KV{kv}_D{d}_{full,causal}.dat. Which panel a row is in
  *       is decided here, once (report_panel_of), for the figures and the
  *       page's tables alike.
- *   report html RESULTS OUTDIR [--env ENVFILE] [--baseline B]
+ *   report html RESULTS OUTDIR [--env ENVFILE] [--thresholds T] [--baseline B]
  *       OUTDIR/report.html: what ran (with the revisions and dates of its
- *       rows when there are several), the headline, the figures found in
- *       OUTDIR (with speedup_torch's numbers as a table; why the ratio
- *       figure is missing for a baseline measured apart), the full tables
- *       per mode and the run's environment.
+ *       rows when there are several, the regime, and how the rows were
+ *       measured: in turns or row after row), the headline and where each
+ *       variant stands, the figures found in OUTDIR (with speedup_torch's
+ *       numbers as a table; why the ratio figure is missing for a baseline
+ *       measured apart), the full tables per mode and regime and the run's
+ *       environment.
+ *   T (a thresholds file) gives the gate's confidence, which a compare
+ *   run's intervals use, and the ratio figure's limits; without it, as the
+ *   gate does, bench/gate/thresholds.conf where it can be read, else the
+ *   gate's built-in defaults.
  * Both know the PyTorch peers (report_is_peer): the figures draw them
  * dashed, the page marks them, and both set our variants against the
- * fastest of them (report_best_peer).
+ * fastest of them (report_best_peer). Both take a panel's points from the
+ * same family (report_families) and every ratio between two rows from one
+ * rule (report_speed_ratio): interleaved from the samples of a compare run,
+ * with its interval at the gate's confidence (report_confidence), else the
+ * medians' ratio of rows measured row after row.
  * Exit 0, or 2 with "report: file:line: why" on bad input. */
 #include "report.h"
+#include "../gate/gate.h"
+#include "../gate/shift.h"
 #include "../../common/errors.h"
 
 #include <ctype.h>
@@ -33,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const enum attn_mode report_modes[MODE_COUNT] = {MODE_COLD, MODE_GRAPH, MODE_HOT};
 
@@ -197,6 +210,133 @@ const char *report_panel_stem(const struct report_panel *p, char *buf, size_t le
             if (!isalnum((unsigned char)*c)) *c = '-';
     }
     return buf;
+}
+
+/* ------------------------------------------------------------- families */
+
+static bool in_panel(const struct result_key *k, const char *mode, const struct report_panel *panel)
+{
+    return !strcmp(k->mode, mode) && report_panel_has(panel, k);
+}
+
+bool report_in_family(const struct report_family *f, const struct result_key *k, const char *mode)
+{
+    return in_panel(k, mode, &f->key) && (long)k->batch * k->seq_len == f->tokens;
+}
+
+/* The batch·seq_len most rows of a panel share; -1 when the panel is empty. */
+static long main_family(const struct result_set *s, const char *mode, const struct report_panel *panel)
+{
+    long best = -1;
+    size_t best_n = 0;
+    for (size_t i = 0; i < s->count; i++) {
+        const struct result_key *k = &s->rows[i].key;
+        if (!in_panel(k, mode, panel)) continue;
+        long tokens = (long)k->batch * k->seq_len;
+        size_t n = 0;
+        for (size_t j = 0; j < s->count; j++) {
+            const struct result_key *o = &s->rows[j].key;
+            n += in_panel(o, mode, panel) && (long)o->batch * o->seq_len == tokens;
+        }
+        if (n > best_n) {
+            best_n = n;
+            best = tokens;
+        }
+    }
+    return best;
+}
+
+int report_family_add(struct report_family **set, int *n, int *cap, const struct report_panel *p)
+{
+    for (int i = 0; i < *n; i++)
+        if (report_panel_equal(&(*set)[i].key, p)) return ATTN_OK;
+    if (*n == *cap) {
+        int grown = *cap ? 2 * *cap : 16;
+        struct report_family *g = realloc(*set, (size_t)grown * sizeof *g);
+        if (!g) return ATTN_FAIL(ATTN_ERR, "out of host memory");
+        *set = g;
+        *cap = grown;
+    }
+    int at = (*n)++;
+    for (; at > 0 && report_panel_cmp(&(*set)[at - 1].key, p) > 0; at--) (*set)[at] = (*set)[at - 1];
+    (*set)[at] = (struct report_family){*p, 0};
+    return ATTN_OK;
+}
+
+int report_families(const struct result_set *s, const char *mode, bool by_shape, struct report_family **out,
+                    int *np)
+{
+    int n = 0, cap = 0;
+    *out = NULL;
+    *np = 0;
+    for (size_t i = 0; i < s->count; i++)
+        if (!strcmp(s->rows[i].key.mode, mode)) {
+            struct attn_problem p;
+            result_key_problem(&s->rows[i].key, &p);
+            const struct report_panel key = report_panel_of(&p, by_shape);
+            ATTN_TRY(report_family_add(out, &n, &cap, &key));
+        }
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        long tokens = main_family(s, mode, &(*out)[i].key);
+        if (tokens > 0) (*out)[kept++] = (struct report_family){(*out)[i].key, tokens};
+    }
+    *np = kept;
+    return ATTN_OK;
+}
+
+/* ------------------------------------------------------------------ ratios */
+
+/* Measured in turns in one compare run, each with samples enough for the
+ * Hodges–Lehmann ratio. */
+static bool interleaved(const struct result_rec *a, const struct result_rec *b)
+{
+    return a->compare_run[0] && !strcmp(a->compare_run, b->compare_run) && a->nsample_ms >= SHIFT_MIN_SAMPLES &&
+           b->nsample_ms >= SHIFT_MIN_SAMPLES;
+}
+
+int report_speed_ratio(const struct result_rec *ref, const struct result_rec *row, double confidence,
+                       struct report_ratio *out)
+{
+    *out = (struct report_ratio){NAN, NAN, NAN, false};
+    if (!report_row_ok(ref) || !report_row_ok(row)) return ATTN_OK;
+    if (ref == row) { /* the reference itself: 1, no interval */
+        out->ratio = 1;
+        return ATTN_OK;
+    }
+    if (!interleaved(ref, row)) {
+        out->ratio = ref->ms_median / row->ms_median;
+        return ATTN_OK;
+    }
+    /* shift_estimate's ratio is cur / base in time: the row's time over the
+     * reference's; the speed ratio is its inverse, the bounds swapped */
+    struct shift_estimate e;
+    ATTN_TRY(shift_estimate(ref->sample_ms, ref->nsample_ms, row->sample_ms, row->nsample_ms, confidence, &e));
+    *out = (struct report_ratio){1 / e.ratio, 1 / e.hi, 1 / e.lo, true};
+    return ATTN_OK;
+}
+
+int report_confidence(const char *thresholds, double *confidence)
+{
+    static const char tree[] = "bench/gate/thresholds.conf";
+    struct gate_thresholds t;
+    if (thresholds) ATTN_TRY(gate_thresholds_read(thresholds, &t));
+    else if (access(tree, R_OK) == 0) ATTN_TRY(gate_thresholds_read(tree, &t));
+    else gate_thresholds_default(&t);
+    *confidence = t.defaults.confidence;
+    return ATTN_OK;
+}
+
+const char *report_compare_run(const struct result_set *s)
+{
+    for (size_t i = 0; i < s->count; i++)
+        if (s->rows[i].compare_run[0]) return s->rows[i].compare_run;
+    return "";
+}
+
+bool report_sustained(const struct result_key *k)
+{
+    return !strcmp(k->regime, regime_names[REGIME_SUSTAINED]);
 }
 
 /* ------------------------------------------------------------- mode, .env */

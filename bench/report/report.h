@@ -85,6 +85,59 @@ const char *report_panel_title(const struct report_panel *, char *buf, size_t le
  * (the varlen text with every character but letters and digits as '-'). */
 const char *report_panel_stem(const struct report_panel *, char *buf, size_t len);
 
+/* A panel and the family of its points that the figures draw: the
+ * batch·seq_len most of the panel's rows in the mode share (the
+ * FlashAttention grid keeps batch·seq_len = 16384; points off it, such as
+ * the seed's, are not drawn). The headline, its data and the page's "Where
+ * it stands" all take their points from here. */
+struct report_family {
+    struct report_panel key;
+    long tokens;
+};
+/* The families of a mode in report_panel_cmp's order; *out the caller's to
+ * free. */
+int report_families(const struct result_set *, const char *mode, bool by_shape, struct report_family **out,
+                    int *n);
+/* Adds panel p (tokens 0) to a growing set kept in report_panel_cmp's
+ * order, unless it is there. */
+int report_family_add(struct report_family **set, int *n, int *cap, const struct report_panel *p);
+/* Whether the row with key k is one of the family's points in mode. */
+bool report_in_family(const struct report_family *, const struct result_key *k, const char *mode);
+
+/* ------------------------------------------------- ratios between rows */
+
+/* A ratio of two rows' times: the reference's time over the row's (> 1:
+ * the row is faster). Interleaved when both rows were measured in turns in
+ * one compare run (the same non-empty compare_run) and each has at least
+ * SHIFT_MIN_SAMPLES samples: then ratio is the Hodges–Lehmann estimate from
+ * the samples (bench/gate/shift.h) and [lo, hi] its interval, each bound at
+ * the gate's confidence (a two-sided interval at 2·confidence − 1). Else
+ * the medians' ratio, lo and hi NaN: rows measured row after row, seconds
+ * apart, differ by the board's drift (clock, power) as much as by the
+ * kernels, and no interval is claimed. NaN when either row is not ok. */
+struct report_ratio {
+    double ratio, lo, hi;
+    bool interleaved;
+};
+int report_speed_ratio(const struct result_rec *ref, const struct result_rec *row, double confidence,
+                       struct report_ratio *out);
+/* The confidence of the gate's bounds, the default `confidence` of the
+ * thresholds the gate would use: the file given; else, as build/regress
+ * does, bench/gate/thresholds.conf where it can be read (99 %); else the
+ * gate's built-in default (gate_thresholds_default: 0.99). */
+int report_confidence(const char *thresholds, double *confidence);
+/* The compare run the set's rows carry (the first non-empty compare_run),
+ * "" in a run measured row after row. */
+const char *report_compare_run(const struct result_set *);
+/* Whether the row's regime is sustained (else burst). */
+bool report_sustained(const struct result_key *);
+
+/* The drawn headline leaves out a variant slower than REPORT_HEADLINE_MIN ×
+ * cudnn_sdpa's speed at every point of its panels (the eager ones). */
+#define REPORT_HEADLINE_MIN 0.5
+/* The headline's reference: cudnn_sdpa, the vendor kernel. */
+#define REPORT_HEADLINE_REF "cudnn_sdpa"
+
 /* want, else cold when the run has it, else the first row's mode. */
 const char *report_pick_mode(const struct result_set *, const char *want);
 /* RESULTS.csv → RESULTS.env */

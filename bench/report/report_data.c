@@ -1,35 +1,46 @@
 /* report_data.c — `report data`: a results CSV into the tidy files the
  * gnuplot scripts in plots/ draw. Data and plotting stay apart: every number
- * a figure shows is computed here, and so is every variant's look and where
+ * a figure shows is computed here, and so is every series' look and where
  * the headline's value labels go; the scripts only place what they are told.
+ *
+ * A line of a figure is a series: one variant's rows of one regime (burst,
+ * sustained) and one init. A run of one kind of rows has a series per
+ * variant, named by it; a run of both regimes (or several inits) draws each
+ * kind apart, "flash_hopper (sustained)", never one line through both.
  *
  *   OUTDIR/panel_D{d}_{full,causal}.dat, one per head_dim × causal of the
  *       mode (default cold, else the first mode present) — in a run of
  *       several model shapes (report_by_shape: the llm grid) one per shape
  *       instead, panel_H{h}_KV{kv}_D{d}_{full,causal}.dat —, over the largest
  *       family of points with one batch·seq_len in that panel (the
- *       FlashAttention grid keeps batch·seq_len = 16384): a block per variant
- *       in the run's order (block i = variant i), each "# VARIANT" then one
- *       line per seq_len: "seq_len ms tflops extra_mib speedup_naive
- *       speedup_cudnn tflops_per_watt speedup_torch label_y"; NaN where the
- *       row is not ok, so gaps stay gaps. speedup_torch is the fastest
- *       PyTorch peer's ms at the same point (report_best_peer) over this
- *       row's, for our variants only (NaN on a peer's own rows); label_y is
- *       where the headline writes speedup_cudnn's value (place_labels: clear
- *       of every line, point and other label), NaN for no label.
+ *       FlashAttention grid keeps batch·seq_len = 16384; report_families): a
+ *       block per series in the run's order (block i = series i), each
+ *       "# SERIES" then one line per seq_len: "seq_len ms tflops extra_mib
+ *       speedup_naive speedup_cudnn tflops_per_watt speedup_torch label_y
+ *       cudnn_lo cudnn_hi"; NaN where the row is not ok, so gaps stay gaps.
+ *       Every ratio is report_speed_ratio's, between rows of one point, mode,
+ *       regime and init: in a compare run the Hodges–Lehmann estimate from
+ *       the samples, cudnn_lo and cudnn_hi speedup_cudnn's interval (the
+ *       headline's error bars), else of the medians (no interval: NaN).
+ *       speedup_torch is the fastest PyTorch peer's ms at the same point
+ *       (report_best_peer) over this row's, for our variants only (NaN on a
+ *       peer's own rows); label_y is where the headline writes
+ *       speedup_cudnn's value (place_labels: clear of every line, point,
+ *       error bar and other label), NaN for no label.
  *   OUTDIR/ratio_D{d}_{full,causal}.dat (or ratio_H{h}_KV{kv}_..., as the
  *       panel files), with a baseline measured together with the run
  *       (report_measured_together: one A/B pair): the gate's (gate_compare)
- *       compared rows of that panel, every mode, a block per variant as
+ *       compared rows of that panel, every mode, a block per series as
  *       above, one line per row: "seq_len ratio allowed lo hi mode throttled
  *       slower batch" — allowed = 1 + the row's limit, lo/hi the ratio's
  *       confidence bounds (NaN under the summary rule), mode 0 cold / 1 graph
  *       / 2 hot, throttled and slower the gate's verdicts (0/1); then a last
  *       block "# allowed": "seq_len allowed" once per distinct pair. A
  *       baseline measured apart is not drawn: meta.gp says why.
- *   OUTDIR/meta.gp: what the scripts need to know (panels, variants and
- *       their looks, peak, the grid in words, axis ranges, which variants
- *       each figure's legend lists, what each figure leaves out; every key is
+ *   OUTDIR/meta.gp: what the scripts need to know (panels, series and
+ *       their looks, peak, the grid, mode and regime in words, how the
+ *       headline's ratios were measured, axis ranges, which series each
+ *       figure's legend lists, what each figure leaves out; every key is
  *       listed in plots/README.md). A run of more than REPORT_PAGE_PANELS
  *       panels is drawn as several figures: OUTDIR/page-K/meta.gp for page K
  *       >= 2, each with its share of the panels. Every string from the data
@@ -46,22 +57,41 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* A panel (report_panel: head_dim × causal, or a model shape) and the
- * family of its points that the figures draw. */
-struct panel {
-    struct report_panel key;
-    long tokens; /* the family's batch·seq_len */
+/* The columns of a panel file after seq_len (not the results file's COL_*);
+ * PANEL_CUDNN_LO and _HI are speedup_cudnn's interval (the headline's
+ * bars), NaN unless the two rows were measured interleaved. */
+enum { PANEL_MS, PANEL_TFLOPS, PANEL_MEM, PANEL_NAIVE, PANEL_CUDNN, PANEL_TFLOPS_W, PANEL_TORCH, PANEL_LABEL,
+       PANEL_CUDNN_LO, PANEL_CUDNN_HI, PANEL_NCOLS };
+
+/* A series of the figures: one variant's rows of one regime and one init
+ * (its kind). A run of one kind has one series per variant, named by it; a
+ * run holding burst and sustained rows (or several inits) draws each kind
+ * apart, never one line through rows of two kinds: the sustained series'
+ * name gains " (sustained)", one of a second init " (init=normal)", and
+ * each kind after the first its own dash (series_dash). Series are in the
+ * run's order of variants, a variant's kinds together. */
+struct series {
+    const char *variant, *regime; /* pointing into the set */
+    float init_sigma;
+    int kind; /* the kind's place among the run's (burst first, then by init) */
+    char name[160];
 };
 
-/* The columns of a panel file after seq_len (not the results file's COL_*). */
-enum { PANEL_MS, PANEL_TFLOPS, PANEL_MEM, PANEL_NAIVE, PANEL_CUDNN, PANEL_TFLOPS_W, PANEL_TORCH, PANEL_LABEL,
-       PANEL_NCOLS };
+/* The run's kinds (regime × init) and series. */
+struct series_set {
+    struct series *s;
+    const char **names; /* s[i].name: what meta.gp and the data files call series i */
+    int n;
+    int nkinds;
+    bool regimes[REGIME_COUNT]; /* the regimes the run has */
+    int ninits;                 /* how many inits it has */
+};
 
-/* A panel's numbers: its seq_lens, and per variant and seq_len the line's
+/* A panel's numbers: its seq_lens, and per series and seq_len the line's
  * columns. */
 struct panel_data {
     int *seq, nseq;
-    double *val; /* [variant][seq][PANEL_NCOLS] */
+    double *val; /* [series][seq][PANEL_NCOLS] */
 };
 
 static double *cell(const struct panel_data *d, int v, int j, int col)
@@ -72,15 +102,19 @@ static double *cell(const struct panel_data *d, int v, int j, int col)
 /* What meta.gp says about the drawn data. */
 struct facts {
     int nv, np;
-    double *mem_max;        /* MiB, over every panel, by variant */
-    double *hl_lo, *hl_hi;  /* cudnn_sdpa ms / variant ms, by variant */
-    int *best_peer;         /* drawn points at which variant v is the fastest peer */
-    int *n;                 /* finite values by panel, column, variant (count_of) */
-    bool *headline_show;    /* by variant: drawn on the headline */
+    double *mem_max;        /* MiB, over every panel, by series */
+    double *hl_lo, *hl_hi;  /* cudnn_sdpa ms / series ms, by series */
+    double *hl_bar_lo, *hl_bar_hi; /* the lowest and the highest bound of its headline bars, by series */
+    int hl_drawn, hl_interleaved; /* the headline's drawn ratios, and those from interleaved samples */
+    int *best_peer;         /* drawn points at which series v is the fastest peer */
+    int *n;                 /* finite values by panel, column, series (count_of) */
+    bool *headline_show;    /* by series: drawn on the headline */
     double tflops_max;
     double torch_hi; /* the highest best-peer ms / our ms, over every panel */
     double headline_ymin, headline_ymax;
     int seq_min, seq_max;
+    double confidence; /* of each bound of an interleaved ratio: the gate's */
+    const char *compare_run; /* the run's compare run, "" for a run measured row after row */
 };
 
 static int *count_of(const struct facts *fx, int p, int col, int v)
@@ -92,9 +126,9 @@ static int *count_of(const struct facts *fx, int p, int col, int v)
 struct ratio_facts {
     bool drawn;      /* a baseline measured together with the run */
     char why[400];   /* else why not ("" without a baseline) */
-    struct panel *panels;
+    struct report_family *panels;
     int npanels;
-    int *n;          /* rows by ratio panel and variant */
+    int *n;          /* rows by ratio panel and series */
     int rows, throttled, slower;
     bool mode_seen[MODE_COUNT]; /* by mode code */
     double lo, hi; /* over every drawn ratio, bound and allowed line: the y axis */
@@ -181,6 +215,124 @@ static int variant_index(const char *const *variants, int nv, const char *name)
     return -1;
 }
 
+/* ---------------------------------------------------------------- series */
+
+/* A kind of rows: its regime and init. */
+struct kind {
+    bool sustained;
+    float init_sigma;
+};
+
+static int cmp_kind(const void *a, const void *b)
+{
+    const struct kind *x = a, *y = b;
+    if (x->sustained != y->sustained) return (int)x->sustained - (int)y->sustained;
+    return (x->init_sigma > y->init_sigma) - (x->init_sigma < y->init_sigma);
+}
+
+static struct kind kind_of(const struct result_key *k)
+{
+    return (struct kind){report_sustained(k), k->init_sigma};
+}
+
+/* Whether the row with key k is one of the series' rows. */
+static bool series_has(const struct series *se, const struct result_key *k)
+{
+    return !strcmp(k->variant, se->variant) && !strcmp(k->regime, se->regime) && k->init_sigma == se->init_sigma;
+}
+
+/* The series of the row with key k, or -1. */
+static int series_of(const struct series_set *ss, const struct result_key *k)
+{
+    for (int v = 0; v < ss->n; v++)
+        if (series_has(&ss->s[v], k)) return v;
+    return -1;
+}
+
+static bool has_variant(const struct series_set *ss, const char *variant)
+{
+    for (int v = 0; v < ss->n; v++)
+        if (!strcmp(ss->s[v].variant, variant)) return true;
+    return false;
+}
+
+/* "flash_hopper", "flash_hopper (sustained)", "flash_hopper (sustained,
+ * init=normal)": a kind is named where the run has another. */
+static void series_name(const struct series_set *ss, struct series *se)
+{
+    char init[ATTN_INIT_MAX], extra[64] = "";
+    const bool sustained = !strcmp(se->regime, regime_names[REGIME_SUSTAINED]);
+    if (sustained && ss->regimes[REGIME_BURST]) snprintf(extra, sizeof extra, "sustained");
+    if (ss->ninits > 1 && se->init_sigma != ATTN_INIT_DEFAULT_SIGMA)
+        snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "%sinit=%s", extra[0] ? ", " : "",
+                 attn_init_name(se->init_sigma, init, sizeof init));
+    if (extra[0]) snprintf(se->name, sizeof se->name, "%s (%s)", se->variant, extra);
+    else snprintf(se->name, sizeof se->name, "%s", se->variant);
+}
+
+/* The run's series: its variants in order of appearance, each variant's
+ * kinds in cmp_kind's order, only those with rows. */
+static int series_build(const struct result_set *s, struct series_set *ss)
+{
+    *ss = (struct series_set){0};
+    const char **variants = NULL;
+    int nvar = 0, nk = 0;
+    struct kind *kinds = malloc((s->count + 1) * sizeof *kinds);
+    float *inits = malloc((s->count + 1) * sizeof *inits);
+    int rc = kinds && inits ? report_variants(s, &variants, &nvar) : ATTN_FAIL(ATTN_ERR, "out of host memory");
+    for (size_t i = 0; i < s->count && rc == ATTN_OK; i++) {
+        const struct kind k = kind_of(&s->rows[i].key);
+        bool seen = false;
+        for (int j = 0; j < nk && !seen; j++) seen = !cmp_kind(&kinds[j], &k);
+        if (!seen) kinds[nk++] = k;
+        ss->regimes[k.sustained ? REGIME_SUSTAINED : REGIME_BURST] = true;
+        seen = false;
+        for (int j = 0; j < ss->ninits && !seen; j++) seen = inits[j] == k.init_sigma;
+        if (!seen) inits[ss->ninits++] = k.init_sigma;
+    }
+    qsort(kinds, (size_t)nk, sizeof *kinds, cmp_kind);
+    ss->nkinds = nk;
+    if (rc == ATTN_OK) {
+        ss->s = calloc((size_t)nvar * (size_t)nk + 1, sizeof *ss->s);
+        ss->names = malloc(((size_t)nvar * (size_t)nk + 1) * sizeof *ss->names);
+        if (!ss->s || !ss->names) rc = ATTN_FAIL(ATTN_ERR, "out of host memory");
+    }
+    for (int v = 0; v < nvar && rc == ATTN_OK; v++)
+        for (int k = 0; k < nk; k++)
+            for (size_t i = 0; i < s->count; i++) {
+                const struct result_key *key = &s->rows[i].key;
+                const struct kind ki = kind_of(key);
+                if (strcmp(key->variant, variants[v]) || cmp_kind(&ki, &kinds[k])) continue;
+                struct series *se = &ss->s[ss->n];
+                *se = (struct series){.variant = key->variant, .regime = key->regime,
+                                      .init_sigma = key->init_sigma, .kind = k};
+                series_name(ss, se);
+                ss->names[ss->n++] = se->name;
+                break;
+            }
+    free(variants);
+    free(kinds);
+    free(inits);
+    return rc;
+}
+
+static void series_free(struct series_set *ss)
+{
+    free(ss->s);
+    free(ss->names);
+    *ss = (struct series_set){0};
+}
+
+/* A series' dash (gnuplot's dt): ours solid, a PyTorch peer's dashed; a
+ * kind after the run's first in a pattern of its own, so that burst and
+ * sustained rows of one variant (same colour, same marker) stay apart. */
+static const char *series_dash(const struct series *se)
+{
+    static const char *const ours[] = {"solid", "(3, 3)", "(8, 3, 2, 3)", "(2, 6)"};
+    static const char *const peers[] = {"(12, 6)", "(12, 4, 3, 4)", "(12, 4, 3, 4, 3, 4)", "(20, 6)"};
+    return (report_is_peer(se->variant) ? peers : ours)[se->kind % 4];
+}
+
 /* ---------------------------------------------------------------- panels */
 
 /* The panel of the row with key k (report_panel_of: the rule the page's
@@ -192,83 +344,18 @@ static struct report_panel panel_of_key(const struct result_key *k, bool by_shap
     return report_panel_of(&p, by_shape);
 }
 
-static bool in_panel(const struct result_key *k, const char *mode, const struct report_panel *panel)
-{
-    return !strcmp(k->mode, mode) && report_panel_has(panel, k);
-}
-
-static bool in_family(const struct result_key *k, const char *mode, const struct panel *p)
-{
-    return in_panel(k, mode, &p->key) && (long)k->batch * k->seq_len == p->tokens;
-}
-
-/* The batch·seq_len most rows of a panel share; -1 when the panel is empty. */
-static long main_family(const struct result_set *s, const char *mode, const struct report_panel *panel)
-{
-    long best = -1;
-    size_t best_n = 0;
-    for (size_t i = 0; i < s->count; i++) {
-        const struct result_key *k = &s->rows[i].key;
-        if (!in_panel(k, mode, panel)) continue;
-        long tokens = (long)k->batch * k->seq_len;
-        size_t n = 0;
-        for (size_t j = 0; j < s->count; j++) {
-            const struct result_key *o = &s->rows[j].key;
-            n += in_panel(o, mode, panel) && (long)o->batch * o->seq_len == tokens;
-        }
-        if (n > best_n) {
-            best_n = n;
-            best = tokens;
-        }
-    }
-    return best;
-}
-
 static int cmp_int(const void *a, const void *b)
 {
     return *(const int *)a - *(const int *)b;
 }
 
-/* Adds p to a growing set of panels kept in report_panel_cmp's order. */
-static int add_panel(struct panel **set, int *n, int *cap, const struct report_panel *p)
+static int cmp_float(const void *a, const void *b)
 {
-    for (int i = 0; i < *n; i++)
-        if (report_panel_equal(&(*set)[i].key, p)) return ATTN_OK;
-    if (*n == *cap) {
-        int grown = *cap ? 2 * *cap : 16;
-        struct panel *g = realloc(*set, (size_t)grown * sizeof *g);
-        if (!g) return ATTN_FAIL(ATTN_ERR, "out of host memory");
-        *set = g;
-        *cap = grown;
-    }
-    int at = (*n)++;
-    for (; at > 0 && report_panel_cmp(&(*set)[at - 1].key, p) > 0; at--) (*set)[at] = (*set)[at - 1];
-    (*set)[at] = (struct panel){*p, 0};
-    return ATTN_OK;
+    const float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
 }
 
-/* The panels of a mode in report_panel_cmp's order (head_dim ascending,
- * non-causal then causal, and by shape in a run of model shapes), each with
- * its main family; *out is the caller's to free. */
-static int find_panels(const struct result_set *s, const char *mode, bool by_shape, struct panel **out, int *np)
-{
-    int n = 0, cap = 0;
-    *out = NULL;
-    for (size_t i = 0; i < s->count; i++)
-        if (!strcmp(s->rows[i].key.mode, mode)) {
-            const struct report_panel key = panel_of_key(&s->rows[i].key, by_shape);
-            ATTN_TRY(add_panel(out, &n, &cap, &key));
-        }
-    int kept = 0;
-    for (int i = 0; i < n; i++) {
-        long tokens = main_family(s, mode, &(*out)[i].key);
-        if (tokens > 0) (*out)[kept++] = (struct panel){(*out)[i].key, tokens};
-    }
-    *np = kept;
-    return ATTN_OK;
-}
-
-static void panel_name(const char *outdir, const char *prefix, const struct panel *p, char *buf,
+static void panel_name(const char *outdir, const char *prefix, const struct report_family *p, char *buf,
                        size_t len)
 {
     char stem[64 + ATTN_VARLEN_MAX];
@@ -276,42 +363,51 @@ static void panel_name(const char *outdir, const char *prefix, const struct pane
 }
 
 static const struct result_rec *find_row(const struct result_set *s, const char *mode,
-                                         const struct panel *p, int seq, const char *variant)
+                                         const struct report_family *p, int seq, const struct series *se)
 {
     for (size_t i = 0; i < s->count; i++) {
         const struct result_key *k = &s->rows[i].key;
-        if (in_family(k, mode, p) && k->seq_len == seq && !strcmp(k->variant, variant))
-            return &s->rows[i];
+        if (report_in_family(p, k, mode) && k->seq_len == seq && series_has(se, k)) return &s->rows[i];
     }
     return NULL;
 }
 
-/* A panel's line for row r (NULL: none): every column but the label. */
-static void panel_line(const struct result_set *s, const struct result_rec *r, double *cols)
+/* A panel's line for row r (NULL: none): every column but the label. Its
+ * ratios to naive, cudnn_sdpa and the best peer are report_speed_ratio's
+ * (interleaved from the samples in a compare run, else of the medians), of
+ * the rows of r's own point, mode, regime and init. */
+static int panel_line(const struct result_set *s, const struct result_rec *r, double confidence, double *cols)
 {
     for (int c = 0; c < PANEL_NCOLS; c++) cols[c] = NAN;
-    if (!report_row_ok(r)) return;
-    const double ms = r->ms_median;
-    cols[PANEL_MS] = ms;
+    if (!report_row_ok(r)) return ATTN_OK;
+    cols[PANEL_MS] = r->ms_median;
     cols[PANEL_TFLOPS] = nan_if_bad(r->tflops);
     cols[PANEL_TFLOPS_W] = nan_if_bad(r->tflops_per_watt);
     cols[PANEL_MEM] = nan_if_bad(r->extra_mem_mib);
     const struct result_rec *n = report_twin(s, &r->key, "naive");
-    const struct result_rec *c = report_twin(s, &r->key, "cudnn_sdpa");
+    const struct result_rec *c = report_twin(s, &r->key, REPORT_HEADLINE_REF);
     const struct result_rec *t = report_is_peer(r->key.variant) ? NULL : report_best_peer(s, &r->key);
-    if (report_row_ok(n)) cols[PANEL_NAIVE] = n->ms_median / ms;
-    if (report_row_ok(c)) cols[PANEL_CUDNN] = c->ms_median / ms;
-    if (t) cols[PANEL_TORCH] = t->ms_median / ms;
+    struct report_ratio q;
+    ATTN_TRY(report_speed_ratio(n, r, confidence, &q));
+    cols[PANEL_NAIVE] = q.ratio;
+    ATTN_TRY(report_speed_ratio(c, r, confidence, &q));
+    cols[PANEL_CUDNN] = q.ratio;
+    cols[PANEL_CUDNN_LO] = q.lo;
+    cols[PANEL_CUDNN_HI] = q.hi;
+    ATTN_TRY(report_speed_ratio(t, r, confidence, &q));
+    cols[PANEL_TORCH] = q.ratio;
+    return ATTN_OK;
 }
 
-/* A panel's numbers over its family's seq_lens, every variant. */
-static int collect_panel(const struct result_set *s, const char *mode, const struct panel *p,
-                         const char *const *variants, int nv, struct panel_data *d)
+/* A panel's numbers over its family's seq_lens, every series. */
+static int collect_panel(const struct result_set *s, const char *mode, const struct report_family *p,
+                         const struct series_set *ss, double confidence, struct panel_data *d)
 {
+    const int nv = ss->n;
     *d = (struct panel_data){0};
     size_t cap = 0;
     for (size_t i = 0; i < s->count; i++) {
-        if (!in_family(&s->rows[i].key, mode, p)) continue;
+        if (!report_in_family(p, &s->rows[i].key, mode)) continue;
         const int seq = s->rows[i].key.seq_len;
         bool seen = false;
         for (int j = 0; j < d->nseq && !seen; j++) seen = d->seq[j] == seq;
@@ -329,7 +425,7 @@ static int collect_panel(const struct result_set *s, const char *mode, const str
     if (!d->val) return ATTN_FAIL(ATTN_ERR, "out of host memory");
     for (int v = 0; v < nv; v++)
         for (int j = 0; j < d->nseq; j++)
-            panel_line(s, find_row(s, mode, p, d->seq[j], variants[v]), cell(d, v, j, 0));
+            ATTN_TRY(panel_line(s, find_row(s, mode, p, d->seq[j], &ss->s[v]), confidence, cell(d, v, j, 0)));
     return ATTN_OK;
 }
 
@@ -352,39 +448,54 @@ static void panel_facts(const struct panel_data *d, int p, int nv, struct facts 
             fx->tflops_max = fmax_nan(fx->tflops_max, c[PANEL_TFLOPS]);
             fx->hl_lo[v] = fmin_nan(fx->hl_lo[v], c[PANEL_CUDNN]);
             fx->hl_hi[v] = fmax_nan(fx->hl_hi[v], c[PANEL_CUDNN]);
+            fx->hl_bar_lo[v] = fmin_nan(fx->hl_bar_lo[v], c[PANEL_CUDNN_LO]);
+            fx->hl_bar_hi[v] = fmax_nan(fx->hl_bar_hi[v], c[PANEL_CUDNN_HI]);
             fx->torch_hi = fmax_nan(fx->torch_hi, c[PANEL_TORCH]);
-            for (int col = 0; col < PANEL_LABEL; col++) *count_of(fx, p, col, v) += isfinite(c[col]);
+            for (int col = 0; col < PANEL_NCOLS; col++)
+                if (col != PANEL_LABEL) *count_of(fx, p, col, v) += isfinite(c[col]);
         }
 }
 
-/* Tallies, for the speedup_torch figure's subtitle, which peer is the
- * fastest at each drawn point of panel p (any row there names the point). */
-static void tally_best_peer(const struct result_set *s, const char *mode, const struct panel *p,
-                            const struct panel_data *d, const char *const *variants, int nv, struct facts *fx)
+/* Tallies, for the speedup_torch figure's subtitle, which peer series is
+ * the fastest at each drawn point of panel p and each kind of rows there
+ * (any row of the kind names the point). */
+static void tally_best_peer(const struct result_set *s, const char *mode, const struct report_family *p,
+                            const struct panel_data *d, const struct series_set *ss, struct facts *fx)
 {
-    for (int j = 0; j < d->nseq; j++)
+    struct kind *seen = malloc(((size_t)ss->nkinds + 1) * sizeof *seen);
+    if (!seen) return; /* a subtitle's tally, not a number drawn */
+    for (int j = 0; j < d->nseq; j++) {
+        int nseen = 0;
         for (size_t i = 0; i < s->count; i++) {
             const struct result_key *k = &s->rows[i].key;
-            if (!in_family(k, mode, p) || k->seq_len != d->seq[j]) continue;
+            if (!report_in_family(p, k, mode) || k->seq_len != d->seq[j]) continue;
+            const struct kind ki = kind_of(k);
+            bool done = false;
+            for (int q = 0; q < nseen && !done; q++) done = !cmp_kind(&seen[q], &ki);
+            if (done || nseen >= ss->nkinds) continue;
+            seen[nseen++] = ki;
             const struct result_rec *best = report_best_peer(s, k);
-            for (int v = 0; best && v < nv; v++) fx->best_peer[v] += !strcmp(variants[v], best->key.variant);
-            break;
+            const int v = best ? series_of(ss, &best->key) : -1;
+            if (v >= 0) fx->best_peer[v]++;
         }
+    }
+    free(seen);
 }
 
-/* Which variants the headline draws: all but cudnn_sdpa itself and those
- * more than 2× slower than it at every point (the eager ones), which would
- * crush the axis that has to show a few percent; and its y range, fitted
- * to those, with room for the value labels. */
-static void headline_range(const char *const *variants, int nv, struct facts *fx)
+/* Which series the headline draws: all but cudnn_sdpa's own and those
+ * more than 2× slower than it at every point (REPORT_HEADLINE_MIN: the
+ * eager ones), which would crush the axis that has to show a few percent;
+ * and its y range, fitted to those and their bars, with room for the value
+ * labels. */
+static void headline_range(const struct series_set *ss, struct facts *fx)
 {
     double lo = 1, hi = 1;
-    for (int v = 0; v < nv; v++) {
-        bool has = !isnan(fx->hl_hi[v]) && strcmp(variants[v], "cudnn_sdpa") != 0;
-        fx->headline_show[v] = has && fx->hl_hi[v] >= 0.5;
+    for (int v = 0; v < ss->n; v++) {
+        bool has = !isnan(fx->hl_hi[v]) && strcmp(ss->s[v].variant, REPORT_HEADLINE_REF) != 0;
+        fx->headline_show[v] = has && fx->hl_hi[v] >= REPORT_HEADLINE_MIN;
         if (fx->headline_show[v]) {
-            lo = fmin(lo, fx->hl_lo[v]);
-            hi = fmax(hi, fx->hl_hi[v]);
+            lo = fmin(lo, fmin_nan(fx->hl_lo[v], fx->hl_bar_lo[v]));
+            hi = fmax(hi, fmax_nan(fx->hl_hi[v], fx->hl_bar_hi[v]));
         }
     }
     const double pad = 0.12 * (hi - lo) + 0.01;
@@ -442,7 +553,7 @@ static double frac_y(const struct facts *fx, double v)
 
 /* Whether a label box at b, for a point on the `above` side of the parity
  * line at 1, stays in the plot area and on that side, clear of every drawn
- * line, point and label. */
+ * line, point, error bar (as wide as a marker) and label. */
 static bool box_free(const struct label_space *ls, int nv, const struct box *b, bool above)
 {
     if (b->y0 < 0 || b->y1 > 1 || b->x0 < 0 || b->x1 > 1) return false;
@@ -459,6 +570,9 @@ static bool box_free(const struct label_space *ls, int nv, const struct box *b, 
             const double x = ls->fx_of_seq[j], fy = frac_y(ls->fx, y);
             const struct box mark = {x - MARK_R, x + MARK_R, fy - MARK_R, fy + MARK_R};
             if (boxes_meet(&mark, b)) return false;
+            const double lo = *cell(d, v, j, PANEL_CUDNN_LO), hi = *cell(d, v, j, PANEL_CUDNN_HI);
+            const struct box bar = {x - MARK_R, x + MARK_R, frac_y(ls->fx, lo), frac_y(ls->fx, hi)};
+            if (isfinite(lo) && isfinite(hi) && boxes_meet(&bar, b)) return false;
             const double next = j + 1 < d->nseq ? *cell(d, v, j + 1, PANEL_CUDNN) : NAN;
             if (isfinite(next) && segment_meets(x, fy, ls->fx_of_seq[j + 1], frac_y(ls->fx, next), b)) return false;
         }
@@ -489,8 +603,9 @@ static bool label_crosses(const struct label_space *ls, int nv, int v, int j, do
  * further out on either; a value with no such place near its point is not
  * written (the page's tables hold it). The label's y (in the data's units)
  * goes into the panel's PANEL_LABEL column. */
-static int place_labels(struct panel_data *d, const struct facts *fx, const char *const *variants, int nv)
+static int place_labels(struct panel_data *d, const struct facts *fx, const struct series_set *ss)
 {
+    const int nv = ss->n;
     for (int v = 0; v < nv; v++)
         for (int j = 0; j < d->nseq; j++) *cell(d, v, j, PANEL_LABEL) = NAN;
     if (!d->nseq) return ATTN_OK;
@@ -505,7 +620,7 @@ static int place_labels(struct panel_data *d, const struct facts *fx, const char
     const double lo = log2(fx->seq_min) - X_PAD, span = log2(fx->seq_max) + X_PAD - lo;
     for (int j = 0; j < d->nseq; j++) ls.fx_of_seq[j] = (log2(d->seq[j]) - lo) / span;
     for (int v = 0; v < nv; v++) {
-        if (!fx->headline_show[v] || report_is_peer(variants[v])) continue;
+        if (!fx->headline_show[v] || report_is_peer(ss->s[v].variant)) continue;
         for (int j = 0; j < d->nseq; j++) {
             const double y = *cell(d, v, j, PANEL_CUDNN);
             if (!isfinite(y)) continue;
@@ -563,7 +678,7 @@ static void spread_add(struct spread *sp, long v)
 /* "batch = 16384 / S, heads = 2048 / D, bf16": the grid of the drawn rows
  * in words, so that no figure leaves the reader guessing B and H ("heads
  * per panel" when the panels are model shapes whose titles say them). */
-static void grid_note(const struct result_set *s, const char *mode, const struct panel *panels,
+static void grid_note(const struct result_set *s, const char *mode, const struct report_family *panels,
                       int np, char *buf, size_t len)
 {
     struct spread tokens = {0}, batch = {0}, heads = {0}, hidden = {0};
@@ -572,7 +687,7 @@ static void grid_note(const struct result_set *s, const char *mode, const struct
     for (size_t i = 0; i < s->count; i++) {
         const struct result_key *k = &s->rows[i].key;
         bool drawn = false;
-        for (int p = 0; p < np && !drawn; p++) drawn = in_family(k, mode, &panels[p]);
+        for (int p = 0; p < np && !drawn; p++) drawn = report_in_family(&panels[p], k, mode);
         if (!drawn) continue;
         spread_add(&batch, k->batch);
         spread_add(&heads, k->heads);
@@ -611,13 +726,13 @@ static int cmp_ratio_row(const void *a, const void *b)
 
 /* The gate's compared rows of one panel (rows off the panels' family
  * included: the gate judges them too), sorted by seq_len then mode. */
-static size_t ratio_rows_of(const struct gate_report *rep, const struct panel *p,
-                            const char *const *variants, int nv, struct ratio_row *out)
+static size_t ratio_rows_of(const struct gate_report *rep, const struct report_family *p,
+                            const struct series_set *ss, struct ratio_row *out)
 {
     size_t n = 0;
     for (size_t i = 0; i < rep->count; i++) {
         const struct gate_line *l = &rep->lines[i];
-        int v = variant_index(variants, nv, l->key.variant);
+        int v = series_of(ss, &l->key);
         if (isnan(l->ratio) || v < 0 || !report_panel_has(&p->key, &l->key)) continue;
         out[n++] = (struct ratio_row){
             .variant = v, .seq = l->key.seq_len, .batch = l->key.batch, .mode = mode_code(l->key.mode),
@@ -679,21 +794,23 @@ static int write_ratio_panel(const char *path, const struct ratio_row *rows, siz
 /* The ratio panels: every panel (head_dim × causal, or model shape as the
  * figures have them) among the compared rows. */
 static int write_ratio_panels(const struct gate_report *rep, const char *outdir, bool by_shape,
-                              const char *const *variants, int nv, struct ratio_facts *rf)
+                              const struct series_set *ss, struct ratio_facts *rf)
 {
-    struct panel *keys = NULL;
+    const char *const *variants = ss->names;
+    const int nv = ss->n;
+    struct report_family *keys = NULL;
     int nk = 0, cap = 0, rc = ATTN_OK;
     for (size_t i = 0; i < rep->count && rc == ATTN_OK; i++)
         if (!isnan(rep->lines[i].ratio)) {
             const struct report_panel key = panel_of_key(&rep->lines[i].key, by_shape);
-            rc = add_panel(&keys, &nk, &cap, &key);
+            rc = report_family_add(&keys, &nk, &cap, &key);
         }
     struct ratio_row *rows = malloc((rep->count ? rep->count : 1) * sizeof *rows);
     rf->panels = malloc(((size_t)nk + 1) * sizeof *rf->panels);
     rf->n = calloc(((size_t)nk + 1) * (size_t)nv, sizeof *rf->n);
     if (rc == ATTN_OK && (!rows || !rf->panels || !rf->n)) rc = ATTN_FAIL(ATTN_ERR, "out of host memory");
     for (int i = 0; i < nk && rc == ATTN_OK; i++) {
-        size_t n = ratio_rows_of(rep, &keys[i], variants, nv, rows);
+        size_t n = ratio_rows_of(rep, &keys[i], ss, rows);
         if (!n) continue;
         char path[1100];
         panel_name(outdir, "ratio", &keys[i], path, sizeof path);
@@ -709,7 +826,7 @@ static int write_ratio_panels(const struct gate_report *rep, const char *outdir,
  * ratio, limit and verdict), written per panel — when the two runs were
  * measured together (report_measured_together); else rf says why not. */
 static int write_ratio(const struct report_args *a, const struct result_set *s, bool by_shape,
-                       const char *const *variants, int nv, struct ratio_facts *rf)
+                       const struct series_set *ss, struct ratio_facts *rf)
 {
     struct result_set base;
     struct gate_thresholds t;
@@ -723,7 +840,7 @@ static int write_ratio(const struct report_args *a, const struct result_set *s, 
         struct gate_options o = {.allow_missing = true, .allow_gpu_mismatch = true};
         struct gate_report rep = {0};
         rc = gate_compare(&base, s, &t, &o, &rep);
-        if (rc == ATTN_OK) rc = write_ratio_panels(&rep, a->outdir, by_shape, variants, nv, rf);
+        if (rc == ATTN_OK) rc = write_ratio_panels(&rep, a->outdir, by_shape, ss, rf);
         gate_report_free(&rep);
         if (rc == ATTN_OK && rf->rows == 0)
             rc = ATTN_FAIL(ATTN_ERR_INPUT, "%s: no row in common with %s", a->baseline, s->path);
@@ -873,7 +990,7 @@ struct page {
 };
 
 static int panels_meta(FILE *f, const char *outdir, const char *prefix, const char *nname,
-                       const char *fname, const char *tname, const struct panel *p, int n)
+                       const char *fname, const char *tname, const struct report_family *p, int n)
 {
     char (*files)[1100] = malloc(((size_t)n + 1) * sizeof *files);
     char (*titles)[64 + ATTN_VARLEN_MAX] = malloc(((size_t)n + 1) * sizeof *titles);
@@ -950,22 +1067,62 @@ static void name_list_text(const struct name_list *l, char *buf, size_t len)
                   l->peers == 1 ? "" : "s");
 }
 
-/* The headline (headline_range): its variants and y range, and the note
- * that names ours left out and counts the PyTorch peers among them. */
-static void headline_meta(FILE *f, const char *const *variants, int nv, const struct facts *fx,
-                          const struct page *pg)
+/* Whether series v is the first of the series in mask (NULL: all) of its
+ * variant: a list of names says each variant once. */
+static bool first_of_variant(const struct series_set *ss, int v, const bool *mask)
 {
+    for (int u = 0; u < v; u++)
+        if ((!mask || mask[u]) && !strcmp(ss->s[u].variant, ss->s[v].variant)) return false;
+    return true;
+}
+
+/* "98 %": the two-sided level of an interval whose bounds are each at
+ * confidence c (shift.h). */
+static void interval_level(double c, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.3g %%", 100 * (2 * c - 1));
+}
+
+/* How the headline's ratios were measured, for its second subtitle line
+ * (short enough for a figure of one panel; the first line names the run):
+ * interleaved (a compare run's samples: Hodges–Lehmann, with bars), or the
+ * medians of rows measured row after row. */
+static void headline_how(const struct facts *fx, char *buf, size_t len)
+{
+    char level[32];
+    interval_level(fx->confidence, level, sizeof level);
+    if (!fx->hl_drawn) buf[0] = '\0';
+    else if (fx->hl_interleaved == fx->hl_drawn)
+        snprintf(buf, len, "interleaved ratios: Hodges–Lehmann of the samples, bars the %s interval (bounds at %.3g %%, "
+                           "the gate's)", level, 100 * fx->confidence);
+    else if (fx->hl_interleaved)
+        snprintf(buf, len, "interleaved ratios with %s bars where both rows have samples (%d of %d), else of medians",
+                 level, fx->hl_interleaved, fx->hl_drawn);
+    else if (fx->compare_run[0]) snprintf(buf, len, "measured in turns, but without samples: ratios of medians");
+    else snprintf(buf, len, "ratios of medians, measured row after row");
+}
+
+/* The headline (headline_range): its series and y range, the note that
+ * names ours left out (each variant once) and counts the PyTorch peers
+ * among them, and how its ratios were measured (headline_how; bars where
+ * interleaved). */
+static void headline_meta(FILE *f, const struct series_set *ss, const struct facts *fx, const struct page *pg)
+{
+    const int nv = ss->n;
     int shown = 0;
     double slow_lo = NAN, slow_hi = NAN;
     struct name_list left_out = {0};
-    for (int v = 0; v < nv; v++) {
+    bool *left = calloc((size_t)nv + 1, sizeof *left);
+    for (int v = 0; v < nv && left; v++) {
         shown += fx->headline_show[v];
-        if (!fx->headline_show[v] && !isnan(fx->hl_hi[v]) && strcmp(variants[v], "cudnn_sdpa") != 0) {
+        if (!fx->headline_show[v] && !isnan(fx->hl_hi[v]) && strcmp(ss->s[v].variant, REPORT_HEADLINE_REF) != 0) {
             slow_lo = fmin_nan(slow_lo, 1 / fx->hl_hi[v]);
             slow_hi = fmax_nan(slow_hi, 1 / fx->hl_lo[v]);
-            name_list_add(&left_out, variants[v]);
+            left[v] = true;
+            if (first_of_variant(ss, v, left)) name_list_add(&left_out, ss->s[v].variant);
         }
     }
+    free(left);
     fprintf(f, "headline_n = %d\narray headline_show[%d] = [", shown, nv);
     for (int v = 0; v < nv; v++) fprintf(f, "%s%d", v ? ", " : "", fx->headline_show[v]);
     fputs("]\n", f);
@@ -978,6 +1135,20 @@ static void headline_meta(FILE *f, const char *const *variants, int nv, const st
     if (!name_list_empty(&left_out))
         snprintf(note, sizeof note, "not shown: %s, %.2g–%.2g× slower than cudnn_sdpa", names, slow_lo, slow_hi);
     gp_string(f, "headline_note", note);
+    char how[400], level[32];
+    headline_how(fx, how, sizeof how);
+    interval_level(fx->confidence, level, sizeof level);
+    fprintf(f, "headline_bars = %d\n", fx->hl_interleaved > 0);
+    /* per panel of the page, the shown series (1-based) with a bar there */
+    if (pg->n > 0) fprintf(f, "array panel_bars[%d] = [", pg->n);
+    for (int p = pg->first; p < pg->first + pg->n; p++) {
+        fputs(p > pg->first ? ", '" : "'", f);
+        for (int v = 0, k = 0; v < nv; v++)
+            if (fx->headline_show[v] && *count_of(fx, p, PANEL_CUDNN_LO, v) > 0) fprintf(f, "%s%d", k++ ? " " : "", v + 1);
+        fputs(p + 1 == pg->first + pg->n ? "']\n" : "'", f);
+    }
+    gp_string(f, "headline_how", how);
+    gp_string(f, "headline_level", level);
 }
 
 /* Extra memory: GiB when any variant needs 1 GiB or more, else MiB, on a
@@ -985,8 +1156,9 @@ static void headline_meta(FILE *f, const char *const *variants, int nv, const st
  * the variants that lie on the zero line (under 1% of the largest value;
  * the PyTorch peers among them counted) and the most any of them needed,
  * since their markers hide one another there. */
-static void memory_meta(FILE *f, const char *const *variants, int nv, const struct facts *fx)
+static void memory_meta(FILE *f, const struct series_set *ss, const struct facts *fx)
 {
+    const int nv = ss->n;
     double max = 0, zero_max = 0;
     for (int v = 0; v < nv; v++) max = fmax_nan(max, fx->mem_max[v]);
     bool gib = max >= 1024;
@@ -995,32 +1167,46 @@ static void memory_meta(FILE *f, const char *const *variants, int nv, const stru
     gp_number(f, "mem_max", max);
     struct name_list zero = {0};
     char names[320], note[400] = "";
-    for (int v = 0; v < nv; v++)
+    bool *on_zero = calloc((size_t)nv + 1, sizeof *on_zero);
+    for (int v = 0; v < nv && on_zero; v++)
         if (!isnan(fx->mem_max[v]) && fx->mem_max[v] < 0.01 * max) {
             zero_max = fmax(zero_max, fx->mem_max[v]);
-            name_list_add(&zero, variants[v]);
+            on_zero[v] = true;
+            if (first_of_variant(ss, v, on_zero)) name_list_add(&zero, ss->s[v].variant);
         }
+    free(on_zero);
     name_list_text(&zero, names, sizeof names);
     if (!name_list_empty(&zero))
         snprintf(note, sizeof note, "on the zero line: %s (at most %.3g MiB at any S)", names, zero_max);
     gp_string(f, "mem_note", note);
 }
 
-/* The variants' looks (variant_looks): variant_rgb[], the marker of the line
- * figures variant_pt[] (filled for ours, open for a peer), both forms
- * (variant_pt_filled[], variant_pt_open[]: ratio.gp's cold and graph rows),
- * variant_ps[], variant_peer[] (1: drawn dashed) and npeers. */
-static int style_meta(FILE *f, const char *const *variants, int nv)
+/* The series' looks, each its variant's (variant_looks): variant_rgb[], the
+ * marker of the line figures variant_pt[] (filled for ours, open for a
+ * peer), both forms (variant_pt_filled[], variant_pt_open[]: ratio.gp's
+ * cold and graph rows), variant_ps[], variant_peer[] (1: a PyTorch peer),
+ * npeers, and variant_dash[], the line's dash (series_dash: a peer's
+ * dashed, a second kind of rows in a pattern of its own). */
+static int style_meta(FILE *f, const struct series_set *ss)
 {
-    struct look *looks = malloc(((size_t)nv + 1) * sizeof *looks);
+    const int nv = ss->n;
+    struct look *looks = malloc(((size_t)nv + 1) * sizeof *looks), *of_variant = malloc(((size_t)nv + 1) * sizeof *looks);
     int *peer = malloc(((size_t)nv + 1) * sizeof *peer), *pt = malloc(((size_t)nv + 1) * 3 * sizeof *pt);
-    int rc = looks && peer && pt ? variant_looks(variants, nv, looks) : ATTN_FAIL(ATTN_ERR, "out of host memory");
+    const char **variants = malloc(((size_t)nv + 1) * sizeof *variants), **dash = malloc(((size_t)nv + 1) * sizeof *dash);
+    int rc = looks && of_variant && peer && pt && variants && dash ? ATTN_OK : ATTN_FAIL(ATTN_ERR, "out of host memory");
+    /* each variant once (its series share its look), then each series its variant's */
+    int nvar = 0;
+    for (int v = 0; v < nv && rc == ATTN_OK; v++)
+        if (variant_index(variants, nvar, ss->s[v].variant) < 0) variants[nvar++] = ss->s[v].variant;
+    if (rc == ATTN_OK) rc = variant_looks(variants, nvar, of_variant);
+    for (int v = 0; v < nv && rc == ATTN_OK; v++) looks[v] = of_variant[variant_index(variants, nvar, ss->s[v].variant)];
     if (rc == ATTN_OK) {
         int npeers = 0;
         const char **rgb = (const char **)malloc(((size_t)nv + 1) * sizeof *rgb);
         if (!rgb) rc = ATTN_FAIL(ATTN_ERR, "out of host memory");
         for (int v = 0; v < nv && rgb; v++) {
-            npeers += peer[v] = report_is_peer(variants[v]);
+            npeers += peer[v] = report_is_peer(ss->s[v].variant);
+            dash[v] = series_dash(&ss->s[v]);
             rgb[v] = looks[v].rgb;
             pt[nv + v] = shape_filled[looks[v].shape];
             pt[2 * nv + v] = shape_open[looks[v].shape];
@@ -1029,6 +1215,7 @@ static int style_meta(FILE *f, const char *const *variants, int nv)
         if (rgb) {
             fprintf(f, "npeers = %d\n", npeers);
             gp_int_array(f, "variant_peer", peer, nv);
+            gp_string_array(f, "variant_dash", dash, nv);
             gp_string_array(f, "variant_rgb", rgb, nv);
             gp_int_array(f, "variant_pt", pt, nv);
             gp_int_array(f, "variant_pt_filled", pt + nv, nv);
@@ -1040,8 +1227,11 @@ static int style_meta(FILE *f, const char *const *variants, int nv)
         free(rgb);
     }
     free(looks);
+    free(of_variant);
     free(peer);
     free(pt);
+    free(variants);
+    free(dash);
     return rc;
 }
 
@@ -1118,18 +1308,54 @@ static int ratio_meta(FILE *f, const struct report_args *a, const struct ratio_f
                        rf->panels + pg->rfirst, pg->rn);
 }
 
+/* "burst", "sustained", "burst and sustained, separate series", and the
+ * inputs' init ("burst, init=normal"; "burst, init uniform and normal,
+ * separate series"): the kinds of the rows drawn (in
+ * the families of mode; every row of s when mode is NULL), for every
+ * subtitle. */
+static void kinds_note(const struct result_set *s, const char *mode, const struct report_family *panels, int np,
+                       char *buf, size_t len)
+{
+    bool regimes[REGIME_COUNT] = {false};
+    float inits[8];
+    int ninits = 0;
+    for (size_t i = 0; i < s->count; i++) {
+        const struct result_key *k = &s->rows[i].key;
+        bool drawn = !mode;
+        for (int p = 0; p < np && !drawn; p++) drawn = report_in_family(&panels[p], k, mode);
+        if (!drawn) continue;
+        regimes[report_sustained(k) ? REGIME_SUSTAINED : REGIME_BURST] = true;
+        bool seen = false;
+        for (int j = 0; j < ninits && !seen; j++) seen = inits[j] == k->init_sigma;
+        if (!seen && ninits < 8) inits[ninits++] = k->init_sigma;
+    }
+    qsort(inits, (size_t)ninits, sizeof *inits, cmp_float);
+    const bool both = regimes[REGIME_BURST] && regimes[REGIME_SUSTAINED];
+    snprintf(buf, len, "%s", both                         ? "burst and sustained"
+                             : regimes[REGIME_SUSTAINED] ? regime_names[REGIME_SUSTAINED]
+                                                         : regime_names[REGIME_BURST]);
+    char name[ATTN_INIT_MAX];
+    if (ninits == 1) /* one init: "init=normal" */
+        snprintf(buf + strlen(buf), len - strlen(buf), ", init=%s", attn_init_name(inits[0], name, sizeof name));
+    for (int j = 0; ninits > 1 && j < ninits; j++) /* several: "init uniform and normal" */
+        snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", !j ? ", init " : j + 1 < ninits ? ", " : " and ",
+                 attn_init_name(inits[j], name, sizeof name));
+    if (both || ninits > 1) snprintf(buf + strlen(buf), len - strlen(buf), ", separate series");
+}
+
 /* Which run, which GPU, which grid, which page: the titles and subtitles. */
 static void run_meta(FILE *f, const struct result_set *s, const char *env, const char *mode,
-                     const struct panel *panels, int np, const struct page *pg)
+                     const struct report_family *panels, int np, const struct page *pg)
 {
-    char gpu_name[128], note[256], with_mode[400];
+    char gpu_name[128], note[256], kinds[160], with_mode[600];
     env_string(env, "gpu_name", gpu_name, sizeof gpu_name);
     grid_note(s, mode, panels, np, note, sizeof note);
+    kinds_note(s, mode, panels, np, kinds, sizeof kinds);
     if (pg->pages > 1)
-        snprintf(with_mode, sizeof with_mode, "%s, %s mode · panels %d–%d of %d (figure %d of %d)", note, mode,
-                 pg->first + 1, pg->first + pg->n, np, pg->number, pg->pages);
+        snprintf(with_mode, sizeof with_mode, "%s, %s mode, %s · panels %d–%d of %d (figure %d of %d)", note, mode,
+                 kinds, pg->first + 1, pg->first + pg->n, np, pg->number, pg->pages);
     else
-        snprintf(with_mode, sizeof with_mode, "%s, %s mode", note, mode);
+        snprintf(with_mode, sizeof with_mode, "%s, %s mode, %s", note, mode, kinds);
     gp_string(f, "run", s->path);
     gp_string(f, "run_id", s->rows[0].run_id);
     gp_string(f, "gpu", s->rows[0].gpu);
@@ -1137,14 +1363,19 @@ static void run_meta(FILE *f, const struct result_set *s, const char *env, const
     gp_string(f, "mode", mode);
     gp_string(f, "grid_shape", note);
     gp_string(f, "grid_note", with_mode);
+    gp_string(f, "kinds_note", kinds);
+    kinds_note(s, NULL, NULL, 0, kinds, sizeof kinds);
+    gp_string(f, "kinds_note_all", kinds);
     fprintf(f, "figure_page = %d\nfigure_pages = %d\n", pg->number, pg->pages);
 }
 
 static int write_meta(const struct report_args *a, const struct result_set *s, const char *mode,
-                      const struct panel *panels, int np, const char *const *variants, int nv,
+                      const struct report_family *panels, int np, const struct series_set *ss,
                       const struct facts *fx, const struct ratio_facts *rf, const struct page *pg,
                       const char *dir)
 {
+    const char *const *variants = ss->names;
+    const int nv = ss->n;
     char path[1200], env[1100];
     report_env_beside(a->results, env, sizeof env);
     snprintf(path, sizeof path, "%s/meta.gp", dir);
@@ -1155,9 +1386,9 @@ static int write_meta(const struct report_args *a, const struct result_set *s, c
     int rc = panels_meta(f, a->outdir, "panel", "npanels", "panel_file", "panel_title", panels + pg->first, pg->n);
     fprintf(f, "nvariants = %d\n", nv);
     gp_string_array(f, "variant_name", variants, nv);
-    if (rc == ATTN_OK) rc = style_meta(f, variants, nv);
-    fprintf(f, "have_cudnn = %d\n", variant_index(variants, nv, "cudnn_sdpa") >= 0);
-    fprintf(f, "have_naive = %d\n", variant_index(variants, nv, "naive") >= 0);
+    if (rc == ATTN_OK) rc = style_meta(f, ss);
+    fprintf(f, "have_cudnn = %d\n", has_variant(ss, REPORT_HEADLINE_REF));
+    fprintf(f, "have_naive = %d\n", has_variant(ss, "naive"));
     fprintf(f, "seq_min = %d\nseq_max = %d\nseq_pad = %g\n", fx->seq_min, fx->seq_max, X_PAD);
     static const struct { const char *name; int col; } figures[] = {
         {"ms", PANEL_MS}, {"tflops", PANEL_TFLOPS}, {"mem", PANEL_MEM}, {"naive", PANEL_NAIVE},
@@ -1173,12 +1404,12 @@ static int write_meta(const struct report_args *a, const struct result_set *s, c
     for (int p = 0; p < fx->np; p++)
         for (int v = 0; v < nv; v++) energy += *count_of(fx, p, PANEL_TFLOPS_W, v);
     fprintf(f, "have_energy = %d\n", energy > 0);
-    headline_meta(f, variants, nv, fx, pg);
+    headline_meta(f, ss, fx, pg);
     gp_number(f, "label_w", LABEL_W);
     gp_number(f, "label_h", LABEL_H);
     gp_number(f, "peak_tflops", report_env_value(env, "peak_gemm_bf16_tflops"));
     gp_number(f, "tflops_max", fx->tflops_max);
-    memory_meta(f, variants, nv, fx);
+    memory_meta(f, ss, fx);
     if (rc == ATTN_OK) rc = torch_meta(f, variants, nv, fx, pg);
     if (rc == ATTN_OK) rc = ratio_meta(f, a, rf, nv, pg);
     if (fclose(f) != 0 && rc == ATTN_OK) rc = ATTN_FAIL(ATTN_ERR, "%s: write failed", path);
@@ -1194,12 +1425,15 @@ static int facts_alloc(struct facts *fx, int nv, int np)
     fx->mem_max = malloc(v * sizeof *fx->mem_max);
     fx->hl_lo = malloc(v * sizeof *fx->hl_lo);
     fx->hl_hi = malloc(v * sizeof *fx->hl_hi);
+    fx->hl_bar_lo = malloc(v * sizeof *fx->hl_bar_lo);
+    fx->hl_bar_hi = malloc(v * sizeof *fx->hl_bar_hi);
     fx->best_peer = calloc(v, sizeof *fx->best_peer);
     fx->headline_show = calloc(v, sizeof *fx->headline_show);
     fx->n = calloc(((size_t)np + 1) * PANEL_NCOLS * v, sizeof *fx->n);
-    if (!fx->mem_max || !fx->hl_lo || !fx->hl_hi || !fx->best_peer || !fx->headline_show || !fx->n)
+    if (!fx->mem_max || !fx->hl_lo || !fx->hl_hi || !fx->hl_bar_lo || !fx->hl_bar_hi || !fx->best_peer ||
+        !fx->headline_show || !fx->n)
         return ATTN_FAIL(ATTN_ERR, "out of host memory");
-    for (int i = 0; i < nv; i++) fx->mem_max[i] = fx->hl_lo[i] = fx->hl_hi[i] = NAN;
+    for (int i = 0; i < nv; i++) fx->mem_max[i] = fx->hl_lo[i] = fx->hl_hi[i] = fx->hl_bar_lo[i] = fx->hl_bar_hi[i] = NAN;
     return ATTN_OK;
 }
 
@@ -1208,6 +1442,8 @@ static void facts_free(struct facts *fx)
     free(fx->mem_max);
     free(fx->hl_lo);
     free(fx->hl_hi);
+    free(fx->hl_bar_lo);
+    free(fx->hl_bar_hi);
     free(fx->best_peer);
     free(fx->headline_show);
     free(fx->n);
@@ -1216,24 +1452,32 @@ static void facts_free(struct facts *fx)
 /* The panels' numbers, what meta.gp says of them, the headline's labels,
  * and the panel files. */
 static int write_panels(const struct result_set *s, const char *mode, const char *outdir,
-                        const struct panel *panels, int np, const char *const *variants, int nv, struct facts *fx)
+                        const struct report_family *panels, int np, const struct series_set *ss, struct facts *fx)
 {
+    const int nv = ss->n;
     struct panel_data *d = calloc((size_t)np + 1, sizeof *d);
     if (!d) return ATTN_FAIL(ATTN_ERR, "out of host memory");
     int rc = ATTN_OK;
     for (int p = 0; p < np && rc == ATTN_OK; p++) {
-        rc = collect_panel(s, mode, &panels[p], variants, nv, &d[p]);
+        rc = collect_panel(s, mode, &panels[p], ss, fx->confidence, &d[p]);
         if (rc == ATTN_OK) {
             panel_facts(&d[p], p, nv, fx);
-            tally_best_peer(s, mode, &panels[p], &d[p], variants, nv, fx);
+            tally_best_peer(s, mode, &panels[p], &d[p], ss, fx);
         }
     }
-    if (rc == ATTN_OK) headline_range(variants, nv, fx);
+    if (rc == ATTN_OK) headline_range(ss, fx);
+    /* the headline's drawn ratios, and how many of them are interleaved */
+    for (int p = 0; p < np && rc == ATTN_OK; p++)
+        for (int v = 0; v < nv; v++)
+            for (int j = 0; j < d[p].nseq && fx->headline_show[v]; j++) {
+                fx->hl_drawn += isfinite(*cell(&d[p], v, j, PANEL_CUDNN));
+                fx->hl_interleaved += isfinite(*cell(&d[p], v, j, PANEL_CUDNN_LO));
+            }
     for (int p = 0; p < np && rc == ATTN_OK; p++) {
         char path[1100];
         panel_name(outdir, "panel", &panels[p], path, sizeof path);
-        rc = place_labels(&d[p], fx, variants, nv);
-        if (rc == ATTN_OK) rc = write_panel(path, &d[p], variants, nv);
+        rc = place_labels(&d[p], fx, ss);
+        if (rc == ATTN_OK) rc = write_panel(path, &d[p], ss->names, nv);
     }
     for (int p = 0; p < np; p++) panel_data_free(&d[p]);
     free(d);
@@ -1251,18 +1495,22 @@ int report_data(const struct report_args *a, const struct result_set *s)
 {
     ATTN_TRY(make_dir(a->outdir));
     const char *mode = report_pick_mode(s, a->mode);
-    const char **variants = NULL;
-    struct panel *panels = NULL;
-    int nv = 0, np = 0;
+    struct series_set ss = {0};
+    struct report_family *panels = NULL;
+    int np = 0;
+    double confidence = 0;
     struct facts fx = {0};
     struct ratio_facts rf = {.lo = NAN, .hi = NAN};
     const bool by_shape = report_by_shape(s);
-    int rc = report_variants(s, &variants, &nv);
-    if (rc == ATTN_OK) rc = find_panels(s, mode, by_shape, &panels, &np);
+    int rc = series_build(s, &ss);
+    if (rc == ATTN_OK) rc = report_confidence(a->thresholds, &confidence);
+    if (rc == ATTN_OK) rc = report_families(s, mode, by_shape, &panels, &np);
     if (rc == ATTN_OK && !np) rc = ATTN_FAIL(ATTN_ERR_INPUT, "%s: no %s-mode rows to plot", s->path, mode);
-    if (rc == ATTN_OK) rc = facts_alloc(&fx, nv, np);
-    if (rc == ATTN_OK) rc = write_panels(s, mode, a->outdir, panels, np, variants, nv, &fx);
-    if (rc == ATTN_OK && a->baseline) rc = write_ratio(a, s, by_shape, variants, nv, &rf);
+    if (rc == ATTN_OK) rc = facts_alloc(&fx, ss.n, np);
+    fx.confidence = confidence;
+    fx.compare_run = report_compare_run(s);
+    if (rc == ATTN_OK) rc = write_panels(s, mode, a->outdir, panels, np, &ss, &fx);
+    if (rc == ATTN_OK && a->baseline) rc = write_ratio(a, s, by_shape, &ss, &rf);
     /* more panels than a figure holds: a figure per REPORT_PAGE_PANELS,
      * each page's meta.gp in a directory of its own */
     const int most = np > rf.npanels ? np : rf.npanels;
@@ -1278,16 +1526,16 @@ int report_data(const struct report_args *a, const struct result_set *s)
         if (k) snprintf(dir, sizeof dir, "%s/page-%d", a->outdir, k + 1);
         else snprintf(dir, sizeof dir, "%s", a->outdir);
         rc = make_dir(dir);
-        if (rc == ATTN_OK) rc = write_meta(a, s, mode, panels, np, variants, nv, &fx, &rf, &pg, dir);
+        if (rc == ATTN_OK) rc = write_meta(a, s, mode, panels, np, &ss, &fx, &rf, &pg, dir);
     }
     if (rc == ATTN_OK)
-        printf("report: %d panel(s) in %d figure page(s), %d variant(s), mode %s, data in %s%s%s\n", np, pages, nv,
+        printf("report: %d panel(s) in %d figure page(s), %d series, mode %s, data in %s%s%s\n", np, pages, ss.n,
                mode, a->outdir, a->baseline && !rf.drawn ? "; no ratio figure: " : "",
                a->baseline && !rf.drawn ? rf.why : "");
     facts_free(&fx);
     free(rf.panels);
     free(rf.n);
     free(panels);
-    free(variants);
+    series_free(&ss);
     return rc;
 }

@@ -1,20 +1,32 @@
 /* report_html.c — `report html`: the report page of a run, from the top:
  *   1. what ran: GPU, date, code revision (each revision with its rows and
  *      their dates, and the .env's extended=/resumed= lines, when the rows
- *      come from several), grid, modes, variants, rows by status;
- *   2. the headline: sentences generated from the rows (who is fastest where,
- *      against cudnn_sdpa and naive), the run's measured peaks, and the best
- *      kernel per point in every mode, PyTorch peers (torch_*) competing;
+ *      come from several), grid, modes, the regime of the rows (burst,
+ *      sustained: how many settled), how they were measured (in turns: a
+ *      compare run; or row after row), the inputs' init where it is not
+ *      uniform, variants, rows by status;
+ *   2. the headline: sentences generated from the rows per mode and regime
+ *      (who is fastest where, against cudnn_sdpa and naive), "Where it
+ *      stands" (each variant of ours on the headline at each panel's largest
+ *      S), the run's measured peaks, and the best kernel per point in every
+ *      mode and regime, PyTorch peers (torch_*) competing;
  *   3. the figures found in OUTDIR (headline, throughput, latency, speedup,
  *      speedup_torch, memory, energy, each as several figures NAME-K when
  *      the run has more panels than one holds, and ratio with a baseline
  *      measured together with the run, else why it is not drawn); beside
  *      speedup_torch, when the run has PyTorch peers, its numbers as a table;
- *   4. one full table per mode: every point × variant, the point's best in
- *      bold, a row that is not ok showing its status with its reason as a tooltip;
- *      this table and those of 2 and 3 are grouped by the figures' panels
- *      (report_panel_of: head_dim × causal, or model shape), under their titles;
+ *   4. one full table per mode and regime: every point × variant, the
+ *      point's best in bold, a row that is not ok showing its status with
+ *      its reason as a tooltip, a sustained row its settled SM clock and
+ *      board power; this table and those of 2 and 3 are grouped by the
+ *      figures' panels (report_panel_of: head_dim × causal, or model shape),
+ *      under their titles;
  *   5. the run's environment (.env).
+ * No sentence or table mixes burst and sustained rows (struct view), and
+ * each says its regime. Every ratio between two rows is the figures'
+ * (report_speed_ratio): in a compare run the interleaved Hodges–Lehmann
+ * estimate, "1.04× [1.03, 1.05]" with its interval (a table cell's tooltip),
+ * else of medians, said to be measured row after row.
  * A PyTorch peer's name is marked "(PyTorch)" wherever the page shows it.
  * Fits 1400 px without sideways scrolling (wide tables scroll inside their own
  * box); everything taken from an input file is HTML-escaped; no JavaScript.
@@ -146,7 +158,8 @@ struct placed_point {
 };
 
 /* Panels as the figures draw them (dtype, then report_panel_cmp: head_dim,
- * causal, and the model shape in a run of shapes), then S. */
+ * causal, and the model shape in a run of shapes), then the inputs' init
+ * (uniform first), then S. */
 static int cmp_point(const void *va, const void *vb)
 {
     const struct placed_point *x = va, *y = vb;
@@ -154,17 +167,19 @@ static int cmp_point(const void *va, const void *vb)
     if (a->dtype != b->dtype) return (int)a->dtype - (int)b->dtype;
     const int panel = report_panel_cmp(&x->panel, &y->panel);
     if (panel) return panel;
+    if (a->init_sigma != b->init_sigma) return a->init_sigma < b->init_sigma ? -1 : 1;
     if (a->seq_len != b->seq_len) return a->seq_len - b->seq_len;
     if (a->batch != b->batch) return b->batch - a->batch;
     if (a->heads != b->heads) return a->heads - b->heads;
     return attn_kv_heads(b) - attn_kv_heads(a);
 }
 
-/* Whether a table row at b stays under the panel header of a's. */
+/* Whether a table row at b stays under the panel header of a's: the same
+ * panel, dtype and init (the header names an init that is not uniform). */
 static bool same_panel(const struct attn_problem *a, const struct attn_problem *b, bool by_shape)
 {
     const struct report_panel pa = report_panel_of(a, by_shape), pb = report_panel_of(b, by_shape);
-    return a->dtype == b->dtype && report_panel_equal(&pa, &pb);
+    return a->dtype == b->dtype && a->init_sigma == b->init_sigma && report_panel_equal(&pa, &pb);
 }
 
 /* The run's points, sorted by panel then S; *n of them (the caller frees). */
@@ -191,31 +206,53 @@ static struct attn_problem *collect_points(const struct result_set *s, bool by_s
     return p;
 }
 
+/* A view of the rows: one timing mode and one regime. The page's sentences
+ * and tables are per view, so that no line of them mixes burst and
+ * sustained rows; each says its regime. */
+struct view {
+    const char *mode, *regime;
+    bool sustained;
+    bool both; /* the run holds both regimes */
+};
+
+static bool in_view(const struct result_key *k, const struct view *v)
+{
+    return !strcmp(k->mode, v->mode) && !strcmp(k->regime, v->regime);
+}
+
+/* "cold" or, when the run holds both regimes, "cold-sustained": the view
+ * in an element id (the burst view keeps the mode's own id). */
+static const char *view_id(const struct view *v, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s%s", v->mode, v->both && v->sustained ? "-sustained" : "");
+    return buf;
+}
+
 static const struct result_rec *find_row(const struct result_set *s, const struct attn_problem *p,
-                                         const char *mode, const char *variant)
+                                         const struct view *view, const char *variant)
 {
     for (size_t i = 0; i < s->count; i++) {
         const struct result_key *k = &s->rows[i].key;
-        if (at_point(k, p) && !strcmp(k->mode, mode) && !strcmp(k->variant, variant)) return &s->rows[i];
+        if (at_point(k, p) && in_view(k, view) && !strcmp(k->variant, variant)) return &s->rows[i];
     }
     return NULL;
 }
 
-static bool point_has_mode(const struct result_set *s, const struct attn_problem *p, const char *mode)
+static bool point_in_view(const struct result_set *s, const struct attn_problem *p, const struct view *view)
 {
     for (size_t i = 0; i < s->count; i++)
-        if (at_point(&s->rows[i].key, p) && !strcmp(s->rows[i].key.mode, mode)) return true;
+        if (at_point(&s->rows[i].key, p) && in_view(&s->rows[i].key, view)) return true;
     return false;
 }
 
-/* The fastest ok row at p in mode, or NULL. */
+/* The fastest ok row at p in the view, or NULL. */
 static const struct result_rec *best_row(const struct result_set *s, const struct attn_problem *p,
-                                         const char *mode)
+                                         const struct view *view)
 {
     const struct result_rec *best = NULL;
     for (size_t i = 0; i < s->count; i++) {
         const struct result_rec *r = &s->rows[i];
-        if (at_point(&r->key, p) && !strcmp(r->key.mode, mode) && report_row_ok(r) &&
+        if (at_point(&r->key, p) && in_view(&r->key, view) && report_row_ok(r) &&
             (!best || r->ms_median < best->ms_median))
             best = r;
     }
@@ -247,6 +284,27 @@ static int modes_present(const struct result_set *s, const char *out[MODE_COUNT]
                 break;
             }
     }
+    return n;
+}
+
+/* The views present: each mode of modes, its burst rows, then its
+ * sustained ones; returns how many. */
+static int views_present(const struct result_set *s, const char *const *modes, int nm,
+                         struct view out[MODE_COUNT * REGIME_COUNT])
+{
+    bool regimes[REGIME_COUNT] = {false};
+    for (size_t i = 0; i < s->count; i++) regimes[report_sustained(&s->rows[i].key) ? REGIME_SUSTAINED : REGIME_BURST] = true;
+    int n = 0;
+    for (int m = 0; m < nm; m++)
+        for (int g = 0; g < REGIME_COUNT; g++) {
+            const struct view v = {modes[m], regime_names[g], g == REGIME_SUSTAINED,
+                                   regimes[REGIME_BURST] && regimes[REGIME_SUSTAINED]};
+            for (size_t i = 0; i < s->count; i++)
+                if (in_view(&s->rows[i].key, &v)) {
+                    out[n++] = v;
+                    break;
+                }
+        }
     return n;
 }
 
@@ -292,14 +350,60 @@ static void put_throttle(FILE *f, const struct result_rec *r)
     fputs("</span>", f);
 }
 
-/* A panel's header: the figures' panel title (report_panel_title), and
- * the dtype when the run has several. */
+/* A panel's header: the figures' panel title (report_panel_title) and the
+ * dtype when the run has several (the inputs' init is the page's "Inputs"
+ * line and, where a run holds several, the series' names). */
 static void put_panel(FILE *f, const struct attn_problem *p, bool with_dtype, bool by_shape)
 {
     char title[64 + ATTN_VARLEN_MAX];
     const struct report_panel panel = report_panel_of(p, by_shape);
     html_text(f, report_panel_title(&panel, title, sizeof title));
     if (with_dtype) fprintf(f, ", %s", attn_dtype_name(p->dtype));
+}
+
+/* "98 %": the two-sided level of an interval whose bounds are each at
+ * confidence c (bench/gate/shift.h). */
+static void put_level(FILE *f, double c)
+{
+    fprintf(f, "%.3g %%", 100 * (2 * c - 1));
+}
+
+/* A ratio as a sentence states it: "1.04× [1.03, 1.05]" when interleaved
+ * (its interval), else "1.04×"; "—" when there is none. Two decimals, or
+ * three where two would round it onto 1 (0.999 is not "1.00"), as the
+ * headline writes its values. */
+static void put_ratio(FILE *f, const struct report_ratio *q)
+{
+    char two[32];
+    snprintf(two, sizeof two, "%.2f", q->ratio);
+    const int digits = !strcmp(two, "1.00") && q->ratio != 1 ? 3 : 2;
+    if (!isfinite(q->ratio)) fputs("—", f);
+    else if (q->interleaved) fprintf(f, "%.*f× [%.*f, %.*f]", digits, q->ratio, digits, q->lo, digits, q->hi);
+    else fprintf(f, "%.*f×", digits, q->ratio);
+}
+
+/* A ratio as a table cell: its value, the interval as the tooltip when
+ * interleaved; class cls (NULL: none). */
+static void put_ratio_cell(FILE *f, const struct report_ratio *q, const char *cls, double confidence)
+{
+    fputs("<td", f);
+    if (cls) fprintf(f, " class=\"%s\"", cls);
+    if (q->interleaved) {
+        fputs(" title=\"", f);
+        put_level(f, confidence);
+        fprintf(f, " interval [%.3f, %.3f]\"", q->lo, q->hi);
+    }
+    fprintf(f, ">%.2f</td>", q->ratio);
+}
+
+/* A sustained row's settled SM clock (MHz) and board power (W), two cells. */
+static void put_settled(FILE *f, const struct result_rec *r)
+{
+    const char *cls = r->settled == 0 ? " class=\"st\" title=\"not settled within its limit\"" : "";
+    if (isfinite(r->settled_mhz)) fprintf(f, "<td%s>%.0f</td>", cls, r->settled_mhz);
+    else fputs("<td class=\"none\">—</td>", f);
+    if (isfinite(r->settled_watts)) fprintf(f, "<td%s>%.0f</td>", cls, r->settled_watts);
+    else fputs("<td class=\"none\">—</td>", f);
 }
 
 /* The point's label (attn_problem_label: its dtype named when not bf16). */
@@ -320,12 +424,6 @@ static void put_dtypes(FILE *f, const struct attn_problem *pts, int np)
         if (used) fprintf(f, "%s%s", named++ ? " and " : ", ", attn_dtype_name(t));
     }
     if (named > 1) fprintf(f, " (a point's dtype named when not %s)", attn_dtype_name(ATTN_BF16));
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -578,10 +676,89 @@ static void section_revisions(FILE *f, const struct result_set *s, const struct 
     free(revs);
 }
 
+/* The regimes of the run's rows, each with what it is and its rows; a
+ * sustained regime with how many rows settled. */
+static void put_regimes(FILE *f, const struct result_set *s)
+{
+    for (int g = 0, k = 0; g < REGIME_COUNT; g++) {
+        size_t n = 0, settled = 0, unsettled = 0;
+        for (size_t i = 0; i < s->count; i++) {
+            const struct result_rec *r = &s->rows[i];
+            if (strcmp(r->key.regime, regime_names[g])) continue;
+            n++;
+            settled += r->settled == 1;
+            unsettled += r->settled == 0;
+        }
+        if (!n) continue;
+        fprintf(f, "%s<b>%s</b> ", k++ ? "; " : "", regime_names[g]);
+        if (g == REGIME_BURST) fprintf(f, "(each row's own warm-up, then its samples; %zu rows)", n);
+        else fprintf(f, "(the board loaded back to back until its SM clock and power settled, then sampled under "
+                        "that load; %zu rows, %zu settled; the tables give each row's settled clock and power)",
+                     n, settled);
+        if (g == REGIME_SUSTAINED && unsettled)
+            fprintf(f, " <span class=\"bad\">%zu did not settle within the limit</span>", unsettled);
+    }
+}
+
+/* How the rows were measured: in turns (a compare run: ratios between its
+ * variants from the samples, with an interval) or row after row. */
+static void put_measured(FILE *f, const struct result_set *s, const struct env *e, double confidence)
+{
+    const char *id = report_compare_run(s);
+    if (!id[0]) {
+        fputs("<b>row after row</b>: each row measured in one go, seconds apart from the next, so a ratio of two "
+              "rows also holds the board's drift between them (clock and power: a few percent at the power cap); "
+              "the page's ratios are of medians, without an interval", f);
+        return;
+    }
+    const char *variants = env_get(e, "compare_variants"), *ref = env_get(e, "compare_ref");
+    fputs("<b>in turns</b>: compare run <code>", f);
+    html_text(f, id);
+    fputs("</code>", f);
+    if (variants) {
+        fputs(" of <code>", f);
+        html_text(f, variants);
+        fputs("</code>", f);
+    }
+    if (ref) {
+        fputs(" (reference <code>", f);
+        html_text(f, ref);
+        fputs("</code>)", f);
+    }
+    fputs(": at each point and mode the variants took turns on one GPU in short interleaved blocks, so the "
+          "board's power controller moved them alike; a ratio between two of them is the Hodges–Lehmann "
+          "estimate from their samples with its ", f);
+    put_level(f, confidence);
+    fprintf(f, " interval (each bound at the gate's %.3g %% confidence)", 100 * confidence);
+}
+
+/* The inputs' distributions (the init key) and their rows. */
+static void put_inits(FILE *f, const struct result_set *s)
+{
+    float inits[8];
+    size_t rows[8] = {0};
+    int n = 0;
+    for (size_t i = 0; i < s->count; i++) {
+        const float sigma = s->rows[i].key.init_sigma;
+        int k = 0;
+        while (k < n && inits[k] != sigma) k++;
+        if (k == n && n < 8) inits[n++] = sigma;
+        if (k < n) rows[k]++;
+    }
+    fputs("<dt>Inputs</dt><dd>", f);
+    for (int k = 0; k < n; k++) {
+        char name[ATTN_INIT_MAX];
+        fprintf(f, "%s<b>init=%s</b> ", k ? "; " : "", attn_init_name(inits[k], name, sizeof name));
+        if (inits[k] > 0) fprintf(f, "(Q, K and V drawn from N(0, %g²); %zu rows)", (double)inits[k], rows[k]);
+        else fprintf(f, "(Q, K and V drawn uniformly from [−1, 1]; %zu rows)", rows[k]);
+    }
+    fputs("</dd>\n", f);
+}
+
 static void section_run(FILE *f, const struct report_args *a, const struct result_set *s,
                         const struct env *e, const struct attn_problem *pts, int np,
                         const char *const *modes, int nm, const char *const *variants, int nv,
-                        bool by_shape)
+                        bool by_shape, double confidence)
 {
     fputs("<div class=\"section\" id=\"run\">\n<h2>What ran</h2>\n<dl class=\"facts\">\n<dt>GPU</dt><dd>", f);
     const char *gpu_name = env_get(e, "gpu_name");
@@ -620,7 +797,13 @@ static void section_run(FILE *f, const struct report_args *a, const struct resul
         for (size_t i = 0; i < s->count; i++) n += !strcmp(s->rows[i].key.mode, modes[m]);
         fprintf(f, "%s<b>%s</b> (%s; %zu rows)", m ? ", " : "", modes[m], mode_what(modes[m]), n);
     }
-    fputs("</dd>\n<dt>Variants</dt><dd>", f);
+    fputs("</dd>\n<dt>Regime</dt><dd>", f);
+    put_regimes(f, s);
+    fputs("</dd>\n<dt>Measured</dt><dd>", f);
+    put_measured(f, s, e, confidence);
+    fputs("</dd>\n", f);
+    put_inits(f, s);
+    fputs("<dt>Variants</dt><dd>", f);
     for (int v = 0; v < nv; v++) {
         fputs(v ? ", " : "", f);
         put_variant(f, variants[v]);
@@ -635,24 +818,66 @@ static void section_run(FILE *f, const struct report_args *a, const struct resul
     fputs("</dd>\n</dl>\n</div>\n", f);
 }
 
-/* The sentences of one mode: who is fastest where, the challenger of
- * cudnn_sdpa, the gain over naive, the highest throughput. */
-static void headline_text(FILE *f, const struct result_set *s, const char *mode, const struct attn_problem *pts,
-                          int np, const char *const *variants, int nv, double peak)
+/* A view in words: "cold" and its regime, "cold, burst". */
+static void put_view(FILE *f, const struct view *v)
 {
-    int npts = 0, nobest = 0;
+    fprintf(f, "%s, %s", v->mode, v->regime);
+}
+
+/* How a set of ratios was measured, after the numbers: "(measured row
+ * after row)", or for interleaved ones "(interleaved: Hodges–Lehmann ratios
+ * of the samples, 98 % intervals within ±0.6 %)". */
+static void put_how(FILE *f, const struct report_ratio *q, int n, double confidence)
+{
+    int interleaved = 0;
+    double half = 0; /* the widest half-interval, relative to its ratio */
+    for (int i = 0; i < n; i++)
+        if (q[i].interleaved) {
+            interleaved++;
+            half = fmax(half, fmax(q[i].hi / q[i].ratio - 1, 1 - q[i].lo / q[i].ratio));
+        }
+    if (!interleaved) {
+        fputs("measured row after row", f);
+        return;
+    }
+    fputs("interleaved: Hodges–Lehmann ratios of the samples, ", f);
+    put_level(f, confidence);
+    fprintf(f, " intervals within ±%.2g %%", 100 * half);
+    if (interleaved < n) fprintf(f, "; %d of %d, the rest of medians", interleaved, n);
+}
+
+static int cmp_ratio(const void *a, const void *b)
+{
+    const double x = ((const struct report_ratio *)a)->ratio, y = ((const struct report_ratio *)b)->ratio;
+    return x < y ? -1 : x > y;
+}
+
+/* The median of n sorted ratios' estimates. */
+static double median_ratio(const struct report_ratio *q, int n)
+{
+    return n % 2 ? q[n / 2].ratio : (q[n / 2 - 1].ratio + q[n / 2].ratio) / 2;
+}
+
+/* The sentences of one view: who is fastest where, the challenger of
+ * cudnn_sdpa, the gain over naive, the highest throughput. Every ratio
+ * between two rows is report_speed_ratio's: interleaved (with its interval)
+ * in a compare run, of medians row after row, and the sentence says which. */
+static int headline_text(FILE *f, const struct result_set *s, const struct view *view, const struct attn_problem *pts,
+                         int np, const char *const *variants, int nv, double peak, double confidence)
+{
+    int npts = 0, nobest = 0, rc = ATTN_OK;
     int *wins = calloc((size_t)nv + 1, sizeof *wins), *order = malloc(((size_t)nv + 1) * sizeof *order);
-    double *ratio = malloc((size_t)(np ? np : 1) * sizeof *ratio);
+    struct report_ratio *ratio = malloc((size_t)(np ? np : 1) * sizeof *ratio);
     if (!ratio || !wins || !order) {
         free(wins);
         free(order);
         free(ratio);
-        return;
+        return ATTN_FAIL(ATTN_ERR, "out of host memory");
     }
     for (int i = 0; i < np; i++) {
-        if (!point_has_mode(s, &pts[i], mode)) continue;
+        if (!point_in_view(s, &pts[i], view)) continue;
         npts++;
-        const struct result_rec *b = best_row(s, &pts[i], mode);
+        const struct result_rec *b = best_row(s, &pts[i], view);
         if (!b) {
             nobest++;
             continue;
@@ -660,7 +885,9 @@ static void headline_text(FILE *f, const struct result_set *s, const char *mode,
         for (int v = 0; v < nv; v++)
             if (!strcmp(variants[v], b->key.variant)) wins[v]++;
     }
-    fprintf(f, "<p><b>%s</b>: ", mode);
+    fputs("<p><b>", f);
+    put_view(f, view);
+    fputs("</b>: ", f);
     for (int v = 0; v < nv; v++) order[v] = v;
     for (int i = 1; i < nv; i++) /* by wins, stable */
         for (int j = i; j > 0 && wins[order[j]] > wins[order[j - 1]]; j--) {
@@ -673,7 +900,7 @@ static void headline_text(FILE *f, const struct result_set *s, const char *mode,
         free(wins);
         free(order);
         free(ratio);
-        return;
+        return ATTN_OK;
     }
     put_variant(f, variants[order[0]]);
     fprintf(f, " is fastest at %d of %d point%s", wins[order[0]], npts, npts == 1 ? "" : "s");
@@ -687,64 +914,73 @@ static void headline_text(FILE *f, const struct result_set *s, const char *mode,
 
     /* against cudnn_sdpa: the other variant of ours with the best median
      * ratio (the peers' standing is in the tables and speedup_torch) */
-    if (has_variant(variants, nv, "cudnn_sdpa")) {
-        int who = -1, who_n = 0;
+    if (has_variant(variants, nv, REPORT_HEADLINE_REF)) {
+        int who = -1;
         double who_med = 0;
-        for (int v = 0; v < nv; v++) {
-            if (!strcmp(variants[v], "cudnn_sdpa") || report_is_peer(variants[v])) continue;
+        for (int v = 0; v < nv && rc == ATTN_OK; v++) {
+            if (!strcmp(variants[v], REPORT_HEADLINE_REF) || report_is_peer(variants[v])) continue;
             int n = 0;
-            for (int i = 0; i < np; i++) {
-                const struct result_rec *r = find_row(s, &pts[i], mode, variants[v]);
-                const struct result_rec *c = find_row(s, &pts[i], mode, "cudnn_sdpa");
-                if (report_row_ok(r) && report_row_ok(c)) ratio[n++] = c->ms_median / r->ms_median;
+            for (int i = 0; i < np && rc == ATTN_OK; i++) {
+                const struct result_rec *r = find_row(s, &pts[i], view, variants[v]);
+                const struct result_rec *c = find_row(s, &pts[i], view, REPORT_HEADLINE_REF);
+                rc = report_speed_ratio(c, r, confidence, &ratio[n]);
+                n += isfinite(ratio[n].ratio);
             }
             if (!n) continue;
-            qsort(ratio, (size_t)n, sizeof *ratio, cmp_double);
-            double med = n % 2 ? ratio[n / 2] : (ratio[n / 2 - 1] + ratio[n / 2]) / 2;
+            qsort(ratio, (size_t)n, sizeof *ratio, cmp_ratio);
+            const double med = median_ratio(ratio, n);
             if (who < 0 || med > who_med) {
                 who = v;
                 who_med = med;
-                who_n = n;
             }
         }
-        if (who >= 0) {
-            int n = 0, ahead = 0;
-            for (int i = 0; i < np; i++) {
-                const struct result_rec *r = find_row(s, &pts[i], mode, variants[who]);
-                const struct result_rec *c = find_row(s, &pts[i], mode, "cudnn_sdpa");
-                if (report_row_ok(r) && report_row_ok(c)) {
-                    ratio[n] = c->ms_median / r->ms_median;
-                    ahead += ratio[n++] > 1;
-                }
+        if (who >= 0 && rc == ATTN_OK) {
+            int n = 0, ahead = 0, sure = 0;
+            for (int i = 0; i < np && rc == ATTN_OK; i++) {
+                const struct result_rec *r = find_row(s, &pts[i], view, variants[who]);
+                const struct result_rec *c = find_row(s, &pts[i], view, REPORT_HEADLINE_REF);
+                rc = report_speed_ratio(c, r, confidence, &ratio[n]);
+                if (!isfinite(ratio[n].ratio)) continue;
+                ahead += ratio[n].ratio > 1;
+                sure += ratio[n].interleaved && ratio[n].lo > 1;
+                n++;
             }
-            qsort(ratio, (size_t)n, sizeof *ratio, cmp_double);
+            qsort(ratio, (size_t)n, sizeof *ratio, cmp_ratio);
             fputs(" Against the vendor kernel cudnn_sdpa, ", f);
             put_variant(f, variants[who]);
-            if (fabs(ratio[0] - ratio[n - 1]) < 0.005) fprintf(f, " runs %.2f× as fast", ratio[0]);
-            else fprintf(f, " runs %.2f–%.2f× as fast", ratio[0], ratio[n - 1]);
-            fprintf(f, " (cudnn_sdpa ms / its ms; median %.2f×), ahead at %d of %d points.", who_med, ahead,
-                    who_n);
+            if (fabs(ratio[0].ratio - ratio[n - 1].ratio) < 0.005) fprintf(f, " runs %.2f× as fast", ratio[0].ratio);
+            else fprintf(f, " runs %.2f–%.2f× as fast", ratio[0].ratio, ratio[n - 1].ratio);
+            fprintf(f, " (cudnn_sdpa ms / its ms, ");
+            put_how(f, ratio, n, confidence);
+            fprintf(f, "; median %.2f×), ahead at %d of %d points", who_med, ahead, n);
+            bool any_interleaved = false;
+            for (int i = 0; i < n; i++) any_interleaved |= ratio[i].interleaved;
+            if (any_interleaved) fprintf(f, " (its interval above 1 at %d)", sure);
+            fputs(".", f);
         }
     }
     /* over naive */
-    if (has_variant(variants, nv, "naive")) {
+    if (has_variant(variants, nv, "naive") && rc == ATTN_OK) {
         int n = 0;
-        for (int i = 0; i < np; i++) {
-            const struct result_rec *b = best_row(s, &pts[i], mode);
-            const struct result_rec *r = find_row(s, &pts[i], mode, "naive");
-            if (b && report_row_ok(r) && b != r) ratio[n++] = r->ms_median / b->ms_median;
+        for (int i = 0; i < np && rc == ATTN_OK; i++) {
+            const struct result_rec *b = best_row(s, &pts[i], view);
+            const struct result_rec *r = find_row(s, &pts[i], view, "naive");
+            if (!b || b == r) continue;
+            rc = report_speed_ratio(r, b, confidence, &ratio[n]);
+            n += isfinite(ratio[n].ratio);
         }
         if (n) {
-            qsort(ratio, (size_t)n, sizeof *ratio, cmp_double);
-            fprintf(f, " The fastest kernel of a point beats naive by %.1f–%.1f×.", ratio[0], ratio[n - 1]);
+            qsort(ratio, (size_t)n, sizeof *ratio, cmp_ratio);
+            fprintf(f, " The fastest kernel of a point beats naive by %.1f–%.1f× (", ratio[0].ratio, ratio[n - 1].ratio);
+            put_how(f, ratio, n, confidence);
+            fputs(").", f);
         }
     }
     /* the highest throughput */
     const struct result_rec *top = NULL;
     for (size_t i = 0; i < s->count; i++) {
         const struct result_rec *r = &s->rows[i];
-        if (!strcmp(r->key.mode, mode) && report_row_ok(r) && isfinite(r->tflops) &&
-            (!top || r->tflops > top->tflops))
+        if (in_view(&r->key, view) && report_row_ok(r) && isfinite(r->tflops) && (!top || r->tflops > top->tflops))
             top = r;
     }
     if (top) {
@@ -765,6 +1001,7 @@ static void headline_text(FILE *f, const struct result_set *s, const char *mode,
     free(wins);
     free(order);
     free(ratio);
+    return rc;
 }
 
 /* A table row's start: the panel's header row when p opens a new panel
@@ -780,33 +1017,43 @@ static void put_point_start(FILE *f, const struct attn_problem *p, const struct 
     fprintf(f, "<tr><td>%d</td><td>%d</td><td>%d</td>", p->seq_len, p->batch, p->heads);
 }
 
-/* The best kernel per point: a column group per mode. */
-static void headline_table(FILE *f, const struct result_set *s, const struct attn_problem *pts, int np,
-                           const char *const *modes, int nm, const char *const *variants, int nv,
-                           bool by_shape)
+/* The best kernel per point: a column group per view (mode and regime);
+ * a sustained view also gives the fastest row's settled clock and power.
+ * Its ratios are report_speed_ratio's: interleaved in a compare run (the
+ * interval as the cell's tooltip), else of medians. */
+static int headline_table(FILE *f, const struct result_set *s, const struct attn_problem *pts, int np,
+                          const struct view *views, int nviews, const char *const *variants, int nv, bool by_shape,
+                          double confidence)
 {
-    bool cudnn = has_variant(variants, nv, "cudnn_sdpa"), naive = has_variant(variants, nv, "naive");
-    int per = 3 + cudnn + naive;
+    bool cudnn = has_variant(variants, nv, REPORT_HEADLINE_REF), naive = has_variant(variants, nv, "naive");
+    int per[MODE_COUNT * REGIME_COUNT], columns = 3;
     bool dtypes = false;
     for (int i = 1; i < np; i++) dtypes |= pts[i].dtype != pts[0].dtype;
     fputs("<div class=\"scroll\"><table class=\"best\">\n<thead><tr><th colspan=\"3\">point</th>", f);
-    for (int m = 0; m < nm; m++) fprintf(f, "<th colspan=\"%d\" class=\"grp\">%s</th>", per, modes[m]);
+    for (int m = 0; m < nviews; m++) {
+        per[m] = 3 + cudnn + naive + 2 * views[m].sustained;
+        columns += per[m];
+        fprintf(f, "<th colspan=\"%d\" class=\"grp\">", per[m]);
+        put_view(f, &views[m]);
+        fputs("</th>", f);
+    }
     fputs("</tr>\n<tr><th>S</th><th>B</th><th>H</th>", f);
-    for (int m = 0; m < nm; m++) {
+    for (int m = 0; m < nviews; m++) {
         fputs("<th class=\"grp\">fastest</th><th>ms</th><th>TFLOP/s</th>", f);
+        if (views[m].sustained) fputs("<th title=\"settled SM clock\">MHz</th><th title=\"settled board power\">W</th>", f);
         if (cudnn) fputs("<th title=\"cudnn_sdpa ms / fastest ms\">× cudnn_sdpa</th>", f);
         if (naive) fputs("<th title=\"naive ms / fastest ms\">× naive</th>", f);
     }
     fputs("</tr></thead>\n<tbody>\n", f);
     for (int i = 0; i < np; i++) {
         const struct attn_problem *p = &pts[i];
-        put_point_start(f, p, i ? &pts[i - 1] : NULL, 3 + per * nm, dtypes, by_shape);
-        for (int m = 0; m < nm; m++) {
-            const struct result_rec *b = best_row(s, p, modes[m]);
+        put_point_start(f, p, i ? &pts[i - 1] : NULL, columns, dtypes, by_shape);
+        for (int m = 0; m < nviews; m++) {
+            const struct result_rec *b = best_row(s, p, &views[m]);
             if (!b) {
-                fprintf(f, "<td colspan=\"%d\" class=\"%s grp\">%s</td>", per,
-                        point_has_mode(s, p, modes[m]) ? "gap" : "none",
-                        point_has_mode(s, p, modes[m]) ? "no ok row" : "not run");
+                const bool run = point_in_view(s, p, &views[m]);
+                fprintf(f, "<td colspan=\"%d\" class=\"%s grp\">%s</td>", per[m], run ? "gap" : "none",
+                        run ? "no ok row" : "not run");
                 continue;
             }
             fputs("<td class=\"grp name\">", f);
@@ -816,26 +1063,134 @@ static void headline_table(FILE *f, const struct result_set *s, const struct att
             fputs("</td><td>", f);
             put_tflops(f, b->tflops);
             fputs("</td>", f);
-            const char *const vs[2] = {cudnn ? "cudnn_sdpa" : NULL, naive ? "naive" : NULL};
+            if (views[m].sustained) put_settled(f, b);
+            const char *const vs[2] = {cudnn ? REPORT_HEADLINE_REF : NULL, naive ? "naive" : NULL};
             for (int k = 0; k < 2; k++) {
                 if (!vs[k]) continue;
-                const struct result_rec *r = find_row(s, p, modes[m], vs[k]);
-                if (report_row_ok(r)) fprintf(f, "<td>%.2f</td>", r->ms_median / b->ms_median);
+                const struct result_rec *r = find_row(s, p, &views[m], vs[k]);
+                struct report_ratio q;
+                ATTN_TRY(report_speed_ratio(r, b, confidence, &q));
+                if (isfinite(q.ratio)) put_ratio_cell(f, &q, NULL, confidence);
                 else fprintf(f, "<td class=\"none\">%s</td>", r ? r->status : "—");
             }
         }
         fputs("</tr>\n", f);
     }
     fputs("</tbody></table></div>\n", f);
+    return ATTN_OK;
 }
 
-static void section_headline(FILE *f, const struct result_set *s, const struct env *e, const struct attn_problem *pts,
-                             int np, const char *const *modes, int nm, const char *const *variants, int nv,
-                             bool by_shape)
+/* Whether series (variant, regime, init of k) is drawn on the headline
+ * against ref: at some point of the families in their mode its speed
+ * reaches REPORT_HEADLINE_MIN × ref's (the figure's rule, report_data.c). */
+static int on_headline(const struct result_set *s, const struct report_family *fam, int nf, const char *mode,
+                       const struct result_key *k, const char *ref, double confidence, bool *drawn)
+{
+    *drawn = false;
+    for (size_t i = 0; i < s->count && !*drawn; i++) {
+        const struct result_rec *r = &s->rows[i];
+        if (strcmp(r->key.variant, k->variant) || strcmp(r->key.regime, k->regime) ||
+            r->key.init_sigma != k->init_sigma)
+            continue;
+        bool in = false;
+        for (int p = 0; p < nf && !in; p++) in = report_in_family(&fam[p], &r->key, mode);
+        if (!in) continue;
+        struct report_ratio q;
+        ATTN_TRY(report_speed_ratio(report_twin(s, &r->key, ref), r, confidence, &q));
+        *drawn = q.ratio >= REPORT_HEADLINE_MIN;
+    }
+    return ATTN_OK;
+}
+
+/* One line of "Where it stands": at the largest S of family fm, the rows
+ * of one regime and init (those of the reference row rr), each variant of
+ * ours the headline draws, as ref's time over its own. */
+static int stands_line(FILE *f, const struct result_set *s, const struct report_family *fam, int nf, int fm,
+                       const char *mode, const struct result_rec *rr, const char *const *variants, int nv,
+                       double confidence)
+{
+    char title[64 + ATTN_VARLEN_MAX];
+    fputs("<li><b>", f);
+    html_text(f, report_panel_title(&fam[fm].key, title, sizeof title));
+    fprintf(f, "</b>, S = %d (%s): ", rr->key.seq_len, rr->key.regime);
+    int listed = 0, medians = 0;
+    for (int v = 0; v < nv; v++) {
+        if (!strcmp(variants[v], rr->key.variant) || report_is_peer(variants[v])) continue;
+        struct result_key k = rr->key;
+        snprintf(k.variant, sizeof k.variant, "%s", variants[v]);
+        bool drawn;
+        ATTN_TRY(on_headline(s, fam, nf, mode, &k, rr->key.variant, confidence, &drawn));
+        const struct result_rec *r = report_twin(s, &rr->key, variants[v]);
+        struct report_ratio q;
+        ATTN_TRY(report_speed_ratio(rr, r, confidence, &q));
+        if (!drawn || !isfinite(q.ratio)) continue;
+        fputs(listed++ ? ", " : "", f);
+        put_variant(f, variants[v]);
+        fputs(" ", f);
+        put_ratio(f, &q);
+        medians += !q.interleaved;
+    }
+    if (!listed) fputs("no variant of ours on the headline has an ok row here", f);
+    else if (medians) fputs(medians < listed ? " (those without an interval measured row after row)" : " (row after row)", f);
+    fputs("</li>\n", f);
+    return ATTN_OK;
+}
+
+/* "Where it stands": at each panel's largest S in the figures' mode (its
+ * family of points, as the figures draw it), each variant of ours that the
+ * headline draws relative to the reference — cudnn_sdpa, the headline's,
+ * or else the compare run's reference (.env compare_ref) — from the same
+ * ratios the headline draws: "1.04× [1.03, 1.05]" interleaved, or of
+ * medians measured row after row. */
+static int where_it_stands(FILE *f, const struct report_args *a, const struct result_set *s, const struct env *e,
+                           const char *const *variants, int nv, bool by_shape, double confidence)
+{
+    const char *ref = has_variant(variants, nv, REPORT_HEADLINE_REF) ? REPORT_HEADLINE_REF : env_get(e, "compare_ref");
+    if (!ref || !has_variant(variants, nv, ref)) return ATTN_OK;
+    const char *mode = report_pick_mode(s, a->mode);
+    struct report_family *fam = NULL;
+    int nf = 0;
+    ATTN_TRY(report_families(s, mode, by_shape, &fam, &nf));
+    fputs("<h3 id=\"stands\">Where it stands</h3>\n<p class=\"note\">At each panel's largest S, ", f);
+    html_text(f, mode);
+    fputs(" mode: each variant of ours on the headline, ", f);
+    html_text(f, ref);
+    fputs("'s time over its own (&gt; 1: faster); ", f);
+    if (report_compare_run(s)[0]) {
+        fputs("interleaved, the Hodges–Lehmann ratio of the samples and its ", f);
+        put_level(f, confidence);
+        fprintf(f, " interval [low, high] (each bound at the gate's %.3g %%).</p>\n<ul>\n", 100 * confidence);
+    } else {
+        fputs("rows measured row after row: ratios of medians, which the board's drift between the rows moves "
+              "as much as a few percent.</p>\n<ul>\n", f);
+    }
+    int rc = ATTN_OK;
+    for (int fm = 0; fm < nf && rc == ATTN_OK; fm++) {
+        int top = 0;
+        for (size_t i = 0; i < s->count; i++)
+            if (report_in_family(&fam[fm], &s->rows[i].key, mode) && s->rows[i].key.seq_len > top)
+                top = s->rows[i].key.seq_len;
+        /* a line per regime and init of the reference's rows there */
+        for (size_t i = 0; i < s->count && rc == ATTN_OK; i++) {
+            const struct result_rec *rr = &s->rows[i];
+            if (strcmp(rr->key.variant, ref) || rr->key.seq_len != top || !report_in_family(&fam[fm], &rr->key, mode))
+                continue;
+            rc = stands_line(f, s, fam, nf, fm, mode, rr, variants, nv, confidence);
+        }
+    }
+    fputs("</ul>\n", f);
+    free(fam);
+    return rc;
+}
+
+static int section_headline(FILE *f, const struct report_args *a, const struct result_set *s, const struct env *e,
+                            const struct attn_problem *pts, int np, const struct view *views, int nviews,
+                            const char *const *variants, int nv, bool by_shape, double confidence)
 {
     double peak = env_num(e, "peak_gemm_bf16_tflops"), copy = env_num(e, "peak_copy_gbps");
     fputs("<div class=\"section\" id=\"headline\">\n<h2>Headline</h2>\n", f);
-    for (int m = 0; m < nm; m++) headline_text(f, s, modes[m], pts, np, variants, nv, peak);
+    for (int m = 0; m < nviews; m++) ATTN_TRY(headline_text(f, s, &views[m], pts, np, variants, nv, peak, confidence));
+    ATTN_TRY(where_it_stands(f, a, s, e, variants, nv, by_shape, confidence));
     fputs("<p class=\"peaks\">Measured at the start of the run: ", f);
     if (isfinite(peak) || isfinite(copy)) {
         if (isfinite(peak)) {
@@ -855,47 +1210,60 @@ static void section_headline(FILE *f, const struct result_set *s, const struct e
               f);
     }
     fputs("</p>\n<h3>Fastest kernel per point</h3>\n"
-          "<p class=\"note\">ms: median per call; × cudnn_sdpa and × naive: their ms over the fastest "
-          "kernel's (1.00 where it is the fastest).</p>\n",
+          "<p class=\"note\">Per mode and regime. ms: median per call; MHz and W (sustained rows): the settled SM "
+          "clock and board power; × cudnn_sdpa and × naive: their ms over the fastest kernel's (1.00 where it is "
+          "the fastest), ",
           f);
-    headline_table(f, s, pts, np, modes, nm, variants, nv, by_shape);
+    if (report_compare_run(s)[0]) {
+        fputs("interleaved: the Hodges–Lehmann ratio of the samples, its ", f);
+        put_level(f, confidence);
+        fputs(" interval on hover.</p>\n", f);
+    } else {
+        fputs("of medians measured row after row.</p>\n", f);
+    }
+    ATTN_TRY(headline_table(f, s, pts, np, views, nviews, variants, nv, by_shape, confidence));
     fputs("</div>\n", f);
+    return ATTN_OK;
 }
 
-/* Any row at p in mode, whose key names the point for report_best_peer. */
+/* Any row at p in the view, whose key names the point for report_best_peer. */
 static const struct result_key *point_key(const struct result_set *s, const struct attn_problem *p,
-                                          const char *mode)
+                                          const struct view *view)
 {
     for (size_t i = 0; i < s->count; i++)
-        if (at_point(&s->rows[i].key, p) && !strcmp(s->rows[i].key.mode, mode)) return &s->rows[i].key;
+        if (at_point(&s->rows[i].key, p) && in_view(&s->rows[i].key, view)) return &s->rows[i].key;
     return NULL;
 }
 
-/* The speedup_torch figure's numbers, at every point of the figures' mode:
- * the fastest PyTorch peer (report_best_peer) and its ms, and each of our
- * variants' speedup over it, its ms over ours (> 1, ours is faster: shaded).
+/* The speedup_torch figure's numbers, at every point of a view of the
+ * figures' mode: the fastest PyTorch peer (report_best_peer) and its ms,
+ * and each of our variants' speedup over it, its ms over ours (> 1, ours is
+ * faster: shaded; report_speed_ratio's, interleaved in a compare run).
  * Nothing when the run has no peer or none of ours. */
-static void torch_table(FILE *f, const struct result_set *s, const char *mode, const struct attn_problem *pts,
-                        int np, const char *const *variants, int nv, bool by_shape)
+static int torch_table(FILE *f, const struct result_set *s, const struct view *view, const struct attn_problem *pts,
+                       int np, const char *const *variants, int nv, bool by_shape, double confidence)
 {
-    int *ours = malloc(((size_t)nv + 1) * sizeof *ours), no = 0, npeers = 0;
-    if (!ours) return;
+    int *ours = malloc(((size_t)nv + 1) * sizeof *ours), no = 0, npeers = 0, rc = ATTN_OK;
+    if (!ours) return ATTN_FAIL(ATTN_ERR, "out of host memory");
     for (int v = 0; v < nv; v++) {
         if (report_is_peer(variants[v])) npeers++;
         else ours[no++] = v;
     }
     if (!npeers || !no) {
         free(ours);
-        return;
+        return ATTN_OK;
     }
     bool dtypes = false;
     for (int i = 1; i < np; i++) dtypes |= pts[i].dtype != pts[0].dtype;
-    fputs("<div class=\"fig\" id=\"table-speedup-torch\">\n<p class=\"cap\">Speedup over the best PyTorch peer, ", f);
-    html_text(f, mode);
-    fprintf(f, " mode</p>\n<p class=\"note\">At each point the fastest of the run's %d PyTorch peers and its "
+    fprintf(f, "<div class=\"fig\" id=\"table-speedup-torch%s\">\n<p class=\"cap\">Speedup over the best PyTorch "
+               "peer, ", view->both && view->sustained ? "-sustained" : "");
+    html_text(f, view->mode);
+    fprintf(f, " mode, %s</p>\n<p class=\"note\">At each point the fastest of the run's %d PyTorch peers and its "
                "median ms; for each of our variants, that ms over the variant's (&gt; 1: ours is faster, "
-               "shaded).</p>\n",
-            npeers);
+               "shaded; %s).</p>\n",
+            view->regime, npeers,
+            report_compare_run(s)[0] ? "interleaved: the Hodges–Lehmann ratio of the samples, its interval on hover"
+                                     : "of medians measured row after row");
     fprintf(f, "<div class=\"scroll\"><table class=\"best\">\n<thead><tr><th colspan=\"3\">point</th>"
                "<th colspan=\"2\" class=\"grp\">fastest PyTorch peer</th><th colspan=\"%d\" class=\"grp\">"
                "speedup over it</th></tr>\n<tr><th>S</th><th>B</th><th>H</th><th class=\"grp\">peer</th><th>ms</th>",
@@ -907,9 +1275,9 @@ static void torch_table(FILE *f, const struct result_set *s, const char *mode, c
     }
     fputs("</tr></thead>\n<tbody>\n", f);
     const struct attn_problem *prev = NULL;
-    for (int i = 0; i < np; i++) {
+    for (int i = 0; i < np && rc == ATTN_OK; i++) {
         const struct attn_problem *p = &pts[i];
-        const struct result_key *k = point_key(s, p, mode);
+        const struct result_key *k = point_key(s, p, view);
         if (!k) continue;
         put_point_start(f, p, prev, 5 + no, dtypes, by_shape);
         prev = p;
@@ -923,20 +1291,23 @@ static void torch_table(FILE *f, const struct result_set *s, const char *mode, c
         fputs("</td><td>", f);
         put_ms(f, best->ms_median);
         fputs("</td>", f);
-        for (int j = 0; j < no; j++) {
-            const struct result_rec *r = find_row(s, p, mode, variants[ours[j]]);
-            const char *grp = j ? "" : " grp"; /* the first column opens the group */
+        for (int j = 0; j < no && rc == ATTN_OK; j++) {
+            const struct result_rec *r = find_row(s, p, view, variants[ours[j]]);
+            const bool grp = j == 0; /* the first column opens the group */
             if (!report_row_ok(r)) {
-                fprintf(f, "<td class=\"none%s\">%s</td>", grp, r ? r->status : "—");
+                fprintf(f, "<td class=\"none%s\">%s</td>", grp ? " grp" : "", r ? r->status : "—");
                 continue;
             }
-            const double speedup = best->ms_median / r->ms_median;
-            fprintf(f, "<td class=\"%s%s\">%.2f</td>", speedup > 1 ? "best" : "num", grp, speedup);
+            struct report_ratio q;
+            rc = report_speed_ratio(best, r, confidence, &q);
+            const char *cls = q.ratio > 1 ? (grp ? "best grp" : "best") : (grp ? "num grp" : "num");
+            if (rc == ATTN_OK) put_ratio_cell(f, &q, cls, confidence);
         }
         fputs("</tr>\n", f);
     }
     fputs("</tbody></table></div>\n</div>\n", f);
     free(ours);
+    return rc;
 }
 
 /* A figure's page k (1: NAME, k >= 2: NAME-k) found beside the page:
@@ -953,9 +1324,10 @@ static bool figure_page(const char *dir, const char *name, int k, bool *png, boo
     return *png || *svg;
 }
 
-static void section_figures(FILE *f, const struct report_args *a, const struct result_set *s,
-                            const struct attn_problem *pts, int np, const char *const *variants, int nv,
-                            bool by_shape, const char *ratio_why)
+static int section_figures(FILE *f, const struct report_args *a, const struct result_set *s,
+                           const struct attn_problem *pts, int np, const struct view *views, int nviews,
+                           const char *const *variants, int nv, bool by_shape, const char *ratio_why,
+                           double confidence)
 {
     static const char *const figs[][3] = {
         {"headline", "Each fused kernel's speed relative to cudnn_sdpa", ""},
@@ -993,21 +1365,39 @@ static void section_figures(FILE *f, const struct report_args *a, const struct r
                     svg ? "svg" : "png", stem, png ? "png" : "svg", figs[i][1]);
             shown++;
         }
-        /* the figure's numbers, also where the figure was not drawn */
+        /* the figure's numbers, also where the figure was not drawn: a
+         * table per regime of the figures' mode */
         if (!strcmp(figs[i][0], "speedup_torch"))
-            torch_table(f, s, report_pick_mode(s, a->mode), pts, np, variants, nv, by_shape);
+            for (int m = 0; m < nviews; m++)
+                if (!strcmp(views[m].mode, report_pick_mode(s, a->mode)))
+                    ATTN_TRY(torch_table(f, s, &views[m], pts, np, variants, nv, by_shape, confidence));
     }
     if (!shown) fputs("<p>No figures beside this page (<code>make plots</code> draws them).</p>\n", f);
     fputs("</div>\n", f);
+    return ATTN_OK;
 }
 
-static void full_table(FILE *f, const struct result_set *s, const char *mode,
+/* What a regime means for a table, in a few words. */
+static const char *regime_what(const struct view *v)
+{
+    return v->sustained ? "sampled under a load held until the SM clock and board power settled; MHz and W: the "
+                          "settled clock and power"
+                        : "each row's own warm-up, then its samples";
+}
+
+/* Every point × variant of one view: median ms and TFLOP/s, and for a
+ * sustained view the settled SM clock (MHz) and board power (W). */
+static void full_table(FILE *f, const struct result_set *s, const struct view *view,
                        const struct attn_problem *pts, int np, const char *const *variants, int nv,
                        bool by_shape)
 {
+    const int per = view->sustained ? 4 : 2;
     bool dtypes = false;
     for (int i = 1; i < np; i++) dtypes |= pts[i].dtype != pts[0].dtype;
-    fprintf(f, "<h3 id=\"table-%s\">%s <span class=\"note\">(%s)</span></h3>\n", mode, mode, mode_what(mode));
+    char id[32];
+    fprintf(f, "<h3 id=\"table-%s\">", view_id(view, id, sizeof id));
+    put_view(f, view);
+    fprintf(f, " <span class=\"note\">(%s; %s)</span></h3>\n", mode_what(view->mode), regime_what(view));
     bool recorded = false; /* the note only for a run that recorded the reasons */
     for (size_t i = 0; i < s->count && !recorded; i++) recorded = s->rows[i].throttle_known;
     if (recorded)
@@ -1016,22 +1406,25 @@ static void full_table(FILE *f, const struct result_set *s, const char *mode,
           "hardware slowdown; hover it for the reasons, the row's average power and its TFLOP per joule.</p>\n", f);
     fputs("<div class=\"scroll\"><table class=\"full\">\n<thead><tr><th colspan=\"3\">point</th>", f);
     for (int v = 0; v < nv; v++) {
-        fputs("<th colspan=\"2\" class=\"grp\">", f);
+        fprintf(f, "<th colspan=\"%d\" class=\"grp\">", per);
         put_variant(f, variants[v]);
         fputs("</th>", f);
     }
     fputs("</tr>\n<tr><th>S</th><th>B</th><th>H</th>", f);
-    for (int v = 0; v < nv; v++) fputs("<th class=\"grp\">ms</th><th>TFLOP/s</th>", f);
+    for (int v = 0; v < nv; v++) {
+        fputs("<th class=\"grp\">ms</th><th>TFLOP/s</th>", f);
+        if (view->sustained) fputs("<th title=\"settled SM clock\">MHz</th><th title=\"settled board power\">W</th>", f);
+    }
     fputs("</tr></thead>\n<tbody>\n", f);
     const struct attn_problem *prev = NULL;
     for (int i = 0; i < np; i++) {
         const struct attn_problem *p = &pts[i];
-        if (!point_has_mode(s, p, mode)) continue;
-        put_point_start(f, p, prev, 3 + 2 * nv, dtypes, by_shape);
+        if (!point_in_view(s, p, view)) continue;
+        put_point_start(f, p, prev, 3 + per * nv, dtypes, by_shape);
         prev = p;
-        const struct result_rec *b = best_row(s, p, mode);
+        const struct result_rec *b = best_row(s, p, view);
         for (int v = 0; v < nv; v++) {
-            const struct result_rec *r = find_row(s, p, mode, variants[v]);
+            const struct result_rec *r = find_row(s, p, view, variants[v]);
             if (report_row_ok(r)) {
                 bool best = r == b;
                 fprintf(f, "<td class=\"grp%s\">", best ? " best" : "");
@@ -1040,15 +1433,16 @@ static void full_table(FILE *f, const struct result_set *s, const char *mode,
                 put_tflops(f, r->tflops);
                 put_throttle(f, r);
                 fputs("</td>", f);
+                if (view->sustained) put_settled(f, r);
             } else if (r) {
                 const char *why = r->reason;
-                fputs("<td colspan=\"2\" class=\"grp st\" title=\"", f);
+                fprintf(f, "<td colspan=\"%d\" class=\"grp st\" title=\"", per);
                 html_text(f, why[0] ? why : r->status);
                 fputs("\">", f);
                 html_text(f, r->status);
                 fputs("</td>", f);
             } else {
-                fputs("<td colspan=\"2\" class=\"grp none\" title=\"no row\">—</td>", f);
+                fprintf(f, "<td colspan=\"%d\" class=\"grp none\" title=\"no row\">—</td>", per);
             }
         }
         fputs("</tr>\n", f);
@@ -1119,6 +1513,8 @@ int report_html(const struct report_args *a, const struct result_set *s)
         report_measured_together(s, &base, ratio_why, sizeof ratio_why);
         results_free(&base);
     }
+    double confidence;
+    ATTN_TRY(report_confidence(a->thresholds, &confidence));
     struct env e;
     env_read(envpath, &e);
     int np = 0, nm, nv = 0;
@@ -1126,6 +1522,8 @@ int report_html(const struct report_args *a, const struct result_set *s)
     struct attn_problem *pts = collect_points(s, by_shape, &np);
     const char *modes[MODE_COUNT], **variants = NULL;
     nm = modes_present(s, modes);
+    struct view views[MODE_COUNT * REGIME_COUNT];
+    const int nviews = views_present(s, modes, nm, views);
     int rc = report_variants(s, &variants, &nv);
     FILE *f = pts && rc == ATTN_OK ? fopen(path, "w") : NULL;
     if (!f) {
@@ -1152,17 +1550,22 @@ int report_html(const struct report_args *a, const struct result_set *s)
     fputs("</h1>\n<div class=\"toc\"><a href=\"#run\">What ran</a> · <a href=\"#headline\">Headline</a> · "
           "<a href=\"#figures\">Figures</a> · Tables:",
           f);
-    for (int m = 0; m < nm; m++) fprintf(f, " <a href=\"#table-%s\">%s</a>", modes[m], modes[m]);
+    for (int m = 0; m < nviews; m++) {
+        char id[32];
+        fprintf(f, " <a href=\"#table-%s\">%s%s</a>", view_id(&views[m], id, sizeof id), views[m].mode,
+                views[m].both ? (views[m].sustained ? " sustained" : " burst") : "");
+    }
     fputs(" · <a href=\"#environment\">Environment</a></div>\n", f);
 
-    section_run(f, a, s, &e, pts, np, modes, nm, variants, nv, by_shape);
-    section_headline(f, s, &e, pts, np, modes, nm, variants, nv, by_shape);
-    section_figures(f, a, s, pts, np, variants, nv, by_shape, ratio_why);
-    fputs("<div class=\"section\" id=\"tables\">\n<h2>Full tables</h2>\n<p class=\"note\">Every point × variant: median ms "
-          "per call and TFLOP/s; the point's fastest in bold; a row that is not ok shows its status "
-          "(hover for the reason).</p>\n",
+    section_run(f, a, s, &e, pts, np, modes, nm, variants, nv, by_shape, confidence);
+    rc = section_headline(f, a, s, &e, pts, np, views, nviews, variants, nv, by_shape, confidence);
+    if (rc == ATTN_OK)
+        rc = section_figures(f, a, s, pts, np, views, nviews, variants, nv, by_shape, ratio_why, confidence);
+    fputs("<div class=\"section\" id=\"tables\">\n<h2>Full tables</h2>\n<p class=\"note\">Every point × variant, per "
+          "mode and regime: median ms per call and TFLOP/s (and for sustained rows the settled SM clock and board "
+          "power); the point's fastest in bold; a row that is not ok shows its status (hover for the reason).</p>\n",
           f);
-    for (int m = 0; m < nm; m++) full_table(f, s, modes[m], pts, np, variants, nv, by_shape);
+    for (int m = 0; m < nviews; m++) full_table(f, s, &views[m], pts, np, variants, nv, by_shape);
     fputs("</div>\n", f);
     section_env(f, &e, envpath);
     fputs("</body></html>\n", f);
@@ -1170,7 +1573,8 @@ int report_html(const struct report_args *a, const struct result_set *s)
     free(pts);
     free(variants);
     env_free(&e);
-    if (fclose(f) != 0) return ATTN_FAIL(ATTN_ERR, "%s: write failed", path);
+    if (fclose(f) != 0 && rc == ATTN_OK) rc = ATTN_FAIL(ATTN_ERR, "%s: write failed", path);
+    if (rc != ATTN_OK) return rc;
     printf("report: %s\n", path);
     return ATTN_OK;
 }
