@@ -815,9 +815,21 @@ START_TEST(test_compare_three_variants)
     ck_assert_int_eq(count_lines(r.out, "", "slower"), 4);
     ck_assert_int_eq(count_lines(r.out, "", "level"), 0);
     ck_assert_str_eq(txt, r.out);
+    run_free(&r);
+    /* --table prints it again from the run's files, against its own reference or --ref */
+    char args[600];
+    snprintf(args, sizeof args, "--table '%s'", csv.s);
+    struct run again = run_ab_args(args);
+    ck_assert_exit(again, 0);
+    ck_assert_str_eq(again.out, txt);
+    run_free(&again);
+    snprintf(args, sizeof args, "--table '%s' --ref fakepeer", csv.s);
+    again = run_ab_args(args);
+    ck_assert_exit(again, 0);
+    ck_assert_int_eq(count_lines(again.out, "", "faster"), 8);
+    run_free(&again);
     free(env);
     free(txt);
-    run_free(&r);
     /* the first mode's blocks: naive flash_mma fakepeer, flash_mma fakepeer naive, fakepeer naive flash_mma, ... */
     FILE *f = fopen(tmp_path("log").s, "r");
     ck_assert_ptr_nonnull(f);
