@@ -544,9 +544,30 @@ static const struct worker_case stuck_workers[] = {
     {"FAKE_DIE_cand=row:2 FAKE_PROTO_cand=1", "protocol 1, which cannot continue a run"},
 };
 
+/* A base build from before the init key (protocol 2: it draws uniform
+ * inputs) against normal points: refused up front, one line, nothing
+ * written; on uniform points the pair runs, and the points go without init=. */
+START_TEST(test_ab_old_base_and_the_init_key)
+{
+    struct run r = run_ab("FAKE_PROTO_base=2");
+    ck_assert_exit(r, 2);
+    ck_assert_msg(strstr(r.err, "predates the init key") && strstr(r.err, "INIT=uniform"), "stderr: %s", r.err);
+    char id[ID_LEN];
+    ck_assert_int_eq(ab_dirs(id, sizeof id), 0);
+    run_free(&r);
+    r = run_ab_with("FAKE_PROTO_base=2", "--init uniform");
+    ck_assert_exit(r, 0);
+    run_free(&r);
+    char *log = slurp(tmp_path("log").s);
+    ck_assert_ptr_nonnull(log);
+    ck_assert_msg(strstr(log, "base point ") && !strstr(log, "init="), "log: %s", log);
+    free(log);
+}
+END_TEST
+
 START_TEST(test_ab_worker_that_cannot_go_on)
 {
-    struct run r = run_ab_hang(stuck_workers[_i].env, "");
+    struct run r = run_ab_hang(stuck_workers[_i].env, "--init uniform"); /* a protocol-1 build reads no init= */
     ck_assert_exit(r, 2);
     char id[ID_LEN], partial[600], line[1024];
     ck_assert_int_eq(ab_dirs(id, sizeof id), 0);
@@ -971,6 +992,7 @@ static Suite *ab_suite(void)
     tcase_add_loop_test(tc, test_ab_worker_that_cannot_go_on, 0, (int)NELEMS(stuck_workers));
     tcase_add_loop_test(tc, test_ab_worker_does_not_start, 0, (int)NELEMS(unstarted_workers));
     tcase_add_test(tc, test_ab_other_protocol_refused);
+    tcase_add_test(tc, test_ab_old_base_and_the_init_key);
     tcase_add_test(tc, test_ab_variant_absent_from_base);
     tcase_add_test(tc, test_ab_candidate_skips_a_variant);
     suite_add_tcase(s, tc);

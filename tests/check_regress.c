@@ -1209,7 +1209,7 @@ START_TEST(test_read_values)
     struct result_key k = key("naive", "bf16", 2, 16, 1024, 64, 1, "cold");
     char buf[128];
     ck_assert_str_eq(result_key_label(&k, buf, sizeof buf),
-                     "naive bf16 B=2 H=16 S=1024 D=64 causal cold");
+                     "naive bf16 B=2 H=16 S=1024 D=64 causal init=uniform cold");
 }
 END_TEST
 

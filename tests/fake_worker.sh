@@ -12,9 +12,10 @@
 # (FAKE_FACTOR_cand), then plain (FAKE_FACTOR). The side is FAKE_SIDE, else
 # the script's own name up to its first '_' (a link named cand_worker → cand).
 #   FAKE_REV     git rev in the greeting and the rows (default: fake)
-#   FAKE_PROTO   protocol version in the greeting (default: 2); below 2 it
+#   FAKE_PROTO   protocol version in the greeting (default: 3); below 2 it
 #                knows neither `reopen` nor `fail`, as such a build does not;
 #                from 3 it knows `load`, `settled` and a compare run's `open`
+#                (below 3 it stands for a build from before the init key)
 #   FAKE_MHZ FAKE_WATTS  what `load` reads (default: 1755 MHz, 690 W)
 #   FAKE_MS      base time of a sample in ms (default: 1.0)
 #   FAKE_FACTOR  multiplies FAKE_MS (default: 1)
@@ -57,7 +58,7 @@ setting() {
 }
 
 REV=$(setting FAKE_REV fake)
-PROTO=$(setting FAKE_PROTO 2)
+PROTO=$(setting FAKE_PROTO 3)
 MS=$(setting FAKE_MS 1.0)
 FACTOR=$(setting FAKE_FACTOR 1)
 ABSENT=$(setting FAKE_ABSENT "")
