@@ -320,7 +320,7 @@ regress_exit = rc=$$?; [ $$rc = 0 ] || echo "make $(1): build/regress exited $$r
 # CUDA toolkit, and a clone builds it in seconds (tests/check_clean_tree.sh)
 REPORT_C := bench/report/report.c bench/report/report_data.c bench/report/report_html.c \
             common/results_read.c common/results.c common/csv.c common/errors.c common/problem.c \
-            common/reference.c bench/gate/gate.c bench/gate/shift.c
+            common/reference.c bench/gate/gate.c bench/gate/shift.c bench/gate/compare.c
 $(REPORT): $(REPORT_C:%.c=$(BUILD)/%.o)
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) -lm -lz $(LDLIBS)
 

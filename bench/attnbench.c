@@ -202,7 +202,7 @@ static int dry_run(const struct options *o, const int *assign)
                 char init[ATTN_INIT_MAX];
                 csv_add_str(&l, attn_init_name(p->init_sigma, init, sizeof init));
                 csv_add_str(&l, attn_mode_name(o->modes[m]));
-                csv_add_str(&l, regime_names[o->rule.sustain_s > 0 ? REGIME_SUSTAINED : REGIME_BURST]);
+                csv_add_str(&l, regime_names[stats_regime(&o->rule)]);
                 csv_add_str(&l, shard);
                 csv_add_num(&l, shard_row_cost_ms(p, o->variants[v], o->modes[m], &o->rule), 5);
                 ATTN_TRY(csv_line_end(&l));

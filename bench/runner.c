@@ -46,7 +46,7 @@ int runner_init(struct runner *r, const struct options *opt)
     memset(r, 0, sizeof *r);
     r->opt = opt;
     r->csv_fd = r->samples_fd = -1;
-    r->regime = opt->rule.sustain_s > 0 ? REGIME_SUSTAINED : REGIME_BURST;
+    r->regime = stats_regime(&opt->rule);
     if (device_query(&r->dev) != ATTN_OK) return ATTN_ERR_INPUT;
     device_short_name(r->dev.name, r->gpu, sizeof r->gpu);
     cudaStream_t s;

@@ -7,6 +7,8 @@
 #ifndef ATTN_STATS_H
 #define ATTN_STATS_H
 
+#include "schema.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -42,6 +44,12 @@ struct stop_rule {
                             to back until its clock and power settle (settle.h), at most this
                             many seconds, and sample under that load; 0: burst */
 };
+
+/* The regime of the rows a stop rule samples: sustained with sustain_s. */
+static inline enum attn_regime stats_regime(const struct stop_rule *r)
+{
+    return r->sustain_s > 0 ? REGIME_SUSTAINED : REGIME_BURST;
+}
 
 /* Warm-up: at least 3 calls, then more while under max(25 ms, warm_ms) of
  * wall time; the 200-call cap applies only when no warm_ms was asked for. */

@@ -344,6 +344,18 @@ static int calibrate_slowdown(struct bench_timer *t, const struct timed_call *c)
 static int sustain(struct bench_timer *t, const struct timed_call *c, double max_s,
                    struct timing_result *res);
 
+/* The SM clock (MHz, 0 unknown) and board power (W, NaN unknown) now. */
+static void board_now(double *mhz, double *watts)
+{
+    struct gpu_clocks g;
+    *mhz = 0;
+    *watts = NAN;
+    if (clocks_ready() && clocks_read(&g) == ATTN_OK) {
+        *mhz = g.sm_mhz;
+        *watts = g.power_w;
+    }
+}
+
 int time_start(struct bench_timer *t, enum attn_mode mode, const struct timed_call *c,
                const struct stop_rule *rule, struct timing_result *res)
 {
@@ -402,12 +414,9 @@ static int sustain(struct bench_timer *t, const struct timed_call *c, double max
         const double now = wall_ms();
         if (now - last_read < POWER_POLL_MS) continue;
         last_read = now;
-        struct gpu_clocks g;
-        if (!clocks_ready() || clocks_read(&g) != ATTN_OK) {
-            g.sm_mhz = 0;
-            g.power_w = NAN;
-        }
-        settle_add(&t->settle, now, g.sm_mhz, g.power_w);
+        double mhz, watts;
+        board_now(&mhz, &watts);
+        settle_add(&t->settle, now, mhz, watts);
         st = settle_check(&t->settle);
         if (st.settled || now - t0 >= max_s * 1000) break;
     }
@@ -428,13 +437,7 @@ int time_load(struct bench_timer *t, double ms, double *mhz, double *watts)
         if (attn_interrupted) return ATTN_FAIL(ATTN_ERR_INTERRUPTED, "interrupted");
         ATTN_TRY(timed_batch(t, t->call, &t->graph, t->batch, t->flush_each, &one));
     } while (wall_ms() - t0 < ms);
-    struct gpu_clocks g;
-    *mhz = 0;
-    *watts = NAN;
-    if (clocks_ready() && clocks_read(&g) == ATTN_OK) {
-        *mhz = g.sm_mhz;
-        *watts = g.power_w;
-    }
+    board_now(mhz, watts);
     return ATTN_OK;
 }
 

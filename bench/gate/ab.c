@@ -1178,7 +1178,7 @@ static int write_compare_env(const struct ab *ab, const char *csv)
     fprintf(f, "compare_run=%s\ncompare_ref=%s\ncompare_variants=", ab->id, ab->sides[ab->ref_side].name);
     for (int k = 0; k < ab->nsides; k++) fprintf(f, "%s%s", k ? "," : "", ab->sides[k].name);
     fprintf(f, "\ncompare_regime=%s\ncompare_sustain_s=%g\ncompare_block_ms=%g\n",
-            regime_names[ab->a.opt.rule.sustain_s > 0 ? REGIME_SUSTAINED : REGIME_BURST],
+            regime_names[stats_regime(&ab->a.opt.rule)],
             ab->a.opt.rule.sustain_s, ab->a.block_ms);
     for (int k = 0; k < ab->nsides; k++) {
         const struct side *s = &ab->sides[k];
@@ -1220,7 +1220,7 @@ static int publish_compare(struct ab *ab, int *code)
     if (rc == ATTN_OK) rc = csv_create(csv, &header, &csv_fd);
     if (rc == ATTN_OK) rc = results_samples_create(csv, samples, sizeof samples, &samples_fd);
     const struct options *o = &ab->a.opt;
-    const enum attn_regime regime = o->rule.sustain_s > 0 ? REGIME_SUSTAINED : REGIME_BURST;
+    const enum attn_regime regime = stats_regime(&o->rule);
     size_t rows = 0, joined = 0;
     for (size_t i = 0; i < o->grid.count && rc == ATTN_OK; i++)
         for (int m = 0; m < o->nmodes && rc == ATTN_OK; m++)
@@ -1321,7 +1321,7 @@ static int run(struct ab *ab, int *code)
         fprintf(stderr, "ab: compare %s:", ab->id);
         for (int k = 0; k < ab->nsides; k++) fprintf(stderr, "%s %s", k ? "," : "", ab->sides[k].name);
         fprintf(stderr, " (reference %s; %s), one GPU (%s), into %s\n", ab->sides[ab->ref_side].name,
-                a->opt.rule.sustain_s > 0 ? "sustained" : "burst", ab->sides[0].gpu, ab->final_dir);
+                regime_names[stats_regime(&a->opt.rule)], ab->sides[0].gpu, ab->final_dir);
     } else {
         fprintf(stderr, "ab: %s: base %s (%s) vs cand %s (%s), one GPU (%s), into %s/\n", ab->id,
                 ab->sides[0].rev, ab->sides[0].bin, ab->sides[1].rev, ab->sides[1].bin,

@@ -36,6 +36,7 @@
  * medians' ratio of rows measured row after row.
  * Exit 0, or 2 with "report: file:line: why" on bad input. */
 #include "report.h"
+#include "../gate/compare.h"
 #include "../gate/gate.h"
 #include "../gate/shift.h"
 #include "../../common/errors.h"
@@ -308,11 +309,11 @@ int report_speed_ratio(const struct result_rec *ref, const struct result_rec *ro
         out->ratio = ref->ms_median / row->ms_median;
         return ATTN_OK;
     }
-    /* shift_estimate's ratio is cur / base in time: the row's time over the
-     * reference's; the speed ratio is its inverse, the bounds swapped */
-    struct shift_estimate e;
-    ATTN_TRY(shift_estimate(ref->sample_ms, ref->nsample_ms, row->sample_ms, row->nsample_ms, confidence, &e));
-    *out = (struct report_ratio){1 / e.ratio, 1 / e.hi, 1 / e.lo, true};
+    /* compare.h's ratio is the row's time over the reference's, as make
+     * compare prints it; the speed ratio is its inverse, the bounds swapped */
+    struct compare_ratio c;
+    ATTN_TRY(compare_ratio_of(row, ref, confidence, &c));
+    *out = (struct report_ratio){1 / c.ratio, 1 / c.hi, 1 / c.lo, true};
     return ATTN_OK;
 }
 
