@@ -2,7 +2,8 @@
 # compare_spread.sh DIR REF — the summary of bench/scripts/prove_compare.sh's
 # runs, as a Markdown table on stdout: for every point and variant, its time
 # relative to REF's in each run and the spread of that ratio over the runs
-# (max - min, in points of ratio: 0.010 = 1 %), for
+# (max - min, in points of ratio: 0.010 = 1 %), then how many of each kind
+# are within 1 % (of the unrounded spreads), for
 #   DIR/burst/*.txt, DIR/sustained/*.txt  the compare runs' tables (build/ab
 #       --compare: the Hodges-Lehmann ratio of the samples, measured in turns)
 #   DIR/rows/*.csv                        plain runs (ratio of the two rows'
@@ -60,9 +61,18 @@ for f in "$dir"/rows/*.csv; do [[ $f == *.samples.csv ]] || runs+=("$f"); done
       split("burst sustained rows", kinds, " ")
       for (j = 1; j <= 3; j++) {
         k = kinds[j]
-        if (cnt[order[i], k]) line = line sprintf(" | %s | %.3f", list[order[i], k], hi[order[i], k] - lo[order[i], k])
-        else line = line " | - | -"
+        if (cnt[order[i], k]) {
+          d = hi[order[i], k] - lo[order[i], k]
+          line = line sprintf(" | %s | %.3f", list[order[i], k], d)
+          pairs[k]++; if (d <= 0.010 + 1e-9) within[k]++; if (d > worst[k]) worst[k] = d
+        } else line = line " | - | -"
       }
       print line " |"
+    }
+    printf "\n"
+    for (j = 1; j <= 3; j++) {
+      k = kinds[j]
+      if (pairs[k]) printf "%s: %d of %d spreads within 0.010 (1 %%), the widest %.3f.\n",
+                           (k == "rows" ? "row after row" : "interleaved, " k), within[k] + 0, pairs[k], worst[k]
     }
   }'
