@@ -12,7 +12,7 @@ SHELL := /bin/bash
 # ($(call shq,...)), free text (REASON) only through the environment; and
 # each is exported as given, as make does for any variable of the command
 # line.
-USER_VALUES := GRID VARIANTS MODE WARM_MS OUT PEAK RESUME FORCE ROW_TIMEOUT TRACE_GRID TRACE_DIR SUSTAIN INIT REF \
+USER_VALUES := GRID VARIANTS MODE WARM_MS OUT PEAK RESUME FORCE ROW_TIMEOUT TRACE_GRID TRACE_DIR SUSTAIN INIT PASS REF \
                RESULTS BASELINE THRESHOLDS GPU MARKDOWN AB_RUN TREND REASON BASE CAND SLOWDOWN \
                BLOCK_MS BUDGET_MS GPUS PEERS PEER_VARIANTS SHARDS PARTITION ACCOUNT MAX_PARALLEL \
                GRES SBATCH_ARGS PLOT_DIR SUITES FUZZ_SECONDS GIT_REV
@@ -184,15 +184,17 @@ RESUME   ?=
 ROW_TIMEOUT ?=
 # SUSTAIN=S: the sustained regime (rows sampled once the loaded board's clock
 # and power have settled, at most S s); INIT=uniform|normal[:SIGMA]: the
-# inputs of points that name none (default normal)
+# inputs of points that name none (default normal); PASS=fwd|bwd|fwd_bwd:
+# what the rows of points that name none time (default fwd)
 SUSTAIN  ?=
 INIT     ?=
+PASS     ?=
 # attnbench's options from the knobs, each value quoted; BENCH_ARGS_NO_OUT
 # for the drivers that take OUT themselves (GPUS=, bench-slurm)
 BENCH_ARGS_NO_OUT = $(call opt,--grid,$(GRID)) $(call opt,--mode,$(MODE)) $(call opt,--warm-ms,$(WARM_MS)) \
              $(call opt,--variants,$(VARIANTS)) $(if $(filter 1,$(PEAK)),--peak) $(call opt,--resume,$(RESUME)) \
              $(if $(filter 1,$(FORCE)),--force) $(call opt,--row-timeout,$(ROW_TIMEOUT)) \
-             $(call opt,--sustain,$(SUSTAIN)) $(call opt,--init,$(INIT))
+             $(call opt,--sustain,$(SUSTAIN)) $(call opt,--init,$(INIT)) $(call opt,--pass,$(PASS))
 BENCH_ARGS = $(BENCH_ARGS_NO_OUT) $(call opt,--out,$(OUT))
 TRACE_GRID ?= seed
 GPU_SLUG  = $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | sed 's/^NVIDIA //' | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$$//')
@@ -342,7 +344,7 @@ BUDGET_MS ?=
 AB_ARGS = $(call opt,--grid,$(GRID)) $(call opt,--mode,$(MODE)) $(call opt,--warm-ms,$(WARM_MS)) \
           $(call opt,--variants,$(VARIANTS)) $(call opt,--out,$(OUT)) $(call opt,--block-ms,$(BLOCK_MS)) \
           $(call opt,--budget-ms,$(BUDGET_MS)) $(call opt,--thresholds,$(THRESHOLDS)) \
-          $(call opt,--markdown,$(MARKDOWN)) $(call opt,--sustain,$(SUSTAIN)) $(call opt,--init,$(INIT)) \
+          $(call opt,--markdown,$(MARKDOWN)) $(call opt,--sustain,$(SUSTAIN)) $(call opt,--init,$(INIT)) $(call opt,--pass,$(PASS)) \
           $(call opt,--row-timeout,$(ROW_TIMEOUT))
 ab: ## measure BASE=rev against CAND=rev (default: the working tree) interleaved on one GPU, gate CAND
 	@[ -n $(call shq,$(BASE)) ] || { echo "make ab: BASE=<git revision> is required (e.g. make ab BASE=main)" >&2; exit 2; }
@@ -360,7 +362,7 @@ ab: ## measure BASE=rev against CAND=rev (default: the working tree) interleaved
 REF ?=
 COMPARE_ARGS = $(call opt,--grid,$(GRID)) $(call opt,--mode,$(MODE)) $(call opt,--warm-ms,$(WARM_MS)) \
                $(call opt,--ref,$(REF)) $(call opt,--out,$(OUT)) $(call opt,--block-ms,$(BLOCK_MS)) \
-               $(call opt,--budget-ms,$(BUDGET_MS)) $(call opt,--sustain,$(SUSTAIN)) $(call opt,--init,$(INIT)) \
+               $(call opt,--budget-ms,$(BUDGET_MS)) $(call opt,--sustain,$(SUSTAIN)) $(call opt,--init,$(INIT)) $(call opt,--pass,$(PASS)) \
                $(call opt,--row-timeout,$(ROW_TIMEOUT))
 compare: ## measure VARIANTS=a,b,c (built in or Python peers) in turns at each point on one GPU; REF=a; SUSTAIN=S; writes results/<gpu>/compare/ID.csv and its table ID.txt
 	@[ -n $(call shq,$(VARIANTS)) ] || { echo "make compare: VARIANTS=a,b[,...] is required (e.g. make compare VARIANTS=flash_hopper,cudnn_sdpa)" >&2; exit 2; }
@@ -613,6 +615,7 @@ help: ## this list
 	@echo "  VARIANTS=a,b,c REF=a  compare: the variants measured in turns (built in or Python peers), the reference"
 	@echo "  SUSTAIN=10         bench, ab, compare: sample each row under back-to-back load once clock and power settle (at most 10 s)"
 	@echo "  INIT=uniform       bench, ab, compare: the inputs of points that name none: normal (N(0,1), default), normal:SIGMA, uniform"
+	@echo "  PASS=bwd           bench, ab, compare: what rows of points that name none time: fwd (default), bwd, fwd_bwd"
 	@echo "  SLOWDOWN=VARIANT:PCT  build attnbench (make ab: the candidate) with VARIANT doing PCT% extra work per call (gate proofs)"
 	@echo "  SUITES=cpu,report  test, test-cpu: only these suites (names as in the summary: $(SUITE_NAMES))"
 	@echo "  FUZZ_SECONDS=30    make fuzz: seconds per libFuzzer target (make fuzz-build builds them; fuzz/README.md)"

@@ -201,6 +201,7 @@ static int dry_run(const struct options *o, const int *assign)
                 csv_add_str(&l, p->varlen);
                 char init[ATTN_INIT_MAX];
                 csv_add_str(&l, attn_init_name(p->init_sigma, init, sizeof init));
+                csv_add_str(&l, attn_pass_name(p->pass));
                 csv_add_str(&l, attn_mode_name(o->modes[m]));
                 csv_add_str(&l, regime_names[stats_regime(&o->rule)]);
                 csv_add_str(&l, shard);

@@ -41,6 +41,8 @@ void options_usage(FILE *f)
         "  --seed N            seed of the random inputs (default: from the clock)\n"
         "  --init D            the inputs' distribution where a point names none: normal\n"
         "                      (N(0, 1), the default), normal:SIGMA or uniform ([-1, 1])\n"
+        "  --pass P            what a row times where a point names none: fwd (the default),\n"
+        "                      bwd (dQ, dK, dV alone) or fwd_bwd (both in one call)\n"
         "  --peak              measure the card's ceilings first (bf16 GEMM, D2D copy);\n"
         "                      rows then show their share of them\n"
         "  --trace DIR         write DIR/VARIANT_POINT.json (Chrome trace events: CPU ranges,\n"
@@ -199,7 +201,7 @@ int options_parse(struct options *o, int argc, char **argv)
             return ATTN_FAIL(ATTN_ERR_INPUT, "unexpected argument '%s'", a);
         static const char *const with_value[] = {"--grid", "--point", "--variants", "--mode",
                                                  "--out", "--grids-dir", "--budget-ms", "--noise",
-                                                 "--min-samples", "--seed", "--trace", "--warm-ms", "--sustain", "--init",
+                                                 "--min-samples", "--seed", "--trace", "--warm-ms", "--sustain", "--init", "--pass",
                                                  "--row-timeout", "--resume", "--supervised-fd", "--shard",
                                                  "--extend", "--run-id"};
         bool known = false;
@@ -237,6 +239,9 @@ int options_parse(struct options *o, int argc, char **argv)
                 return ATTN_FAIL(ATTN_ERR_INPUT, "--init: '%s' is not uniform, normal or normal:SIGMA "
                                  "(SIGMA in (0, 1000], as %%g writes it)", val);
             o->grid.init_given = true;
+        } else if (!strcmp(a, "--pass")) {
+            if (attn_pass_parse(val, &o->grid.pass) != ATTN_OK)
+                return ATTN_FAIL(ATTN_ERR_INPUT, "--pass: '%s' is not %s", val, ATTN_PASSES_LISTED);
         } else if (!strcmp(a, "--sustain")) {
             ATTN_TRY(parse_number(a, val, 0.5, 600, &o->rule.sustain_s));
         } else if (!strcmp(a, "--noise")) {

@@ -294,8 +294,16 @@ void point_free(struct point_data *d)
     cudaFree(d->k);
     cudaFree(d->v);
     cudaFree(d->o);
+    cudaFree(d->dout);
+    cudaFree(d->dq);
+    cudaFree(d->dk);
+    cudaFree(d->dv);
     free(d->ref);
     free(d->out);
+    free(d->ref_dq);
+    free(d->ref_dk);
+    free(d->ref_dv);
+    free(d->out_grad);
     memset(d, 0, sizeof *d);
     (void)cudaGetLastError();
 }
@@ -305,11 +313,14 @@ static int prepare(struct runner *r, const struct attn_problem *p, uint64_t seed
 {
     const size_t n = attn_tensor_elems(p), bytes = n * attn_dtype_bytes(p->dtype);
     const size_t nkv = attn_kv_tensor_elems(p), kv_bytes = nkv * attn_dtype_bytes(p->dtype);
+    const bool grads = p->pass != ATTN_PASS_FWD;
+    /* Q, K, V, O; with gradients also dO, dQ, dK, dV */
+    const size_t need = (grads ? 2 : 1) * 2 * (bytes + kv_bytes);
     size_t free_b = 0, total_b = 0;
     CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
-    if (2 * (bytes + kv_bytes) + MEMORY_MARGIN > free_b)
-        return ATTN_FAIL(ATTN_ERR_OOM, "Q, K, V, O need %.0f MiB, %.0f MiB free",
-                         2 * (bytes + kv_bytes) / MIB, free_b / MIB);
+    if (need + MEMORY_MARGIN > free_b)
+        return ATTN_FAIL(ATTN_ERR_OOM, "Q, K, V, O%s need %.0f MiB, %.0f MiB free",
+                         grads ? " and dO, dQ, dK, dV" : "", need / MIB, free_b / MIB);
     CUDA_TRY(cudaMalloc(&d->q, bytes));
     CUDA_TRY(cudaMalloc(&d->k, kv_bytes));
     CUDA_TRY(cudaMalloc(&d->v, kv_bytes));
@@ -320,7 +331,19 @@ static int prepare(struct runner *r, const struct attn_problem *p, uint64_t seed
     ATTN_TRY(gpu_fill_input(d->q, n, p, seed * 3 + 0, r->stream));
     ATTN_TRY(gpu_fill_input(d->k, nkv, p, seed * 3 + 1, r->stream));
     ATTN_TRY(gpu_fill_input(d->v, nkv, p, seed * 3 + 2, r->stream));
-    return ATTN_OK;
+    if (!grads) return ATTN_OK;
+    CUDA_TRY(cudaMalloc(&d->dout, bytes));
+    CUDA_TRY(cudaMalloc(&d->dq, bytes));
+    CUDA_TRY(cudaMalloc(&d->dk, kv_bytes));
+    CUDA_TRY(cudaMalloc(&d->dv, kv_bytes));
+    d->ref_dq = malloc(n * sizeof *d->ref_dq);
+    d->ref_dk = malloc(nkv * sizeof *d->ref_dk);
+    d->ref_dv = malloc(nkv * sizeof *d->ref_dv);
+    d->out_grad = malloc(bytes > kv_bytes ? bytes : kv_bytes);
+    if (!d->ref_dq || !d->ref_dk || !d->ref_dv || !d->out_grad)
+        return ATTN_FAIL(ATTN_ERR, "out of host memory for the gradients' references");
+    /* dO from a seed of its own: not any seed's Q, K or V */
+    return gpu_fill_input(d->dout, n, p, ~(seed * 3), r->stream);
 }
 
 void point_prepare(struct runner *r, const struct attn_problem *p, uint64_t seed,
@@ -340,64 +363,167 @@ static bool use_cpu_reference(const struct attn_problem *p)
     return attn_flops(&full) <= CPU_REFERENCE_MAX_FLOPS;
 }
 
-/* The reference output of the point, computed once, when the first variant
- * that runs needs it: on the CPU in float64 for small points, else on the GPU
- * in float32. */
-static int ensure_reference(struct runner *r, const struct attn_problem *p, struct point_data *d)
+/* The float32 GPU reference's n values at dev, widened into ref. */
+static int fetch_f32(const float *dev, size_t n, double *ref, attn_stream_t stream)
 {
-    if (d->ref_kind) return ATTN_OK;
-    const size_t n = attn_tensor_elems(p), bytes = n * attn_dtype_bytes(p->dtype);
-    if (use_cpu_reference(p)) {
-        const size_t nkv = attn_kv_tensor_elems(p), kv_bytes = nkv * attn_dtype_bytes(p->dtype);
-        uint16_t *hq = malloc(bytes + 2 * kv_bytes);
-        if (!hq) return ATTN_FAIL(ATTN_ERR, "out of host memory for the inputs");
-        uint16_t *hk = hq + n, *hv = hq + n + nkv;
-        int rc = ATTN_OK;
-        if (cudaMemcpyAsync(hq, d->q, bytes, cudaMemcpyDeviceToHost, (cudaStream_t)r->stream) ||
-            cudaMemcpyAsync(hk, d->k, kv_bytes, cudaMemcpyDeviceToHost, (cudaStream_t)r->stream) ||
-            cudaMemcpyAsync(hv, d->v, kv_bytes, cudaMemcpyDeviceToHost, (cudaStream_t)r->stream) ||
-            cudaStreamSynchronize((cudaStream_t)r->stream))
-            rc = ATTN_FAIL(ATTN_ERR, "copying inputs to the host: %s",
-                           cudaGetErrorString(cudaGetLastError()));
-        if (rc == ATTN_OK) rc = attn_reference_f64(p, hq, hk, hv, d->ref);
-        free(hq);
-        if (rc == ATTN_OK) d->ref_kind = "cpu_f64";
-        return rc;
-    }
-    float *dref = NULL, *href = malloc(n * sizeof *href);
-    if (!href) return ATTN_FAIL(ATTN_ERR, "out of host memory for the reference");
+    float *host = malloc(n * sizeof *host);
+    if (!host) return ATTN_FAIL(ATTN_ERR, "out of host memory for the reference");
     int rc = ATTN_OK;
-    if (cudaMalloc((void **)&dref, n * sizeof *dref) != cudaSuccess)
-        rc = ATTN_FAIL(ATTN_ERR_OOM, "no device memory for the float32 reference");
-    if (rc == ATTN_OK) rc = gpu_reference_f32(p, d->q, d->k, d->v, dref, r->stream);
-    if (rc == ATTN_OK &&
-        (cudaMemcpyAsync(href, dref, n * sizeof *dref, cudaMemcpyDeviceToHost,
-                         (cudaStream_t)r->stream) != cudaSuccess ||
-         cudaStreamSynchronize((cudaStream_t)r->stream) != cudaSuccess))
+    if (cudaMemcpyAsync(host, dev, n * sizeof *host, cudaMemcpyDeviceToHost, (cudaStream_t)stream) !=
+            cudaSuccess ||
+        cudaStreamSynchronize((cudaStream_t)stream) != cudaSuccess)
         rc = ATTN_FAIL(ATTN_ERR, "GPU reference: %s", cudaGetErrorString(cudaGetLastError()));
-    for (size_t i = 0; rc == ATTN_OK && i < n; i++) d->ref[i] = href[i];
-    cudaFree(dref);
-    free(href);
-    if (rc == ATTN_OK) d->ref_kind = "gpu_f32";
+    for (size_t i = 0; rc == ATTN_OK && i < n; i++) ref[i] = host[i];
+    free(host);
     return rc;
 }
 
-/* Poisons O, runs the variant once and compares with the reference. */
-static int validate(struct runner *r, const struct attn_variant *v, void *ctx,
-                    const struct attn_problem *p, struct point_data *d,
-                    struct attn_comparison *cmp)
+/* The point's references on the GPU in float32: O, and with gradients dQ,
+ * dK, dV (one device buffer, the four one after the other). */
+static int gpu_references(struct runner *r, const struct attn_problem *p, struct point_data *d)
+{
+    const size_t n = attn_tensor_elems(p), nkv = attn_kv_tensor_elems(p);
+    const bool grads = p->pass != ATTN_PASS_FWD;
+    const size_t total = n + (grads ? n + 2 * nkv : 0);
+    float *dref = NULL;
+    if (cudaMalloc((void **)&dref, total * sizeof *dref) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return ATTN_FAIL(ATTN_ERR_OOM, "no device memory for the float32 reference");
+    }
+    int rc = gpu_reference_f32(p, d->q, d->k, d->v, dref, r->stream);
+    if (rc == ATTN_OK) rc = fetch_f32(dref, n, d->ref, r->stream);
+    if (rc == ATTN_OK && grads)
+        rc = gpu_reference_bwd_f32(p, d->q, d->k, d->v, d->dout, dref + n, dref + 2 * n,
+                                   dref + 2 * n + nkv, r->stream);
+    if (rc == ATTN_OK && grads) rc = fetch_f32(dref + n, n, d->ref_dq, r->stream);
+    if (rc == ATTN_OK && grads) rc = fetch_f32(dref + 2 * n, nkv, d->ref_dk, r->stream);
+    if (rc == ATTN_OK && grads) rc = fetch_f32(dref + 2 * n + nkv, nkv, d->ref_dv, r->stream);
+    cudaFree(dref);
+    return rc;
+}
+
+/* The point's references on the CPU in float64: O, and with gradients dQ,
+ * dK, dV. */
+static int cpu_references(struct runner *r, const struct attn_problem *p, struct point_data *d)
 {
     const size_t n = attn_tensor_elems(p), bytes = n * attn_dtype_bytes(p->dtype);
+    const size_t nkv = attn_kv_tensor_elems(p), kv_bytes = nkv * attn_dtype_bytes(p->dtype);
+    const bool grads = p->pass != ATTN_PASS_FWD;
+    uint16_t *hq = malloc(2 * bytes + 2 * kv_bytes);
+    if (!hq) return ATTN_FAIL(ATTN_ERR, "out of host memory for the inputs");
+    uint16_t *hk = hq + n, *hv = hq + n + nkv, *hdo = hq + n + 2 * nkv;
+    const cudaStream_t s = (cudaStream_t)r->stream;
+    int rc = ATTN_OK;
+    if (cudaMemcpyAsync(hq, d->q, bytes, cudaMemcpyDeviceToHost, s) ||
+        cudaMemcpyAsync(hk, d->k, kv_bytes, cudaMemcpyDeviceToHost, s) ||
+        cudaMemcpyAsync(hv, d->v, kv_bytes, cudaMemcpyDeviceToHost, s) ||
+        (grads && cudaMemcpyAsync(hdo, d->dout, bytes, cudaMemcpyDeviceToHost, s)) ||
+        cudaStreamSynchronize(s))
+        rc = ATTN_FAIL(ATTN_ERR, "copying inputs to the host: %s",
+                       cudaGetErrorString(cudaGetLastError()));
+    if (rc == ATTN_OK) rc = attn_reference_f64(p, hq, hk, hv, d->ref);
+    if (rc == ATTN_OK && grads)
+        rc = attn_reference_bwd_f64(p, hq, hk, hv, hdo, d->ref_dq, d->ref_dk, d->ref_dv);
+    free(hq);
+    return rc;
+}
+
+/* The point's references, computed once, when the first variant that runs
+ * needs them: on the CPU in float64 for small points, else on the GPU in
+ * float32. */
+static int ensure_reference(struct runner *r, const struct attn_problem *p, struct point_data *d)
+{
+    if (d->ref_kind) return ATTN_OK;
+    const bool cpu = use_cpu_reference(p);
+    ATTN_TRY(cpu ? cpu_references(r, p, d) : gpu_references(r, p, d));
+    d->ref_kind = cpu ? "cpu_f64" : "gpu_f32";
+    return ATTN_OK;
+}
+
+/* One validated tensor: its name, the comparison and, when it failed, the
+ * element furthest from the reference. */
+struct checked_tensor {
+    const char *name;
+    struct attn_comparison cmp;
+    struct attn_tolerance tol;
+    size_t worst;
+    double got, want;
+};
+
+/* The element of out furthest from ref (a non-finite one first). */
+static void find_worst(const double *ref, const uint16_t *out, size_t n, enum attn_dtype t,
+                       struct checked_tensor *c)
+{
+    double worst = -1;
+    for (size_t i = 0; i < n; i++) {
+        const double got = attn_half_to_float(out[i], t);
+        const double e = isfinite(got) ? fabs(got - ref[i]) : INFINITY;
+        if (e > worst) {
+            worst = e;
+            c->worst = i;
+            c->got = got;
+            c->want = ref[i];
+        }
+        if (isinf(e)) break;
+    }
+}
+
+/* Copies n 16-bit values at dev to host and compares them with ref. */
+static int check_tensor(const char *name, const void *dev, size_t n, const double *ref,
+                        uint16_t *host, const struct attn_problem *p, struct attn_tolerance tol,
+                        struct checked_tensor *c)
+{
+    CUDA_TRY(cudaMemcpy(host, dev, n * attn_dtype_bytes(p->dtype), cudaMemcpyDeviceToHost));
+    c->name = name;
+    c->tol = tol;
+    c->cmp = attn_compare(ref, host, n, p->dtype, tol);
+    if (!c->cmp.ok) find_worst(ref, host, n, p->dtype, c);
+    return ATTN_OK;
+}
+
+/* Poisons the outputs, runs the variant once as the pass's timed call runs
+ * it and compares with the references: O, then dQ, dK, dV. checked[] gets
+ * each compared tensor; *nchecked says how many. The forward of a backward
+ * pass (bwd) runs here too: it keeps the statistics the timed calls read. */
+static int validate(struct runner *r, const struct attn_variant *v, void *ctx,
+                    const struct attn_problem *p, struct point_data *d,
+                    struct checked_tensor checked[4], int *nchecked)
+{
+    const size_t n = attn_tensor_elems(p), bytes = n * attn_dtype_bytes(p->dtype);
+    const size_t nkv = attn_kv_tensor_elems(p), kv_bytes = nkv * attn_dtype_bytes(p->dtype);
+    const bool grads = p->pass != ATTN_PASS_FWD;
     cudaStream_t s = (cudaStream_t)r->stream;
+    *nchecked = 0;
     ATTN_TRY(gpu_poison(d->o, bytes, r->stream));
-    ATTN_TRY(v->run(ctx, d->q, d->k, d->v, d->o, r->stream));
+    if (grads) {
+        ATTN_TRY(gpu_poison(d->dq, bytes, r->stream));
+        ATTN_TRY(gpu_poison(d->dk, kv_bytes, r->stream));
+        ATTN_TRY(gpu_poison(d->dv, kv_bytes, r->stream));
+        ATTN_TRY(v->backward->forward(ctx, d->q, d->k, d->v, d->o, r->stream));
+        ATTN_TRY(v->backward->backward(ctx, d->q, d->k, d->v, d->o, d->dout, d->dq, d->dk, d->dv,
+                                       r->stream));
+    } else {
+        ATTN_TRY(v->run(ctx, d->q, d->k, d->v, d->o, r->stream));
+    }
     CUDA_TRY(cudaGetLastError());
     CUDA_TRY(cudaStreamSynchronize(s));
     const void *out = v->framework && v->framework->output ? v->framework->output(ctx) : d->o;
     if (!out) return ATTN_FAIL(ATTN_ERR, "%s: no output after its call", v->name);
-    CUDA_TRY(cudaMemcpy(d->out, out, bytes, cudaMemcpyDeviceToHost));
-    *cmp = attn_compare(d->ref, d->out, n, p->dtype, attn_tolerance_for(p->dtype));
+    ATTN_TRY(check_tensor("O", out, n, d->ref, d->out, p, attn_tolerance_for(p->dtype),
+                          &checked[(*nchecked)++]));
+    if (!grads) return ATTN_OK;
+    const struct attn_tolerance tol = attn_grad_tolerance_for(p->dtype);
+    ATTN_TRY(check_tensor("dQ", d->dq, n, d->ref_dq, d->out_grad, p, tol, &checked[(*nchecked)++]));
+    ATTN_TRY(check_tensor("dK", d->dk, nkv, d->ref_dk, d->out_grad, p, tol, &checked[(*nchecked)++]));
+    ATTN_TRY(check_tensor("dV", d->dv, nkv, d->ref_dv, d->out_grad, p, tol, &checked[(*nchecked)++]));
     return ATTN_OK;
+}
+
+/* A variant without a backward at a bwd or fwd_bwd point: why it is skipped. */
+static const char *pass_unsupported(const struct attn_variant *v, const struct attn_problem *p)
+{
+    if (p->pass == ATTN_PASS_FWD || v->backward) return NULL;
+    return v->framework ? "no backward pass in this peer" : "no backward pass in this variant";
 }
 
 /* The op columns of a row from one call's counts (the tracer's or a framework's). */
@@ -464,7 +590,8 @@ int row_open(struct runner *r, const struct attn_variant *v, const struct attn_p
     vr->v = v;
     vr->p = *p;
     vr->d = d;
-    const char *why = v->supports(p, &r->dev);
+    const char *why = pass_unsupported(v, p);
+    if (!why) why = v->supports(p, &r->dev);
     if (why) return emit_untimed(r, v, p, row_status_names[STATUS_SKIPPED], why, NULL);
     if (d->prepare_rc != ATTN_OK)
         return emit_untimed(r, v, p, status_of(d->prepare_rc), d->prepare_why, NULL);
@@ -501,7 +628,8 @@ int row_open(struct runner *r, const struct attn_variant *v, const struct attn_p
     }
     snprintf(base->impl, sizeof base->impl, "%s", attn_impl());
 
-    struct attn_comparison cmp;
+    struct checked_tensor checked[4];
+    int nchecked = 0;
     attn_range_push("reference");
     vrc = ensure_reference(r, p, d);
     attn_range_pop();
@@ -513,7 +641,7 @@ int row_open(struct runner *r, const struct attn_variant *v, const struct attn_p
         return rc;
     }
     attn_range_push("validate");
-    vrc = validate(r, v, vr->ctx, p, d, &cmp);
+    vrc = validate(r, v, vr->ctx, p, d, checked, &nchecked);
     attn_range_pop();
     cudaMemGetInfo(&free_after, &total_b);
     base->extra_mem_mib = (ws_bytes + (free_before > free_after ? free_before - free_after : 0)) / MIB;
@@ -523,20 +651,32 @@ int row_open(struct runner *r, const struct attn_variant *v, const struct attn_p
         row_close(vr);
         return rc;
     }
-    base->max_abs_err = cmp.max_abs_err;
-    base->rel_err = cmp.rel_err;
-    if (!cmp.ok) {
-        struct attn_tolerance tol = attn_tolerance_for(p->dtype);
+    /* the row's errors: the largest over the tensors checked */
+    base->max_abs_err = base->rel_err = 0;
+    const struct checked_tensor *failed = NULL;
+    for (int i = 0; i < nchecked; i++) {
+        const struct checked_tensor *c = &checked[i];
+        if (!(c->cmp.max_abs_err <= base->max_abs_err)) base->max_abs_err = c->cmp.max_abs_err;
+        if (!(c->cmp.rel_err <= base->rel_err)) base->rel_err = c->cmp.rel_err;
+        if (!c->cmp.ok && !failed) failed = c;
+    }
+    if (failed) {
+        const struct attn_comparison *cmp = &failed->cmp;
+        const struct attn_tolerance *tol = &failed->tol;
+        char which[16] = "";
+        if (nchecked > 1) snprintf(which, sizeof which, "%s: ", failed->name);
         snprintf(reason, sizeof reason,
-                 "%zu elements over atol %g + rtol %g, %zu non-finite, rel_err %.3g (limit %g); "
-                 "first at index %zu", cmp.bad, tol.atol, tol.rtol, cmp.nonfinite, cmp.rel_err,
-                 tol.rel_l2, cmp.first_bad);
+                 "%s%zu elements over atol %g + rtol %g, %zu non-finite, rel_err %.3g (limit %g); "
+                 "first at index %zu, worst at %zu (%.6g, reference %.6g)", which, cmp->bad,
+                 tol->atol, tol->rtol, cmp->nonfinite, cmp->rel_err, tol->rel_l2, cmp->first_bad,
+                 failed->worst, failed->got, failed->want);
         int rc = emit_untimed(r, v, p, row_status_names[STATUS_MISMATCH], reason, base);
         row_close(vr);
         return rc;
     }
     vr->call = (struct timed_call){.variant = v, .ctx = vr->ctx, .q = d->q, .k = d->k,
-                                   .v = d->v, .o = d->o, .stream = r->stream};
+                                   .v = d->v, .o = d->o, .stream = r->stream, .pass = p->pass,
+                                   .dout = d->dout, .dq = d->dq, .dk = d->dk, .dv = d->dv};
     *opened = true;
     return ATTN_OK;
 }

@@ -69,6 +69,12 @@ struct point_data {
     double *ref;          /* reference output, host; computed on first need */
     uint16_t *out;        /* a variant's output copied back, host */
     const char *ref_kind; /* NULL until the reference is computed */
+    /* pass bwd and fwd_bwd: dO (random, as the inputs), the gradients'
+     * buffers, their references (host, computed with ref) and a host copy
+     * of the largest gradient for the comparison; NULL for the forward */
+    void *dout, *dq, *dk, *dv;
+    double *ref_dq, *ref_dk, *ref_dv;
+    uint16_t *out_grad;
     int prepare_rc;       /* ATTN_OK, or why the point could not be prepared */
     char prepare_why[512];
 };

@@ -27,6 +27,22 @@ typedef struct CUstream_st *attn_stream_t;
 
 enum attn_dtype { ATTN_BF16 = 0, ATTN_FP16 = 1 };
 
+/* X(ID, "name"): what a row times. fwd: the forward pass (the runs before
+ * the key). bwd: the backward alone: dQ, dK and dV from Q, K, V, the output
+ * O and the softmax statistics that the variant's own forward saved (run
+ * once per buffer set, untimed), and dO. fwd_bwd: the forward and the
+ * backward in one timed call, as a training step runs them. */
+#define ATTN_PASSES(X) X(FWD, "fwd") X(BWD, "bwd") X(FWD_BWD, "fwd_bwd")
+enum attn_pass {
+#define ATTN_PASS_ID(id, name) ATTN_PASS_##id,
+    ATTN_PASSES(ATTN_PASS_ID)
+#undef ATTN_PASS_ID
+    ATTN_PASS_COUNT
+};
+/* "fwd, bwd, fwd_bwd", for the messages that name the choices. */
+#define ATTN_PASS_LISTED_ONE(id, name) ", " name
+#define ATTN_PASSES_LISTED (&(ATTN_PASSES(ATTN_PASS_LISTED_ONE))[2])
+
 /* Room for attn_problem.varlen's text, its NUL included. */
 #define ATTN_VARLEN_MAX 96
 
@@ -53,6 +69,8 @@ struct attn_problem {
      * FlashAttention's, cuDNN frontend's and tritonbench's benchmarks, and a
      * grid point's default: ATTN_INIT_DEFAULT_SIGMA). */
     float init_sigma;
+    /* What the row times (enum attn_pass); 0, the forward, unless set. */
+    enum attn_pass pass;
 };
 
 /* The init of a grid point that names none: N(0, 1), the field's
@@ -95,6 +113,7 @@ struct attn_op_counts {
 extern volatile int attn_interrupted;
 
 struct attn_framework_ops;
+struct attn_backward_ops;
 
 struct attn_variant {
     const char *name;    /* short, unique, [a-z0-9_] */
@@ -114,6 +133,25 @@ struct attn_variant {
 
     /* NULL in every C variant: the extra ops of a framework's (attn_framework_ops). */
     const struct attn_framework_ops *framework;
+    /* The backward pass (attn_backward_ops); NULL when the variant has none:
+     * points of pass bwd and fwd_bwd are then skipped, and the row says so. */
+    const struct attn_backward_ops *backward;
+};
+
+/* A variant's backward pass. setup() and workspace_bytes() see the point's
+ * pass, so that they can keep room for the statistics. dO, dQ, dK and dV
+ * have the layouts of O, Q, K and V (attn.h's top). */
+struct attn_backward_ops {
+    /* Enqueue the forward pass that keeps what the backward needs (the
+     * softmax statistics, in the variant's workspace) and writes O. The
+     * runner runs it once per buffer set, untimed, before timing bwd; in
+     * fwd_bwd it is the timed call's first half. Never synchronizes. */
+    int (*forward)(void *ctx, const void *q, const void *k, const void *v, void *o,
+                   attn_stream_t stream);
+    /* Enqueue one backward pass: dq, dk, dv from q, k, v, o, dout and the
+     * statistics the last forward() kept. Never synchronizes. */
+    int (*backward)(void *ctx, const void *q, const void *k, const void *v, const void *o,
+                    const void *dout, void *dq, void *dk, void *dv, attn_stream_t stream);
 };
 
 /* The ops of a variant that runs in a framework which allocates its own
@@ -175,11 +213,18 @@ size_t attn_tensor_elems(const struct attn_problem *);
 int attn_kv_heads(const struct attn_problem *);
 /* Element count of K or V: tokens·kv_heads·head_dim. */
 size_t attn_kv_tensor_elems(const struct attn_problem *);
-/* FLOPs of the forward pass: 4·H·L²·D summed over the sequences (L = S
- * each when dense), halved when causal. */
+/* FLOPs of the problem's pass: the forward's 4·H·L²·D summed over the
+ * sequences (L = S each when dense), halved when causal; the backward
+ * counts 2.5 times the forward's (its five GEMMs against the forward's two:
+ * the field's convention, FlashAttention's and cuDNN's benchmarks), fwd_bwd
+ * 3.5 times. */
 double attn_flops(const struct attn_problem *);
-/* Bytes the math must move: Q, K, V read once (K and V at kv_heads), O
- * written once, over the batch's tokens. */
+/* Bytes the math must move over the batch's tokens (K, V, dK, dV at
+ * kv_heads; the statistics, one float per query row and head). The forward
+ * reads Q, K, V once and writes O (an inference forward keeps no
+ * statistics); the backward reads Q, K, V, O, dO and the statistics and
+ * writes dQ, dK, dV; fwd_bwd moves both, and its forward writes the
+ * statistics. */
 double attn_bytes(const struct attn_problem *);
 /* workspace_bytes for a variant that needs none. */
 size_t attn_no_workspace(const struct attn_problem *);
@@ -189,7 +234,7 @@ double attn_tflops(const struct attn_problem *, double ms);
 double attn_gbps(const struct attn_problem *, double ms);
 /* "B=4 H=16 S=4096 D=128 causal" (KV=n added when kv_heads is not heads,
  * varlen=... when ragged, the dtype when not bf16, init=... when not the
- * default) into buf; ATTN_LABEL_MAX bytes hold any. */
+ * default, the pass when not fwd) into buf; ATTN_LABEL_MAX bytes hold any. */
 #define ATTN_LABEL_MAX (128 + ATTN_VARLEN_MAX)
 const char *attn_problem_label(const struct attn_problem *, char *buf, size_t len);
 /* The init key's text: "uniform", "normal" (sigma 1) or "normal:SIGMA"
@@ -201,9 +246,13 @@ const char *attn_problem_label(const struct attn_problem *, char *buf, size_t le
 #define ATTN_INIT_MAX 24
 const char *attn_init_name(float sigma, char *buf, size_t len);
 int attn_init_parse(const char *text, float *sigma);
+/* The pass's name ("fwd", "bwd", "fwd_bwd"); attn_pass_parse reads one
+ * back: ATTN_ERR_INPUT without a message when text names none. */
+const char *attn_pass_name(enum attn_pass);
+int attn_pass_parse(const char *text, enum attn_pass *out);
 /* Whether a and b are the same point: batch, heads, K/V heads, seq_len,
- * head_dim, causal, dtype, varlen and init all equal (the scale is derived,
- * not compared). */
+ * head_dim, causal, dtype, varlen, init and pass all equal (the scale is
+ * derived, not compared). */
 bool attn_problem_equal(const struct attn_problem *a, const struct attn_problem *b);
 
 #ifdef __cplusplus

@@ -1,7 +1,10 @@
-/* gpu_util.cu — random fill, poison and the float32 reference attention
- * (gpu_util.h). The reference favours obviousness over speed: one block per
- * query row, scores kept in shared memory, exact softmax; dense batches and
- * packed ragged ones (attn.h) each have their kernel, sharing the row code. */
+/* gpu_util.cu — random fill, poison and the float32 reference attention,
+ * forward and backward (gpu_util.h). The forward favours obviousness over
+ * speed: one block per query row, scores kept in shared memory, exact
+ * softmax; dense batches and packed ragged ones (attn.h) each have their
+ * kernel, sharing the row code. The backward must reach long rows and wide
+ * heads in seconds, so it works on 64×64 tiles staged in shared memory, one
+ * kernel for dQ and one for dK and dV, dense and ragged batches alike. */
 #include "gpu_util.h"
 #include "errors.h"
 #include "problem.h"
@@ -349,4 +352,372 @@ extern "C" int gpu_reference_f32(const struct attn_problem *p, const void *q, co
             p->seq_len, p->head_dim, p->causal, p->scale, heads, group);
     LAUNCH_TRY("reference_kernel");
     return ATTN_OK;
+}
+
+/* ---------------------------------------------------------------- backward */
+
+#define BWD_TILE 64     /* query rows, key rows and output columns of a tile */
+#define BWD_THREADS 256 /* 16 × 16 threads, each holding a 4 × 4 patch of a tile */
+#define BWD_PATCH 4     /* BWD_TILE / 16 */
+#define BWD_DK 16       /* head_dim columns staged per step of the score products */
+
+/* What the backward kernels need of the problem; cu (device) holds the
+ * ragged batch's first tokens cu[0..batch], NULL when the batch is dense. */
+struct bwd_problem {
+    const int *cu;
+    int batch, heads, kv_heads, seq_len, head_dim, causal;
+    float scale;
+};
+
+/* Row r of one head's [rows, head_dim] block starts at base + r·stride. */
+struct bwd_rows {
+    size_t base, stride;
+};
+
+/* The rows of query head h and of its K/V head kvh in sequence b, and the
+ * sequence's length: one head's [S, D] block when dense; every heads·D
+ * (kv_heads·D) elements from the sequence's first token when ragged. */
+static __device__ int bwd_sequence(const bwd_problem &p, int b, int h, int kvh, bwd_rows *qr,
+                                   bwd_rows *kr)
+{
+    const size_t D = (size_t)p.head_dim;
+    if (p.cu) {
+        qr->base = ((size_t)p.cu[b] * p.heads + h) * D;
+        qr->stride = (size_t)p.heads * D;
+        kr->base = ((size_t)p.cu[b] * p.kv_heads + kvh) * D;
+        kr->stride = (size_t)p.kv_heads * D;
+        return p.cu[b + 1] - p.cu[b];
+    }
+    qr->base = ((size_t)b * p.heads + h) * p.seq_len * D;
+    qr->stride = D;
+    kr->base = ((size_t)b * p.kv_heads + kvh) * p.seq_len * D;
+    kr->stride = D;
+    return p.seq_len;
+}
+
+/* Query row r's slot in the per-row statistics (log-sum-exp and D): the
+ * row's index among all query rows of all heads, laid out as Q's rows. */
+static __device__ size_t bwd_stat_index(bwd_rows qr, int r, int D)
+{
+    return qr.base / (size_t)D + (size_t)r * (qr.stride / (size_t)D);
+}
+
+/* Whether query i sees key j in a sequence of len tokens. */
+static __device__ bool bwd_visible(int i, int j, int len, int causal)
+{
+    return i < len && j < len && (!causal || j <= i);
+}
+
+struct bwd_smem {
+    float tile[BWD_TILE][BWD_TILE + 1]; /* dS (dQ kernel), Pᵀ then dSᵀ (dK/dV kernel) */
+    union {
+        /* the score products' operands, BWD_DK columns at a time, transposed */
+        float cols[4][BWD_DK][BWD_TILE + 1];
+        /* 64 rows × 64 columns of the output product's right operand */
+        float rows[BWD_TILE][BWD_TILE];
+    } u;
+};
+
+/* Rows r0 .. r0 + 63 of x, columns d0 .. d0 + BWD_DK - 1, into dst[c][r]:
+ * zero past the sequence's len rows or past head_dim. */
+template <typename T>
+static __device__ void bwd_stage_cols(float (*dst)[BWD_TILE + 1], const T *x, bwd_rows xr, int r0,
+                                      int len, int d0, int D)
+{
+    for (int e = threadIdx.x; e < BWD_TILE * BWD_DK; e += BWD_THREADS) {
+        const int r = e / BWD_DK, c = e % BWD_DK;
+        dst[c][r] = r0 + r < len && d0 + c < D ? load_f(x, xr.base + (size_t)(r0 + r) * xr.stride + d0 + c)
+                                               : 0.0f;
+    }
+}
+
+/* The two 64 × 64 products of a tile pair over head_dim: p1 = A1·B1ᵀ and
+ * p2 = A2·B2ᵀ, A1 and A2 rows a0.. (layout ar), B1 and B2 rows b0.. (layout
+ * br); thread (ty, tx) gets rows ty + 16i and columns tx + 16j. S and dP
+ * (A = Q, dO; B = K, V) or their transposes (A = K, V; B = Q, dO). Ends at a
+ * barrier, so that shared memory is free again. */
+template <typename T>
+static __device__ void bwd_two_products(const T *a1, const T *a2, bwd_rows ar, int a0, const T *b1,
+                                        const T *b2, bwd_rows br, int b0, int len, int D,
+                                        bwd_smem *sm, float p1[BWD_PATCH][BWD_PATCH],
+                                        float p2[BWD_PATCH][BWD_PATCH])
+{
+    const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+    for (int i = 0; i < BWD_PATCH; i++)
+        for (int j = 0; j < BWD_PATCH; j++) p1[i][j] = p2[i][j] = 0;
+    for (int d0 = 0; d0 < D; d0 += BWD_DK) {
+        bwd_stage_cols(sm->u.cols[0], a1, ar, a0, len, d0, D);
+        bwd_stage_cols(sm->u.cols[1], a2, ar, a0, len, d0, D);
+        bwd_stage_cols(sm->u.cols[2], b1, br, b0, len, d0, D);
+        bwd_stage_cols(sm->u.cols[3], b2, br, b0, len, d0, D);
+        __syncthreads();
+        for (int c = 0; c < BWD_DK; c++) {
+            float x1[BWD_PATCH], x2[BWD_PATCH], y1[BWD_PATCH], y2[BWD_PATCH];
+            for (int i = 0; i < BWD_PATCH; i++) {
+                x1[i] = sm->u.cols[0][c][ty + 16 * i];
+                x2[i] = sm->u.cols[1][c][ty + 16 * i];
+                y1[i] = sm->u.cols[2][c][tx + 16 * i];
+                y2[i] = sm->u.cols[3][c][tx + 16 * i];
+            }
+            for (int i = 0; i < BWD_PATCH; i++)
+                for (int j = 0; j < BWD_PATCH; j++) {
+                    p1[i][j] += x1[i] * y1[j];
+                    p2[i][j] += x2[i] * y2[j];
+                }
+        }
+        __syncthreads(); /* the staged columns are rewritten next step */
+    }
+}
+
+/* out rows r0 + ty + 16i (those before len) over all head_dim columns:
+ * out = (first ? 0 : out) + tile · X, X being rows x0 .. x0 + 63 of x
+ * (layout xr), 64 columns at a time. The block owns these out rows: each
+ * element is read and written by the one thread that holds it. tile must be
+ * written and published (a barrier) before; ends at a barrier. */
+template <typename T>
+static __device__ void bwd_tile_product(float *out, bwd_rows outr, int r0, const T *x, bwd_rows xr,
+                                        int x0, int len, int D, bool first, bwd_smem *sm)
+{
+    const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+    for (int d0 = 0; d0 < D; d0 += BWD_TILE) {
+        for (int e = threadIdx.x; e < BWD_TILE * BWD_TILE; e += BWD_THREADS) {
+            const int r = e / BWD_TILE, c = e % BWD_TILE;
+            sm->u.rows[r][c] = x0 + r < len && d0 + c < D
+                                   ? load_f(x, xr.base + (size_t)(x0 + r) * xr.stride + d0 + c)
+                                   : 0.0f;
+        }
+        __syncthreads();
+        float acc[BWD_PATCH][BWD_PATCH] = {};
+        for (int m = 0; m < BWD_TILE; m++) {
+            float a[BWD_PATCH], y[BWD_PATCH];
+            for (int i = 0; i < BWD_PATCH; i++) {
+                a[i] = sm->tile[ty + 16 * i][m];
+                y[i] = sm->u.rows[m][tx + 16 * i];
+            }
+            for (int i = 0; i < BWD_PATCH; i++)
+                for (int j = 0; j < BWD_PATCH; j++) acc[i][j] += a[i] * y[j];
+        }
+        for (int i = 0; i < BWD_PATCH; i++)
+            for (int j = 0; j < BWD_PATCH; j++) {
+                const int r = r0 + ty + 16 * i, c = d0 + tx + 16 * j;
+                if (r >= len || c >= D) continue;
+                const size_t at = outr.base + (size_t)r * outr.stride + c;
+                out[at] = (first ? 0.0f : out[at]) + acc[i][j];
+            }
+        __syncthreads(); /* u.rows is rewritten next */
+    }
+}
+
+static __device__ float half_warp_max(float x)
+{
+    for (int off = 8; off; off >>= 1) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, off));
+    return x;
+}
+
+static __device__ float half_warp_sum(float x)
+{
+    for (int off = 8; off; off >>= 1) x += __shfl_xor_sync(0xffffffffu, x, off);
+    return x;
+}
+
+/* grid: (query tiles, up to 65535): block (x, y) takes query rows 64x ..
+ * 64x + 63 of (sequence, head) pairs y, y + gridDim.y, ... of the
+ * batch·heads, pair y being sequence y / heads, head y % heads. A tile past
+ * its sequence's end is skipped by the whole block (it depends only on
+ * blockIdx), so the barriers stay uniform. First pass over the keys: per
+ * row, the running max m, Σ exp(s − m) and Σ exp(s − m)·dP, rescaled as m
+ * grows (each thread sums its own columns; the 16 threads of a row share m
+ * and add their sums up at the end): the log-sum-exp and D = rowsum(P∘dP),
+ * written to lse and delta for the dK/dV kernel. Second pass: dS = P∘(dP −
+ * D) tile by tile, dQ += scale·dS·K. Keys past the last row's are skipped
+ * when causal. */
+template <typename T>
+static __global__ void __launch_bounds__(BWD_THREADS)
+    bwd_dq_kernel(const T *q, const T *k, const T *v, const T *dout, float *dq, float *lse,
+                  float *delta, bwd_problem p)
+{
+    __shared__ bwd_smem sm;
+    const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+    const int q0 = (int)blockIdx.x * BWD_TILE, group = p.heads / p.kv_heads;
+    const size_t pairs = (size_t)p.batch * p.heads;
+    for (size_t y = blockIdx.y; y < pairs; y += gridDim.y) {
+        const int b = (int)(y / p.heads), h = (int)(y % p.heads);
+        bwd_rows qr, kr;
+        const int len = bwd_sequence(p, b, h, h / group, &qr, &kr);
+        if (q0 >= len) continue;
+        const int keys = p.causal ? min(len, q0 + BWD_TILE) : len;
+        float m[BWD_PATCH], l[BWD_PATCH], t[BWD_PATCH];
+        for (int i = 0; i < BWD_PATCH; i++) m[i] = -INFINITY, l[i] = t[i] = 0;
+        float s[BWD_PATCH][BWD_PATCH], dp[BWD_PATCH][BWD_PATCH];
+        for (int k0 = 0; k0 < keys; k0 += BWD_TILE) {
+            bwd_two_products(q, dout, qr, q0, k, v, kr, k0, len, p.head_dim, &sm, s, dp);
+            for (int i = 0; i < BWD_PATCH; i++) {
+                const int row = q0 + ty + 16 * i;
+                float tile_max = -INFINITY;
+                for (int j = 0; j < BWD_PATCH; j++) {
+                    s[i][j] = bwd_visible(row, k0 + tx + 16 * j, len, p.causal) ? s[i][j] * p.scale
+                                                                                 : -INFINITY;
+                    tile_max = fmaxf(tile_max, s[i][j]);
+                }
+                const float m_new = fmaxf(m[i], half_warp_max(tile_max));
+                if (m_new == -INFINITY) continue; /* no key seen yet: a row past the end */
+                const float rescale = expf(m[i] - m_new); /* 0 while m is -inf */
+                l[i] *= rescale;
+                t[i] *= rescale;
+                for (int j = 0; j < BWD_PATCH; j++) {
+                    const float e = expf(s[i][j] - m_new);
+                    l[i] += e;
+                    t[i] += e * dp[i][j];
+                }
+                m[i] = m_new;
+            }
+        }
+        float row_lse[BWD_PATCH], row_delta[BWD_PATCH];
+        for (int i = 0; i < BWD_PATCH; i++) {
+            const int row = q0 + ty + 16 * i;
+            const float sum = half_warp_sum(l[i]), tsum = half_warp_sum(t[i]);
+            row_lse[i] = row < len ? m[i] + logf(sum) : 0.0f;
+            row_delta[i] = row < len ? tsum / sum : 0.0f;
+            if (tx == 0 && row < len) {
+                const size_t at = bwd_stat_index(qr, row, p.head_dim);
+                lse[at] = row_lse[i];
+                delta[at] = row_delta[i];
+            }
+        }
+        for (int k0 = 0; k0 < keys; k0 += BWD_TILE) {
+            bwd_two_products(q, dout, qr, q0, k, v, kr, k0, len, p.head_dim, &sm, s, dp);
+            for (int i = 0; i < BWD_PATCH; i++)
+                for (int j = 0; j < BWD_PATCH; j++) {
+                    const bool seen = bwd_visible(q0 + ty + 16 * i, k0 + tx + 16 * j, len, p.causal);
+                    const float pr = seen ? expf(s[i][j] * p.scale - row_lse[i]) : 0.0f;
+                    sm.tile[ty + 16 * i][tx + 16 * j] = p.scale * pr * (dp[i][j] - row_delta[i]);
+                }
+            __syncthreads();
+            bwd_tile_product(dq, qr, q0, k, kr, k0, len, p.head_dim, k0 == 0, &sm);
+        }
+    }
+}
+
+/* grid: (K/V tiles, up to 65535): block (x, y) takes K/V rows 64x .. 64x +
+ * 63 of (sequence, K/V head) pairs y, y + gridDim.y, ... of the
+ * batch·kv_heads, and walks the queries of every query head of its group
+ * (from its own first row on when causal: earlier queries see none of its
+ * keys), tile by tile: Pᵀ and dSᵀ from the first kernel's lse and delta,
+ * dV += Pᵀ·dO, dK += scale·dSᵀ·Q. The block owns its rows of dK and dV. */
+template <typename T>
+static __global__ void __launch_bounds__(BWD_THREADS)
+    bwd_dkdv_kernel(const T *q, const T *k, const T *v, const T *dout, float *dk, float *dv,
+                    const float *lse, const float *delta, bwd_problem p)
+{
+    __shared__ bwd_smem sm;
+    const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+    const int k0 = (int)blockIdx.x * BWD_TILE, group = p.heads / p.kv_heads;
+    const size_t pairs = (size_t)p.batch * p.kv_heads;
+    for (size_t y = blockIdx.y; y < pairs; y += gridDim.y) {
+        const int b = (int)(y / p.kv_heads), kvh = (int)(y % p.kv_heads);
+        bool first = true;
+        for (int h = kvh * group; h < (kvh + 1) * group; h++) {
+            bwd_rows qr, kr;
+            const int len = bwd_sequence(p, b, h, kvh, &qr, &kr);
+            if (k0 >= len) break; /* the same for every head of the sequence */
+            for (int q0 = p.causal ? k0 : 0; q0 < len; q0 += BWD_TILE) {
+                float s[BWD_PATCH][BWD_PATCH], dp[BWD_PATCH][BWD_PATCH]; /* [key][query] */
+                bwd_two_products(k, v, kr, k0, q, dout, qr, q0, len, p.head_dim, &sm, s, dp);
+                float row_lse[BWD_PATCH], row_delta[BWD_PATCH];
+                for (int j = 0; j < BWD_PATCH; j++) {
+                    const int i = q0 + tx + 16 * j;
+                    row_lse[j] = i < len ? lse[bwd_stat_index(qr, i, p.head_dim)] : 0.0f;
+                    row_delta[j] = i < len ? delta[bwd_stat_index(qr, i, p.head_dim)] : 0.0f;
+                }
+                for (int i = 0; i < BWD_PATCH; i++)
+                    for (int j = 0; j < BWD_PATCH; j++) {
+                        const bool seen = bwd_visible(q0 + tx + 16 * j, k0 + ty + 16 * i, len, p.causal);
+                        s[i][j] = seen ? expf(s[i][j] * p.scale - row_lse[j]) : 0.0f; /* P */
+                        sm.tile[ty + 16 * i][tx + 16 * j] = s[i][j];
+                    }
+                __syncthreads();
+                bwd_tile_product(dv, kr, k0, dout, qr, q0, len, p.head_dim, first, &sm);
+                for (int i = 0; i < BWD_PATCH; i++)
+                    for (int j = 0; j < BWD_PATCH; j++)
+                        sm.tile[ty + 16 * i][tx + 16 * j] = p.scale * s[i][j] * (dp[i][j] - row_delta[j]);
+                __syncthreads();
+                bwd_tile_product(dk, kr, k0, q, qr, q0, len, p.head_dim, first, &sm);
+                first = false;
+            }
+        }
+    }
+}
+
+/* Copies the ragged batch's offsets (when cu is set) onto the stream, runs
+ * both kernels and waits for them: the caller then frees the scratch and
+ * both copies of cu. stats holds lse then delta, rows floats each. */
+template <typename T>
+static int reference_bwd(const struct attn_problem *p, const T *q, const T *k, const T *v,
+                         const T *dout, float *dq, float *dk, float *dv, float *stats, size_t rows,
+                         const int *cu, int *dcu, cudaStream_t s)
+{
+    bwd_problem bp = {NULL, p->batch, p->heads, attn_kv_heads(p), p->seq_len, p->head_dim,
+                      p->causal, p->scale};
+    if (cu) {
+        CUDA_TRY(cudaMemcpyAsync(dcu, cu, ((size_t)p->batch + 1) * sizeof *cu,
+                                 cudaMemcpyHostToDevice, s));
+        bp.cu = dcu;
+    }
+    const unsigned tiles = (unsigned)((p->seq_len + BWD_TILE - 1) / BWD_TILE);
+    const size_t qpairs = (size_t)p->batch * p->heads, kvpairs = (size_t)p->batch * bp.kv_heads;
+    dim3 qgrid(tiles, (unsigned)(qpairs < REF_MAX_GRID_Y ? qpairs : REF_MAX_GRID_Y));
+    dim3 kvgrid(tiles, (unsigned)(kvpairs < REF_MAX_GRID_Y ? kvpairs : REF_MAX_GRID_Y));
+    bwd_dq_kernel<<<qgrid, BWD_THREADS, 0, s>>>(q, k, v, dout, dq, stats, stats + rows, bp);
+    LAUNCH_TRY("bwd_dq_kernel");
+    bwd_dkdv_kernel<<<kvgrid, BWD_THREADS, 0, s>>>(q, k, v, dout, dk, dv, stats, stats + rows, bp);
+    LAUNCH_TRY("bwd_dkdv_kernel");
+    CUDA_TRY(cudaStreamSynchronize(s));
+    return ATTN_OK;
+}
+
+/* cudaMalloc of `bytes` for `what`; ATTN_ERR_OOM when the device is full. */
+static int device_alloc(void **ptr, size_t bytes, const char *what)
+{
+    cudaError_t e = cudaMalloc(ptr, bytes);
+    if (e == cudaSuccess) return ATTN_OK;
+    *ptr = NULL;
+    (void)cudaGetLastError(); /* as CUDA_TRY: clear a non-sticky error */
+    return ATTN_FAIL(e == cudaErrorMemoryAllocation ? ATTN_ERR_OOM : ATTN_ERR, "cudaMalloc(%s): %s",
+                     what, cudaGetErrorString(e));
+}
+
+/* Frees ptr (NULL is fine); returns rc when it already says a failure (the
+ * first error is the one reported), else the free's own result. */
+static int device_free(void *ptr, int rc, const char *what)
+{
+    cudaError_t e = cudaFree(ptr);
+    if (rc != ATTN_OK) return rc;
+    if (e == cudaSuccess) return ATTN_OK;
+    (void)cudaGetLastError();
+    return ATTN_FAIL(ATTN_ERR, "cudaFree(%s): %s", what, cudaGetErrorString(e));
+}
+
+extern "C" int gpu_reference_bwd_f32(const struct attn_problem *p, const void *q, const void *k,
+                                     const void *v, const void *dout, float *dq, float *dk,
+                                     float *dv, attn_stream_t s)
+{
+    int rc = ATTN_OK;
+    int *cu = NULL, *dcu = NULL;
+    if (attn_is_varlen(p) && !(cu = varlen_offsets(p, &rc))) return rc;
+    const size_t rows = attn_tokens(p) * (size_t)p->heads; /* query rows of all heads */
+    float *stats = NULL;
+    rc = device_alloc((void **)&stats, 2 * rows * sizeof *stats, "GPU backward reference statistics");
+    if (rc == ATTN_OK && cu)
+        rc = device_alloc((void **)&dcu, ((size_t)p->batch + 1) * sizeof *dcu,
+                          "GPU backward reference offsets");
+    if (rc == ATTN_OK && p->dtype == ATTN_FP16)
+        rc = reference_bwd(p, (const __half *)q, (const __half *)k, (const __half *)v,
+                           (const __half *)dout, dq, dk, dv, stats, rows, cu, dcu, s);
+    else if (rc == ATTN_OK)
+        rc = reference_bwd(p, (const __nv_bfloat16 *)q, (const __nv_bfloat16 *)k,
+                           (const __nv_bfloat16 *)v, (const __nv_bfloat16 *)dout, dq, dk, dv, stats,
+                           rows, cu, dcu, s);
+    free(cu); /* the copy is done: staged by cudaMemcpyAsync, or waited for */
+    rc = device_free(dcu, rc, "GPU backward reference offsets");
+    return device_free(stats, rc, "GPU backward reference statistics");
 }

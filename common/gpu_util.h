@@ -1,6 +1,6 @@
 /* gpu_util.h — device helpers the runner and tests share: random inputs,
- * output poisoning, and the float32 GPU reference used to check shapes too
- * large for the float64 CPU reference. */
+ * output poisoning, and the float32 GPU references, forward and backward,
+ * used to check shapes too large for the float64 CPU references. */
 #ifndef ATTN_GPU_UTIL_H
 #define ATTN_GPU_UTIL_H
 
@@ -24,6 +24,18 @@ int gpu_poison(void *dst, size_t bytes, attn_stream_t);
  * them out; head_dim <= 512, any batch·heads. */
 int gpu_reference_f32(const struct attn_problem *, const void *q, const void *k,
                       const void *v, float *o, attn_stream_t);
+/* The backward in float32: dq, dk and dv (floats, laid out as Q, K and V)
+ * from the 16-bit q, k, v and dout, P and dS kept in float32 (never rounded
+ * to the dtype); the dK and dV of a K/V head sum its group's query heads;
+ * causal and ragged batches as gpu_reference_f32. Any head_dim. Two kernels
+ * over 64-row tiles: one per query tile finds each row's log-sum-exp and
+ * D_i = rowsum(P∘dP) (= rowsum(dO∘O)) by an online softmax, then dQ; one per
+ * K/V tile walks every query of its group's heads for dK and dV, so that no
+ * two blocks write one element. Allocates its scratch (two floats per query
+ * row and head) and waits for the stream before it frees it. */
+int gpu_reference_bwd_f32(const struct attn_problem *, const void *q, const void *k,
+                          const void *v, const void *dout, float *dq, float *dk, float *dv,
+                          attn_stream_t);
 
 /* Holds the stream until *release becomes non-zero (host-mapped memory) or
  * `timeout_ms` passes: enqueued before a timed region, it lets the host queue

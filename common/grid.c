@@ -26,11 +26,11 @@
 #define MAX_LINE_BYTES (1L << 20)
 
 enum axis { AX_BATCH, AX_TOKENS, AX_HEADS, AX_HIDDEN, AX_KV, AX_SEQ, AX_DIM, AX_CAUSAL,
-            AX_DTYPE, AX_VARLEN, AX_LENS, AX_INIT, AX_COUNT };
+            AX_DTYPE, AX_VARLEN, AX_LENS, AX_INIT, AX_PASS, AX_COUNT };
 static const char *const axis_names[AX_COUNT] = {
     "batch", "tokens", "heads", "hidden", "kv_heads", "seq", "dim", "causal", "dtype", "varlen",
-    "lens", "init"};
-#define AXIS_NAMES_LISTED "batch, tokens, heads, hidden, kv_heads, seq, dim, causal, dtype, varlen, lens, init"
+    "lens", "init", "pass"};
+#define AXIS_NAMES_LISTED "batch, tokens, heads, hidden, kv_heads, seq, dim, causal, dtype, varlen, lens, init, pass"
 
 /* An axis's values; the text axes (varlen, lens) keep theirs in text[], each
  * as attn_problem.varlen will hold it ("" for a dense batch). */
@@ -211,6 +211,12 @@ static int parse_axis(struct axis_values *axes, const char *word, const char *wh
             uint32_t bits; /* the axis holds longs: sigma by its bits, equal values alike */
             memcpy(&bits, &sigma, sizeof bits);
             ATTN_TRY(push_value(ax, (long)bits, where, "init"));
+        } else if (a == AX_PASS) {
+            enum attn_pass pass;
+            if (attn_pass_parse(item, &pass) != ATTN_OK)
+                return ATTN_FAIL(ATTN_ERR_INPUT, "%s: 'pass=%s': expected %s", where,
+                                 text_shown(item, SIZE_MAX, shown_text), ATTN_PASSES_LISTED);
+            ATTN_TRY(push_value(ax, (long)pass, where, "pass"));
         } else {
             ATTN_TRY(parse_int_item(ax, item, where, axis_names[a]));
         }
@@ -231,7 +237,8 @@ static uint64_t mix64(uint64_t x)
 }
 
 /* Hashes exactly the fields attn_problem_equal() (problem.c) compares:
- * batch, heads, K/V heads, seq_len, head_dim, causal, dtype, varlen, init.
+ * batch, heads, K/V heads, seq_len, head_dim, causal, dtype, varlen, init,
+ * pass.
  * Equal points must hash alike, so a field added to the equality is added
  * here too. */
 static uint64_t point_hash(const struct attn_problem *p)
@@ -243,6 +250,7 @@ static uint64_t point_hash(const struct attn_problem *p)
     uint32_t init;
     memcpy(&init, &p->init_sigma, sizeof init);
     h = mix64(h ^ init);
+    h = mix64(h ^ (uint64_t)p->pass);
     return mix64(h ^ ((uint64_t)p->causal << 1 | (uint64_t)p->dtype));
 }
 
@@ -359,6 +367,7 @@ int grid_add_spec(struct grid *g, const char *spec, const char *where)
         memcpy(&bits, &sigma, sizeof bits);
         push_value(&axes[AX_INIT], (long)bits, where, "init");
     }
+    if (!axes[AX_PASS].given) push_value(&axes[AX_PASS], (long)g->pass, where, "pass");
 
     /* Values are distinct per axis, and batch (heads) is a one-to-one
      * function of tokens (hidden) for a given seq (dim), as batch and seq
@@ -370,7 +379,7 @@ int grid_add_spec(struct grid *g, const char *spec, const char *where)
     const struct axis_values *hax = axes[AX_HEADS].given ? &axes[AX_HEADS] : &axes[AX_HIDDEN];
     const int counts[] = {bax->n, hax->n, axes[AX_KV].given ? axes[AX_KV].n : 1,
                           lens ? 1 : axes[AX_SEQ].n, axes[AX_DIM].n, axes[AX_CAUSAL].n,
-                          axes[AX_DTYPE].n, axes[AX_VARLEN].n, axes[AX_INIT].n};
+                          axes[AX_DTYPE].n, axes[AX_VARLEN].n, axes[AX_INIT].n, axes[AX_PASS].n};
     size_t points = 1;
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
         points = mul_saturated(points, (size_t)counts[i]);
@@ -413,6 +422,7 @@ static int add_product(struct grid *g, const struct axis_values *axes, size_t po
                                                            : &axes[AX_TOKENS];
     const struct axis_values *hax = axes[AX_HEADS].given ? &axes[AX_HEADS] : &axes[AX_HIDDEN];
     ATTN_TRY(index_reserve(g, points));
+    for (int ip = 0; ip < axes[AX_PASS].n; ip++)
     for (int ii = 0; ii < axes[AX_INIT].n; ii++)
     for (int it = 0; it < axes[AX_DTYPE].n; it++)
     for (int id = 0; id < axes[AX_DIM].n; id++)
@@ -449,6 +459,7 @@ static int add_product(struct grid *g, const struct axis_values *axes, size_t po
         snprintf(p.varlen, sizeof p.varlen, "%s", varlen);
         const uint32_t init_bits = (uint32_t)axes[AX_INIT].v[ii];
         memcpy(&p.init_sigma, &init_bits, sizeof p.init_sigma);
+        p.pass = (enum attn_pass)axes[AX_PASS].v[ip];
         if (attn_problem_check(&p) != ATTN_OK) return failed_at(where);
         ATTN_TRY(check_elems(batch, heads, seq, dim, where));
         ATTN_TRY(add_point(g, &p));

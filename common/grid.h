@@ -9,7 +9,9 @@
  * their count and seq the longest, so neither is given), init (the inputs'
  * distribution: uniform, [-1, 1]; normal, N(0, 1); or normal:SIGMA; a point
  * that names none takes the grid's: attn.h's ATTN_INIT_DEFAULT_SIGMA unless
- * --init set one). Values are comma
+ * --init set one), pass (what a row times: fwd, bwd or fwd_bwd, attn.h; a
+ * point that names none takes the grid's, fwd unless --pass set one).
+ * Values are comma
  * lists; a..b is the powers of two p with a <= p <= b (at least one). Grid
  * files hold one spec per line; '#' starts a comment. */
 #ifndef ATTN_GRID_H
@@ -41,6 +43,9 @@ struct grid {
      * before the specs are added; when not given, ATTN_INIT_DEFAULT_SIGMA. */
     bool init_given;
     float init_sigma;
+    /* The pass of points whose spec names none (attnbench --pass): set
+     * before the specs are added; zero, the forward, when not given. */
+    enum attn_pass pass;
 };
 
 /* Appends the points of one spec line (duplicates dropped; a point already

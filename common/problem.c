@@ -217,12 +217,18 @@ static void lens_sums(const struct attn_problem *p, double *sum, double *sum2)
     if (lens_walk(p, NULL, sum, sum2, false) != ATTN_OK) *sum = *sum2 = 0;
 }
 
+/* The backward's FLOPs over the forward's, per pass (attn.h). */
+static double pass_flops_factor(enum attn_pass pass)
+{
+    return pass == ATTN_PASS_BWD ? 2.5 : pass == ATTN_PASS_FWD_BWD ? 3.5 : 1.0;
+}
+
 double attn_flops(const struct attn_problem *p)
 {
     double sum, sum2;
     lens_sums(p, &sum, &sum2);
     double f = 4.0 * p->heads * sum2 * p->head_dim;
-    return p->causal ? f / 2.0 : f;
+    return (p->causal ? f / 2.0 : f) * pass_flops_factor(p->pass);
 }
 
 double attn_bytes(const struct attn_problem *p)
@@ -230,8 +236,15 @@ double attn_bytes(const struct attn_problem *p)
     /* in double from the dimensions, like attn_flops: no size_t product */
     double sum, sum2;
     lens_sums(p, &sum, &sum2);
-    return 2.0 * sum * (p->heads + attn_kv_heads(p)) * p->head_dim *
-           (double)attn_dtype_bytes(p->dtype);
+    const double elem = (double)attn_dtype_bytes(p->dtype);
+    const double q = sum * p->heads * p->head_dim * elem;          /* Q, O, dO or dQ */
+    const double kv = sum * attn_kv_heads(p) * p->head_dim * elem; /* K, V, dK or dV */
+    const double stats = sum * p->heads * 4.0;                     /* a float per row */
+    const double fwd = 2 * q + 2 * kv;         /* Q, K, V in; O out */
+    const double bwd = 4 * q + 4 * kv + stats; /* Q, K, V, O, dO, stats in; dQ, dK, dV out */
+    if (p->pass == ATTN_PASS_BWD) return bwd;
+    if (p->pass == ATTN_PASS_FWD_BWD) return fwd + stats + bwd; /* the forward writes the stats */
+    return fwd;
 }
 
 size_t attn_no_workspace(const struct attn_problem *p)
@@ -257,11 +270,33 @@ const char *attn_problem_label(const struct attn_problem *p, char *buf, size_t l
     char name[ATTN_INIT_MAX], init[ATTN_INIT_MAX + 8] = "";
     if (p->init_sigma != ATTN_INIT_DEFAULT_SIGMA)
         snprintf(init, sizeof init, " init=%s", attn_init_name(p->init_sigma, name, sizeof name));
-    snprintf(buf, len, "B=%d H=%d%s S=%d D=%d %s%s%s%s%s%s", p->batch, p->heads, kv, p->seq_len,
+    snprintf(buf, len, "B=%d H=%d%s S=%d D=%d %s%s%s%s%s%s%s%s", p->batch, p->heads, kv, p->seq_len,
              p->head_dim, p->causal ? "causal" : "full", attn_is_varlen(p) ? " varlen=" : "",
              p->varlen, p->dtype == ATTN_BF16 ? "" : " ",
-             p->dtype == ATTN_BF16 ? "" : attn_dtype_name(p->dtype), init);
+             p->dtype == ATTN_BF16 ? "" : attn_dtype_name(p->dtype), init,
+             p->pass == ATTN_PASS_FWD ? "" : " ", p->pass == ATTN_PASS_FWD ? "" : attn_pass_name(p->pass));
     return buf;
+}
+
+static const char *const pass_names[ATTN_PASS_COUNT] = {
+#define ATTN_PASS_NAME(id, name) name,
+    ATTN_PASSES(ATTN_PASS_NAME)
+#undef ATTN_PASS_NAME
+};
+
+const char *attn_pass_name(enum attn_pass pass)
+{
+    return (unsigned)pass < ATTN_PASS_COUNT ? pass_names[pass] : "?";
+}
+
+int attn_pass_parse(const char *text, enum attn_pass *out)
+{
+    for (int i = 0; i < ATTN_PASS_COUNT; i++)
+        if (!strcmp(text, pass_names[i])) {
+            *out = (enum attn_pass)i;
+            return ATTN_OK;
+        }
+    return ATTN_ERR_INPUT;
 }
 
 bool attn_problem_equal(const struct attn_problem *a, const struct attn_problem *b)
@@ -269,7 +304,7 @@ bool attn_problem_equal(const struct attn_problem *a, const struct attn_problem 
     return a->batch == b->batch && a->heads == b->heads && attn_kv_heads(a) == attn_kv_heads(b) &&
            a->seq_len == b->seq_len &&
            a->head_dim == b->head_dim && a->causal == b->causal && a->dtype == b->dtype &&
-           strcmp(a->varlen, b->varlen) == 0 && a->init_sigma == b->init_sigma;
+           strcmp(a->varlen, b->varlen) == 0 && a->init_sigma == b->init_sigma && a->pass == b->pass;
 }
 
 const char *attn_init_name(float sigma, char *buf, size_t len)

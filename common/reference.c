@@ -1,6 +1,6 @@
-/* reference.c — float64 reference attention, bf16/fp16 conversion and the
- * tolerance check (reference.h). Slow on purpose: the obvious loops, so that
- * a reader can check them against the formula. */
+/* reference.c — float64 reference attention, forward and backward, bf16/fp16
+ * conversion and the tolerance checks (reference.h). Slow on purpose: the
+ * obvious loops, so that a reader can check them against the formula. */
 #include "reference.h"
 #include "errors.h"
 
@@ -73,12 +73,24 @@ uint16_t attn_float_to_half(float f, enum attn_dtype t)
  * j·kvstride: consecutive rows (stride head_dim) of one head's [S, D] block
  * when dense; every heads·head_dim (kv_heads·head_dim) elements in a packed
  * THD batch, whose sequence b starts at token `first`. */
+/* Where sequence b's query head h starts in Q (O, dO, dQ) and its K/V head
+ * in K (V, dK, dV), in elements: [B, H, S, D] and [B, KV, S, D] when dense;
+ * from token row `first` of the packed tensors when ragged. */
+static void head_offsets(const struct attn_problem *p, int b, size_t h, size_t first, size_t *qoff,
+                         size_t *kvoff)
+{
+    const size_t H = (size_t)p->heads, KVH = (size_t)attn_kv_heads(p), S = (size_t)p->seq_len;
+    const size_t D = (size_t)p->head_dim, kvh = h / (H / KVH);
+    const bool packed = attn_is_varlen(p);
+    *qoff = packed ? (first * H + h) * D : ((size_t)b * H + h) * S * D;
+    *kvoff = packed ? (first * KVH + kvh) * D : ((size_t)b * KVH + kvh) * S * D;
+}
+
 int attn_reference_f64(const struct attn_problem *p, const uint16_t *q, const uint16_t *k,
                        const uint16_t *v, double *o)
 {
     const size_t S = (size_t)p->seq_len, D = (size_t)p->head_dim;
     const size_t H = (size_t)p->heads, KVH = (size_t)attn_kv_heads(p);
-    const size_t group = H / KVH; /* query heads per K/V head */
     const bool packed = attn_is_varlen(p);
     const size_t qstride = packed ? H * D : D, kvstride = packed ? KVH * D : D;
     int *lens = malloc((p->batch > 0 ? (size_t)p->batch : 1) * sizeof *lens);
@@ -95,9 +107,8 @@ int attn_reference_f64(const struct attn_problem *p, const uint16_t *q, const ui
     for (int b = 0; rc == ATTN_OK && b < p->batch; b++) {
         const size_t L = (size_t)lens[b];
         for (size_t h = 0; h < H; h++) {
-            const size_t kvh = h / group;
-            const size_t qoff = packed ? (first * H + h) * D : ((size_t)b * H + h) * S * D;
-            const size_t kvoff = packed ? (first * KVH + kvh) * D : ((size_t)b * KVH + kvh) * S * D;
+            size_t qoff, kvoff;
+            head_offsets(p, b, h, first, &qoff, &kvoff);
             const uint16_t *qh = q + qoff, *kh = k + kvoff, *vh = v + kvoff;
             double *oh = o + qoff;
             for (size_t i = 0; i < L; i++) {
@@ -134,6 +145,112 @@ int attn_reference_f64(const struct attn_problem *p, const uint16_t *q, const ui
     return rc;
 }
 
+/* The backward, sequence by sequence, head by head, query row by query row,
+ * over the layouts attn_reference_f64 walks. Row i recomputes its scores,
+ * its softmax row P and its output row O; then, key by key, dP_ij = dO_i·V_j
+ * and dS_ij = P_ij·(dP_ij − D_i) with D_i = dO_i·O_i, and adds its share to
+ * dQ_i, dK_j and dV_j. dK and dV start at zero and sum over the rows of every
+ * query head of the K/V head's group. */
+int attn_reference_bwd_f64_on_doubles(const struct attn_problem *p, const double *q,
+                                      const double *k, const double *v, const double *dout,
+                                      double *dq, double *dk, double *dv)
+{
+    const size_t S = (size_t)p->seq_len, D = (size_t)p->head_dim;
+    const size_t H = (size_t)p->heads, KVH = (size_t)attn_kv_heads(p);
+    const bool packed = attn_is_varlen(p);
+    const size_t qstride = packed ? H * D : D, kvstride = packed ? KVH * D : D;
+    const double scale = (double)p->scale;
+    const size_t nq = attn_tensor_elems(p), nkv = attn_kv_tensor_elems(p);
+    int *lens = malloc((p->batch > 0 ? (size_t)p->batch : 1) * sizeof *lens);
+    double *probs = malloc((S > 0 ? S : 1) * sizeof *probs);
+    double *orow = malloc((D > 0 ? D : 1) * sizeof *orow);
+    if (!lens || !probs || !orow) {
+        free(lens);
+        free(probs);
+        free(orow);
+        return ATTN_FAIL(ATTN_ERR, "out of host memory for the backward reference");
+    }
+    for (size_t e = 0; e < nq; e++) dq[e] = 0;
+    for (size_t e = 0; e < nkv; e++) dk[e] = dv[e] = 0;
+    int rc = attn_seq_lens(p, lens); /* seq_len each when dense */
+    size_t first = 0;                /* the sequence's first token (packed) */
+    for (int b = 0; rc == ATTN_OK && b < p->batch; b++) {
+        const size_t L = (size_t)lens[b];
+        for (size_t h = 0; h < H; h++) {
+            size_t qoff, kvoff;
+            head_offsets(p, b, h, first, &qoff, &kvoff);
+            const double *qh = q + qoff, *kh = k + kvoff, *vh = v + kvoff, *doh = dout + qoff;
+            double *dqh = dq + qoff, *dkh = dk + kvoff, *dvh = dv + kvoff;
+            for (size_t i = 0; i < L; i++) {
+                const size_t keys = p->causal ? i + 1 : L;
+                const double *qrow = qh + i * qstride, *dorow = doh + i * qstride;
+                double max = -INFINITY;
+                for (size_t j = 0; j < keys; j++) {
+                    double dot = 0;
+                    for (size_t d = 0; d < D; d++) dot += qrow[d] * kh[j * kvstride + d];
+                    probs[j] = dot * scale;
+                    if (probs[j] > max) max = probs[j];
+                }
+                double sum = 0;
+                for (size_t j = 0; j < keys; j++) {
+                    probs[j] = exp(probs[j] - max);
+                    sum += probs[j];
+                }
+                for (size_t j = 0; j < keys; j++) probs[j] /= sum;
+                for (size_t d = 0; d < D; d++) orow[d] = 0;
+                for (size_t j = 0; j < keys; j++)
+                    for (size_t d = 0; d < D; d++) orow[d] += probs[j] * vh[j * kvstride + d];
+                double delta = 0; /* D_i = rowsum(dO∘O) */
+                for (size_t d = 0; d < D; d++) delta += dorow[d] * orow[d];
+                for (size_t j = 0; j < keys; j++) {
+                    const double *krow = kh + j * kvstride, *vrow = vh + j * kvstride;
+                    double dp = 0; /* dP_ij = dO_i·V_j */
+                    for (size_t d = 0; d < D; d++) dp += dorow[d] * vrow[d];
+                    const double ds = probs[j] * (dp - delta);
+                    for (size_t d = 0; d < D; d++) {
+                        dvh[j * kvstride + d] += probs[j] * dorow[d];
+                        dqh[i * qstride + d] += scale * ds * krow[d];
+                        dkh[j * kvstride + d] += scale * ds * qrow[d];
+                    }
+                }
+            }
+        }
+        first += L;
+    }
+    free(lens);
+    free(probs);
+    free(orow);
+    return rc;
+}
+
+/* n 16-bit values widened to doubles in a fresh malloc'd array; NULL when
+ * out of memory. */
+static double *widen(const uint16_t *x, size_t n, enum attn_dtype t)
+{
+    if (n > SIZE_MAX / sizeof(double)) return NULL;
+    double *out = malloc((n > 0 ? n : 1) * sizeof *out);
+    if (!out) return NULL;
+    for (size_t e = 0; e < n; e++) out[e] = attn_half_to_float(x[e], t);
+    return out;
+}
+
+int attn_reference_bwd_f64(const struct attn_problem *p, const uint16_t *q, const uint16_t *k,
+                           const uint16_t *v, const uint16_t *dout, double *dq, double *dk,
+                           double *dv)
+{
+    const size_t nq = attn_tensor_elems(p), nkv = attn_kv_tensor_elems(p);
+    double *qd = widen(q, nq, p->dtype), *kd = widen(k, nkv, p->dtype);
+    double *vd = widen(v, nkv, p->dtype), *dod = widen(dout, nq, p->dtype);
+    int rc = qd && kd && vd && dod
+                 ? attn_reference_bwd_f64_on_doubles(p, qd, kd, vd, dod, dq, dk, dv)
+                 : ATTN_FAIL(ATTN_ERR, "out of host memory for the backward reference's inputs");
+    free(qd);
+    free(kd);
+    free(vd);
+    free(dod);
+    return rc;
+}
+
 struct attn_tolerance attn_tolerance_for(enum attn_dtype t)
 {
     /* bf16 keeps 8 significant bits (relative step 2^-8 = 3.9e-3), fp16 11
@@ -141,6 +258,33 @@ struct attn_tolerance attn_tolerance_for(enum attn_dtype t)
      * allow a few steps of each. */
     if (t == ATTN_FP16) return (struct attn_tolerance){.atol = 2e-3, .rtol = 5e-3, .rel_l2 = 2e-3};
     return (struct attn_tolerance){.atol = 1e-2, .rtol = 2e-2, .rel_l2 = 1e-2};
+}
+
+/* The gradients of a 16-bit kernel against the float64 backward, in units of
+ * the dtype's unit roundoff u (half its relative step: bf16 keeps 8
+ * significant bits, u = 2^-9 = 2.0e-3; fp16 11, u = 2^-12 = 2.4e-4). A
+ * FlashAttention-style backward accumulates in float32 (its own rounding,
+ * about 2^-24·√S relative, is negligible beside u) but rounds P to the dtype
+ * before dV = Pᵀ·dO and dS before dQ = dS·K and dK = dSᵀ·Q, reads O rounded
+ * to the dtype for D = rowsum(dO∘O), and rounds dQ, dK, dV once more on the
+ * way out. That is two or three roundings of u on every term of sums over S
+ * queries or keys, where the forward has one. So:
+ *   rtol   = 20u (bf16 4e-2, fp16 5e-3): a few u per rounding on an element
+ *            that is not cancelled away; twice the forward's bf16 rtol;
+ *   rel_l2 = 10u (bf16 2e-2, fp16 2.5e-3): the roundings are independent
+ *            from term to term, so over the tensor the error stays a few u
+ *            of its norm, while a lost scale factor, a skipped key or a K/V
+ *            head missing one of its group's query heads costs far more;
+ *   atol   = 10u, against gradients of order 1 or below for unit-scale
+ *            inputs (they shrink about as 1/√S as the softmax spreads): dS
+ *            sums to zero over each row (Σ_j P_ij·(dP_ij − D_i) = 0), so dQ
+ *            and dK are differences of like terms, and an element that
+ *            cancels to near zero has no relative bound.
+ * Each value rounded up to two figures; fp16's are 8 times tighter, as its u. */
+struct attn_tolerance attn_grad_tolerance_for(enum attn_dtype t)
+{
+    if (t == ATTN_FP16) return (struct attn_tolerance){.atol = 2.5e-3, .rtol = 5e-3, .rel_l2 = 2.5e-3};
+    return (struct attn_tolerance){.atol = 2e-2, .rtol = 4e-2, .rel_l2 = 2e-2};
 }
 
 struct attn_comparison attn_compare(const double *ref, const uint16_t *out, size_t n,

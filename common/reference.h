@@ -1,6 +1,6 @@
-/* reference.h — the float64 CPU reference attention, 16-bit float
- * conversions, and the comparison of a variant's output with a reference
- * under the dtype's tolerance. */
+/* reference.h — the float64 CPU reference attention, forward and backward,
+ * 16-bit float conversions, and the comparison of a variant's output or
+ * gradients with a reference under the dtype's tolerance. */
 #ifndef ATTN_REFERENCE_H
 #define ATTN_REFERENCE_H
 
@@ -20,11 +20,31 @@ uint16_t attn_float_to_half(float, enum attn_dtype);
 int attn_reference_f64(const struct attn_problem *p, const uint16_t *q, const uint16_t *k,
                        const uint16_t *v, double *o);
 
+/* The backward pass in float64: given dout = ∂L/∂O, the gradients dq =
+ * ∂L/∂Q, dk = ∂L/∂K, dv = ∂L/∂V, from 16-bit inputs laid out as in attn.h.
+ * Per sequence and query head, with P = softmax(S), S = scale·Q·Kᵀ [+ causal
+ * mask]: dV = Pᵀ·dO, dP = dO·Vᵀ, Dᵢ = rowsum(dO∘O), dS = P∘(dP − D), dQ =
+ * scale·dS·K, dK = scale·dSᵀ·Q; the dK and dV of a K/V head sum those of
+ * every query head of its group. dq has attn_tensor_elems(p) doubles, dk and
+ * dv attn_kv_tensor_elems(p); every element is written. */
+int attn_reference_bwd_f64(const struct attn_problem *p, const uint16_t *q, const uint16_t *k,
+                           const uint16_t *v, const uint16_t *dout, double *dq, double *dk,
+                           double *dv);
+/* The same on float64 inputs: the core attn_reference_bwd_f64 runs on its
+ * widened inputs. Public so that the tests can check it against finite
+ * differences, which need steps no 16-bit input can take. */
+int attn_reference_bwd_f64_on_doubles(const struct attn_problem *p, const double *q,
+                                      const double *k, const double *v, const double *dout,
+                                      double *dq, double *dk, double *dv);
+
 struct attn_tolerance {
     double atol, rtol; /* per element: |out - ref| <= atol + rtol·|ref| */
     double rel_l2;     /* whole tensor: ‖out - ref‖₂ / ‖ref‖₂ <= rel_l2 */
 };
 struct attn_tolerance attn_tolerance_for(enum attn_dtype);
+/* For 16-bit gradients (dQ, dK, dV in the problem's dtype) against the
+ * backward reference: looser than the forward's, reasons in reference.c. */
+struct attn_tolerance attn_grad_tolerance_for(enum attn_dtype);
 
 struct attn_comparison {
     double max_abs_err, rel_err;
@@ -33,7 +53,7 @@ struct attn_comparison {
     bool ok;
 };
 
-/* Compares n outputs with the reference; never fails. */
+/* Compares n outputs (or gradients) with the reference; never fails. */
 struct attn_comparison attn_compare(const double *ref, const uint16_t *out, size_t n,
                                     enum attn_dtype, struct attn_tolerance);
 

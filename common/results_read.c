@@ -113,6 +113,14 @@ static int parse_key(const char *path, int line, char **f, const int *idx, struc
     if (idx[COL_INIT] >= 0 && *f[idx[COL_INIT]] && attn_init_parse(f[idx[COL_INIT]], &k->init_sigma) != ATTN_OK)
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: init '%s' is not uniform, normal or normal:SIGMA",
                          path, line, f[idx[COL_INIT]]);
+    k->pass = ATTN_PASS_FWD; /* likewise: the forward */
+    if (idx[COL_PASS] >= 0 && *f[idx[COL_PASS]]) {
+        enum attn_pass pass;
+        if (attn_pass_parse(f[idx[COL_PASS]], &pass) != ATTN_OK)
+            return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: unknown pass '%s' (%s)", path, line,
+                             f[idx[COL_PASS]], ATTN_PASSES_LISTED);
+        k->pass = (int)pass;
+    }
     snprintf(k->regime, sizeof k->regime, "%s", regime_names[REGIME_BURST]); /* likewise: burst */
     if (idx[COL_REGIME] >= 0 && *f[idx[COL_REGIME]]) {
         if (!one_of(f[idx[COL_REGIME]], regime_names, REGIME_COUNT))
@@ -232,6 +240,7 @@ static uint64_t key_hash(const struct result_key *k)
     uint32_t init;
     memcpy(&init, &p.init_sigma, sizeof init);
     h = (h ^ init) * 1099511628211ull;
+    h = (h ^ (unsigned)p.pass) * 1099511628211ull;
     for (const char *c = k->varlen; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
     return h;
 }
@@ -500,9 +509,10 @@ static int read_samples(struct sample_src *f, const char *path, struct result_se
             at[S_NAMES - 2] = S_SAMPLE;
             names[S_NAMES - 1] = SAMPLES_MS_COLUMN;
             at[S_NAMES - 1] = S_MS;
-            int nall = 0; /* kv_heads, varlen, init and regime may be missing: a file from before them */
+            int nall = 0; /* kv_heads, varlen, init, pass and regime may be missing: a file from before them */
             for (int c = 0; c < S_NAMES; c++)
-                if (at[c] != COL_KV_HEADS && at[c] != COL_VARLEN && at[c] != COL_INIT && at[c] != COL_REGIME)
+                if (at[c] != COL_KV_HEADS && at[c] != COL_VARLEN && at[c] != COL_INIT && at[c] != COL_PASS &&
+                    at[c] != COL_REGIME)
                     all[nall++] = c;
             ATTN_TRY(read_header(path, lineno, fields, n, S_NAMES, names, all, nall, found));
             for (int c = 0; c < S_COUNT; c++) idx[c] = -1;
@@ -699,7 +709,7 @@ void result_key_problem(const struct result_key *k, struct attn_problem *p)
     *p = (struct attn_problem){.batch = k->batch, .heads = k->heads, .seq_len = k->seq_len,
                                .head_dim = k->head_dim, .causal = k->causal != 0,
                                .dtype = ATTN_BF16, .kv_heads = k->kv_heads,
-                               .init_sigma = k->init_sigma};
+                               .init_sigma = k->init_sigma, .pass = (enum attn_pass)k->pass};
     snprintf(p->varlen, sizeof p->varlen, "%s", k->varlen);
     enum attn_dtype dt;
     if (attn_dtype_parse(k->dtype, &dt) == ATTN_OK) p->dtype = dt;
@@ -715,6 +725,7 @@ void result_key_of(const char *variant, const struct attn_problem *p, enum attn_
     snprintf(k->mode, sizeof k->mode, "%s", timing_mode_names[mode]);
     snprintf(k->regime, sizeof k->regime, "%s", regime_names[regime]);
     k->init_sigma = p->init_sigma;
+    k->pass = (int)p->pass;
     k->batch = p->batch;
     k->heads = p->heads;
     k->kv_heads = attn_kv_heads(p);

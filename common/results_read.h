@@ -16,13 +16,14 @@ extern "C" {
 
 /* The row key of design.md (schema.h's RESULT_KEY_FIRST .. RESULT_KEY_LAST):
  * variant, dtype, batch, heads, kv_heads, seq_len, head_dim, causal, varlen,
- * init, mode, regime. */
+ * init, pass, mode, regime. */
 struct result_key {
     char variant[64];
     char dtype[8];
     int batch, heads, kv_heads, seq_len, head_dim, causal; /* kv_heads: = heads when absent */
     char varlen[ATTN_VARLEN_MAX]; /* attn_problem.varlen: "" (dense) when absent */
     float init_sigma;             /* attn_problem.init_sigma: 0 (uniform) when absent */
+    int pass;                     /* enum attn_pass: the forward when absent */
     char mode[8];
     char regime[12];              /* burst, sustained: burst when absent */
 };

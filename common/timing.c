@@ -120,12 +120,21 @@ void bench_timer_destroy(struct bench_timer *t)
     free(t);
 }
 
+int timed_call_enqueue(const struct timed_call *c)
+{
+    if (c->pass == ATTN_PASS_FWD) return c->variant->run(c->ctx, c->q, c->k, c->v, c->o, c->stream);
+    const struct attn_backward_ops *b = c->variant->backward;
+    if (!b) return ATTN_FAIL(ATTN_ERR, "%s has no backward pass", c->variant->name);
+    if (c->pass == ATTN_PASS_FWD_BWD) ATTN_TRY(b->forward(c->ctx, c->q, c->k, c->v, c->o, c->stream));
+    return b->backward(c->ctx, c->q, c->k, c->v, c->o, c->dout, c->dq, c->dk, c->dv, c->stream);
+}
+
 /* One call of the variant, or (replay) one launch of the graph its
  * framework captured; then the injected slowdown's work, if any. */
 static int call_once(const struct bench_timer *t, const struct timed_call *c, bool replay)
 {
     if (replay) ATTN_TRY(c->variant->framework->graph(c->ctx, c->q, c->k, c->v, c->o, c->stream, true));
-    else ATTN_TRY(c->variant->run(c->ctx, c->q, c->k, c->v, c->o, c->stream));
+    else ATTN_TRY(timed_call_enqueue(c));
     if (t->extra_cycles > 0) ATTN_TRY(gpu_busy_cycles(t->extra_cycles, c->stream));
     return ATTN_OK;
 }

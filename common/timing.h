@@ -29,7 +29,16 @@ struct timed_call {
     const void *q, *k, *v;
     void *o;
     attn_stream_t stream;
+    /* What one call is (enum attn_pass): the forward (run), the backward
+     * alone, or the variant's saving forward and its backward; dout, dq, dk
+     * and dv are set for the last two. */
+    enum attn_pass pass;
+    const void *dout;
+    void *dq, *dk, *dv;
 };
+
+/* Enqueues one call as c->pass says (the variant's own ops, no graph). */
+int timed_call_enqueue(const struct timed_call *c);
 
 
 struct bench_timer; /* events and the L2 flush buffer */

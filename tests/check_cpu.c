@@ -1,8 +1,9 @@
 /* check_cpu.c — the CPU unit tests of attnbench (Check): the float64
- * reference and the 16-bit conversions, output comparison, FLOP and byte
- * counts, grid specs and grid files, CSV writing and splitting, the results
- * schema, sample statistics and the stop rule, the variant registry, the
- * command line and the timing-mode names. Nothing here touches a GPU.
+ * reference, forward and backward (the backward against finite
+ * differences), the 16-bit conversions, output and gradient comparison, FLOP
+ * and byte counts, grid specs and grid files, CSV writing and splitting, the
+ * results schema, sample statistics and the stop rule, the variant registry,
+ * the command line and the timing-mode names. Nothing here touches a GPU.
  * Run from the repository root (the grid tests read bench/grids/). */
 #include "../bench/options.h"
 #include "../common/attn.h"
@@ -490,6 +491,337 @@ START_TEST(test_reference_heads_independent)
 }
 END_TEST
 
+/* ===================================================== backward reference */
+
+/* n deterministic values in [-1, 1) from seed, not held exactly by any
+ * 16-bit type: the finite differences step them by far less than a bf16
+ * or fp16 step. */
+static void fill_doubles(double *x, size_t n, unsigned seed)
+{
+    uint64_t state = 0x9e3779b97f4a7c15ull * (seed + 1);
+    for (size_t e = 0; e < n; e++) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        x[e] = (double)(state >> 11) / 9007199254740992.0 * 2 - 1; /* 53 bits over 2^53 */
+    }
+}
+
+/* n values from seed rounded to the dtype, and the same widened to double. */
+static void fill_halves(uint16_t *x, double *wide, size_t n, unsigned seed, enum attn_dtype t)
+{
+    fill_doubles(wide, n, seed);
+    for (size_t e = 0; e < n; e++) {
+        x[e] = attn_float_to_half((float)wide[e], t);
+        wide[e] = attn_half_to_float(x[e], t);
+    }
+}
+
+/* Where row i of head h (of `heads` heads) of sequence b starts, its first
+ * token being `first`: attn.h's dense or packed layout. */
+static size_t grad_row_at(const struct attn_problem *p, int heads, int first, int b, int h, int i)
+{
+    const size_t D = (size_t)p->head_dim;
+    if (attn_is_varlen(p)) return (((size_t)first + i) * heads + h) * D;
+    return (((size_t)b * heads + h) * p->seq_len + i) * D;
+}
+
+/* L = Σ dout∘O, O the float64 forward of double inputs: the loss whose
+ * gradients the backward reference returns. Written here, apart from
+ * reference.c, so that the finite differences share no code with what they
+ * check. */
+#define GRAD_MAX_SEQ 16
+static double grad_loss(const struct attn_problem *p, const double *q, const double *k,
+                        const double *v, const double *dout)
+{
+    int lens[8];
+    ck_assert_int_le(p->batch, 8);
+    ck_assert_int_le(p->seq_len, GRAD_MAX_SEQ);
+    ck_assert_int_eq(attn_seq_lens(p, lens), ATTN_OK);
+    const int H = p->heads, KV = attn_kv_heads(p), D = p->head_dim;
+    double loss = 0;
+    for (int b = 0, first = 0; b < p->batch; first += lens[b], b++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < lens[b]; i++) {
+                const size_t qi = grad_row_at(p, H, first, b, h, i);
+                const int keys = p->causal ? i + 1 : lens[b];
+                double w[GRAD_MAX_SEQ], max = -INFINITY, sum = 0;
+                for (int j = 0; j < keys; j++) {
+                    const size_t kj = grad_row_at(p, KV, first, b, h / (H / KV), j);
+                    double dot = 0;
+                    for (int d = 0; d < D; d++) dot += q[qi + d] * k[kj + d];
+                    w[j] = (double)p->scale * dot;
+                    max = fmax(max, w[j]);
+                }
+                for (int j = 0; j < keys; j++) sum += w[j] = exp(w[j] - max);
+                for (int d = 0; d < D; d++) {
+                    double o = 0;
+                    for (int j = 0; j < keys; j++)
+                        o += w[j] / sum * v[grad_row_at(p, KV, first, b, h / (H / KV), j) + d];
+                    loss += dout[qi + d] * o;
+                }
+            }
+    return loss;
+}
+
+struct grad_shape {
+    int batch, heads, kv_heads, seq, dim;
+    bool causal;
+    const char *varlen; /* NULL when dense */
+};
+
+/* Small problems over every path of the backward: dense, causal, grouped
+ * (2 query heads per K/V head, and 3 on one), ragged (with grouped heads
+ * and causal, and without), S = 1, and odd head_dims. */
+static const struct grad_shape grad_shapes[] = {
+    {.batch = 2, .heads = 2, .seq = 4, .dim = 3},
+    {.batch = 1, .heads = 2, .seq = 5, .dim = 3, .causal = true},
+    {.batch = 1, .heads = 4, .kv_heads = 2, .seq = 4, .dim = 2, .causal = true},
+    {.batch = 2, .heads = 3, .kv_heads = 1, .seq = 3, .dim = 5},
+    {.batch = 3, .heads = 4, .kv_heads = 2, .seq = 5, .dim = 3, .causal = true, .varlen = "lens:1+5+3"},
+    {.batch = 2, .heads = 3, .seq = 4, .dim = 3, .varlen = "lens:2+4"},
+    {.batch = 1, .heads = 2, .seq = 1, .dim = 4},
+    {.batch = 1, .heads = 1, .seq = 6, .dim = 7, .causal = true},
+    {.batch = 2, .heads = 1, .seq = 3, .dim = 1},
+};
+#define N_GRAD_SHAPES ((int)(sizeof grad_shapes / sizeof grad_shapes[0]))
+
+/* A problem of shape g with a scale that is neither 1 nor 1/√D, so that a
+ * gradient missing its factor shows. */
+static struct attn_problem grad_problem(const struct grad_shape *g, enum attn_dtype t)
+{
+    struct attn_problem p = problem(g->batch, g->heads, g->seq, g->dim, g->causal);
+    p.kv_heads = g->kv_heads;
+    p.dtype = t;
+    p.scale = 0.6f;
+    if (g->varlen) snprintf(p.varlen, sizeof p.varlen, "%s", g->varlen);
+    return p;
+}
+
+static double max_abs(const double *x, size_t n)
+{
+    double m = 0;
+    for (size_t e = 0; e < n; e++) m = fmax(m, fabs(x[e]));
+    return m;
+}
+
+/* The float64 backward core against central differences of grad_loss, every
+ * element of Q, K and V stepped by 1e-5: their error (about 1e-10 here) is
+ * far below the 1e-6 relative bound, a wrong formula far above it. */
+START_TEST(test_reference_bwd_matches_finite_differences)
+{
+    const struct grad_shape *g = &grad_shapes[_i];
+    struct attn_problem p = grad_problem(g, ATTN_BF16);
+    const size_t nq = attn_tensor_elems(&p), nkv = attn_kv_tensor_elems(&p);
+    double *q = malloc(nq * sizeof *q), *k = malloc(nkv * sizeof *k), *v = malloc(nkv * sizeof *v);
+    double *dout = malloc(nq * sizeof *dout), *dq = malloc(nq * sizeof *dq);
+    double *dk = malloc(nkv * sizeof *dk), *dv = malloc(nkv * sizeof *dv);
+    ck_assert(q && k && v && dout && dq && dk && dv);
+    fill_doubles(q, nq, 1);
+    fill_doubles(k, nkv, 2);
+    fill_doubles(v, nkv, 3);
+    fill_doubles(dout, nq, 4);
+    ck_assert_int_eq(attn_reference_bwd_f64_on_doubles(&p, q, k, v, dout, dq, dk, dv), ATTN_OK);
+    struct {
+        const char *name;
+        double *x;
+        const double *grad;
+        size_t n;
+    } tensors[3] = {{"dQ", q, dq, nq}, {"dK", k, dk, nkv}, {"dV", v, dv, nkv}};
+    const double step = 1e-5;
+    for (int t = 0; t < 3; t++) {
+        /* a gradient of zeros would pass against any loss that ignores x */
+        if (g->seq > 1 || t == 2)
+            ck_assert_msg(max_abs(tensors[t].grad, tensors[t].n) > 1e-2, "shape %d: %s is all but zero",
+                          _i, tensors[t].name);
+        for (size_t e = 0; e < tensors[t].n; e++) {
+            double *x = tensors[t].x, saved = x[e];
+            x[e] = saved + step;
+            const double up = grad_loss(&p, q, k, v, dout);
+            x[e] = saved - step;
+            const double down = grad_loss(&p, q, k, v, dout);
+            x[e] = saved;
+            const double fd = (up - down) / (2 * step), an = tensors[t].grad[e];
+            ck_assert_msg(fabs(fd - an) <= 1e-6 * fmax(fabs(an), 0.1),
+                          "shape %d: %s[%zu] is %.12g, finite differences %.12g", _i,
+                          tensors[t].name, e, an, fd);
+        }
+    }
+    free(q);
+    free(k);
+    free(v);
+    free(dout);
+    free(dq);
+    free(dk);
+    free(dv);
+}
+END_TEST
+
+/* The 16-bit entry point is the core on its inputs widened: bit for bit,
+ * on a ragged grouped causal bf16 batch and a dense fp16 one with an odd
+ * group. Outputs start as NaN, so an element left unwritten fails. */
+START_TEST(test_reference_bwd_entry_is_core_on_widened_inputs)
+{
+    const struct grad_shape *g = &grad_shapes[_i == 0 ? 4 : 3];
+    struct attn_problem p = grad_problem(g, _i == 0 ? ATTN_BF16 : ATTN_FP16);
+    const size_t nq = attn_tensor_elems(&p), nkv = attn_kv_tensor_elems(&p);
+    const size_t nall = 2 * nq + 2 * nkv;
+    uint16_t *in = malloc(nall * sizeof *in);
+    double *wide = malloc(nall * sizeof *wide), *grads = malloc(2 * nall * sizeof *grads);
+    ck_assert(in && wide && grads);
+    fill_halves(in, wide, nall, 7, p.dtype);
+    for (size_t e = 0; e < 2 * nall; e++) grads[e] = NAN;
+    /* inputs q, k, v, dout one after the other; entry's gradients, then the core's */
+    const size_t at_k = nq, at_v = nq + nkv, at_do = nq + 2 * nkv;
+    double *entry = grads, *core = grads + nall;
+    ck_assert_int_eq(attn_reference_bwd_f64(&p, in, in + at_k, in + at_v, in + at_do, entry,
+                                            entry + at_k, entry + at_v),
+                     ATTN_OK);
+    ck_assert_int_eq(attn_reference_bwd_f64_on_doubles(&p, wide, wide + at_k, wide + at_v,
+                                                       wide + at_do, core, core + at_k, core + at_v),
+                     ATTN_OK);
+    for (size_t e = 0; e < at_do; e++) ck_assert_double_eq(entry[e], core[e]);
+    free(in);
+    free(wide);
+    free(grads);
+}
+END_TEST
+
+/* One key: P = 1, so dS = P·(dP − D) = 0 exactly; dQ = dK = 0 and dV = dO. */
+START_TEST(test_reference_bwd_single_key)
+{
+    struct attn_problem p = problem(1, 1, 1, 3, _i);
+    p.dtype = ATTN_FP16;
+    uint16_t q[3] = {fp16(1), fp16(-2), fp16(0.5f)}, k[3] = {fp16(3), fp16(0.25f), fp16(-1)};
+    uint16_t v[3] = {fp16(0.125f), fp16(-7), fp16(2)}, dout[3] = {fp16(-1.5f), fp16(4), fp16(0.75f)};
+    double dq[3], dk[3], dv[3];
+    ck_assert_int_eq(attn_reference_bwd_f64(&p, q, k, v, dout, dq, dk, dv), ATTN_OK);
+    for (int d = 0; d < 3; d++) {
+        ck_assert_double_eq(dq[d], 0);
+        ck_assert_double_eq(dk[d], 0);
+        ck_assert_double_eq(dv[d], attn_half_to_float(dout[d], ATTN_FP16));
+    }
+}
+END_TEST
+
+/* Grouped K/V heads: dQ is the one of the same problem with every head's K
+ * and V written out, and the dK (dV) of a K/V head is the sum of that
+ * problem's dK (dV) over the query heads of its group: 2 batches, 6 query
+ * heads on 2 K/V heads, causal. */
+START_TEST(test_reference_bwd_group_sums_its_heads)
+{
+    enum { B = 2, H = 6, KV = 2, G = H / KV, S = 4, D = 3 };
+    enum { NQ = B * H * S * D, NKV = B * KV * S * D };
+    struct attn_problem gqa = problem(B, H, S, D, true), mha = gqa;
+    gqa.kv_heads = KV;
+    double q[NQ], k[NKV], v[NKV], dout[NQ], k_full[NQ], v_full[NQ];
+    fill_doubles(q, NQ, 11);
+    fill_doubles(k, NKV, 12);
+    fill_doubles(v, NKV, 13);
+    fill_doubles(dout, NQ, 14);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int e = 0; e < S * D; e++) {
+                k_full[(b * H + h) * S * D + e] = k[(b * KV + h / G) * S * D + e];
+                v_full[(b * H + h) * S * D + e] = v[(b * KV + h / G) * S * D + e];
+            }
+    double dq[NQ], dk[NKV], dv[NKV], dq_full[NQ], dk_full[NQ], dv_full[NQ];
+    ck_assert_int_eq(attn_reference_bwd_f64_on_doubles(&gqa, q, k, v, dout, dq, dk, dv), ATTN_OK);
+    ck_assert_int_eq(attn_reference_bwd_f64_on_doubles(&mha, q, k_full, v_full, dout, dq_full,
+                                                       dk_full, dv_full),
+                     ATTN_OK);
+    for (int e = 0; e < NQ; e++) ck_assert_double_eq(dq[e], dq_full[e]);
+    for (int b = 0; b < B; b++)
+        for (int kvh = 0; kvh < KV; kvh++)
+            for (int e = 0; e < S * D; e++) {
+                double dk_sum = 0, dv_sum = 0;
+                for (int h = kvh * G; h < (kvh + 1) * G; h++) {
+                    dk_sum += dk_full[(b * H + h) * S * D + e];
+                    dv_sum += dv_full[(b * H + h) * S * D + e];
+                }
+                ck_assert_double_eq_tol(dk[(b * KV + kvh) * S * D + e], dk_sum, 1e-14);
+                ck_assert_double_eq_tol(dv[(b * KV + kvh) * S * D + e], dv_sum, 1e-14);
+            }
+}
+END_TEST
+
+START_TEST(test_reference_bwd_malformed_varlen_fails)
+{
+    struct attn_problem p = problem(2, 1, 4, 2, false);
+    snprintf(p.varlen, sizeof p.varlen, "lens:3+x");
+    uint16_t x[1] = {0};
+    double g[1];
+    attn_error_clear();
+    ck_assert_int_eq(attn_reference_bwd_f64(&p, x, x, x, x, g, g, g), ATTN_ERR_INPUT);
+}
+END_TEST
+
+/* The gradients' tolerance on dQ, dK and dV (_i % 3) of a bf16 or fp16
+ * (_i / 3) problem: the reference rounded to the dtype (what a perfect
+ * kernel returns) passes; one element moved by twice its bound fails, and
+ * only it; the whole tensor 5 % too large (a term lost in twenty) fails the
+ * relative L2 bound. */
+START_TEST(test_grad_compare_catches_a_wrong_gradient)
+{
+    const enum attn_dtype t = _i / 3 ? ATTN_FP16 : ATTN_BF16;
+    struct attn_problem p = problem(1, 4, 6, 8, true);
+    p.kv_heads = 2;
+    p.dtype = t;
+    p.scale = 1.0f / sqrtf(8.0f);
+    const size_t nq = attn_tensor_elems(&p), nkv = attn_kv_tensor_elems(&p);
+    const size_t nall = 2 * nq + 2 * nkv;
+    uint16_t *in = malloc(nall * sizeof *in), *out = malloc(nq * sizeof *out);
+    double *wide = malloc(nall * sizeof *wide), *dq = malloc(nq * sizeof *dq);
+    double *dk = malloc(nkv * sizeof *dk), *dv = malloc(nkv * sizeof *dv);
+    ck_assert(in && out && wide && dq && dk && dv);
+    fill_halves(in, wide, nall, 21, t);
+    ck_assert_int_eq(attn_reference_bwd_f64(&p, in, in + nq, in + nq + nkv, in + nq + 2 * nkv, dq,
+                                            dk, dv),
+                     ATTN_OK);
+    const double *grad = _i % 3 == 0 ? dq : _i % 3 == 1 ? dk : dv;
+    const size_t n = _i % 3 == 0 ? nq : nkv;
+    const struct attn_tolerance tol = attn_grad_tolerance_for(t);
+    for (size_t e = 0; e < n; e++) out[e] = attn_float_to_half((float)grad[e], t);
+    struct attn_comparison c = attn_compare(grad, out, n, t, tol);
+    ck_assert_msg(c.ok, "rounded reference: %zu bad, rel_err %g", c.bad, c.rel_err);
+
+    size_t worst = 0; /* the largest element, so that the change is no rounding */
+    for (size_t e = 0; e < n; e++)
+        if (fabs(grad[e]) > fabs(grad[worst])) worst = e;
+    const uint16_t kept = out[worst];
+    out[worst] = attn_float_to_half((float)(grad[worst] + 2 * (tol.atol + tol.rtol * fabs(grad[worst]))), t);
+    c = attn_compare(grad, out, n, t, tol);
+    ck_assert(!c.ok);
+    ck_assert_uint_eq(c.bad, 1);
+    ck_assert_uint_eq(c.first_bad, worst);
+    out[worst] = kept;
+    ck_assert(attn_compare(grad, out, n, t, tol).ok);
+
+    for (size_t e = 0; e < n; e++) out[e] = attn_float_to_half((float)(1.05 * grad[e]), t);
+    c = attn_compare(grad, out, n, t, tol);
+    ck_assert(!c.ok);
+    ck_assert_double_eq_tol(c.rel_err, 0.05, 0.01);
+    free(in);
+    free(out);
+    free(wide);
+    free(dq);
+    free(dk);
+    free(dv);
+}
+END_TEST
+
+/* fp16 keeps more bits than bf16, and a gradient goes through more roundings
+ * than the forward's output: the bounds are ordered so. */
+START_TEST(test_grad_tolerance_ordered)
+{
+    struct attn_tolerance b = attn_grad_tolerance_for(ATTN_BF16), h = attn_grad_tolerance_for(ATTN_FP16);
+    ck_assert(h.atol < b.atol && h.rtol < b.rtol && h.rel_l2 < b.rel_l2);
+    ck_assert(h.atol > 0 && h.rtol > 0 && h.rel_l2 > 0);
+    for (int t = 0; t < 2; t++) {
+        struct attn_tolerance fwd = attn_tolerance_for(t), grad = attn_grad_tolerance_for(t);
+        ck_assert(grad.atol >= fwd.atol && grad.rtol >= fwd.rtol && grad.rel_l2 >= fwd.rel_l2);
+    }
+}
+END_TEST
+
 /* ============================================================= comparison */
 
 START_TEST(test_compare_identical_ok)
@@ -828,6 +1160,75 @@ START_TEST(test_grid_init_key)
 }
 END_TEST
 
+/* The pass key: fwd where a point names none, bwd and fwd_bwd apart from it
+ * (three points), --pass sets the default of the points that name none;
+ * anything else refused with the place and the choices. */
+START_TEST(test_grid_pass_key)
+{
+    struct grid g = {0};
+    ck_assert_int_eq(grid_add_spec(&g, "batch=1 heads=2 seq=64 dim=64", "t"), ATTN_OK);
+    ck_assert_int_eq(grid_add_spec(&g, "batch=1 heads=2 seq=64 dim=64 pass=fwd,bwd,fwd_bwd", "t"), ATTN_OK);
+    ck_assert_uint_eq(g.count, 3); /* pass=fwd is the first point again: dropped */
+    ck_assert_int_eq(g.points[0].pass, ATTN_PASS_FWD);
+    ck_assert_int_eq(g.points[1].pass, ATTN_PASS_BWD);
+    ck_assert_int_eq(g.points[2].pass, ATTN_PASS_FWD_BWD);
+    ck_assert(!attn_problem_equal(&g.points[0], &g.points[1]));
+    ck_assert(!attn_problem_equal(&g.points[1], &g.points[2]));
+    static const char *const bad[] = {"pass=back", "pass=BWD", "pass=fwd+bwd", "pass=bwd,"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0] - 1; i++) {
+        char spec[96];
+        snprintf(spec, sizeof spec, "batch=1 heads=2 seq=64 dim=64 %s", bad[i]);
+        ck_assert_msg(grid_add_spec(&g, spec, "f:4") == ATTN_ERR_INPUT, "%s accepted", bad[i]);
+        ck_assert_message_has("f:4: 'pass=");
+        ck_assert_message_has("expected fwd, bwd, fwd_bwd");
+    }
+    grid_free(&g);
+    struct options o;
+    char *argv[] = {"attnbench", "--pass", "bwd", "--point", "batch=1 heads=2 seq=64 dim=64", "--point",
+                    "batch=1 heads=2 seq=64 dim=64 pass=fwd", NULL};
+    ck_assert_int_eq(options_parse(&o, 7, argv), ATTN_OK);
+    ck_assert_uint_eq(o.grid.count, 2);
+    ck_assert(o.grid.points[0].pass == ATTN_PASS_BWD && o.grid.points[1].pass == ATTN_PASS_FWD);
+    grid_free(&o.grid);
+    char *bad_argv[] = {"attnbench", "--pass", "back", NULL};
+    ck_assert_int_eq(options_parse(&o, 3, bad_argv), ATTN_ERR_INPUT);
+    ck_assert_message_has("--pass: 'back' is not fwd, bwd, fwd_bwd");
+    grid_free(&o.grid);
+}
+END_TEST
+
+/* FLOPs of a pass: the backward 2.5 times the forward's, fwd_bwd 3.5 times,
+ * causal halved alike; bytes: the backward reads Q, K, V, O, dO and the
+ * statistics and writes dQ, dK, dV; fwd_bwd adds the forward's and the
+ * statistics written. Names and labels. */
+START_TEST(test_problem_pass_counts)
+{
+    struct attn_problem p = {.batch = 2, .heads = 8, .kv_heads = 2, .seq_len = 256, .head_dim = 64};
+    const double fwd = attn_flops(&p), fwd_bytes = attn_bytes(&p);
+    ck_assert_double_eq(fwd, 4.0 * 2 * 8 * 256.0 * 256 * 64);
+    const double q = 2.0 * 256 * 8 * 64 * 2, kv = 2.0 * 256 * 2 * 64 * 2, stats = 2.0 * 256 * 8 * 4;
+    ck_assert_double_eq(fwd_bytes, 2 * q + 2 * kv);
+    p.pass = ATTN_PASS_BWD;
+    ck_assert_double_eq(attn_flops(&p), 2.5 * fwd);
+    ck_assert_double_eq(attn_bytes(&p), 4 * q + 4 * kv + stats);
+    p.pass = ATTN_PASS_FWD_BWD;
+    ck_assert_double_eq(attn_flops(&p), 3.5 * fwd);
+    ck_assert_double_eq(attn_bytes(&p), 6 * q + 6 * kv + 2 * stats);
+    p.causal = true;
+    ck_assert_double_eq(attn_flops(&p), 3.5 * fwd / 2);
+    char buf[ATTN_LABEL_MAX];
+    ck_assert_str_eq(attn_problem_label(&p, buf, sizeof buf), "B=2 H=8 KV=2 S=256 D=64 causal init=uniform fwd_bwd");
+    for (int i = 0; i < ATTN_PASS_COUNT; i++) {
+        enum attn_pass back;
+        ck_assert_int_eq(attn_pass_parse(attn_pass_name((enum attn_pass)i), &back), ATTN_OK);
+        ck_assert_int_eq(back, i);
+    }
+    enum attn_pass untouched = ATTN_PASS_BWD;
+    ck_assert_int_eq(attn_pass_parse("", &untouched), ATTN_ERR_INPUT);
+    ck_assert_int_eq(untouched, ATTN_PASS_BWD);
+}
+END_TEST
+
 START_TEST(test_grid_lists_and_defaults)
 {
     struct grid g = {0};
@@ -920,6 +1321,48 @@ START_TEST(test_grid_kv_heads_refused)
     ck_assert_int_eq(grid_add_spec(&g, "batch=1 heads=32 kv_heads=0 seq=64 dim=64", "t"), ATTN_ERR_INPUT);
     ck_assert_int_eq(grid_add_spec(&g, "batch=1 heads=32 kv_heads=x seq=64 dim=64", "t"), ATTN_ERR_INPUT);
     grid_free(&g);
+}
+END_TEST
+
+/* pass in a results file: read when there, fwd when the file predates it or
+ * leaves it empty; a point's fwd and bwd rows are two rows, each found by
+ * its key; an unknown pass refused with the line. */
+START_TEST(test_results_pass_column)
+{
+    char path[32];
+    write_temp(path, "variant,dtype,batch,heads,seq_len,head_dim,causal,pass,mode,status,ms_median,noise_rel\n"
+                     "naive,bf16,1,32,2048,128,1,bwd,cold,ok,1.0,0.01\n"
+                     "naive,bf16,1,32,2048,128,1,fwd,cold,ok,1.1,0.01\n"
+                     "naive,bf16,1,32,2048,128,1,fwd_bwd,cold,ok,1.2,0.01\n"
+                     "naive,bf16,1,16,2048,128,1,,cold,ok,1.3,0.01\n");
+    struct result_set set;
+    ck_assert_int_eq(results_read(path, &set), ATTN_OK);
+    unlink(path);
+    ck_assert_uint_eq(set.count, 4);
+    ck_assert_int_eq(set.rows[0].key.pass, ATTN_PASS_BWD);
+    ck_assert_int_eq(set.rows[1].key.pass, ATTN_PASS_FWD);
+    ck_assert_int_eq(set.rows[2].key.pass, ATTN_PASS_FWD_BWD);
+    ck_assert_int_eq(set.rows[3].key.pass, ATTN_PASS_FWD); /* left empty */
+    for (size_t i = 0; i < set.count; i++) ck_assert_ptr_eq(results_find(&set, &set.rows[i].key), &set.rows[i]);
+    struct attn_problem p = {.batch = 1, .heads = 32, .seq_len = 2048, .head_dim = 128, .causal = true,
+                             .init_sigma = 0, .pass = ATTN_PASS_BWD};
+    struct result_key k;
+    result_key_of("naive", &p, MODE_COLD, REGIME_BURST, &k);
+    ck_assert_ptr_eq(results_find(&set, &k), &set.rows[0]);
+    char label[256];
+    ck_assert_str_eq(result_key_label(&k, label, sizeof label), "naive bf16 B=1 H=32 S=2048 D=128 causal init=uniform bwd cold");
+    results_free(&set);
+    write_temp(path, "variant,dtype,batch,heads,seq_len,head_dim,causal,mode,status,ms_median,noise_rel\n"
+                     "naive,bf16,1,32,2048,128,1,cold,ok,1.0,0.01\n");
+    ck_assert_int_eq(results_read(path, &set), ATTN_OK);
+    unlink(path);
+    ck_assert_int_eq(set.rows[0].key.pass, ATTN_PASS_FWD);
+    results_free(&set);
+    write_temp(path, "variant,dtype,batch,heads,seq_len,head_dim,causal,pass,mode,status,ms_median,noise_rel\n"
+                     "naive,bf16,1,32,2048,128,1,backward,cold,ok,1.0,0.01\n");
+    ck_assert_int_eq(results_read(path, &set), ATTN_ERR_INPUT);
+    ck_assert_message_has(":2: unknown pass 'backward' (fwd, bwd, fwd_bwd)");
+    unlink(path);
 }
 END_TEST
 
@@ -2714,7 +3157,7 @@ START_TEST(test_options_empty_paths)
 }
 END_TEST
 
-/* --help says how many key columns --dry-run prints: the schema's twelve. */
+/* --help says how many key columns --dry-run prints: the schema's thirteen. */
 START_TEST(test_options_usage_key_columns)
 {
     char *text = NULL;
@@ -2722,8 +3165,8 @@ START_TEST(test_options_usage_key_columns)
     FILE *f = open_memstream(&text, &len);
     options_usage(f);
     fclose(f);
-    ck_assert_int_eq(RESULT_KEY_COLUMNS, 12);
-    ck_assert_msg(strstr(text, "(the\n                      12 key columns variant .. regime, shard,"),
+    ck_assert_int_eq(RESULT_KEY_COLUMNS, 13);
+    ck_assert_msg(strstr(text, "(the\n                      13 key columns variant .. regime, shard,"),
                   "%s", text);
     ck_assert_ptr_null(strstr(text, "nine"));
     free(text);
@@ -2862,6 +3305,16 @@ static Suite *numerics_suite(void)
     tcase_add_test(tc, test_reference_ragged_is_each_sequence_alone);
     suite_add_tcase(s, tc);
 
+    tc = tcase_create("reference_bwd");
+    tcase_add_loop_test(tc, test_reference_bwd_matches_finite_differences, 0, N_GRAD_SHAPES);
+    tcase_add_loop_test(tc, test_reference_bwd_entry_is_core_on_widened_inputs, 0, 2);
+    tcase_add_loop_test(tc, test_reference_bwd_single_key, 0, 2);
+    tcase_add_test(tc, test_reference_bwd_group_sums_its_heads);
+    tcase_add_test(tc, test_reference_bwd_malformed_varlen_fails);
+    tcase_add_loop_test(tc, test_grad_compare_catches_a_wrong_gradient, 0, 6);
+    tcase_add_test(tc, test_grad_tolerance_ordered);
+    suite_add_tcase(s, tc);
+
     tc = tcase_create("compare");
     tcase_add_test(tc, test_compare_identical_ok);
     tcase_add_test(tc, test_compare_one_element_off);
@@ -2902,6 +3355,8 @@ static Suite *grid_suite(void)
     TCase *tc = tcase_create("specs");
     tcase_add_test(tc, test_grid_lists_and_defaults);
     tcase_add_test(tc, test_grid_init_key);
+    tcase_add_test(tc, test_grid_pass_key);
+    tcase_add_test(tc, test_problem_pass_counts);
     tcase_add_test(tc, test_grid_range_powers_of_two);
     tcase_add_test(tc, test_grid_tokens_and_hidden);
     tcase_add_test(tc, test_grid_kv_heads);
@@ -2911,6 +3366,7 @@ static Suite *grid_suite(void)
     tcase_add_test(tc, test_grid_varlen);
     tcase_add_test(tc, test_results_varlen_column);
     tcase_add_test(tc, test_results_kv_heads_column);
+    tcase_add_test(tc, test_results_pass_column);
     tcase_add_test(tc, test_grid_causal_dtype_whitespace);
     tcase_add_test(tc, test_grid_duplicates_dropped);
     tcase_add_test(tc, test_grid_failed_spec_adds_nothing);

@@ -1,13 +1,13 @@
 /* check_gpu.c — GPU tests: every registered variant against the float64 CPU
  * reference over the odd-shape set (S = 1, 17, 1000; B·H = 1 and 3; head_dim
  * 64 and 128; causal and not) and over long rows (against the float32 GPU
- * reference), the float32 GPU reference against the CPU one,
- * CUDA-graph capture of each variant, cudnn_sdpa running plain points (its
- * cuDNN refusals are skips, so they must not be all it does), and the runner
- * end to end (ok and oom rows, an interrupted sweep keeping whole rows).
- * Without a CUDA device nothing runs and the suite reports every test as
- * skipped, never as passed. Run with CK_FORK=no: a forked child cannot use
- * its parent's CUDA context. */
+ * reference), the float32 GPU references, forward and backward, against the
+ * float64 CPU ones, CUDA-graph capture of each variant, cudnn_sdpa running
+ * plain points (its cuDNN refusals are skips, so they must not be all it
+ * does), and the runner end to end (ok and oom rows, an interrupted sweep
+ * keeping whole rows). Without a CUDA device nothing runs and the suite
+ * reports every test as skipped, never as passed. Run with CK_FORK=no: a
+ * forked child cannot use its parent's CUDA context. */
 #include "../common/csv.h"
 #include "../common/device.h"
 #include "../common/errors.h"
@@ -291,6 +291,82 @@ START_TEST(test_gpu_reference_matches_cpu)
                   c.p.head_dim, worst);
     free(gpu);
     case_close(&c);
+}
+END_TEST
+
+/* The float32 GPU backward against the float64 CPU one: S = 1, dense,
+ * causal, grouped (an odd group too), ragged with and without grouped
+ * heads, fp16, head_dims off the kernels' 16- and 64-column steps and rows
+ * over several 64-row tiles; uniform inputs on even _i, N(0, 1.5²) (a
+ * sharper softmax) on odd. */
+static const struct shape bwd_shapes[] = {
+    {.batch = 1, .heads = 1, .seq = 1, .dim = 64},
+    {.batch = 2, .heads = 3, .seq = 17, .dim = 64},
+    {.batch = 1, .heads = 2, .seq = 130, .dim = 128, .causal = true},
+    {.batch = 2, .heads = 6, .kv_heads = 2, .seq = 77, .dim = 96, .causal = true},
+    {.batch = 1, .heads = 3, .kv_heads = 1, .seq = 200, .dim = 40},
+    {.batch = 3, .heads = 4, .kv_heads = 2, .seq = 200, .dim = 64, .causal = true, .varlen = "lens:1+70+200"},
+    {.batch = 3, .heads = 2, .seq = 130, .dim = 128, .varlen = "lens:130+1+17"},
+    {.batch = 1, .heads = 2, .seq = 100, .dim = 256, .causal = true, .dtype = ATTN_FP16},
+    {.batch = 2, .heads = 4, .kv_heads = 1, .seq = 65, .dim = 72, .causal = true, .dtype = ATTN_FP16,
+     .varlen = "lens:65+3"},
+};
+#define N_BWD_SHAPES ((int)(sizeof bwd_shapes / sizeof bwd_shapes[0]))
+
+/* Every element of the float32 gradient finite and within 1e-4 of the
+ * float64 one, relative to the tensor's largest (or 1 when smaller). */
+static void check_gradient(const char *label, const char *name, const float *gpu, const double *ref,
+                           size_t n)
+{
+    double worst = 0, largest = 0;
+    for (size_t e = 0; e < n; e++) {
+        ck_assert_msg(isfinite(gpu[e]), "%s: %s[%zu] is %g", label, name, e, gpu[e]);
+        worst = fmax(worst, fabs(gpu[e] - ref[e]));
+        largest = fmax(largest, fabs(ref[e]));
+    }
+    ck_assert_msg(worst <= 1e-4 * fmax(1, largest), "%s: float32 %s off by %g (largest %g)", label,
+                  name, worst, largest);
+}
+
+START_TEST(test_gpu_reference_bwd_matches_cpu)
+{
+    const struct shape s = bwd_shapes[_i];
+    const struct attn_problem p = problem_of(s);
+    const size_t nq = attn_tensor_elems(&p), nkv = attn_kv_tensor_elems(&p);
+    const size_t es = attn_dtype_bytes(s.dtype), nall = 2 * nq + 2 * nkv;
+    const size_t at_k = nq, at_v = nq + nkv, at_do = nq + 2 * nkv; /* q, k, v, dout in one buffer */
+    char label[96 + ATTN_VARLEN_MAX];
+    snprintf(label, sizeof label, "B=%d H=%d KV=%d S=%d D=%d %s %s%s%s", p.batch, p.heads,
+             attn_kv_heads(&p), p.seq_len, p.head_dim, p.causal ? "causal" : "full",
+             attn_dtype_name(p.dtype), p.varlen[0] ? " varlen=" : "", p.varlen);
+    char *in;
+    float *grads; /* dq, dk, dv as the inputs q, k, v */
+    ck_assert_int_eq(cudaMalloc((void **)&in, nall * es), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc((void **)&grads, at_do * sizeof *grads), cudaSuccess);
+    const uint64_t seed = fresh_seed();
+    if (_i % 2) ck_assert_int_eq(gpu_fill_normal(in, nall, s.dtype, seed, 1.5f, stream), ATTN_OK);
+    else ck_assert_int_eq(gpu_fill_random(in, nall, s.dtype, seed, stream), ATTN_OK);
+    ck_assert_int_eq(gpu_poison(grads, at_do * sizeof *grads, stream), ATTN_OK); /* NaN until written */
+    ck_assert_msg(gpu_reference_bwd_f32(&p, in, in + at_k * es, in + at_v * es, in + at_do * es,
+                                        grads, grads + at_k, grads + at_v, stream) == ATTN_OK,
+                  "%s: %s", label, attn_error_message());
+    uint16_t *hin = malloc(nall * sizeof *hin);
+    float *hgrads = malloc(at_do * sizeof *hgrads);
+    double *ref = malloc(at_do * sizeof *ref);
+    ck_assert(hin && hgrads && ref);
+    ck_assert_int_eq(cudaMemcpy(hin, in, nall * es, cudaMemcpyDeviceToHost), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(hgrads, grads, at_do * sizeof *grads, cudaMemcpyDeviceToHost), cudaSuccess);
+    ck_assert_int_eq(attn_reference_bwd_f64(&p, hin, hin + at_k, hin + at_v, hin + at_do, ref,
+                                            ref + at_k, ref + at_v),
+                     ATTN_OK);
+    check_gradient(label, "dQ", hgrads, ref, nq);
+    check_gradient(label, "dK", hgrads + at_k, ref + at_k, nkv);
+    check_gradient(label, "dV", hgrads + at_v, ref + at_v, nkv);
+    free(hin);
+    free(hgrads);
+    free(ref);
+    cudaFree(in);
+    cudaFree(grads);
 }
 END_TEST
 
@@ -899,6 +975,138 @@ START_TEST(test_flash_hopper_configs_match_reference)
 }
 END_TEST
 /* ------------------------------------------- end of flash_hopper's configurations */
+/* ------------------------------------------------- backward passes */
+
+/* The odd shapes of the backward: S = 1, 17, 1000, 4097; a group of three
+ * query heads per K/V head; a ragged batch with a sequence of one token;
+ * fp16. gpu_ref: the float32 GPU references (S = 4097 costs the float64 one
+ * too long). */
+static const struct {
+    struct shape s;
+    bool gpu_ref;
+} grad_shapes[] = {
+    {{.batch = 1, .heads = 2, .seq = 1, .dim = 64}, false},
+    {{.batch = 2, .heads = 3, .seq = 17, .dim = 64, .causal = true}, false},
+    {{.batch = 1, .heads = 2, .seq = 1000, .dim = 128, .causal = true}, false},
+    {{.batch = 1, .heads = 1, .seq = 4097, .dim = 64}, true},
+    {{.batch = 1, .heads = 6, .kv_heads = 2, .seq = 200, .dim = 64, .causal = true}, false},
+    {{.batch = 3, .heads = 4, .kv_heads = 2, .seq = 200, .dim = 64, .causal = true, .varlen = "lens:1+33+200"}, false},
+    {{.batch = 2, .heads = 2, .seq = 300, .dim = 64, .dtype = ATTN_FP16}, false},
+    {{.batch = 2, .heads = 3, .kv_heads = 1, .seq = 100, .dim = 128, .dtype = ATTN_FP16, .varlen = "lens:1+100"}, false},
+};
+#define N_GRAD_SHAPES ((int)(sizeof grad_shapes / sizeof grad_shapes[0]))
+
+/* One gradient (or O) of a variant against its reference: n 16-bit values
+ * at dev. */
+static void check_grad(const char *label, const char *name, const void *dev_out, size_t n, const double *ref,
+                       uint16_t *host, enum attn_dtype t, struct attn_tolerance tol)
+{
+    ck_assert_int_eq(cudaMemcpy(host, dev_out, n * attn_dtype_bytes(t), cudaMemcpyDeviceToHost), cudaSuccess);
+    const struct attn_comparison c = attn_compare(ref, host, n, t, tol);
+    ck_assert_msg(c.ok, "%s: %s: %zu bad, %zu non-finite, max_abs_err %g, rel_err %g, first at %zu", label, name,
+                  c.bad, c.nonfinite, c.max_abs_err, c.rel_err, c.first_bad);
+}
+
+/* Every variant with a backward, on each odd shape: its saving forward and
+ * its backward on poisoned outputs, O, dQ, dK and dV against the
+ * references; then the backward again alone (as the timed calls repeat
+ * it), its gradients again. */
+START_TEST(test_variants_backward_match_reference)
+{
+    struct shape s = grad_shapes[_i].s;
+    struct attn_problem p = problem_of(s);
+    p.pass = ATTN_PASS_BWD;
+    const size_t nq = attn_tensor_elems(&p), nkv = attn_kv_tensor_elems(&p), es = attn_dtype_bytes(p.dtype);
+    void *q, *k, *v, *o, *dout, *dq, *dk, *dv;
+    ck_assert_int_eq(cudaMalloc(&q, nq * es), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&k, nkv * es), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&v, nkv * es), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&o, nq * es), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&dout, nq * es), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&dq, nq * es), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&dk, nkv * es), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&dv, nkv * es), cudaSuccess);
+    const uint64_t seed = fresh_seed();
+    ck_assert_int_eq(gpu_fill_normal(q, nq, p.dtype, seed, 1.0f, stream), ATTN_OK);
+    ck_assert_int_eq(gpu_fill_normal(k, nkv, p.dtype, seed + 1, 1.0f, stream), ATTN_OK);
+    ck_assert_int_eq(gpu_fill_normal(v, nkv, p.dtype, seed + 2, 1.0f, stream), ATTN_OK);
+    ck_assert_int_eq(gpu_fill_normal(dout, nq, p.dtype, seed + 3, 1.0f, stream), ATTN_OK);
+    double *ref = malloc((2 * nq + 2 * nkv) * sizeof *ref); /* O, dQ, dK, dV */
+    uint16_t *host = malloc(4 * (nq > nkv ? nq : nkv) * sizeof *host);
+    ck_assert(ref && host);
+    double *ref_o = ref, *ref_dq = ref + nq, *ref_dk = ref + 2 * nq, *ref_dv = ref + 2 * nq + nkv;
+    if (grad_shapes[_i].gpu_ref) {
+        float *f;
+        ck_assert_int_eq(cudaMalloc((void **)&f, (2 * nq + 2 * nkv) * sizeof *f), cudaSuccess);
+        ck_assert_int_eq(gpu_reference_f32(&p, q, k, v, f, stream), ATTN_OK);
+        ck_assert_int_eq(gpu_reference_bwd_f32(&p, q, k, v, dout, f + nq, f + 2 * nq, f + 2 * nq + nkv, stream),
+                         ATTN_OK);
+        float *hf = malloc((2 * nq + 2 * nkv) * sizeof *hf);
+        ck_assert(hf);
+        ck_assert_int_eq(cudaMemcpy(hf, f, (2 * nq + 2 * nkv) * sizeof *f, cudaMemcpyDeviceToHost), cudaSuccess);
+        for (size_t i = 0; i < 2 * nq + 2 * nkv; i++) ref[i] = hf[i];
+        free(hf);
+        cudaFree(f);
+    } else {
+        uint16_t *in = malloc((2 * nq + 2 * nkv) * sizeof *in);
+        ck_assert(in);
+        ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
+        ck_assert_int_eq(cudaMemcpy(in, q, nq * es, cudaMemcpyDeviceToHost), cudaSuccess);
+        ck_assert_int_eq(cudaMemcpy(in + nq, k, nkv * es, cudaMemcpyDeviceToHost), cudaSuccess);
+        ck_assert_int_eq(cudaMemcpy(in + nq + nkv, v, nkv * es, cudaMemcpyDeviceToHost), cudaSuccess);
+        ck_assert_int_eq(cudaMemcpy(in + nq + 2 * nkv, dout, nq * es, cudaMemcpyDeviceToHost), cudaSuccess);
+        ck_assert_int_eq(attn_reference_f64(&p, in, in + nq, in + nq + nkv, ref_o), ATTN_OK);
+        ck_assert_int_eq(attn_reference_bwd_f64(&p, in, in + nq, in + nq + nkv, in + nq + 2 * nkv, ref_dq, ref_dk,
+                                                ref_dv),
+                         ATTN_OK);
+        free(in);
+    }
+    const struct attn_tolerance tol_o = attn_tolerance_for(p.dtype), tol_g = attn_grad_tolerance_for(p.dtype);
+    int checked = 0;
+    for (size_t i = 0; i < registry_count(); i++) {
+        const struct attn_variant *var = registry_get(i);
+        char label[200 + ATTN_VARLEN_MAX], point[ATTN_LABEL_MAX];
+        snprintf(label, sizeof label, "%s %s", var->name, attn_problem_label(&p, point, sizeof point));
+        if (!var->backward) continue;
+        const char *why = var->supports(&p, &dev);
+        if (why) {
+            fprintf(stderr, "  %s: not supported (%s)\n", label, why);
+            continue;
+        }
+        void *ws = NULL, *ctx = NULL;
+        const size_t ws_bytes = var->workspace_bytes(&p);
+        if (ws_bytes) ck_assert_msg(cudaMalloc(&ws, ws_bytes) == cudaSuccess, "%s: workspace", label);
+        ck_assert_msg(var->setup(&ctx, &p, ws) == ATTN_OK, "%s: setup: %s", label, attn_error_message());
+        for (int round = 0; round < 2; round++) {
+            ck_assert_int_eq(gpu_poison(dq, nq * es, stream), ATTN_OK);
+            ck_assert_int_eq(gpu_poison(dk, nkv * es, stream), ATTN_OK);
+            ck_assert_int_eq(gpu_poison(dv, nkv * es, stream), ATTN_OK);
+            if (round == 0) {
+                ck_assert_int_eq(gpu_poison(o, nq * es, stream), ATTN_OK);
+                ck_assert_msg(var->backward->forward(ctx, q, k, v, o, stream) == ATTN_OK, "%s: forward: %s",
+                              label, attn_error_message());
+            }
+            ck_assert_msg(var->backward->backward(ctx, q, k, v, o, dout, dq, dk, dv, stream) == ATTN_OK,
+                          "%s: backward: %s", label, attn_error_message());
+            ck_assert_int_eq(cudaGetLastError(), cudaSuccess);
+            ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
+            if (round == 0) check_grad(label, "O", o, nq, ref_o, host, p.dtype, tol_o);
+            check_grad(label, round ? "dQ (again)" : "dQ", dq, nq, ref_dq, host, p.dtype, tol_g);
+            check_grad(label, round ? "dK (again)" : "dK", dk, nkv, ref_dk, host, p.dtype, tol_g);
+            check_grad(label, round ? "dV (again)" : "dV", dv, nkv, ref_dv, host, p.dtype, tol_g);
+        }
+        var->teardown(ctx);
+        cudaFree(ws);
+        checked++;
+    }
+    ck_assert_msg(checked > 0, "no variant ran a backward at shape %d", _i);
+    free(ref);
+    free(host);
+    void *bufs[] = {q, k, v, o, dout, dq, dk, dv};
+    for (int i = 0; i < 8; i++) cudaFree(bufs[i]);
+}
+END_TEST
+
 
 static Suite *gpu_suite(void)
 {
@@ -910,6 +1118,7 @@ static Suite *gpu_suite(void)
     tcase_add_loop_test(t, test_variants_long_rows_match_reference, 0, N_LONG);
     tcase_add_loop_test(t, test_variants_on_modern_shapes_match_reference, 0, N_MODERN);
     tcase_add_loop_test(t, test_variants_in_graph_on_ragged_shapes, 0, N_MODERN_CPU_REF);
+    tcase_add_loop_test(t, test_variants_backward_match_reference, 0, N_GRAD_SHAPES);
     suite_add_tcase(s, t);
     t = tcase_create("hopper_configs");
     tcase_set_timeout(t, 600);
@@ -918,6 +1127,7 @@ static Suite *gpu_suite(void)
     t = tcase_create("helpers");
     tcase_set_timeout(t, 120);
     tcase_add_loop_test(t, test_gpu_reference_matches_cpu, 0, N_ODD + N_MODERN_CPU_REF);
+    tcase_add_loop_test(t, test_gpu_reference_bwd_matches_cpu, 0, N_BWD_SHAPES);
     tcase_add_test(t, test_poison_is_nan);
     tcase_add_test(t, test_random_inputs_are_fresh_and_nonzero);
     tcase_add_loop_test(t, test_naive_has_one_more_d2d_copy_than_inplace, 0, 2);
@@ -943,8 +1153,8 @@ static Suite *gpu_suite(void)
 }
 
 /* Tests in gpu_suite(), for the skipped count: keep in step with it. */
-#define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_LONG + N_MODERN + N_ODD + N_MODERN_CPU_REF + 2 + 2 + 1 + \
-                        N_CUDNN_TESTS + 4 + 3 + N_HOPPER_TESTS)
+#define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_LONG + N_MODERN + N_ODD + N_MODERN_CPU_REF + N_BWD_SHAPES + N_GRAD_SHAPES + \
+                        2 + 2 + 1 + N_CUDNN_TESTS + 4 + 3 + N_HOPPER_TESTS)
 
 int main(void)
 {

@@ -165,7 +165,7 @@ START_TEST(test_dry_run_shards_cover_the_sweep)
     }
     char cmd[512];
     snprintf(cmd, sizeof cmd, "%s --dry-run --shard 3/8 --point 'batch=1 heads=2 seq=64 dim=64' | head -n 1 | "
-                              "grep -qx 'variant,dtype,batch,heads,kv_heads,seq_len,head_dim,causal,varlen,init,mode,regime,shard,cost'", bin);
+                              "grep -qx 'variant,dtype,batch,heads,kv_heads,seq_len,head_dim,causal,varlen,init,pass,mode,regime,shard,cost'", bin);
     ck_assert_int_eq(system(cmd), 0);
     snprintf(cmd, sizeof cmd, "%s --dry-run --shard 9/8 2>&1 | grep -q 'needs 1 <= I <= N'", bin);
     ck_assert_int_eq(system(cmd), 0);

@@ -373,8 +373,9 @@ rerun() {
   env ${vars[@]+"${vars[@]}"} "$submit" --rerun "$parts" "$@" > "$log" 2>&1 && read_submit "$log" ||
     { sed 's/^/  | /' "$log"; return 1; }
 }
-# keys FILE...: the twelve key columns of a plan-format file's rows, sorted
-keys() { tail -q -n +2 "$@" | cut -d, -f1-12 | sort; }
+# keys FILE...: the key columns (those before shard) of a plan-format file's rows, sorted
+keys() { awk -F, -v OFS=, 'FNR == 1 { for (c = 1; c <= NF; c++) if ($c == "shard") n = c - 1; next }
+                            { NF = n; print }' "$@" | sort; }
 all_keys=$t/sweep.keys
 "$attnbench" --dry-run "${sweep[@]}" | keys /dev/stdin > "$all_keys"
 rows=$(wc -l < "$all_keys")
@@ -384,7 +385,8 @@ each_in_its_shard() { # PARTS N: every row of shard-I/dry-run.csv says I/N, and 
   local i
   for i in $(seq 1 "$2"); do
     [ "$(tail -n +2 "$1/shard-$i/dry-run.csv" | wc -l)" -gt 0 ] || return 1
-    [ -z "$(tail -n +2 "$1/shard-$i/dry-run.csv" | awk -F, -v s="$i/$2" '$13 != s')" ] || return 1
+    [ -z "$(awk -F, -v s="$i/$2" 'NR == 1 { for (j = 1; j <= NF; j++) if ($j == "shard") c = j; next }
+             $c != s' "$1/shard-$i/dry-run.csv")" ] || return 1
   done
 }
 merge_log_says() { grep -q -F -- "$1" "$parts/logs/merge.out"; }

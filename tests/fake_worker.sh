@@ -132,7 +132,7 @@ BLOCKS=0 CYCLE_I=0
 TAKEN=() # this mode's samples
 
 # key MODE [VARIANT]: the row key, in the order both files give it.
-key() { printf '%s,%s,%s,%s,%s,%s,%s,%s,,%s,%s,%s' "${2:-$VARIANT}" "$DT" "$B" "$H" "$H" "$S" "$D" "$C" "$INIT" "$1" "$REGIME"; }
+key() { printf '%s,%s,%s,%s,%s,%s,%s,%s,,%s,%s,%s,%s' "${2:-$VARIANT}" "$DT" "$B" "$H" "$H" "$S" "$D" "$C" "$INIT" "$PASS" "$1" "$REGIME"; }
 
 # Rows in the run's CSV.
 rows_written() { echo $(($(wc -l <"$CSV") - 1)); }
@@ -215,7 +215,7 @@ cmd_point() {
     local seed=${1:-} kv
     [[ $seed =~ ^[0-9]+$ && -z $VARIANT ]] || fatal "point: expected SEED SPEC, outside a row"
     shift
-    B=1 H=1 S=1 D=64 C=0 DT=bf16 INIT=uniform
+    B=1 H=1 S=1 D=64 C=0 DT=bf16 INIT=uniform PASS=fwd
     for kv in "$@"; do
         case $kv in
         batch=*) B=${kv#*=} ;;
@@ -225,6 +225,7 @@ cmd_point() {
         causal=*) C=${kv#*=} ;;
         dtype=*) DT=${kv#*=} ;;
         init=*) INIT=${kv#*=} ;;
+        pass=*) PASS=${kv#*=} ;;
         esac
     done
     reply ok

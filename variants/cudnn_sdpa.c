@@ -1,6 +1,6 @@
-/* cudnn_sdpa.c — the vendor baseline: cuDNN's fused flash-attention forward
- * (what PyTorch's SDPA runs on Hopper), reached through cuDNN's backend
- * (graph) C API, without cudnn-frontend.
+/* cudnn_sdpa.c — the vendor baseline: cuDNN's fused flash attention, forward
+ * and backward (what PyTorch's SDPA runs on Hopper), reached through cuDNN's
+ * backend (graph) C API, without cudnn-frontend.
  *
  * cuDNN 9.13+ has a single SDPA operation, but before 9.21 it cannot express
  * a causal mask (no causal attribute, no score-modifier subgraph), so both
@@ -47,12 +47,57 @@
  *   The lengths and offsets live in the workspace, after the cuDNN workspace
  *   and Stats; setup() uploads them.
  *
- * The inference graph (virtual Stats) is tried first, then the stats graph;
- * the row's `impl` column says which one and which engine ran. A plan is built
- * once per point — by supports(), which turns cuDNN's own rejections into
- * skipped rows with cuDNN's reason — cached for workspace_bytes() and taken
- * over by setup(); run() only executes it on the given stream.
- * ATTN_CUDNN_DEBUG=1 prints every heuristic candidate and the choice. */
+ * The backward (points of pass bwd and fwd_bwd) is cuDNN's fused flash-
+ * attention backward, reached the same way: the pattern graph that frontend
+ * (v1.14 to v1.23, CompositeSDPABackwardNode::expand_node) lowers
+ * sdpa_backward to for cuDNN 9, in its op order:
+ *
+ *     softmax_sum = rowsum(dO ∘ O) · 1    fp32, in the workspace (the 1 stands
+ *                                         for frontend's absent dropout scale)
+ *     S' = matmul(Q, Kᵀ) · scale          [ragged: the padding mask above]
+ *     S' = S' − Stats                     [cuDNN < 9.10 and a padding mask:
+ *                                          the padding mask again]
+ *                                         [causal: the causal mask above]
+ *     E  = exp(S')                        the probabilities, recomputed
+ *     dV = matmul(Eᵀ, dO)                 Eᵀ: a reshape of E, in the I/O type
+ *     dP = matmul(dO, Vᵀ)
+ *     dS = (dP − softmax_sum) ∘ E · scale
+ *     dK = matmul(dSᵀ, Q)                 dSᵀ: a reshape of dS, in the I/O type
+ *     dQ_acc = matmul(dS, K)              K: a reshape of Kᵀ; dQ_acc: fp32, in
+ *                                         the workspace
+ *     dQ = identity(dQ_acc)
+ *
+ * Virtual intermediates are fp32 but for the reshapes; the scale and the 1
+ * are by-value floats; both masks are the forward's. Grouped K/V heads: dV
+ * and dK leave their matmuls with H heads (virtual, I/O type) and a sum
+ * reduction folds each group into its K/V head, as frontend builds it (the
+ * engine fuses the reduction). Ragged batches: the forward's lengths and
+ * offsets, dO taking O's ragged offsets, dQ Q's, dK K's and dV V's (frontend's
+ * THD tests); Stats stays padded, and dQ_acc and softmax_sum are
+ * [B,H,S_max,·], frontend's sizes when max_total_seq_len is not given. Two of
+ * frontend's workarounds for older cuDNN are kept: up to 9.15.0 a dense
+ * backward whose S is not a multiple of 128 gets the padding mask with every
+ * length S (its lengths in the workspace as a ragged batch's are), and before
+ * 9.6 dQ_acc is zeroed before each backward; 9.10.0 and 9.10.1 are refused, as
+ * frontend refuses them.
+ *
+ * Pass fwd builds the inference graph (virtual Stats) first, then the stats
+ * graph; passes bwd and fwd_bwd build the stats graph (backward_ops.forward:
+ * it writes the Stats the backward reads) and the backward graph, which share
+ * cuDNN's workspace (they run one after the other on one stream). The row's
+ * `impl` column says which graphs and engines run. A plan is built once per
+ * point — by supports(), which turns cuDNN's own rejections into skipped rows
+ * with cuDNN's reason — cached for workspace_bytes() and taken over by
+ * setup(); run() and the backward ops only execute it on the given stream.
+ * ATTN_CUDNN_DEBUG=1 prints every heuristic candidate and the choice.
+ *
+ * Checked without a GPU through cuDNN 9.19's deviceless path (a device
+ * properties descriptor of an H200, sm_90 with 132 SMs; NVRTC compiling each
+ * runtime-compiled kernel, only the module load faked): every forward and
+ * backward graph of B 1..8, H 16 (and 32 over 8 K/V heads), S 1024 and 4096,
+ * D 64 and 128, causal or not, bf16 and fp16, dense and ragged, finalizes an
+ * execution plan.
+ */
 #include "../common/attn.h"
 #include "../common/errors.h"
 
@@ -82,6 +127,9 @@ enum {
     /* ragged batches only: the padding mask's own mask value, the lengths
        and the ragged offsets of Q, K, V, O */
     UID_PAD_NEG_INF, UID_SEQ_LEN_Q, UID_SEQ_LEN_KV, UID_RAG_Q, UID_RAG_K, UID_RAG_V, UID_RAG_O,
+    /* the backward graph's own: dO, dQ, dK, dV, the by-value 1, softmax_sum
+       and the dQ accumulator (workspace), the second padding mask's value */
+    UID_DO, UID_DQ, UID_DK, UID_DV, UID_ONE, UID_SOFTMAX_SUM, UID_DQ_ACCUM, UID_PAD2_NEG_INF,
     UID_VIRTUAL = 100
 };
 
@@ -242,9 +290,54 @@ static int handle_get(void)
 
 /* ---------------------------------------------------------------- the graph */
 
+/* A problem's tensor shapes, dims (d) and strides (s), as the graphs declare
+ * them. Dense: [B, H, S, D] row-major. Ragged: the same dims (S = the longest
+ * sequence) over packed tokens — a token is H·D (KV·D) elements, a head D
+ * within it; the batch stride S·H·D is frontend's (its THD tests); where each
+ * sequence really starts comes from the ragged offsets. */
+struct shapes {
+    int64_t qd[4], qs[4];   /* Q, O, dO, dQ */
+    int64_t kd[4], ks[4];   /* K, V, dK, dV: [B, KV, S, D] */
+    int64_t ktd[4], kts[4]; /* Kᵀ and Vᵀ: K and V viewed as [B, KV, D, S] by strides */
+    int64_t sd[4], ss[4];   /* the scores and what has their shape: [B, H, S, S] */
+    int64_t tss[4];         /* the same transposed by strides (the backward's reshapes) */
+    int64_t rd[4], rs[4];   /* one value per query row: [B, H, S, 1] */
+    int64_t one[4];         /* scalars */
+};
+
+static void set4(int64_t v[4], int64_t a, int64_t b, int64_t c, int64_t d)
+{
+    v[0] = a, v[1] = b, v[2] = c, v[3] = d;
+}
+
+static void shapes_of(const struct attn_problem *p, struct shapes *sh)
+{
+    const int64_t B = p->batch, H = p->heads, S = p->seq_len, D = p->head_dim;
+    const int64_t KV = attn_kv_heads(p); /* grouped K/V heads: K and V carry KV heads, which
+                                            cuDNN's fused attention maps to the query heads */
+    set4(sh->qd, B, H, S, D);
+    set4(sh->kd, B, KV, S, D);
+    set4(sh->ktd, B, KV, D, S);
+    if (attn_is_varlen(p)) {
+        set4(sh->qs, S * H * D, D, H * D, 1);
+        set4(sh->ks, S * KV * D, D, KV * D, 1);
+    } else {
+        set4(sh->qs, H * S * D, S * D, D, 1);
+        set4(sh->ks, KV * S * D, S * D, D, 1);
+    }
+    set4(sh->kts, sh->ks[0], sh->ks[1], sh->ks[3], sh->ks[2]); /* K's last two swapped */
+    set4(sh->sd, B, H, S, S);
+    set4(sh->ss, H * S * S, S * S, S, 1);
+    set4(sh->tss, H * S * S, S * S, 1, S);
+    set4(sh->rd, B, H, S, 1);
+    set4(sh->rs, H * S, S, 1, 1);
+    set4(sh->one, 1, 1, 1, 1);
+}
+
 struct graph {
     struct descs *a;
-    cudnnBackendDescriptor_t ops[32];
+    const struct shapes *sh;
+    cudnnBackendDescriptor_t ops[48];
     int nops;
     int64_t next_uid;
 };
@@ -290,6 +383,12 @@ static int virtual_tensor(struct graph *g, const char *name, cudnnDataType_t typ
                           cudnnBackendDescriptor_t *out)
 {
     return tensor(g, name, g->next_uid++, type, dims, strides, T_VIRTUAL, out);
+}
+
+/* A by-value float scalar (a mask value, the scale, a constant). */
+static int scalar(struct graph *g, const char *name, int64_t uid, cudnnBackendDescriptor_t *out)
+{
+    return tensor(g, name, uid, CUDNN_DATA_FLOAT, g->sh->one, g->sh->one, T_BY_VALUE, out);
 }
 
 static int add_op(struct graph *g, cudnnBackendDescriptor_t op)
@@ -353,7 +452,8 @@ static int matmul(struct graph *g, const char *name, cudnnBackendDescriptor_t a,
     return add_op(g, op);
 }
 
-/* y = reduce(x) over the last dimension (y's last dimension is 1). */
+/* y = reduce(x) over what y's shape folds: the last dimension (y's is 1), or
+ * the heads of each group (y has the K/V heads). */
 static int reduction(struct graph *g, const char *name, cudnnReduceTensorOp_t mode,
                      cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t y)
 {
@@ -374,13 +474,29 @@ static int reduction(struct graph *g, const char *name, cudnnReduceTensorOp_t mo
     return add_op(g, op);
 }
 
-/* ---------------------------------------------------- ragged batches */
+/* y = x viewed with y's dims, strides and type (the backward's transposes). */
+static int reshape(struct graph *g, const char *name, cudnnBackendDescriptor_t x,
+                   cudnnBackendDescriptor_t y)
+{
+    char opwhat[64];
+    snprintf(opwhat, sizeof opwhat, "reshape operation '%s'", name);
+    cudnnBackendDescriptor_t op = NULL;
+    ATTN_TRY(descs_new(g->a, CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR, opwhat, &op));
+    SET(op, opwhat, CUDNN_ATTR_OPERATION_RESHAPE_XDESC, DESC, 1, &x);
+    SET(op, opwhat, CUDNN_ATTR_OPERATION_RESHAPE_YDESC, DESC, 1, &y);
+    FINALIZE(op, opwhat);
+    return add_op(g, op);
+}
 
-/* A ragged batch's device arrays, in the workspace from the plan's
- * aux_offset, each 256-byte aligned: the sequence lengths given as Q's and as
- * K/V's ([B] int32), then the ragged offsets of Q, K, V and O ([B+1], int32
- * or int64). The two lengths and the four offsets are separate tensors with
- * their own uids, as frontend has them, so each gets its own array. */
+/* ---------------------------------------------- lengths and ragged offsets */
+
+/* The lengths' and offsets' device arrays (a ragged batch's; a dense
+ * backward with the padding workaround uses the lengths only), in the
+ * workspace from the plan's aux_offset, each 256-byte aligned: the sequence
+ * lengths given as Q's and as K/V's ([B] int32), then the ragged offsets of
+ * Q, K, V and O ([B+1], int32 or int64). The two lengths and the four
+ * offsets are separate tensors with their own uids, as frontend has them, so
+ * each gets its own array. */
 enum { AUX_SEQ_Q, AUX_SEQ_KV, AUX_RAG_Q, AUX_RAG_K, AUX_RAG_V, AUX_RAG_O, AUX_COUNT };
 static const int64_t aux_uid[AUX_COUNT] = {UID_SEQ_LEN_Q, UID_SEQ_LEN_KV, UID_RAG_Q,
                                            UID_RAG_K,     UID_RAG_V,      UID_RAG_O};
@@ -407,115 +523,149 @@ static size_t aux_layout(int64_t batch, bool off64, size_t at[AUX_COUNT])
     return used;
 }
 
-/* ---------------------------------------------------- the pattern graph */
+/* Whether the backward takes frontend's padding workaround: cuDNN up to
+ * 9.15.0 gets a dense backward whose S is not a multiple of 128 wrong without
+ * a padding mask, so frontend adds one with every length S. */
+static bool bwd_padding_workaround(const struct attn_problem *p)
+{
+    return !attn_is_varlen(p) && p->seq_len % 128 != 0 && cudnnGetVersion() <= 91500;
+}
 
-/* The pattern graph of the file's header comment, finalized, into *out. All
- * its descriptors go to a. */
+/* ---------------------------------------------------- the pattern graphs */
+
+/* What a graph takes besides the I/O tensors: the lengths (seq_len_q/kv,
+ * [B,1,1,1] int32) of a graph with a padding mask and the ragged offsets of a
+ * ragged batch's Q, K, V, O ([B+1,1,1,1]); NULL where it has none. */
+struct seqs {
+    cudnnBackendDescriptor_t q, kv, rag_q, rag_k, rag_v, rag_o;
+};
+
+static int seq_tensors(struct graph *g, const struct attn_problem *p, bool padded,
+                       struct seqs *sq)
+{
+    memset(sq, 0, sizeof *sq);
+    const bool ragged = attn_is_varlen(p), off64 = ragged && offsets_need_int64(p);
+    if (off64 && cudnnGetVersion() < 90600)
+        return ATTN_FAIL(RC_UNSUPPORTED,
+                         "ragged offsets past 2^31 elements need int64 offsets, which "
+                         "cuDNN takes from 9.6 on; %zu is loaded",
+                         cudnnGetVersion());
+    const int64_t B = p->batch, lens_d[4] = {B, 1, 1, 1}, offs_d[4] = {B + 1, 1, 1, 1};
+    const int64_t *one = g->sh->one;
+    if (padded) {
+        ATTN_TRY(tensor(g, "seq_len_q", UID_SEQ_LEN_Q, CUDNN_DATA_INT32, lens_d, one, 0, &sq->q));
+        ATTN_TRY(tensor(g, "seq_len_kv", UID_SEQ_LEN_KV, CUDNN_DATA_INT32, lens_d, one, 0,
+                        &sq->kv));
+    }
+    if (!ragged) return ATTN_OK;
+    const cudnnDataType_t ot = off64 ? CUDNN_DATA_INT64 : CUDNN_DATA_INT32;
+    ATTN_TRY(tensor(g, "Q_ragged_offset", UID_RAG_Q, ot, offs_d, one, 0, &sq->rag_q));
+    ATTN_TRY(tensor(g, "K_ragged_offset", UID_RAG_K, ot, offs_d, one, 0, &sq->rag_k));
+    ATTN_TRY(tensor(g, "V_ragged_offset", UID_RAG_V, ot, offs_d, one, 0, &sq->rag_v));
+    ATTN_TRY(tensor(g, "O_ragged_offset", UID_RAG_O, ot, offs_d, one, 0, &sq->rag_o));
+    return ATTN_OK;
+}
+
+/* frontend's padding_mask(): keep x where row < seq_len_q[b] && col <
+ * seq_len_kv[b], else the by-value mask value of the given uid. */
+static int padding_mask(struct graph *g, int64_t uid, const struct seqs *sq,
+                        cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t *out)
+{
+    const int64_t *sd = g->sh->sd, *ss = g->sh->ss;
+    const cudnnDataType_t i32 = CUDNN_DATA_INT32, bln = CUDNN_DATA_BOOLEAN;
+    cudnnBackendDescriptor_t row = NULL, col = NULL, row_ok = NULL, col_ok = NULL;
+    cudnnBackendDescriptor_t keep = NULL, value = NULL;
+    ATTN_TRY(virtual_tensor(g, "pad_row_index", i32, sd, ss, &row));
+    ATTN_TRY(pointwise(g, "gen_row_idx_padding", CUDNN_POINTWISE_GEN_INDEX, i32, 2, x, NULL, NULL,
+                       row));
+    ATTN_TRY(virtual_tensor(g, "pad_col_index", i32, sd, ss, &col));
+    ATTN_TRY(pointwise(g, "gen_col_idx_padding", CUDNN_POINTWISE_GEN_INDEX, i32, 3, x, NULL, NULL,
+                       col));
+    ATTN_TRY(virtual_tensor(g, "row<seq_len_q", bln, sd, ss, &row_ok));
+    ATTN_TRY(pointwise(g, "lt_row_sq_padding", CUDNN_POINTWISE_CMP_LT, bln, -1, row, sq->q, NULL,
+                       row_ok));
+    ATTN_TRY(virtual_tensor(g, "col<seq_len_kv", bln, sd, ss, &col_ok));
+    ATTN_TRY(pointwise(g, "lt_col_skv_padding", CUDNN_POINTWISE_CMP_LT, bln, -1, col, sq->kv, NULL,
+                       col_ok));
+    ATTN_TRY(virtual_tensor(g, "in_sequence", bln, sd, ss, &keep));
+    ATTN_TRY(pointwise(g, "and_row_col_padding", CUDNN_POINTWISE_LOGICAL_AND, bln, -1, row_ok,
+                       col_ok, NULL, keep));
+    ATTN_TRY(scalar(g, "pad_neg_inf", uid, &value));
+    ATTN_TRY(virtual_tensor(g, "S_padded", CUDNN_DATA_FLOAT, sd, ss, out));
+    return pointwise(g, "select_padding", CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, -1, x,
+                     value, keep, *out);
+}
+
+/* frontend's causal mask (a diagonal band with right bound 0): keep x where
+ * row >= col (top-left aligned diagonal; ragged: within each sequence, whose
+ * rows and columns both start at 0), else the mask value. */
+static int causal_mask(struct graph *g, cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t *out)
+{
+    const int64_t *sd = g->sh->sd, *ss = g->sh->ss;
+    const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
+    cudnnBackendDescriptor_t row = NULL, col = NULL, keep = NULL, neg_inf = NULL;
+    ATTN_TRY(virtual_tensor(g, "row_index", CUDNN_DATA_INT32, sd, ss, &row));
+    ATTN_TRY(pointwise(g, "gen_row_index", CUDNN_POINTWISE_GEN_INDEX, f32, 2, x, NULL, NULL, row));
+    ATTN_TRY(virtual_tensor(g, "col_index", CUDNN_DATA_INT32, sd, ss, &col));
+    ATTN_TRY(pointwise(g, "gen_col_index", CUDNN_POINTWISE_GEN_INDEX, f32, 3, x, NULL, NULL, col));
+    ATTN_TRY(virtual_tensor(g, "row>=col", CUDNN_DATA_BOOLEAN, sd, ss, &keep));
+    ATTN_TRY(pointwise(g, "row_greater_than_col", CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, -1,
+                       row, col, NULL, keep));
+    ATTN_TRY(scalar(g, "neg_inf", UID_NEG_INF, &neg_inf));
+    ATTN_TRY(virtual_tensor(g, "S_masked", f32, sd, ss, out));
+    return pointwise(g, "causal_select", CUDNN_POINTWISE_BINARY_SELECT, f32, -1, x, neg_inf, keep,
+                     *out);
+}
+
+/* The operation graph of g's operations, finalized, into *out. */
+static int finish_graph(struct graph *g, cudnnBackendDescriptor_t *out)
+{
+    const char *what = "operation graph";
+    cudnnBackendDescriptor_t graph = NULL;
+    ATTN_TRY(descs_new(g->a, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, what, &graph));
+    SET(graph, what, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+    SET(graph, what, CUDNN_ATTR_OPERATIONGRAPH_OPS, DESC, g->nops, g->ops);
+    FINALIZE(graph, what);
+    *out = graph;
+    return ATTN_OK;
+}
+
+static cudnnDataType_t io_type(const struct attn_problem *p)
+{
+    return p->dtype == ATTN_FP16 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16;
+}
+
+/* The forward pattern graph of the file's header comment, finalized, into
+ * *out. All its descriptors go to a. */
 static int build_graph(struct descs *a, const struct attn_problem *p, bool stats,
                        cudnnBackendDescriptor_t *out)
 {
-    struct graph g = {.a = a, .next_uid = UID_VIRTUAL};
-    const int64_t B = p->batch, H = p->heads, S = p->seq_len, D = p->head_dim;
-    const int64_t KV = attn_kv_heads(p); /* grouped K/V heads: K and V carry KV heads, which
-                                            cuDNN's fused attention maps to the query heads */
+    struct shapes sh;
+    shapes_of(p, &sh);
+    struct graph g = {.a = a, .sh = &sh, .next_uid = UID_VIRTUAL};
     const bool ragged = attn_is_varlen(p);
-    /* Dense: [B, H, S, D] row-major. Ragged: the same dims (S = the longest
-       sequence) over packed tokens — a token is H·D (KV·D) elements, a head D
-       within it; the batch stride S·H·D is frontend's (its THD tests); where
-       each sequence really starts comes from the ragged offsets. */
-    const int64_t qs_dense[4] = {H * S * D, S * D, D, 1}, qs_thd[4] = {S * H * D, D, H * D, 1};
-    const int64_t ks_dense[4] = {KV * S * D, S * D, 1, D}, ks_thd[4] = {S * KV * D, D, 1, KV * D};
-    const int64_t vs_dense[4] = {KV * S * D, S * D, D, 1}, vs_thd[4] = {S * KV * D, D, KV * D, 1};
-    const int64_t *qs = ragged ? qs_thd : qs_dense, *vs = ragged ? vs_thd : vs_dense;
-    const int64_t *ks = ragged ? ks_thd : ks_dense; /* Kᵀ by strides: K's last two swapped */
-    const int64_t qd[4] = {B, H, S, D}, kd[4] = {B, KV, D, S}, vd[4] = {B, KV, S, D};
-    const int64_t sd[4] = {B, H, S, S}, ss[4] = {H * S * S, S * S, S, 1};
-    const int64_t rd[4] = {B, H, S, 1}, rs[4] = {H * S, S, 1, 1};
-    const int64_t one[4] = {1, 1, 1, 1};
-    const cudnnDataType_t io = p->dtype == ATTN_FP16 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16;
-    const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
+    const int64_t *sd = sh.sd, *ss = sh.ss, *rd = sh.rd, *rs = sh.rs;
+    const cudnnDataType_t io = io_type(p), f32 = CUDNN_DATA_FLOAT;
 
     cudnnBackendDescriptor_t q = NULL, k = NULL, v = NULL, o = NULL, scale = NULL, s = NULL;
     cudnnBackendDescriptor_t s_scaled = NULL, last = NULL, mx = NULL, sub = NULL, ex = NULL;
     cudnnBackendDescriptor_t sum = NULL, prob = NULL;
-    /* ragged only: the lengths and the ragged offsets (NULL when dense) */
-    cudnnBackendDescriptor_t seq_q = NULL, seq_kv = NULL;
-    cudnnBackendDescriptor_t rag_q = NULL, rag_k = NULL, rag_v = NULL, rag_o = NULL;
-    if (ragged) {
-        const bool off64 = offsets_need_int64(p);
-        if (off64 && cudnnGetVersion() < 90600)
-            return ATTN_FAIL(RC_UNSUPPORTED,
-                             "ragged offsets past 2^31 elements need int64 offsets, which "
-                             "cuDNN takes from 9.6 on; %zu is loaded",
-                             cudnnGetVersion());
-        const cudnnDataType_t ot = off64 ? CUDNN_DATA_INT64 : CUDNN_DATA_INT32;
-        const int64_t lens_d[4] = {B, 1, 1, 1}, offs_d[4] = {B + 1, 1, 1, 1};
-        ATTN_TRY(tensor(&g, "seq_len_q", UID_SEQ_LEN_Q, CUDNN_DATA_INT32, lens_d, one, 0, &seq_q));
-        ATTN_TRY(tensor(&g, "seq_len_kv", UID_SEQ_LEN_KV, CUDNN_DATA_INT32, lens_d, one, 0,
-                        &seq_kv));
-        ATTN_TRY(tensor(&g, "Q_ragged_offset", UID_RAG_Q, ot, offs_d, one, 0, &rag_q));
-        ATTN_TRY(tensor(&g, "K_ragged_offset", UID_RAG_K, ot, offs_d, one, 0, &rag_k));
-        ATTN_TRY(tensor(&g, "V_ragged_offset", UID_RAG_V, ot, offs_d, one, 0, &rag_v));
-        ATTN_TRY(tensor(&g, "O_ragged_offset", UID_RAG_O, ot, offs_d, one, 0, &rag_o));
-    }
-    ATTN_TRY(tensor_ragged(&g, "Q", UID_Q, io, qd, qs, 0, rag_q, &q));
-    ATTN_TRY(tensor_ragged(&g, "K^T", UID_K, io, kd, ks, 0, rag_k, &k));
-    ATTN_TRY(tensor_ragged(&g, "V", UID_V, io, vd, vs, 0, rag_v, &v));
-    ATTN_TRY(tensor_ragged(&g, "O", UID_O, io, qd, qs, 0, rag_o, &o));
-    ATTN_TRY(tensor(&g, "attn_scale", UID_SCALE, f32, one, one, T_BY_VALUE, &scale));
+    struct seqs sq; /* ragged only: the lengths and the ragged offsets */
+    ATTN_TRY(seq_tensors(&g, p, ragged, &sq));
+    ATTN_TRY(tensor_ragged(&g, "Q", UID_Q, io, sh.qd, sh.qs, 0, sq.rag_q, &q));
+    ATTN_TRY(tensor_ragged(&g, "K^T", UID_K, io, sh.ktd, sh.kts, 0, sq.rag_k, &k));
+    ATTN_TRY(tensor_ragged(&g, "V", UID_V, io, sh.kd, sh.ks, 0, sq.rag_v, &v));
+    ATTN_TRY(tensor_ragged(&g, "O", UID_O, io, sh.qd, sh.qs, 0, sq.rag_o, &o));
+    ATTN_TRY(scalar(&g, "attn_scale", UID_SCALE, &scale));
 
     /* ragged: M = the query rows, N = the key columns of each sequence */
     ATTN_TRY(virtual_tensor(&g, "S", f32, sd, ss, &s));
-    ATTN_TRY(matmul(&g, "bmm1 Q.K^T", q, k, s, seq_q, seq_kv, NULL));
+    ATTN_TRY(matmul(&g, "bmm1 Q.K^T", q, k, s, sq.q, sq.kv, NULL));
     ATTN_TRY(virtual_tensor(&g, "S*scale", f32, sd, ss, &s_scaled));
     ATTN_TRY(pointwise(&g, "attn_scale", CUDNN_POINTWISE_MUL, f32, -1, s, scale, NULL, s_scaled));
     last = s_scaled;
-
-    if (ragged) { /* frontend's padding_mask(): keep row < seq_len_q[b] && col < seq_len_kv[b] */
-        cudnnBackendDescriptor_t row = NULL, col = NULL, row_ok = NULL, col_ok = NULL;
-        cudnnBackendDescriptor_t keep = NULL, pad_neg_inf = NULL, padded = NULL;
-        const cudnnDataType_t i32 = CUDNN_DATA_INT32, bln = CUDNN_DATA_BOOLEAN;
-        ATTN_TRY(virtual_tensor(&g, "pad_row_index", i32, sd, ss, &row));
-        ATTN_TRY(pointwise(&g, "gen_row_idx_padding", CUDNN_POINTWISE_GEN_INDEX, i32, 2, last,
-                           NULL, NULL, row));
-        ATTN_TRY(virtual_tensor(&g, "pad_col_index", i32, sd, ss, &col));
-        ATTN_TRY(pointwise(&g, "gen_col_idx_padding", CUDNN_POINTWISE_GEN_INDEX, i32, 3, last,
-                           NULL, NULL, col));
-        ATTN_TRY(virtual_tensor(&g, "row<seq_len_q", bln, sd, ss, &row_ok));
-        ATTN_TRY(pointwise(&g, "lt_row_sq_padding", CUDNN_POINTWISE_CMP_LT, bln, -1, row, seq_q,
-                           NULL, row_ok));
-        ATTN_TRY(virtual_tensor(&g, "col<seq_len_kv", bln, sd, ss, &col_ok));
-        ATTN_TRY(pointwise(&g, "lt_col_skv_padding", CUDNN_POINTWISE_CMP_LT, bln, -1, col, seq_kv,
-                           NULL, col_ok));
-        ATTN_TRY(virtual_tensor(&g, "in_sequence", bln, sd, ss, &keep));
-        ATTN_TRY(pointwise(&g, "and_row_col_padding", CUDNN_POINTWISE_LOGICAL_AND, bln, -1, row_ok,
-                           col_ok, NULL, keep));
-        ATTN_TRY(tensor(&g, "pad_neg_inf", UID_PAD_NEG_INF, f32, one, one, T_BY_VALUE,
-                        &pad_neg_inf));
-        ATTN_TRY(virtual_tensor(&g, "S_padded", f32, sd, ss, &padded));
-        ATTN_TRY(pointwise(&g, "select_padding", CUDNN_POINTWISE_BINARY_SELECT, f32, -1, last,
-                           pad_neg_inf, keep, padded));
-        last = padded;
-    }
-
-    if (p->causal) { /* keep where row >= col (top-left aligned diagonal), else the mask value;
-                        ragged: within each sequence, whose rows and columns both start at 0 */
-        cudnnBackendDescriptor_t row = NULL, col = NULL, keep = NULL, neg_inf = NULL, masked = NULL;
-        ATTN_TRY(virtual_tensor(&g, "row_index", CUDNN_DATA_INT32, sd, ss, &row));
-        ATTN_TRY(pointwise(&g, "gen_row_index", CUDNN_POINTWISE_GEN_INDEX, f32, 2, last, NULL, NULL,
-                           row));
-        ATTN_TRY(virtual_tensor(&g, "col_index", CUDNN_DATA_INT32, sd, ss, &col));
-        ATTN_TRY(pointwise(&g, "gen_col_index", CUDNN_POINTWISE_GEN_INDEX, f32, 3, last, NULL, NULL,
-                           col));
-        ATTN_TRY(virtual_tensor(&g, "row>=col", CUDNN_DATA_BOOLEAN, sd, ss, &keep));
-        ATTN_TRY(pointwise(&g, "row_greater_than_col", CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN,
-                           -1, row, col, NULL, keep));
-        ATTN_TRY(tensor(&g, "neg_inf", UID_NEG_INF, f32, one, one, T_BY_VALUE, &neg_inf));
-        ATTN_TRY(virtual_tensor(&g, "S_masked", f32, sd, ss, &masked));
-        ATTN_TRY(pointwise(&g, "causal_select", CUDNN_POINTWISE_BINARY_SELECT, f32, -1, last,
-                           neg_inf, keep, masked));
-        last = masked;
-    }
+    if (ragged) ATTN_TRY(padding_mask(&g, UID_PAD_NEG_INF, &sq, last, &last));
+    if (p->causal) ATTN_TRY(causal_mask(&g, last, &last));
 
     ATTN_TRY(virtual_tensor(&g, "row_max", f32, rd, rs, &mx));
     ATTN_TRY(reduction(&g, "row_max", CUDNN_REDUCE_TENSOR_MAX, last, mx));
@@ -540,16 +690,117 @@ static int build_graph(struct descs *a, const struct attn_problem *p, bool stats
     ATTN_TRY(virtual_tensor(&g, "P", io, sd, ss, &prob));
     ATTN_TRY(pointwise(&g, "softmax_div", CUDNN_POINTWISE_DIV, f32, -1, ex, sum, NULL, prob));
     /* ragged: M = the query rows, K = the key rows of each sequence */
-    ATTN_TRY(matmul(&g, "bmm2 P.V", prob, v, o, seq_q, NULL, seq_kv));
+    ATTN_TRY(matmul(&g, "bmm2 P.V", prob, v, o, sq.q, NULL, sq.kv));
+    return finish_graph(&g, out);
+}
 
-    const char *what = "operation graph";
-    cudnnBackendDescriptor_t graph = NULL;
-    ATTN_TRY(descs_new(a, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, what, &graph));
-    SET(graph, what, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
-    SET(graph, what, CUDNN_ATTR_OPERATIONGRAPH_OPS, DESC, g.nops, g.ops);
-    FINALIZE(graph, what);
-    *out = graph;
-    return ATTN_OK;
+/* dX = matmul(a, b) for X = K or V (M = the key rows, K = the query rows of
+ * each sequence when padded): straight into dx when every query head has its
+ * own K/V head, else into H heads (virtual, I/O type) and summed over each
+ * group of query heads into dx, as frontend builds grouped-query attention. */
+static int grad_kv(struct graph *g, const char *name, const struct attn_problem *p,
+                   const struct seqs *sq, cudnnBackendDescriptor_t a, cudnnBackendDescriptor_t b,
+                   cudnnBackendDescriptor_t dx)
+{
+    if (attn_kv_heads(p) == p->heads) return matmul(g, name, a, b, dx, sq->kv, NULL, sq->q);
+    const int64_t H = p->heads, S = p->seq_len, D = p->head_dim;
+    const int64_t full_d[4] = {p->batch, H, S, D}, full_s[4] = {H * S * D, S * D, D, 1};
+    cudnnBackendDescriptor_t full = NULL;
+    ATTN_TRY(virtual_tensor(g, "d_fullhead", io_type(p), full_d, full_s, &full));
+    ATTN_TRY(matmul(g, name, a, b, full, sq->kv, NULL, sq->q));
+    return reduction(g, "red_head", CUDNN_REDUCE_TENSOR_ADD, full, dx);
+}
+
+/* The backward pattern graph of the file's header comment, finalized, into
+ * *out; padded: with the padding mask (ragged, or frontend's workaround). All
+ * its descriptors go to a. */
+static int build_bwd_graph(struct descs *a, const struct attn_problem *p, bool padded,
+                           cudnnBackendDescriptor_t *out)
+{
+    struct shapes sh;
+    shapes_of(p, &sh);
+    struct graph g = {.a = a, .sh = &sh, .next_uid = UID_VIRTUAL};
+    const int64_t H = p->heads, S = p->seq_len, D = p->head_dim;
+    const int64_t *sd = sh.sd, *ss = sh.ss, *rd = sh.rd, *rs = sh.rs;
+    const cudnnDataType_t io = io_type(p), f32 = CUDNN_DATA_FLOAT;
+    const size_t version = cudnnGetVersion();
+
+    struct seqs sq;
+    cudnnBackendDescriptor_t q = NULL, kt = NULL, vt = NULL, o = NULL, dout = NULL, stats = NULL;
+    cudnnBackendDescriptor_t dq = NULL, dk = NULL, dv = NULL, scale = NULL, one = NULL;
+    ATTN_TRY(seq_tensors(&g, p, padded, &sq));
+    ATTN_TRY(tensor_ragged(&g, "Q", UID_Q, io, sh.qd, sh.qs, 0, sq.rag_q, &q));
+    ATTN_TRY(tensor_ragged(&g, "K^T", UID_K, io, sh.ktd, sh.kts, 0, sq.rag_k, &kt));
+    ATTN_TRY(tensor_ragged(&g, "V^T", UID_V, io, sh.ktd, sh.kts, 0, sq.rag_v, &vt));
+    ATTN_TRY(tensor_ragged(&g, "O", UID_O, io, sh.qd, sh.qs, 0, sq.rag_o, &o));
+    ATTN_TRY(tensor_ragged(&g, "dO", UID_DO, io, sh.qd, sh.qs, 0, sq.rag_o, &dout));
+    ATTN_TRY(tensor(&g, "Stats", UID_STATS, f32, rd, rs, 0, &stats));
+    ATTN_TRY(tensor_ragged(&g, "dQ", UID_DQ, io, sh.qd, sh.qs, 0, sq.rag_q, &dq));
+    ATTN_TRY(tensor_ragged(&g, "dK", UID_DK, io, sh.kd, sh.ks, 0, sq.rag_k, &dk));
+    ATTN_TRY(tensor_ragged(&g, "dV", UID_DV, io, sh.kd, sh.ks, 0, sq.rag_v, &dv));
+    ATTN_TRY(scalar(&g, "attn_scale", UID_SCALE, &scale));
+    ATTN_TRY(scalar(&g, "one", UID_ONE, &one));
+
+    /* softmax_sum = rowsum(dO ∘ O) · 1 (frontend's strides for dO ∘ O) */
+    const int64_t doo_s[4] = {H * S * D, S * D, H * D, 1};
+    cudnnBackendDescriptor_t doo = NULL, dsum = NULL, softmax_sum = NULL;
+    ATTN_TRY(virtual_tensor(&g, "dO*O", f32, sh.qd, doo_s, &doo));
+    ATTN_TRY(pointwise(&g, "mul_dO_O", CUDNN_POINTWISE_MUL, f32, -1, dout, o, NULL, doo));
+    ATTN_TRY(virtual_tensor(&g, "rowsum(dO*O)", f32, rd, rs, &dsum));
+    ATTN_TRY(reduction(&g, "reduce_dO_o", CUDNN_REDUCE_TENSOR_ADD, doo, dsum));
+    ATTN_TRY(tensor(&g, "softmax_sum", UID_SOFTMAX_SUM, f32, rd, rs, 0, &softmax_sum));
+    ATTN_TRY(pointwise(&g, "scale_dropout_inv", CUDNN_POINTWISE_MUL, f32, -1, dsum, one, NULL,
+                       softmax_sum));
+
+    /* E = exp(S·scale − Stats), masked as the forward masks */
+    cudnnBackendDescriptor_t s = NULL, last = NULL, ex = NULL, et = NULL;
+    ATTN_TRY(virtual_tensor(&g, "S", f32, sd, ss, &s));
+    ATTN_TRY(matmul(&g, "matmul_Q_KT", q, kt, s, sq.q, sq.kv, NULL));
+    ATTN_TRY(virtual_tensor(&g, "S*scale", f32, sd, ss, &last));
+    ATTN_TRY(pointwise(&g, "mul_s_attn_scale", CUDNN_POINTWISE_MUL, f32, -1, s, scale, NULL, last));
+    if (padded) ATTN_TRY(padding_mask(&g, UID_PAD_NEG_INF, &sq, last, &last));
+    cudnnBackendDescriptor_t centred = NULL;
+    ATTN_TRY(virtual_tensor(&g, "S-Stats", f32, sd, ss, &centred));
+    ATTN_TRY(pointwise(&g, "sub_s_m", CUDNN_POINTWISE_SUB, f32, -1, last, stats, NULL, centred));
+    last = centred;
+    if (padded && version < 91000) /* frontend: the padding value again after the Stats */
+        ATTN_TRY(padding_mask(&g, UID_PAD2_NEG_INF, &sq, last, &last));
+    if (p->causal) ATTN_TRY(causal_mask(&g, last, &last));
+    ATTN_TRY(virtual_tensor(&g, "E", f32, sd, ss, &ex));
+    ATTN_TRY(pointwise(&g, "exp_s", CUDNN_POINTWISE_EXP, f32, -1, last, NULL, NULL, ex));
+
+    /* dV = Eᵀ·dO */
+    ATTN_TRY(virtual_tensor(&g, "E^T", io, sd, sh.tss, &et));
+    ATTN_TRY(reshape(&g, "reshape_p", ex, et));
+    ATTN_TRY(grad_kv(&g, "matmul_pT_dO", p, &sq, et, dout, dv));
+
+    /* dS = (dO·Vᵀ − softmax_sum) ∘ E · scale */
+    cudnnBackendDescriptor_t dp = NULL, dp_sub = NULL, dp_e = NULL, ds = NULL, dst = NULL;
+    ATTN_TRY(virtual_tensor(&g, "dP", f32, sd, ss, &dp));
+    ATTN_TRY(matmul(&g, "matmul_dO_VT", dout, vt, dp, sq.q, sq.kv, NULL));
+    ATTN_TRY(virtual_tensor(&g, "dP-softmax_sum", f32, sd, ss, &dp_sub));
+    ATTN_TRY(pointwise(&g, "sub_dP_softmax_sum", CUDNN_POINTWISE_SUB, f32, -1, dp, softmax_sum,
+                       NULL, dp_sub));
+    ATTN_TRY(virtual_tensor(&g, "(dP-softmax_sum)*E", f32, sd, ss, &dp_e));
+    ATTN_TRY(pointwise(&g, "mul_dP_exp_s", CUDNN_POINTWISE_MUL, f32, -1, dp_sub, ex, NULL, dp_e));
+    ATTN_TRY(virtual_tensor(&g, "dS", f32, sd, ss, &ds));
+    ATTN_TRY(pointwise(&g, "mul_dS_attn_scale", CUDNN_POINTWISE_MUL, f32, -1, dp_e, scale, NULL,
+                       ds));
+
+    /* dK = dSᵀ·Q */
+    ATTN_TRY(virtual_tensor(&g, "dS^T", io, sd, sh.tss, &dst));
+    ATTN_TRY(reshape(&g, "reshape_dS", ds, dst));
+    ATTN_TRY(grad_kv(&g, "matmul_dST_Q", p, &sq, dst, q, dk));
+
+    /* dQ = dS·K, accumulated in fp32 in the workspace, then converted */
+    const int64_t acc_s[4] = {H * S * D, S * D, D, 1};
+    cudnnBackendDescriptor_t k = NULL, acc = NULL;
+    ATTN_TRY(tensor_ragged(&g, "K", g.next_uid++, io, sh.kd, sh.ks, T_VIRTUAL, sq.rag_k, &k));
+    ATTN_TRY(reshape(&g, "reshape_k", kt, k));
+    ATTN_TRY(tensor(&g, "dQ_accum", UID_DQ_ACCUM, f32, sh.qd, acc_s, 0, &acc));
+    ATTN_TRY(matmul(&g, "matmul_dS_K", ds, k, acc, sq.q, NULL, sq.kv));
+    ATTN_TRY(pointwise(&g, "identity_dQ", CUDNN_POINTWISE_IDENTITY, f32, -1, acc, NULL, NULL, dq));
+    return finish_graph(&g, out);
 }
 
 /* ----------------------------------------------------------- engine choice */
@@ -684,86 +935,179 @@ static int choose_engine(struct descs *a, cudnnBackendDescriptor_t graph, const 
 
 enum plan_state { PLAN_READY, PLAN_UNSUPPORTED, PLAN_FAILED };
 
-/* One point's plan: built once, executed by every run() of its context. */
+/* One point's plan: built once, executed by every call of its context. */
 struct plan {
     struct attn_problem p; /* what it was built for; the scale is passed at run time */
     enum plan_state state;
     int rc;             /* PLAN_FAILED: the attn_rc to report */
     char why[1024];     /* PLAN_UNSUPPORTED / PLAN_FAILED: cuDNN's reason */
-    struct descs descs; /* every descriptor the execution plan relies on */
-    cudnnBackendDescriptor_t exec;
+    struct descs descs; /* every descriptor the execution plans rely on */
+    cudnnBackendDescriptor_t exec;     /* the forward */
+    cudnnBackendDescriptor_t bwd_exec; /* the backward (passes bwd and fwd_bwd), else NULL */
     bool stats; /* the stats graph: Stats go to the workspace at stats_offset */
     bool ragged, off64; /* a ragged batch; its offsets in int64 (else int32) */
+    bool bwd_padded;    /* the backward has the padding mask (ragged, or the workaround) */
+    bool lengths;       /* the lengths (and a ragged batch's offsets) are in the workspace */
     size_t stats_offset, ws_bytes;
-    size_t aux_offset, aux_at[AUX_COUNT]; /* ragged: the lengths and offsets (aux_layout) */
+    size_t aux_offset, aux_at[AUX_COUNT]; /* the lengths and offsets (aux_layout) */
+    size_t dq_accum_offset, softmax_sum_offset; /* the backward's */
     char impl[240]; /* for the row's impl column (attn_set_impl; results.h holds 256) */
-    /* set by setup() and run() */
-    float scale, neg_inf;
+    /* set by setup() and the calls */
+    float scale, neg_inf, one;
     char *workspace;
-    cudnnBackendDescriptor_t pack; /* variant pack for pack_for's pointers */
-    const void *pack_for[4];
+    cudnnBackendDescriptor_t pack, bwd_pack; /* variant packs for the pointers below */
+    const void *pack_for[4], *bwd_pack_for[8];
 };
 
 static void plan_free(struct plan *pl)
 {
     if (!pl) return;
     if (pl->pack) cudnnBackendDestroyDescriptor(pl->pack);
+    if (pl->bwd_pack) cudnnBackendDestroyDescriptor(pl->bwd_pack);
     descs_free(&pl->descs);
     free(pl);
 }
 
-/* Builds one graph kind and picks its engine; on success everything joins
- * pl->descs. Returns ATTN_OK, RC_UNSUPPORTED or an error. */
-static int try_graph(struct plan *pl, bool stats)
+enum graph_kind { GRAPH_INFERENCE, GRAPH_STATS, GRAPH_BACKWARD };
+static const char *const graph_name[] = {"inference", "stats", "backward"};
+
+/* Builds one graph and picks its engine: its execution plan into *exec, the
+ * plan's workspace size into *ws and the engine's tag into tag. On success
+ * everything joins pl->descs. Returns ATTN_OK, RC_UNSUPPORTED or an error. */
+static int try_graph(struct plan *pl, enum graph_kind kind, cudnnBackendDescriptor_t *exec,
+                     int64_t *ws, char *tag, size_t tag_len)
 {
-    const char *name = stats ? "stats" : "inference";
     struct descs tmp = {0};
-    cudnnBackendDescriptor_t graph = NULL, exec = NULL;
-    char tag[160];
-    int rc = build_graph(&tmp, &pl->p, stats, &graph);
-    if (rc == ATTN_OK) rc = choose_engine(&tmp, graph, name, &exec, tag, sizeof tag);
-    int64_t ws = 0, n = 0;
+    cudnnBackendDescriptor_t graph = NULL, plan = NULL;
+    int rc = kind == GRAPH_BACKWARD ? build_bwd_graph(&tmp, &pl->p, pl->bwd_padded, &graph)
+                                    : build_graph(&tmp, &pl->p, kind == GRAPH_STATS, &graph);
+    if (rc == ATTN_OK) rc = choose_engine(&tmp, graph, graph_name[kind], &plan, tag, tag_len);
+    int64_t n = 0;
     if (rc == ATTN_OK)
-        rc = GET_RC(exec, "execution plan", CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                    CUDNN_TYPE_INT64, 1, &n, &ws);
+        rc = GET_RC(plan, "execution plan", CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                    CUDNN_TYPE_INT64, 1, &n, ws);
     if (rc != ATTN_OK) {
         descs_free(&tmp);
         return rc;
     }
     ATTN_TRY(descs_move(&pl->descs, &tmp));
-    pl->exec = exec;
-    pl->stats = stats;
-    /* The workspace: cuDNN's, then Stats [B,H,S,1] fp32 (the stats graph; S
-       the longest sequence when ragged: Stats stay padded), then a ragged
-       batch's lengths and offsets; each part 256-byte aligned. */
-    size_t end = (size_t)ws;
-    pl->stats_offset = (end + 255) / 256 * 256;
-    if (stats)
-        end = pl->stats_offset + (size_t)pl->p.batch * pl->p.heads * pl->p.seq_len * sizeof(float);
-    if (pl->ragged) {
-        pl->aux_offset = (end + 255) / 256 * 256;
-        end = pl->aux_offset + aux_layout(pl->p.batch, pl->off64, pl->aux_at);
-    }
-    pl->ws_bytes = end;
-    snprintf(pl->impl, sizeof pl->impl, "graph=pattern-%s%s engine=%s ws=%lld", name,
-             !pl->ragged ? "" : pl->off64 ? "-ragged64" : "-ragged", tag, (long long)ws);
-    DEBUGF("B=%d H=%d KV=%d S=%d D=%d %s%s%s %s: %s\n", pl->p.batch, pl->p.heads,
-           attn_kv_heads(&pl->p), pl->p.seq_len, pl->p.head_dim,
-           pl->p.causal ? "causal" : "full", pl->ragged ? " varlen=" : "", pl->p.varlen,
-           attn_dtype_name(pl->p.dtype), pl->impl);
+    *exec = plan;
     return ATTN_OK;
 }
 
-/* The plan for p: the inference graph, else the stats graph. Never NULL
- * unless out of host memory; its state says whether it is usable. */
+static size_t align256(size_t n) { return (n + 255) / 256 * 256; }
+
+/* The workspace, each part 256-byte aligned: cuDNN's (the larger of the
+ * forward's and the backward's: they run one after the other), then Stats
+ * [B,H,S,1] fp32 (the stats graph; S the longest sequence when ragged: Stats
+ * stay padded), then the lengths and offsets, then the backward's dQ
+ * accumulator [B,H,S,D] and softmax_sum [B,H,S,1], both fp32. */
+static void layout(struct plan *pl, int64_t cudnn_ws)
+{
+    const struct attn_problem *p = &pl->p;
+    const size_t rows = (size_t)p->batch * p->heads * p->seq_len;
+    size_t end = (size_t)cudnn_ws;
+    pl->stats_offset = align256(end);
+    if (pl->stats) end = pl->stats_offset + rows * sizeof(float);
+    if (pl->lengths) {
+        pl->aux_offset = align256(end);
+        end = pl->aux_offset + aux_layout(p->batch, pl->off64, pl->aux_at);
+    }
+    if (pl->bwd_exec) {
+        pl->dq_accum_offset = align256(end);
+        end = pl->dq_accum_offset + rows * (size_t)p->head_dim * sizeof(float);
+        pl->softmax_sum_offset = align256(end);
+        end = pl->softmax_sum_offset + rows * sizeof(float);
+    }
+    pl->ws_bytes = end;
+}
+
+/* "-ragged", "-ragged64", "-padded" or "": how a graph takes the batch. */
+static const char *batch_tag(const struct plan *pl, bool padded)
+{
+    return pl->ragged ? (pl->off64 ? "-ragged64" : "-ragged") : padded ? "-padded" : "";
+}
+
+/* Records why the plan is unusable: not supported when every refusal was
+ * cuDNN's "not supported", else failed. */
+static void plan_refused(struct plan *pl, bool unsupported, bool oom, const char *why)
+{
+    pl->state = unsupported ? PLAN_UNSUPPORTED : PLAN_FAILED;
+    pl->rc = oom ? ATTN_ERR_OOM : ATTN_ERR;
+    snprintf(pl->why, sizeof pl->why, "%s", why);
+}
+
+/* Pass fwd: the inference graph, else the stats graph. */
+static void plan_forward(struct plan *pl)
+{
+    char tag[160], first[512], why[1024];
+    int64_t ws = 0;
+    int rc1 = try_graph(pl, GRAPH_INFERENCE, &pl->exec, &ws, tag, sizeof tag);
+    if (rc1 != ATTN_OK) {
+        snprintf(first, sizeof first, "%s", attn_error_message());
+        DEBUGF("inference graph refused: %s\n", first);
+        int rc2 = try_graph(pl, GRAPH_STATS, &pl->exec, &ws, tag, sizeof tag);
+        if (rc2 != ATTN_OK) {
+            DEBUGF("stats graph refused: %s\n", attn_error_message());
+            snprintf(why, sizeof why,
+                     "cuDNN rejects this point: inference graph: %.400s | stats graph: %.400s",
+                     first, attn_error_message());
+            plan_refused(pl, rc1 == RC_UNSUPPORTED && rc2 == RC_UNSUPPORTED,
+                         rc1 == ATTN_ERR_OOM || rc2 == ATTN_ERR_OOM, why);
+            return;
+        }
+        pl->stats = true;
+    }
+    layout(pl, ws);
+    snprintf(pl->impl, sizeof pl->impl, "graph=pattern-%s%s engine=%s ws=%lld",
+             graph_name[pl->stats ? GRAPH_STATS : GRAPH_INFERENCE], batch_tag(pl, false), tag,
+             (long long)ws);
+}
+
+/* Passes bwd and fwd_bwd: the stats graph and the backward graph. */
+static void plan_training(struct plan *pl)
+{
+    char tag[160], bwd_tag[160], why[1024];
+    int64_t ws = 0, bwd_ws = 0;
+    enum graph_kind kind = GRAPH_STATS;
+    int rc = try_graph(pl, kind, &pl->exec, &ws, tag, sizeof tag);
+    if (rc == ATTN_OK) {
+        kind = GRAPH_BACKWARD;
+        rc = try_graph(pl, kind, &pl->bwd_exec, &bwd_ws, bwd_tag, sizeof bwd_tag);
+    }
+    if (rc != ATTN_OK) {
+        DEBUGF("%s graph refused: %s\n", graph_name[kind], attn_error_message());
+        snprintf(why, sizeof why, "cuDNN rejects this point: %s graph: %.800s", graph_name[kind],
+                 attn_error_message());
+        plan_refused(pl, rc == RC_UNSUPPORTED, rc == ATTN_ERR_OOM, why);
+        return;
+    }
+    pl->stats = true;
+    layout(pl, ws > bwd_ws ? ws : bwd_ws);
+    /* cut short, if need be, to the impl column's size */
+    int used = snprintf(pl->impl, sizeof pl->impl, "graph=pattern-stats%s engine=%s ws=%lld",
+                        batch_tag(pl, false), tag, (long long)ws);
+    if (used > 0 && (size_t)used < sizeof pl->impl)
+        snprintf(pl->impl + used, sizeof pl->impl - (size_t)used,
+                 " bwd=pattern-backward%s engine=%s ws=%lld", batch_tag(pl, pl->bwd_padded),
+                 bwd_tag, (long long)bwd_ws);
+}
+
+/* The plan for p: for pass fwd the inference graph, else the stats graph;
+ * for passes bwd and fwd_bwd the stats graph and the backward graph. Never
+ * NULL unless out of host memory; its state says whether it is usable. */
 static struct plan *plan_build(const struct attn_problem *p)
 {
     struct plan *pl = calloc(1, sizeof *pl);
     if (!pl) return NULL;
+    const bool training = p->pass != ATTN_PASS_FWD;
     pl->p = *p;
-    pl->neg_inf = -FLT_MAX; /* both masks' value: finite (the header says why) */
+    pl->neg_inf = -FLT_MAX; /* every mask's value: finite (the header says why) */
+    pl->one = 1.0f;
     pl->ragged = attn_is_varlen(p);
     pl->off64 = pl->ragged && offsets_need_int64(p);
+    pl->bwd_padded = training && (pl->ragged || bwd_padding_workaround(p));
+    pl->lengths = pl->ragged || pl->bwd_padded;
     attn_error_clear();
     forget_last_error();
     int rc = handle_get();
@@ -773,20 +1117,15 @@ static struct plan *plan_build(const struct attn_problem *p)
         snprintf(pl->why, sizeof pl->why, "%s", attn_error_message());
         return pl;
     }
-    char first[512];
-    int rc1 = try_graph(pl, false);
-    if (rc1 == ATTN_OK) return pl;
-    snprintf(first, sizeof first, "%s", attn_error_message());
-    DEBUGF("inference graph refused: %s\n", first);
-    int rc2 = try_graph(pl, true);
-    if (rc2 == ATTN_OK) return pl;
-    DEBUGF("stats graph refused: %s\n", attn_error_message());
-    bool unsupported = rc1 == RC_UNSUPPORTED && rc2 == RC_UNSUPPORTED;
-    pl->state = unsupported ? PLAN_UNSUPPORTED : PLAN_FAILED;
-    pl->rc = rc2 == ATTN_ERR_OOM || rc1 == ATTN_ERR_OOM ? ATTN_ERR_OOM : ATTN_ERR;
-    snprintf(pl->why, sizeof pl->why,
-             "cuDNN rejects this point: inference graph: %.400s | stats graph: %.400s", first,
-             attn_error_message());
+    if (training)
+        plan_training(pl);
+    else
+        plan_forward(pl);
+    if (pl->state == PLAN_READY)
+        DEBUGF("B=%d H=%d KV=%d S=%d D=%d %s%s%s %s %s: %s\n", p->batch, p->heads,
+               attn_kv_heads(p), p->seq_len, p->head_dim, p->causal ? "causal" : "full",
+               pl->ragged ? " varlen=" : "", p->varlen, attn_dtype_name(p->dtype),
+               attn_pass_name(p->pass), pl->impl);
     return pl;
 }
 
@@ -800,6 +1139,27 @@ static struct plan *plan_for(const struct attn_problem *p)
 }
 
 /* ------------------------------------------------------------ the variant */
+
+/* Why cuDNN's fused backward cannot run p (frontend's own refusals), or NULL. */
+static const char *backward_refusal(const struct attn_problem *p, size_t version, char *why,
+                                    size_t len)
+{
+    if (version == 91000 || version == 91001) {
+        snprintf(why, len,
+                 "cuDNN %zu.%zu.%zu's fused attention backward has known bugs (frontend "
+                 "refuses 9.10.0 and 9.10.1; 9.10.2 fixes them)",
+                 version / 10000, version % 10000 / 100, version % 100);
+        return why;
+    }
+    if (p->seq_len == 1) return "cuDNN's fused attention backward does not take S = 1";
+    if (attn_is_varlen(p) && attn_kv_heads(p) != p->heads && version < 90600) {
+        snprintf(why, len,
+                 "cuDNN %zu.%zu.%zu has no ragged grouped-query backward (9.6 adds it)",
+                 version / 10000, version % 10000 / 100, version % 100);
+        return why;
+    }
+    return NULL;
+}
 
 static const char *cudnn_supports(const struct attn_problem *p, const struct device_info *dev)
 {
@@ -832,6 +1192,10 @@ static const char *cudnn_supports(const struct attn_problem *p, const struct dev
             return why;
         }
     }
+    if (p->pass != ATTN_PASS_FWD) {
+        const char *refusal = backward_refusal(p, v, why, sizeof why);
+        if (refusal) return refusal;
+    }
     struct plan *pl = plan_for(p);
     if (!pl) return "out of host memory for the cuDNN plan";
     /* A failure other than "not supported" is left to setup(): an error row. */
@@ -854,12 +1218,13 @@ static int copy_to_device(void *dst, const void *src, size_t n)
     return ATTN_OK;
 }
 
-/* A ragged batch's lengths and offsets (aux_layout, at the end of the
- * workspace) into the workspace: each sequence's length as seq_len_q and
- * seq_len_kv, and where it starts — cu[b], the tokens before it — in
- * elements: cu[b]·H·D in Q and O, cu[b]·KV·D in K and V, for b = 0 .. B (the
- * last one is where the batch ends). */
-static int upload_ragged(struct plan *pl)
+/* The lengths and a ragged batch's offsets (aux_layout, in the workspace
+ * from aux_offset) onto the device: each sequence's length as seq_len_q and
+ * seq_len_kv (S each for a dense batch: the backward's padding workaround),
+ * and where it starts — cu[b], the tokens before it — in elements: cu[b]·H·D
+ * in Q and O, cu[b]·KV·D in K and V, for b = 0 .. B (the last one is where
+ * the batch ends). */
+static int upload_lengths(struct plan *pl)
 {
     const struct attn_problem *p = &pl->p;
     const int64_t B = p->batch, HD = (int64_t)p->heads * p->head_dim;
@@ -871,7 +1236,7 @@ static int upload_ragged(struct plan *pl)
     if (!lens || !host) {
         free(lens);
         free(host);
-        return ATTN_FAIL(ATTN_ERR, "out of host memory for the ragged batch's %lld lengths",
+        return ATTN_FAIL(ATTN_ERR, "out of host memory for the batch's %lld lengths",
                          (long long)B);
     }
     int rc = attn_seq_lens(p, lens);
@@ -880,7 +1245,7 @@ static int upload_ragged(struct plan *pl)
         int32_t *seq_kv = (int32_t *)(host + at[AUX_SEQ_KV]);
         int64_t cu = 0; /* tokens before sequence b */
         for (int64_t b = 0; b <= B; b++) {
-            for (int i = AUX_RAG_Q; i < AUX_COUNT; i++) {
+            for (int i = AUX_RAG_Q; pl->ragged && i < AUX_COUNT; i++) {
                 const int64_t off = cu * per_token[i];
                 if (pl->off64)
                     ((int64_t *)(host + at[i]))[b] = off;
@@ -917,8 +1282,8 @@ static int cudnn_setup(void **ctx, const struct attn_problem *p, void *workspace
     }
     pl->scale = p->scale;
     pl->workspace = workspace;
-    if (pl->ragged) {
-        int rc = upload_ragged(pl);
+    if (pl->lengths) {
+        int rc = upload_lengths(pl);
         if (rc != ATTN_OK) {
             plan_free(pl);
             return rc;
@@ -929,32 +1294,10 @@ static int cudnn_setup(void **ctx, const struct attn_problem *p, void *workspace
     return ATTN_OK;
 }
 
-/* The variant pack for these pointers, rebuilt only when they change. */
-static int make_pack(struct plan *pl, const void *q, const void *k, const void *v, void *o)
+/* A finalized variant pack of n uids and pointers, with the workspace. */
+static int new_pack(struct plan *pl, int64_t n, const int64_t *uids, void **ptrs,
+                    cudnnBackendDescriptor_t *out)
 {
-    const void *now[4] = {q, k, v, o};
-    if (pl->pack && !memcmp(now, pl->pack_for, sizeof now)) return ATTN_OK;
-    if (pl->pack) cudnnBackendDestroyDescriptor(pl->pack);
-    pl->pack = NULL;
-    int64_t uids[16] = {UID_Q, UID_K, UID_V, UID_O, UID_SCALE};
-    void *ptrs[16] = {(void *)q, (void *)k, (void *)v, o, &pl->scale};
-    int64_t n = 5;
-    if (pl->p.causal) {
-        uids[n] = UID_NEG_INF;
-        ptrs[n++] = &pl->neg_inf;
-    }
-    if (pl->stats) {
-        uids[n] = UID_STATS;
-        ptrs[n++] = pl->workspace + pl->stats_offset;
-    }
-    if (pl->ragged) { /* the padding mask's value, the lengths and the offsets */
-        uids[n] = UID_PAD_NEG_INF;
-        ptrs[n++] = &pl->neg_inf;
-        for (int i = 0; i < AUX_COUNT; i++) {
-            uids[n] = aux_uid[i];
-            ptrs[n++] = pl->workspace + pl->aux_offset + pl->aux_at[i];
-        }
-    }
     void *ws = pl->workspace;
     const char *what = "variant pack";
     cudnnBackendDescriptor_t pack = NULL;
@@ -972,26 +1315,126 @@ static int make_pack(struct plan *pl, const void *q, const void *k, const void *
         cudnnBackendDestroyDescriptor(pack);
         return rc == RC_UNSUPPORTED ? ATTN_ERR : rc;
     }
-    pl->pack = pack;
+    *out = pack;
+    return ATTN_OK;
+}
+
+/* Appends the padding mask's value and the lengths (and a ragged batch's
+ * offsets) to a pack's uids and pointers. */
+static int64_t pack_lengths(struct plan *pl, int64_t n, int64_t *uids, void **ptrs)
+{
+    uids[n] = UID_PAD_NEG_INF;
+    ptrs[n++] = &pl->neg_inf;
+    for (int i = 0; i < (pl->ragged ? AUX_COUNT : AUX_RAG_Q); i++) {
+        uids[n] = aux_uid[i];
+        ptrs[n++] = pl->workspace + pl->aux_offset + pl->aux_at[i];
+    }
+    return n;
+}
+
+/* The forward's variant pack for these pointers, rebuilt only when they change. */
+static int make_pack(struct plan *pl, const void *q, const void *k, const void *v, void *o)
+{
+    const void *now[4] = {q, k, v, o};
+    if (pl->pack && !memcmp(now, pl->pack_for, sizeof now)) return ATTN_OK;
+    if (pl->pack) cudnnBackendDestroyDescriptor(pl->pack);
+    pl->pack = NULL;
+    int64_t uids[16] = {UID_Q, UID_K, UID_V, UID_O, UID_SCALE};
+    void *ptrs[16] = {(void *)q, (void *)k, (void *)v, o, &pl->scale};
+    int64_t n = 5;
+    if (pl->p.causal) {
+        uids[n] = UID_NEG_INF;
+        ptrs[n++] = &pl->neg_inf;
+    }
+    if (pl->stats) {
+        uids[n] = UID_STATS;
+        ptrs[n++] = pl->workspace + pl->stats_offset;
+    }
+    if (pl->ragged) n = pack_lengths(pl, n, uids, ptrs);
+    ATTN_TRY(new_pack(pl, n, uids, ptrs, &pl->pack));
     memcpy(pl->pack_for, now, sizeof now);
     return ATTN_OK;
 }
 
+/* The backward's variant pack for these pointers, rebuilt only when they change. */
+static int make_bwd_pack(struct plan *pl, const void *const now[8])
+{
+    if (pl->bwd_pack && !memcmp(now, pl->bwd_pack_for, 8 * sizeof *now)) return ATTN_OK;
+    if (pl->bwd_pack) cudnnBackendDestroyDescriptor(pl->bwd_pack);
+    pl->bwd_pack = NULL;
+    char *ws = pl->workspace;
+    int64_t uids[24] = {UID_Q,  UID_K,  UID_V,  UID_O,     UID_DO,
+                        UID_DQ, UID_DK, UID_DV, UID_SCALE, UID_ONE,
+                        UID_STATS, UID_SOFTMAX_SUM, UID_DQ_ACCUM};
+    void *ptrs[24] = {(void *)now[0], (void *)now[1], (void *)now[2], (void *)now[3],
+                      (void *)now[4], (void *)now[5], (void *)now[6], (void *)now[7],
+                      &pl->scale, &pl->one, ws + pl->stats_offset, ws + pl->softmax_sum_offset,
+                      ws + pl->dq_accum_offset};
+    int64_t n = 13;
+    if (pl->p.causal) {
+        uids[n] = UID_NEG_INF;
+        ptrs[n++] = &pl->neg_inf;
+    }
+    if (pl->bwd_padded) {
+        n = pack_lengths(pl, n, uids, ptrs);
+        if (cudnnGetVersion() < 91000) { /* the padding mask again (build_bwd_graph) */
+            uids[n] = UID_PAD2_NEG_INF;
+            ptrs[n++] = &pl->neg_inf;
+        }
+    }
+    ATTN_TRY(new_pack(pl, n, uids, ptrs, &pl->bwd_pack));
+    memcpy(pl->bwd_pack_for, now, 8 * sizeof *now);
+    return ATTN_OK;
+}
+
+/* Runs an execution plan with its pack on the stream. */
+static int execute(cudnnBackendDescriptor_t exec, cudnnBackendDescriptor_t pack,
+                   attn_stream_t stream)
+{
+    cudnnStatus_t s = cudnnSetStream(handle, (cudaStream_t)stream);
+    if (s != CUDNN_STATUS_SUCCESS)
+        return cudnn_fail(s, "handle", "cudnnSetStream", __FILE__, __LINE__);
+    s = cudnnBackendExecute(handle, exec, pack);
+    if (s != CUDNN_STATUS_SUCCESS)
+        return cudnn_fail(s, "execution plan", "cudnnBackendExecute", __FILE__, __LINE__);
+    return ATTN_OK;
+}
+
+/* The forward: the inference graph for pass fwd, the stats graph (which
+ * keeps the Stats the backward reads) for passes bwd and fwd_bwd. */
 static int cudnn_run(void *ctx, const void *q, const void *k, const void *v, void *o,
                      attn_stream_t stream)
 {
     struct plan *pl = ctx;
     int rc = make_pack(pl, q, k, v, o);
-    cudnnStatus_t s = CUDNN_STATUS_SUCCESS;
-    if (rc == ATTN_OK && (s = cudnnSetStream(handle, (cudaStream_t)stream)) != CUDNN_STATUS_SUCCESS)
-        rc = cudnn_fail(s, "handle", "cudnnSetStream", __FILE__, __LINE__);
-    if (rc == ATTN_OK &&
-        (s = cudnnBackendExecute(handle, pl->exec, pl->pack)) != CUDNN_STATUS_SUCCESS)
-        rc = cudnn_fail(s, "execution plan", "cudnnBackendExecute", __FILE__, __LINE__);
+    if (rc == ATTN_OK) rc = execute(pl->exec, pl->pack, stream);
     return rc == RC_UNSUPPORTED ? ATTN_ERR : rc; /* at run time every failure is an error */
 }
 
+static int cudnn_backward(void *ctx, const void *q, const void *k, const void *v, const void *o,
+                          const void *dout, void *dq, void *dk, void *dv, attn_stream_t stream)
+{
+    struct plan *pl = ctx;
+    if (!pl->bwd_exec)
+        return ATTN_FAIL(ATTN_ERR, "cudnn_sdpa: backward() on a plan of pass %s",
+                         attn_pass_name(pl->p.pass));
+    const void *const now[8] = {q, k, v, o, dout, dq, dk, dv};
+    ATTN_TRY(make_bwd_pack(pl, now));
+    if (cudnnGetVersion() < 90600) { /* frontend zeroes the dQ accumulator before 9.6 */
+        const struct attn_problem *p = &pl->p;
+        const size_t n = (size_t)p->batch * p->heads * p->seq_len * p->head_dim * sizeof(float);
+        CUDA_TRY(cudaMemsetAsync(pl->workspace + pl->dq_accum_offset, 0, n, (cudaStream_t)stream));
+    }
+    int rc = execute(pl->bwd_exec, pl->bwd_pack, stream);
+    return rc == RC_UNSUPPORTED ? ATTN_ERR : rc;
+}
+
 static void cudnn_teardown(void *ctx) { plan_free(ctx); }
+
+static const struct attn_backward_ops cudnn_sdpa_backward_ops = {
+    .forward = cudnn_run, /* a plan of pass bwd or fwd_bwd runs the stats graph */
+    .backward = cudnn_backward,
+};
 
 const struct attn_variant attn_variant_cudnn_sdpa = {
     .name = "cudnn_sdpa",
@@ -1002,4 +1445,5 @@ const struct attn_variant attn_variant_cudnn_sdpa = {
     .setup = cudnn_setup,
     .run = cudnn_run,
     .teardown = cudnn_teardown,
+    .backward = &cudnn_sdpa_backward_ops,
 };

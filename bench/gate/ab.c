@@ -3,7 +3,7 @@
  *
  *   ab --base BIN --cand BIN [--out DIR] [--block-ms MS] [--thresholds FILE]
  *      [--markdown FILE] [attnbench's grid, variant, mode, warm-up, stop-rule,
- *      sustain, init and --row-timeout options]
+ *      sustain, init, pass and --row-timeout options]
  *   ab --compare A,B,C [--ref A] [--bin BIN] [--python PY] [--out DIR]
  *      [--block-ms MS] [the same attnbench options but --variants]
  *   ab --table RUN.csv [--ref A]
@@ -178,7 +178,7 @@ static void usage(FILE *f)
         "       ab --table RUN.csv [--ref A]\n"
         "       ab --list\n"
         "attnbench options: --grid --point --variants --mode --grids-dir --warm-ms --sustain\n"
-        "  --init --budget-ms --noise --min-samples --seed --peak --no-trace --quiet\n"
+        "  --init --pass --budget-ms --noise --min-samples --seed --peak --no-trace --quiet\n"
         "  --row-timeout; any other is refused.\n"
         "A/B: measures two attnbench builds interleaved on one GPU (blocks A B B A ..., MS\n"
         "of timed work each, default %g) and gates CAND against BASE. Writes DIR/AB_ID/\n"
@@ -211,7 +211,7 @@ static const struct {
     {"--grid", true},      {"--point", true},       {"--variants", true}, {"--mode", true},
     {"--grids-dir", true}, {"--budget-ms", true},   {"--noise", true},    {"--min-samples", true},
     {"--warm-ms", true},   {"--seed", true},        {"--row-timeout", true}, {"--sustain", true},
-    {"--init", true},
+    {"--init", true},      {"--pass", true},
     {"--peak", false},     {"--no-trace", false},   {"--quiet", false},   {"--list", false},
 };
 
@@ -982,15 +982,18 @@ static int run_variant(struct ab *ab, const char *variant, const char *label, si
  * point in grid syntax; kv_heads= and varlen= only when grouped or ragged,
  * and init= only when every worker reads it (protocol 3; a base revision
  * from before it draws uniform inputs, and then only uniform points run:
- * run()), so that an older base still reads the points it can run. */
+ * run()), so that an older base still reads the points it can run; pass=
+ * only for a backward point (protocol 4: start_sides). */
 static void point_spec(const struct ab *ab, const struct attn_problem *p, char *buf, size_t len)
 {
     char kv[32] = "", varlen[ATTN_VARLEN_MAX + 8] = "", init[ATTN_INIT_MAX + 8] = "", name[ATTN_INIT_MAX];
+    char pass[24] = "";
     if (attn_kv_heads(p) != p->heads) snprintf(kv, sizeof kv, " kv_heads=%d", attn_kv_heads(p));
     if (attn_is_varlen(p)) snprintf(varlen, sizeof varlen, " varlen=%s", p->varlen);
     if (ab->spec_init) snprintf(init, sizeof init, " init=%s", attn_init_name(p->init_sigma, name, sizeof name));
-    snprintf(buf, len, "batch=%d heads=%d%s seq=%d dim=%d causal=%d dtype=%s%s%s", p->batch, p->heads, kv,
-             p->seq_len, p->head_dim, p->causal ? 1 : 0, attn_dtype_name(p->dtype), varlen, init);
+    if (p->pass != ATTN_PASS_FWD) snprintf(pass, sizeof pass, " pass=%s", attn_pass_name(p->pass));
+    snprintf(buf, len, "batch=%d heads=%d%s seq=%d dim=%d causal=%d dtype=%s%s%s%s", p->batch, p->heads,
+             kv, p->seq_len, p->head_dim, p->causal ? 1 : 0, attn_dtype_name(p->dtype), varlen, init, pass);
 }
 
 static int sweep(struct ab *ab)
@@ -1272,13 +1275,14 @@ static int publish_compare(struct ab *ab, int *code)
 }
 
 /* Every side's worker started and greeted: one GPU, and protocols that do
- * what the run asks (a compare run, --sustain and init= need protocol 3). */
+ * what the run asks (a compare run, --sustain and init= need protocol 3,
+ * pass= protocol 4). */
 static int start_sides(struct ab *ab)
 {
     const struct ab_args *a = &ab->a;
     const double limit = deadline_s(a, STEP_PLAIN);
     for (int k = 0; k < ab->nsides; k++) ATTN_TRY(side_spawn(&ab->sides[k], &a->opt));
-    bool all_init = true;
+    bool all_init = true, all_pass = true;
     for (int k = 0; k < ab->nsides; k++) {
         struct side *s = &ab->sides[k];
         int rc = side_hello(s, limit);
@@ -1294,7 +1298,13 @@ static int start_sides(struct ab *ab)
                              "revision)", s->bin, s->rev, s->proto,
                              ab->compare ? "a compare run" : "--sustain");
         all_init &= s->proto >= 3;
+        all_pass &= s->proto >= 4;
     }
+    for (size_t i = 0; i < a->opt.grid.count && !all_pass; i++)
+        if (a->opt.grid.points[i].pass != ATTN_PASS_FWD)
+            return ATTN_FAIL(ATTN_ERR_INPUT, "a side's build predates the pass key and times the "
+                             "forward only; this grid has %s points: measure them with builds "
+                             "that know the backward", attn_pass_name(a->opt.grid.points[i].pass));
     ab->spec_init = all_init;
     for (size_t i = 0; i < a->opt.grid.count && !all_init; i++)
         if (a->opt.grid.points[i].init_sigma > 0)

@@ -89,6 +89,7 @@ extern "C" const struct attn_variant attn_variant_test_hang = {
     .run = hang_run,
     .teardown = hang_teardown,
     .framework = NULL,
+    .backward = NULL,
 };
 
 extern "C" const struct attn_variant attn_variant_test_hang_late = {
@@ -101,4 +102,5 @@ extern "C" const struct attn_variant attn_variant_test_hang_late = {
     .run = hang_late_run,
     .teardown = hang_teardown,
     .framework = NULL,
+    .backward = NULL,
 };

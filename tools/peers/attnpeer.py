@@ -141,6 +141,7 @@ class PeerError(Exception):
 
 
 VARLEN_MAX = 96  # ATTN_VARLEN_MAX (common/attn.h): room for varlen's text, its NUL included
+PASSES = ("fwd", "bwd", "fwd_bwd")  # enum attn_pass (common/attn.h), in its order
 
 
 class _ProblemLayout(ctypes.Structure):
@@ -148,7 +149,8 @@ class _ProblemLayout(ctypes.Structure):
     _fields_ = [("batch", ctypes.c_int), ("heads", ctypes.c_int), ("seq_len", ctypes.c_int),
                 ("head_dim", ctypes.c_int), ("causal", ctypes.c_bool), ("dtype_id", ctypes.c_int),
                 ("scale", ctypes.c_float), ("kv_heads_or_0", ctypes.c_int),
-                ("varlen", ctypes.c_char * VARLEN_MAX), ("init_sigma", ctypes.c_float)]
+                ("varlen", ctypes.c_char * VARLEN_MAX), ("init_sigma", ctypes.c_float),
+                ("pass_id", ctypes.c_int)]
 
 
 class Problem(_ProblemLayout):
@@ -160,6 +162,11 @@ class Problem(_ProblemLayout):
     @property
     def dtype(self):
         return DTYPES[self.dtype_id]
+
+    @property
+    def pass_name(self):
+        """What the row times: "fwd", "bwd" or "fwd_bwd" (enum attn_pass)."""
+        return PASSES[self.pass_id]
 
     @property
     def kv_heads(self):
@@ -255,7 +262,9 @@ class _Variant(ctypes.Structure):
     """struct attn_variant (common/attn.h)."""
     _fields_ = [("name", ctypes.c_char_p), ("summary", ctypes.c_char_p), ("fused", ctypes.c_bool),
                 ("supports", _SUPPORTS), ("workspace_bytes", _WORKSPACE), ("setup", _SETUP),
-                ("run", _RUN), ("teardown", _TEARDOWN), ("framework", ctypes.POINTER(_FrameworkOps))]
+                ("run", _RUN), ("teardown", _TEARDOWN), ("framework", ctypes.POINTER(_FrameworkOps)),
+                # struct attn_backward_ops *: none yet in a peer (its backward points are skipped)
+                ("backward", ctypes.c_void_p)]
 
 
 for _name, _struct in (("variant", _Variant), ("problem", Problem), ("op_counts", OpCounts)):

@@ -374,4 +374,5 @@ extern "C" const struct attn_variant attn_variant_flash_hopper_lab = {
     .run = lab_run,
     .teardown = lab_teardown,
     .framework = NULL,
+    .backward = NULL,
 };
