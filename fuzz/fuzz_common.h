@@ -21,18 +21,20 @@
 
 static char fuzz_dir[128];
 
-/* Removes the plain files of dir (not recursive: the targets make no deeper
- * tree), then dir itself when rmdir_too. */
+/* Removes what dir holds, its subdirectories too (the report target writes
+ * out/, out/bwd/, out/page-K/...), then dir itself when rmdir_too. */
 static inline void fuzz_clean_dir(const char *dir, int rmdir_too)
 {
     DIR *d = opendir(dir);
     if (d) {
         struct dirent *e;
         char path[512];
+        struct stat st;
         while ((e = readdir(d)))
             if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
                 snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-                unlink(path);
+                if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) fuzz_clean_dir(path, 1);
+                else unlink(path);
             }
         closedir(d);
     }
@@ -41,22 +43,7 @@ static inline void fuzz_clean_dir(const char *dir, int rmdir_too)
 
 static inline void fuzz_remove_dir(void)
 {
-    if (!fuzz_dir[0]) return;
-    /* one level of subdirectories (the report target's output dir) */
-    DIR *d = opendir(fuzz_dir);
-    if (d) {
-        struct dirent *e;
-        char path[512];
-        struct stat st;
-        while ((e = readdir(d)))
-            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-                snprintf(path, sizeof path, "%s/%s", fuzz_dir, e->d_name);
-                if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) fuzz_clean_dir(path, 1);
-                else unlink(path);
-            }
-        closedir(d);
-    }
-    rmdir(fuzz_dir);
+    if (fuzz_dir[0]) fuzz_clean_dir(fuzz_dir, 1);
 }
 
 /* Scratch directories of processes that are gone (a crash, a timeout or an

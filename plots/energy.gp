@@ -7,7 +7,7 @@
 load ARG1."/meta.gp"
 if (npanels == 0) { print "energy.gp: no panel on this figure page: nothing to draw"; exit }
 if (!have_energy) { print "energy.gp: no power recorded in this run: nothing to draw"; exit }
-fig_title = sprintf("Attention forward energy efficiency — %s", gpu_name)
+fig_title = sprintf("Attention %s energy efficiency — %s", exists("pass_title") ? pass_title : "forward", gpu_name)
 fig_subtitle = sprintf("%s · run %s · TFLOP per joule = TFLOP/s ÷ average board power", grid_note, run_id)
 fig_key = "legend_energy"
 call "plots/style.gp" (ARG3 eq "" ? "png" : ARG3) ARG2 sprintf("%d", npanels)

@@ -18,7 +18,7 @@ load ARG1."/meta.gp"
 if (npanels == 0) { print "headline.gp: no panel on this figure page: nothing to draw"; exit }
 if (!have_cudnn) { print "headline.gp: no cudnn_sdpa rows in this run: nothing to draw"; exit }
 if (headline_n == 0) { print "headline.gp: no variant to set against cudnn_sdpa: nothing to draw"; exit }
-fig_title = sprintf("Speed relative to cuDNN (cudnn_sdpa) — %s", gpu_name)
+fig_title = sprintf("Speed relative to cuDNN (cudnn_sdpa)%s — %s", exists("pass_title") ? ", " . pass_title : "", gpu_name)
 fig_subtitle = sprintf("%s · run %s", grid_note, run_id) . (headline_note eq "" ? "" : " · ".headline_note)
 fig_subtitle2 = headline_how
 bar_title = headline_level . " interval"

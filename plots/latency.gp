@@ -4,7 +4,7 @@
 #   gnuplot -c plots/latency.gp DATADIR OUTFILE [png|svg]
 load ARG1."/meta.gp"
 if (npanels == 0) { print "latency.gp: no panel on this figure page: nothing to draw"; exit }
-fig_title = sprintf("Attention forward latency — %s", gpu_name)
+fig_title = sprintf("Attention %s latency — %s", exists("pass_title") ? pass_title : "forward", gpu_name)
 fig_subtitle = sprintf("%s · run %s", grid_note, run_id)
 fig_key = "legend_ms"
 call "plots/style.gp" (ARG3 eq "" ? "png" : ARG3) ARG2 sprintf("%d", npanels)

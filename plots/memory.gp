@@ -7,7 +7,7 @@
 #   gnuplot -c plots/memory.gp DATADIR OUTFILE [png|svg]
 load ARG1."/meta.gp"
 if (npanels == 0) { print "memory.gp: no panel on this figure page: nothing to draw"; exit }
-fig_title = sprintf("Extra device memory — %s", gpu_name)
+fig_title = sprintf("Extra device memory%s — %s", exists("pass_title") ? ", " . pass_title : "", gpu_name)
 fig_subtitle = sprintf("%s · run %s", grid_note, run_id) . (mem_note eq "" ? "" : " · ".mem_note)
 fig_key = "legend_mem"
 call "plots/style.gp" (ARG3 eq "" ? "png" : ARG3) ARG2 sprintf("%d", npanels)

@@ -14,7 +14,7 @@
 #   gnuplot -c plots/ratio.gp DATADIR OUTFILE [png|svg]
 load ARG1."/meta.gp"
 if (!have_ratio) { print "ratio.gp: ".ratio_why.": nothing to draw"; exit }
-fig_title = sprintf("Current / baseline time per row — %s", gpu_name)
+fig_title = sprintf("Current / baseline time per row%s — %s", exists("pass_title") ? ", " . pass_title : "", gpu_name)
 modes_text = ""
 do for [m in ratio_modes] { modes_text = modes_text . (modes_text eq "" ? "" : ", ") . m }
 fig_subtitle = sprintf("%s, %s · run %s against baseline %s · %d rows (%s)%s · %d slower than allowed", \

@@ -7,7 +7,7 @@ load ARG1."/meta.gp"
 if (npanels == 0) { print "speedup.gp: no panel on this figure page: nothing to draw"; exit }
 if (ARGC >= 4 && ARG4 ne "naive") { print sprintf("speedup.gp: over %s is not drawn here: headline.gp draws the fused kernels against cudnn_sdpa", ARG4); exit }
 if (!have_naive) { print "speedup.gp: no naive rows in this run: nothing to draw"; exit }
-fig_title = sprintf("Speedup over naive (eager, one launch per op) — %s", gpu_name)
+fig_title = sprintf("Speedup over naive (eager, one launch per op)%s — %s", exists("pass_title") ? ", " . pass_title : "", gpu_name)
 fig_subtitle = sprintf("%s · run %s", grid_note, run_id)
 fig_key = "legend_naive"
 call "plots/style.gp" (ARG3 eq "" ? "png" : ARG3) ARG2 sprintf("%d", npanels)

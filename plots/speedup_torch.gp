@@ -8,7 +8,7 @@
 load ARG1."/meta.gp"
 if (npanels == 0) { print "speedup_torch.gp: no panel on this figure page: nothing to draw"; exit }
 if (!have_torch) { print "speedup_torch.gp: no PyTorch peer (torch_*) rows beside ours in this run: nothing to draw"; exit }
-fig_title = sprintf("Speedup over the best PyTorch peer — %s", gpu_name)
+fig_title = sprintf("Speedup over the best PyTorch peer%s — %s", exists("pass_title") ? ", " . pass_title : "", gpu_name)
 fig_subtitle = sprintf("%s · run %s · %s", grid_note, run_id, torch_note)
 fig_key = "legend_torch"
 fig_key_extra = 1; fig_key_extra_len = strlen("1 = as fast as the best PyTorch peer")

@@ -7,6 +7,9 @@
 # Before the call a script sets fig_title and fig_subtitle (and, for a
 # second line under it, fig_subtitle2: the strip grows by a line), and
 # fig_key (and fig_key_extra, fig_key_extra_len: the legend's size, below).
+# The figures of a pass other than the forward (the backward, forward +
+# backward) say it in the title, from meta.gp's pass_title, which the
+# forward's meta.gp does not set; grid_note says it too.
 # The panels are drawn with no key; the figure's ONE legend is a strip
 # under the title and subtitle, across the whole width, drawn last from NaN
 # functions (gnuplot 5.4's `keyentry` alone in a plot trips an assertion):

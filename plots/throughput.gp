@@ -2,13 +2,15 @@
 # bf16 GEMM peak (attnbench --peak: an 8192³ cuBLAS GEMM), linear from 0 to
 # 100%, TFLOP/s on the right axis at the same tics; one panel per head_dim ×
 # causal (per model shape in a run of several: plots/README.md). FLOPs:
-# 4·B·H·S²·D, halved when causal, for every variant. A run without --peak
-# has no peak: TFLOP/s on a linear axis from 0 instead.
+# 4·B·H·S²·D, halved when causal, for every variant; a backward figure's
+# 2.5 times that, a forward + backward one's 3.5 times (docs/measuring.md),
+# so that the passes' rates compare. A run without --peak has no peak:
+# TFLOP/s on a linear axis from 0 instead.
 #   gnuplot -c plots/throughput.gp DATADIR OUTFILE [png|svg]
 load ARG1."/meta.gp"
 if (npanels == 0) { print "throughput.gp: no panel on this figure page: nothing to draw"; exit }
 have_peak = peak_tflops == peak_tflops && peak_tflops > 0
-fig_title = sprintf("Attention forward throughput — %s", gpu_name)
+fig_title = sprintf("Attention %s throughput — %s", exists("pass_title") ? pass_title : "forward", gpu_name)
 fig_subtitle = sprintf("%s · run %s", grid_note, run_id) . \
     (have_peak ? sprintf(" · 100%% = this run's bf16 GEMM peak, %.0f TFLOP/s", peak_tflops) : " · no GEMM peak measured (run without --peak)")
 fig_key = "legend_tflops"

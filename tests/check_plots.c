@@ -8,7 +8,8 @@
  * grouped K/V heads; hand-written numbers, not a measurement), one whose gpu field, variant name and .env hold
  * gnuplot code, a malformed file, and in tests/fixtures/compare/ a compare
  * run with its samples and a run of burst and sustained rows, both
- * hand-made), build/report and every plots/
+ * hand-made, and passes.csv, the forward, the backward and forward +
+ * backward of two variants, hand-made), build/report and every plots/
  * script must produce PNG files with the PNG signature and SVG files that
  * parse as XML (xmllint) — or, where the run lacks what a figure needs
  * (cudnn_sdpa, naive, a baseline, power, PyTorch peers beside ours), say
@@ -20,10 +21,12 @@
  * samples with their bounds (a value worked by hand) while the same rows
  * measured row after row keep the medians' ratio, burst and sustained rows
  * (and two inits) must be separate series, every subtitle must say the
- * regime, nothing in a results file may run when gnuplot loads the data, and the malformed
- * CSV must give exit 2 and a message naming file:line. Needs gnuplot and
- * xmllint (`make test` installs them); run from the repository root after
- * `make all`. */
+ * regime, each pass must be a family of figures of its own (the forward's
+ * files those of its rows alone, the backward's in files, panels, titles
+ * and page sections of their own), nothing in a results file may run when
+ * gnuplot loads the data, and the malformed CSV must give exit 2 and a
+ * message naming file:line. Needs gnuplot and xmllint (`make test`
+ * installs them); run from the repository root after `make all`. */
 #include "testutil.h"
 
 #include <check.h>
@@ -702,6 +705,206 @@ START_TEST(test_inits_are_separate_series)
 }
 END_TEST
 
+/* ------------------------------------------------------------- passes */
+
+/* tests/fixtures/passes.csv: cudnn_sdpa and flash_hopper at D = 128,
+ * causal and not, S = 1024, 2048, 4096 (B·S = 16384, H = 16), cold,
+ * burst, each point timed as the forward, the backward and forward +
+ * backward (pass fwd, bwd, fwd_bwd); hand-made numbers, not a measurement,
+ * every backward time unlike any forward one. At S = 2048 non-causal:
+ * cudnn_sdpa 0.52 / 1.60 / 2.12 ms, flash_hopper 0.50 / 1.80 / 2.30 ms. */
+#define PASSES_RUN "tests/fixtures/passes.csv"
+
+/* DIR/NAME/passes.csv: the fixture's rows whose pass matches the extended
+ * regular expression pass (all of them for ".*"), and its data by report
+ * data into data (a directory under DIR). */
+static void passes_copy(const char *name, const char *pass, const char *data)
+{
+    ck_assert_int_eq(sh("mkdir -p %s/%s && awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print; next } "
+                        "$c[\"pass\"] ~ /^(%s)$/' " PASSES_RUN " > %s/%s/passes.csv",
+                        dir, name, pass, dir, name), 0);
+    ck_assert_int_eq(sh("%s data %s/%s/passes.csv %s/%s >/dev/null", tool_path("report"), dir, name, dir, data), 0);
+}
+
+/* Whether FILE is the same in DIR/data (the run DIR/mixed/passes.csv) and
+ * in DIR/fwd/data (DIR/fwd/passes.csv) once each one's paths are written
+ * alike (meta.gp names its files and run by path). */
+static bool same_as_fwd_alone(const char *file)
+{
+    return sh("sed -e 's#%s/data/#D/#g' -e 's#%s/mixed/#R/#g' %s/data/%s > %s/a.txt && "
+              "sed -e 's#%s/fwd/data/#D/#g' -e 's#%s/fwd/#R/#g' %s/fwd/data/%s > %s/b.txt && cmp -s %s/a.txt %s/b.txt",
+              dir, dir, dir, file, dir, dir, dir, dir, file, dir, dir, dir) == 0;
+}
+
+/* A pass is a family of figures of its own: the forward's files are
+ * byte for byte those of the run's forward rows alone, the backward's and
+ * forward + backward's panels have their own files (_bwd, _fwd_bwd), meta.gp
+ * (data/bwd/, data/fwd_bwd/) and titles, and no row of one pass is drawn
+ * in another's panel or set against another pass's row. */
+START_TEST(test_passes_are_separate_figures)
+{
+    passes_copy("mixed", ".*", "data");
+    passes_copy("fwd", "fwd", "fwd/data");
+    static const char *const fwd_files[] = {"meta.gp", "panel_D128_full.dat", "panel_D128_causal.dat"};
+    for (size_t i = 0; i < 3; i++)
+        ck_assert_msg(same_as_fwd_alone(fwd_files[i]), "the forward's %s differs from the one of the forward rows alone",
+                      fwd_files[i]);
+    ck_assert_msg(sh("test $(ls %s/fwd/data | wc -l) -eq 3", dir) == 0,
+                  "the forward rows alone draw more than meta.gp and two panels");
+    /* the backward's and forward + backward's own files */
+    static const char *const other[] = {"bwd", "fwd_bwd"};
+    for (size_t k = 0; k < 2; k++) {
+        char meta[64], want[512];
+        snprintf(meta, sizeof meta, "%s/meta.gp", other[k]);
+        snprintf(want, sizeof want, "^array panel_file\\[2\\] = \\['%s/data/panel_D128_full_%s.dat', "
+                                    "'%s/data/panel_D128_causal_%s.dat'\\]$", dir, other[k], dir, other[k]);
+        ck_assert_msg(data_has(meta, want), "the %s figures' panels are not panel_D128_full_%s.dat and "
+                                            "panel_D128_causal_%s.dat", other[k], other[k], other[k]);
+        snprintf(want, sizeof want, "^pass = '%s'$", other[k]);
+        ck_assert_msg(data_has(meta, want), "meta.gp does not name the pass %s", other[k]);
+    }
+    ck_assert_msg(data_has("bwd/meta.gp", "^array panel_title\\[2\\] = \\['D = 128, non-causal, backward (dQ, dK, dV)', "
+                                          "'D = 128, causal, backward (dQ, dK, dV)'\\]$") &&
+                      data_has("fwd_bwd/meta.gp", "^array panel_title\\[2\\] = \\['D = 128, non-causal, forward + "
+                                                  "backward', 'D = 128, causal, forward + backward'\\]$"),
+                  "the backward panels' titles do not say their pass");
+    ck_assert_msg(data_has("bwd/meta.gp", "^grid_note = 'batch = 16384 / S, heads = 16, bf16, cold mode, backward "
+                                          "(dQ, dK, dV), burst, init=uniform'$"),
+                  "the backward figures' subtitle does not say the pass beside the regime and init");
+    ck_assert_msg(!data_has("meta.gp", "^pass"), "the forward's meta.gp names a pass");
+    /* each row in its own pass's panel, set against cudnn_sdpa's row of its pass */
+    ck_assert_double_eq_tol(panel_value("panel_D128_full.dat", "flash_hopper", 2048, 2), 0.50, 1e-9);
+    ck_assert_double_eq_tol(panel_value("panel_D128_full_bwd.dat", "flash_hopper", 2048, 2), 1.80, 1e-9);
+    ck_assert_double_eq_tol(panel_value("panel_D128_full_fwd_bwd.dat", "flash_hopper", 2048, 2), 2.30, 1e-9);
+    ck_assert_double_eq_tol(panel_value("panel_D128_full_bwd.dat", "flash_hopper", 2048, 6), 1.60 / 1.80, 1e-5);
+    ck_assert_double_eq_tol(panel_value("panel_D128_full_fwd_bwd.dat", "flash_hopper", 2048, 6), 2.12 / 2.30, 1e-5);
+    /* no ms of a backward or forward + backward row in a forward panel,
+     * and no forward ms in theirs */
+    ck_assert_int_eq(sh("awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } "
+                        "{ print $c[\"pass\"], $c[\"ms_median\"] + 0 }' " PASSES_RUN " > %s/ms.txt", dir), 0);
+    for (int fwd = 0; fwd <= 1; fwd++)
+        ck_assert_msg(sh("awk 'FNR == NR { if (($1 == \"fwd\") == %d) ms[$2] = 1; next } "
+                         "/^[0-9]/ && ($2 + 0) in ms { bad = 1 } END { exit bad }' %s/ms.txt %s/data/panel_D128_%s.dat",
+                         fwd, dir, dir, fwd ? "*_*bwd" : "*[lL]") == 0,
+                      fwd ? "a forward row's time is in a backward panel" : "a backward row's time is in a forward panel");
+}
+END_TEST
+
+/* The figures of each pass render, their titles saying the pass; a run of
+ * the backward alone draws its figures only (no forward meta.gp). */
+START_TEST(test_passes_render_titled)
+{
+    passes_copy("mixed", ".*", "data");
+    static const char *const other[] = {"bwd", "fwd_bwd"};
+    static const char *const title[] = {"backward (dQ, dK, dV)", "forward + backward"};
+    for (size_t k = 0; k < 2; k++)
+        for (size_t i = 0; i < NSCRIPTS; i++)
+            for (int png = 0; png <= 1; png++) {
+                char out[256];
+                snprintf(out, sizeof out, "%s/%s-%s.%s", dir, scripts[i], other[k], png ? "png" : "svg");
+                ck_assert_msg(sh("gnuplot -c plots/%s.gp %s/data/%s %s %s 2>/dev/null", scripts[i], dir, other[k],
+                                 out, png ? "png" : "svg") == 0,
+                              "gnuplot %s on the %s figures failed", scripts[i], other[k]);
+                const bool drawn = strcmp(scripts[i], "speedup") && strcmp(scripts[i], "speedup_torch") &&
+                                   strcmp(scripts[i], "energy") && strcmp(scripts[i], "ratio");
+                if (!drawn) ck_assert_msg(file_size(out) < 0, "%s drew what the run lacks", out);
+                else if (png) assert_png(out);
+                else assert_svg(out);
+            }
+    for (size_t k = 0; k < 2; k++) {
+        ck_assert_msg(sh("grep -q 'Attention %s latency — h200' %s/latency-%s.svg && "
+                         "grep -q 'D = 128, causal, %s' %s/latency-%s.svg",
+                         title[k], dir, other[k], title[k], dir, other[k]) == 0,
+                      "latency-%s.svg does not say its pass in the title and the panels' titles", other[k]);
+        ck_assert_msg(sh("grep -q 'Speed relative to cuDNN (cudnn_sdpa), %s — h200' %s/headline-%s.svg && "
+                         "grep -q 'cold mode, %s, burst, init=uniform' %s/headline-%s.svg",
+                         title[k], dir, other[k], title[k], dir, other[k]) == 0,
+                      "headline-%s.svg does not say its pass in the title and the subtitle", other[k]);
+    }
+    /* the forward's titles as in a run of the forward alone */
+    ck_assert_int_eq(sh("gnuplot -c plots/latency.gp %s/data %s/latency.svg svg 2>/dev/null", dir, dir), 0);
+    ck_assert_msg(sh("grep -q 'Attention forward latency — h200' %s/latency.svg && ! grep -q 'backward' %s/latency.svg",
+                     dir, dir) == 0,
+                  "the forward's latency figure does not say forward, or says backward");
+    /* the backward alone */
+    passes_copy("bwd", "bwd", "bwd/data");
+    char path[256];
+    snprintf(path, sizeof path, "%s/bwd/data/meta.gp", dir);
+    ck_assert_msg(file_size(path) < 0, "a run without forward rows has a forward meta.gp");
+    snprintf(path, sizeof path, "%s/bwd/data/bwd/meta.gp", dir);
+    ck_assert_msg(file_size(path) > 0, "a run of the backward alone has no backward figures");
+}
+END_TEST
+
+/* The ratio figure, per pass: the run against a copy of itself as the two
+ * sides of one A/B run, each pass's ratios in its own panels and figure. */
+START_TEST(test_passes_ratio_per_pass)
+{
+    char run[160], base[160];
+    snprintf(run, sizeof run, "%s/passes.csv", dir);
+    snprintf(base, sizeof base, "%s/passes_base.csv", dir);
+    /* ab_run is the last column but two (compare_run and shard after it) */
+    ck_assert_int_eq(sh("sed -E '2,$ s/,[^,]*,([^,]*),([^,]*)$/,AB1,\\1,\\2/' " PASSES_RUN " > %s && cp %s %s", run, run,
+                        base), 0);
+    report_data(&(struct fixture){run, base, true, false, false, false, true});
+    ck_assert_msg(data_has("meta.gp", "^nratio_panels = 2$") && data_has("bwd/meta.gp", "^nratio_panels = 2$") &&
+                      data_has("fwd_bwd/meta.gp", "^nratio_panels = 2$"),
+                  "each pass's ratio figure does not have its two panels");
+    ck_assert_msg(data_has("bwd/meta.gp", "^array ratio_panel_title\\[2\\] = \\['D = 128, non-causal, backward (dQ, dK, dV)', ") &&
+                      data_has("meta.gp", "^array ratio_panel_title\\[2\\] = \\['D = 128, non-causal', 'D = 128, causal'\\]$"),
+                  "the ratio panels are not per pass");
+    ck_assert_msg(data_has("meta.gp", "^ratio_rows = 12$") && data_has("bwd/meta.gp", "^ratio_rows = 12$"),
+                  "a pass's ratio figure does not hold its 12 rows alone");
+    char path[256];
+    snprintf(path, sizeof path, "%s/data/ratio_D128_causal_fwd_bwd.dat", dir);
+    ck_assert_msg(file_size(path) > 0, "ratio_D128_causal_fwd_bwd.dat was not written");
+}
+END_TEST
+
+/* The page: the headline's sentences and fastest-kernel tables per pass,
+ * the backward's and forward + backward's full tables in sections of their
+ * own, and each pass's figures. */
+START_TEST(test_passes_page)
+{
+    passes_copy("mixed", ".*", "data");
+    ck_assert_int_eq(sh("for s in headline latency; do for p in '' bwd fwd_bwd; do "
+                        "gnuplot -c plots/$s.gp %s/data${p:+/$p} %s/mixed/$s${p:+-$p}.png png 2>/dev/null || exit 1; "
+                        "done; done", dir, dir), 0);
+    ck_assert_int_eq(sh("%s html %s/mixed/passes.csv %s/mixed >/dev/null", tool_path("report"), dir, dir), 0);
+    char page[160];
+    snprintf(page, sizeof page, "%s/mixed/report.html", dir);
+    ck_assert_msg(sh("xmllint --html --noout %s 2>/dev/null", page) == 0, "%s does not parse", page);
+    ck_assert_msg(sh("grep -q '<div class=\"section\" id=\"tables-bwd\">' %s && "
+                     "grep -q '<h2>Backward (dQ, dK, dV)</h2>' %s && grep -q '<h2>Forward + backward</h2>' %s",
+                     page, page, page) == 0,
+                  "the page has no backward or forward + backward tables section");
+    /* the backward section: its panels' headers and flash_hopper's 1.8 ms
+     * at S = 2048 non-causal, cudnn_sdpa's 1.6 the best */
+    ck_assert_msg(sh("sed -n '/id=\"tables-bwd\"/,/id=\"tables-fwd_bwd\"/p' %s > %s/bwd.html && "
+                     "grep -q '<h3 id=\"table-cold-bwd\">cold, burst, backward (dQ, dK, dV) ' %s/bwd.html && "
+                     "grep -q '<tr class=\"panel\"><th colspan=\"7\">D = 128, non-causal, backward (dQ, dK, dV)</th></tr>' "
+                     "%s/bwd.html && "
+                     "grep -q '^<tr><td>2048</td><td>8</td><td>16</td><td class=\"grp best\">1.6</td><td class=\"best\">430</td>"
+                     "<td class=\"grp\">1.8</td><td>382</td></tr>' %s/bwd.html",
+                     page, dir, dir, dir, dir) == 0,
+                  "the backward tables lack their header, panel titles or the S = 2048 row");
+    /* the forward's tables say no pass and hold no backward row */
+    ck_assert_msg(sh("sed -n '/id=\"tables\"/,/id=\"tables-bwd\"/p' %s | grep -v 'tables-bwd' > %s/fwd.html && "
+                     "grep -q '<h3 id=\"table-cold\">cold, burst ' %s/fwd.html && ! grep -q 'backward\\|>1.8<' %s/fwd.html",
+                     page, dir, dir, dir) == 0,
+                  "the forward's tables mix in the backward's rows or titles");
+    ck_assert_msg(sh("grep -q '<b>cold, burst, forward + backward</b>: cudnn_sdpa is fastest at 6 of 6 points' %s", page) == 0,
+                  "the headline's sentences are not per pass");
+    ck_assert_msg(sh("grep -q '<dt>Passes</dt><dd><b>fwd</b> (the forward; 12 rows); <b>bwd</b> ' %s && "
+                     "grep -q '<dt>Grid</dt><dd>6 points, ' %s", page, page) == 0,
+                  "What ran does not give the passes, or counts a point once per pass");
+    ck_assert_msg(sh("grep -q 'src=\"headline-fwd_bwd.png\"' %s && grep -q 'id=\"fig-latency-bwd\"' %s && "
+                     "grep -q 'Each fused kernel.s speed relative to cudnn_sdpa — forward + backward' %s",
+                     page, page, page) == 0,
+                  "the page does not show each pass's figures, named");
+}
+END_TEST
+
 /* ------------------------------------------------------- looks, limits */
 
 /* A run written for a test: DIR/NAME, every variant at S = 512, 1024, 2048
@@ -1088,6 +1291,10 @@ static Suite *plots_suite(void)
     tcase_add_test(t, test_plain_run_keeps_median_ratio);
     tcase_add_test(t, test_regimes_are_separate_series);
     tcase_add_test(t, test_inits_are_separate_series);
+    tcase_add_test(t, test_passes_are_separate_figures);
+    tcase_add_test(t, test_passes_render_titled);
+    tcase_add_test(t, test_passes_ratio_per_pass);
+    tcase_add_test(t, test_passes_page);
     suite_add_tcase(s, t);
     return s;
 }

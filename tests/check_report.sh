@@ -16,7 +16,9 @@
 # a run whose rows come from several revisions: its first section says
 # which, with their dates; a compare run (tests/fixtures/compare/): its
 # ratios interleaved, with their intervals, and a run of burst and sustained
-# rows: a table per regime, fitting 1400 px; and make plots / make report / make figures in a
+# rows: a table per regime, fitting 1400 px; a run of the forward, the
+# backward and forward + backward (tests/fixtures/passes.csv): a table
+# section per pass, fitting 1400 px; and make plots / make report / make figures in a
 # scratch tree: which run they draw, and that no file name or figures.conf
 # line runs a command.
 #
@@ -381,6 +383,29 @@ else
     ok "regimes: a table per regime, the sustained rows' settled MHz and W, no sideways scrolling"
 fi
 
+# The forward, the backward and forward + backward in one run
+# (tests/fixtures/passes.csv): the forward's tables under "Full tables",
+# the backward's and forward + backward's each in a section of its own
+# with its panels titled by the pass, the headline's sentences and
+# fastest-kernel tables per pass; the page fits 1400 px.
+W=$TMP/passes
+mkdir -p "$W"
+if ! "$REPORT_BIN" html tests/fixtures/passes.csv "$W" >"$W/out" 2>&1; then
+    fail "passes: build/report html refused tests/fixtures/passes.csv: $(tr '\n' ' ' <"$W/out")"
+elif ! grep -q '<div class="section" id="tables-bwd">' "$W/report.html" ||
+    ! grep -q '<div class="section" id="tables-fwd_bwd">' "$W/report.html" ||
+    [ "$(sed -n '/id="tables-bwd"/,/id="tables-fwd_bwd"/p' "$W/report.html" | grep -c '<tr class="panel"><th colspan="[0-9]*">D = 128, [a-z-]*, backward (dQ, dK, dV)</th></tr>')" != 2 ] ||
+    sed -n '/id="tables"/,/id="tables-bwd"/p' "$W/report.html" | grep -q '<tr class="panel">.*backward'; then
+    fail "passes: no backward and forward + backward table sections, or their panels not titled by the pass"
+elif ! grep -q '<b>cold, burst, backward (dQ, dK, dV)</b>: ' "$W/report.html" ||
+    [ "$(grep -c '^<p class="cap">\(Forward\|Backward (dQ, dK, dV)\|Forward + backward\)</p>$' "$W/report.html")" != 3 ]; then
+    fail "passes: the headline's sentences or fastest-kernel tables are not per pass"
+elif ! fits_width "$W"; then
+    fail "passes: the page scrolls sideways at $WIDTH px (probe '${line:-none}')"
+else
+    ok "passes: a table section per pass, panels titled by the pass, the headline per pass, no sideways scrolling"
+fi
+
 # make plots, make report and make figures, run in a scratch tree whose
 # code, plots/*.gp and build/ are this checkout's (links) and whose
 # results/ and plots/<gpu>/figures.conf are the test's: a results file
@@ -463,6 +488,28 @@ for d in '|touch X;' '<touch X;'; do
     fi
     rm -rf -- "${F:?}/$d"
 done
+
+# make report of a run of three passes: each pass its own figures (the
+# forward's NAME.png, NAME-bwd.png, NAME-fwd_bwd.png), the page showing
+# them all, a second rendering leaving no file of the first behind.
+fmake report RESULTS=tests/fixtures/passes.csv PLOT_DIR=passes-figs &&
+    fmake report RESULTS=tests/fixtures/passes.csv PLOT_DIR=passes-figs
+rc=$?
+P3=$F/passes-figs
+missing=""
+for s in headline latency throughput memory; do
+    for p in "" -bwd -fwd_bwd; do
+        [ -s "$P3/$s$p.png" ] && [ -s "$P3/$s$p.svg" ] && grep -q "src=\"$s$p.png\"" "$P3/report.html" 2>/dev/null ||
+            missing="$missing $s$p"
+    done
+done
+if [ $rc != 0 ] || [ -n "$missing" ]; then
+    fail "make report: a run of three passes lacks figures, or its page does not show them (exit $rc):${missing:- none missing}"
+elif [ "$(find "$P3" -name '*.png' | wc -l)" != 12 ] || [ -e "$P3/data/page-2" ] || [ ! -f "$P3/data/bwd/meta.gp" ]; then
+    fail "make report: a run of three passes does not draw exactly 12 PNGs from data/, data/bwd/ and data/fwd_bwd/"
+else
+    ok "make report: a run of three passes draws each pass's figures (NAME, NAME-bwd, NAME-fwd_bwd), its page shows them"
+fi
 
 # make figures: the committed set is PNG only (no SVG, none left from before),
 # each PNG in a palette (IHDR colour type 3: pngquant), and its page.

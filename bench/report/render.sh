@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # render.sh — what `make plots`, `make report` and `make figures` run: the
 # choice of the run (said in one line), its data (build/report data), its
-# figures (plots/*.gp, PNG and SVG, one figure per page of panels; the
+# figures (plots/*.gp, PNG and SVG, one figure per page of panels and per
+# pass: NAME.png the forward, NAME-bwd.png, NAME-fwd_bwd.png the others; the
 # committed sets PNG only, quantised by pngquant) and its page (build/report
 # html).
 #
@@ -114,9 +115,11 @@ fi
 case $outdir in /* | [A-Za-z0-9_.]*) ;; *) outdir=./$outdir ;; esac
 
 # the data and every script's figure, each page of panels its own figure
-# (data/page-K/ → NAME-K.png); files of an earlier rendering removed first
+# (data/page-K/ → NAME-K.png), each pass other than the forward its own
+# figures (data/bwd/ → NAME-bwd.png, data/bwd/page-K/ → NAME-bwd-K.png;
+# fwd_bwd likewise); files of an earlier rendering removed first
 mkdir -p -- "$outdir/data" || die "unable to create $outdir/data"
-rm -rf -- "$outdir"/data/*.dat "$outdir"/data/meta.gp "$outdir"/data/page-*
+rm -rf -- "$outdir"/data/*.dat "$outdir"/data/meta.gp "$outdir"/data/page-* "$outdir"/data/bwd "$outdir"/data/fwd_bwd
 # THRESHOLDS= gives the gate's confidence (a compare run's intervals; without
 # it build/report takes bench/gate/thresholds.conf's, as the gate does) and
 # the ratio figure's limits
@@ -128,8 +131,17 @@ elif [ -n "$thresholds" ]; then
 fi
 "$report" "${args[@]}" || exit 2
 rm -f -- "$outdir"/*.png "$outdir"/*.svg
+# the figure pages: a directory with a meta.gp (a run without forward rows
+# has none in data/), and the suffix of its figures' names
 shopt -s nullglob
-pages=("$outdir/data" "$outdir"/data/page-*)
+pages=() suffixes=()
+for d in "$outdir/data" "$outdir"/data/page-* "$outdir"/data/bwd "$outdir"/data/bwd/page-* \
+    "$outdir"/data/fwd_bwd "$outdir"/data/fwd_bwd/page-*; do
+    [ -f "$d/meta.gp" ] || continue
+    suffix=${d#"$outdir/data"}
+    suffix=${suffix//\//-}
+    pages+=("$d") suffixes+=("${suffix//-page-/-}")
+done
 shopt -u nullglob
 # the committed sets (figures) are PNG only, in a palette of 256 colours
 # (pngquant: a third of the size, the same to the eye), so that the tree
@@ -138,10 +150,8 @@ formats=(png svg)
 [ "$what" != figures ] || formats=(png)
 for s in ${ATTN_PLOT_SCRIPTS:-}; do
     for format in "${formats[@]}"; do
-        for d in "${pages[@]}"; do
-            suffix=
-            [ "$d" = "$outdir/data" ] || suffix=-${d##*/page-}
-            gnuplot -c "plots/$s.gp" "$d" "$outdir/$s$suffix.$format" "$format" || exit 1
+        for i in "${!pages[@]}"; do
+            gnuplot -c "plots/$s.gp" "${pages[i]}" "$outdir/$s${suffixes[i]}.$format" "$format" || exit 1
         done
     done
 done

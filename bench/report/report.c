@@ -12,16 +12,21 @@
  *       too, for a run of more panels than a figure holds); the formats are
  *       in plots/README.md. A run of several model shapes (the llm
  *       grid) gets a panel per shape instead:
- *       panel_H{h}_KV{kv}_D{d}_{full,causal}.dat. Which panel a row is in
- *       is decided here, once (report_panel_of), for the figures and the
- *       page's tables alike.
+ *       panel_H{h}_KV{kv}_D{d}_{full,causal}.dat. Each pass (fwd, bwd,
+ *       fwd_bwd: what the row times) is a family of figures of its own,
+ *       drawn from its rows alone (report_pass_rows): the forward's as
+ *       above, a backward's panels ..._bwd.dat and ..._fwd_bwd.dat with
+ *       their meta.gp in OUTDIR/bwd/ and OUTDIR/fwd_bwd/. Which panel a row
+ *       is in is decided here, once (report_panel_of: the pass is part of
+ *       it), for the figures and the page's tables alike.
  *   report html RESULTS OUTDIR [--env ENVFILE] [--thresholds T] [--baseline B]
  *       OUTDIR/report.html: what ran (with the revisions and dates of its
  *       rows when there are several, the regime, and how the rows were
  *       measured: in turns or row after row), the headline and where each
  *       variant stands, the figures found in OUTDIR (with speedup_torch's
  *       numbers as a table; why the ratio figure is missing for a baseline
- *       measured apart), the full tables per mode and regime and the run's
+ *       measured apart), the full tables per mode and regime (each pass
+ *       other than the forward in a section of its own) and the run's
  *       environment.
  *   T (a thresholds file) gives the gate's confidence, which a compare
  *   run's intervals use, and the ratio figure's limits; without it, as the
@@ -135,6 +140,52 @@ const struct result_rec *report_best_peer(const struct result_set *s, const stru
     return best;
 }
 
+/* ---------------------------------------------------------------- passes */
+
+const char *report_pass_title(enum attn_pass pass)
+{
+    static const char *const titles[ATTN_PASS_COUNT] = {
+        [ATTN_PASS_FWD] = "forward",
+        [ATTN_PASS_BWD] = "backward (dQ, dK, dV)",
+        [ATTN_PASS_FWD_BWD] = "forward + backward",
+    };
+    return (unsigned)pass < ATTN_PASS_COUNT ? titles[pass] : "?";
+}
+
+int report_passes(const struct result_set *s, const char *mode, enum attn_pass out[ATTN_PASS_COUNT])
+{
+    bool has[ATTN_PASS_COUNT] = {false};
+    for (size_t i = 0; i < s->count; i++) {
+        const struct result_key *k = &s->rows[i].key;
+        if ((!mode || !strcmp(k->mode, mode)) && k->pass >= 0 && k->pass < ATTN_PASS_COUNT) has[k->pass] = true;
+    }
+    int n = 0;
+    for (int p = 0; p < ATTN_PASS_COUNT; p++)
+        if (has[p]) out[n++] = (enum attn_pass)p;
+    return n;
+}
+
+int report_pass_rows(const struct result_set *s, enum attn_pass pass, struct result_set *out)
+{
+    *out = (struct result_set){0};
+    snprintf(out->path, sizeof out->path, "%s", s->path);
+    out->rows = malloc((s->count + 1) * sizeof *out->rows);
+    if (!out->rows) return ATTN_FAIL(ATTN_ERR, "out of host memory");
+    for (size_t i = 0; i < s->count; i++)
+        if (s->rows[i].key.pass == (int)pass) out->rows[out->count++] = s->rows[i];
+    const struct result_rec *dup;
+    const int rc = results_index(out, &dup);
+    if (rc != ATTN_OK) report_pass_rows_free(out);
+    return rc;
+}
+
+void report_pass_rows_free(struct result_set *s)
+{
+    free(s->rows);
+    free(s->index_slots);
+    *s = (struct result_set){0};
+}
+
 /* ---------------------------------------------------------------- panels */
 
 bool report_by_shape(const struct result_set *s)
@@ -155,7 +206,8 @@ bool report_by_shape(const struct result_set *s)
 
 struct report_panel report_panel_of(const struct attn_problem *p, bool by_shape)
 {
-    struct report_panel panel = {.shape = by_shape,
+    struct report_panel panel = {.pass = p->pass,
+                                 .shape = by_shape,
                                  .heads = by_shape ? p->heads : 0,
                                  .kv_heads = by_shape ? attn_kv_heads(p) : 0,
                                  .head_dim = p->head_dim,
@@ -174,12 +226,13 @@ bool report_panel_has(const struct report_panel *panel, const struct result_key 
 
 bool report_panel_equal(const struct report_panel *a, const struct report_panel *b)
 {
-    return a->shape == b->shape && a->heads == b->heads && a->kv_heads == b->kv_heads &&
+    return a->pass == b->pass && a->shape == b->shape && a->heads == b->heads && a->kv_heads == b->kv_heads &&
            a->head_dim == b->head_dim && a->causal == b->causal && !strcmp(a->varlen, b->varlen);
 }
 
 int report_panel_cmp(const struct report_panel *a, const struct report_panel *b)
 {
+    if (a->pass != b->pass) return (int)a->pass - (int)b->pass;
     if (a->head_dim != b->head_dim) return a->head_dim - b->head_dim;
     if (a->causal != b->causal) return (int)a->causal - (int)b->causal;
     if (a->heads != b->heads) return a->heads - b->heads;
@@ -196,6 +249,8 @@ const char *report_panel_title(const struct report_panel *p, char *buf, size_t l
                   p->head_dim, causal);
     if (p->shape && p->varlen[0] && strlen(buf) < len)
         snprintf(buf + strlen(buf), len - strlen(buf), ", varlen %s", p->varlen);
+    if (p->pass != ATTN_PASS_FWD && strlen(buf) < len)
+        snprintf(buf + strlen(buf), len - strlen(buf), ", %s", report_pass_title(p->pass));
     return buf;
 }
 
@@ -210,6 +265,8 @@ const char *report_panel_stem(const struct report_panel *p, char *buf, size_t le
         for (char *c = buf + at + 8; *c; c++)
             if (!isalnum((unsigned char)*c)) *c = '-';
     }
+    if (p->pass != ATTN_PASS_FWD && strlen(buf) < len)
+        snprintf(buf + strlen(buf), len - strlen(buf), "_%s", attn_pass_name(p->pass));
     return buf;
 }
 

@@ -47,20 +47,41 @@ bool report_is_peer(const char *variant);
 /* The fastest ok peer row at k's point and mode, or NULL: the reference of
  * "speedup over the best PyTorch peer" in the figures and on the page. */
 const struct result_rec *report_best_peer(const struct result_set *, const struct result_key *k);
-/* A panel of the figures and of the page's tables: the rows of one
- * head_dim × causal, or, in a run of several model shapes (report_by_shape),
- * of one model shape, heads × kv_heads × head_dim × causal × varlen (a ragged
- * batch's distribution is a shape of its own). The one rule
- * that says which panel a row is in: report_panel_of (and _has, which uses
- * it); the figures' data files and titles and the page's table headers are
- * named from the panel (report_panel_stem, report_panel_title). */
+/* ------------------------------------------------------------ passes */
+
+/* What a pass times, in words: "forward", "backward (dQ, dK, dV)", "forward
+ * + backward": the figures' titles and subtitles and the page say it. */
+const char *report_pass_title(enum attn_pass);
+/* The passes the rows have (in mode; every row when mode is NULL), in the
+ * order fwd, bwd, fwd_bwd, into out; returns how many. A pass is a family of
+ * figures and tables of its own: no panel, series or table mixes two. */
+int report_passes(const struct result_set *, const char *mode, enum attn_pass out[ATTN_PASS_COUNT]);
+/* The rows of s of one pass as a set of their own, indexed (results_find),
+ * in s's order, their samples s's: each pass's figures are drawn from it as
+ * from a run of that pass alone. Free it with report_pass_rows_free (never
+ * results_free: the samples stay s's), and before s. */
+int report_pass_rows(const struct result_set *s, enum attn_pass, struct result_set *out);
+void report_pass_rows_free(struct result_set *);
+
+/* A panel of the figures and of the page's tables: the rows of one pass and
+ * one head_dim × causal, or, in a run of several model shapes
+ * (report_by_shape), of one pass and one model shape, heads × kv_heads ×
+ * head_dim × causal × varlen (a ragged batch's distribution is a shape of
+ * its own). The one rule that says which panel a row is in: report_panel_of
+ * (and _has, which uses it); the figures' data files and titles and the
+ * page's table headers are named from the panel (report_panel_stem,
+ * report_panel_title), a forward panel's as if there were no pass. */
 struct report_panel {
+    enum attn_pass pass;
     bool shape;          /* a model shape's panel: heads, kv_heads and varlen are part of it */
     int heads, kv_heads; /* 0 and 0 when not a shape */
     int head_dim;
     bool causal;
     char varlen[ATTN_VARLEN_MAX]; /* attn_problem.varlen; "" when dense or not a shape */
 };
+/* Room for report_panel_title's and report_panel_stem's text, its NUL
+ * included. */
+#define REPORT_PANEL_TITLE_MAX (96 + ATTN_VARLEN_MAX)
 /* Whether the run's panels are model shapes: some point has grouped K/V
  * heads (kv_heads < heads) or a ragged batch, or two points of one head_dim × causal and one
  * batch·seq_len (a panel's family of points) differ in heads or kv_heads,
@@ -73,16 +94,21 @@ struct report_panel report_panel_of(const struct attn_problem *p, bool by_shape)
 /* Whether the row with key k is in the panel. */
 bool report_panel_has(const struct report_panel *, const struct result_key *k);
 bool report_panel_equal(const struct report_panel *, const struct report_panel *);
-/* The panels' order: head_dim, non-causal first, then heads, then the more
- * K/V heads first (multi-head, grouped, multi-query), dense before ragged. */
+/* The panels' order: the pass (fwd, bwd, fwd_bwd), head_dim, non-causal
+ * first, then heads, then the more K/V heads first (multi-head, grouped,
+ * multi-query), dense before ragged. */
 int report_panel_cmp(const struct report_panel *, const struct report_panel *);
 /* "D = 128, causal"; a shape's "H=64 KV=8, D=128, causal", "H=16 KV=1
  * (MQA), D=128, causal" or, when kv_heads = heads, "H=16, D=192, non-causal";
- * a ragged one ends in ", varlen uniform:0". */
+ * a ragged one ends in ", varlen uniform:0"; a panel of another pass than
+ * the forward in its report_pass_title: "D = 128, causal, backward (dQ, dK,
+ * dV)", "D = 128, causal, forward + backward". */
 const char *report_panel_title(const struct report_panel *, char *buf, size_t len);
 /* The panel in a file name: "D128_causal" ("full" when not causal); a
  * shape's "H64_KV8_D128_causal", a ragged one's "H32_KV8_D128_causal_varlen-uniform-0"
- * (the varlen text with every character but letters and digits as '-'). */
+ * (the varlen text with every character but letters and digits as '-'); a
+ * panel of another pass than the forward ends in its name: "D128_causal_bwd",
+ * "D128_causal_fwd_bwd". */
 const char *report_panel_stem(const struct report_panel *, char *buf, size_t len);
 
 /* A panel and the family of its points that the figures draw: the

@@ -3,6 +3,14 @@
  * a figure shows is computed here, and so is every series' look and where
  * the headline's value labels go; the scripts only place what they are told.
  *
+ * Each pass (what the rows time: the forward, the backward, forward +
+ * backward) is a family of figures of its own, drawn from the run's rows
+ * of that pass alone (report_pass_rows), as a run of that pass alone would
+ * be: the forward's files are named as below, another pass's panel and
+ * ratio files end in _bwd or _fwd_bwd (report_panel_stem), its meta.gp
+ * files go to OUTDIR/bwd/ or OUTDIR/fwd_bwd/, and its meta.gp names the
+ * pass (pass, pass_title) for the titles and subtitles.
+ *
  * A line of a figure is a series: one variant's rows of one regime (burst,
  * sustained) and one init. A run of one kind of rows has a series per
  * variant, named by it; a run of both regimes (or several inits) draws each
@@ -217,6 +225,13 @@ static int variant_index(const char *const *variants, int nv, const char *name)
 
 /* ---------------------------------------------------------------- series */
 
+/* The pass of the set's rows: report_data draws each pass from a set of its
+ * rows alone (report_pass_rows). */
+static enum attn_pass pass_of(const struct result_set *s)
+{
+    return s->count ? (enum attn_pass)s->rows[0].key.pass : ATTN_PASS_FWD;
+}
+
 /* A kind of rows: its regime and init. */
 struct kind {
     bool sustained;
@@ -358,7 +373,7 @@ static int cmp_float(const void *a, const void *b)
 static void panel_name(const char *outdir, const char *prefix, const struct report_family *p, char *buf,
                        size_t len)
 {
-    char stem[64 + ATTN_VARLEN_MAX];
+    char stem[REPORT_PANEL_TITLE_MAX];
     snprintf(buf, len, "%s/%s_%s.dat", outdir, prefix, report_panel_stem(&p->key, stem, sizeof stem));
 }
 
@@ -822,21 +837,25 @@ static int write_ratio_panels(const struct gate_report *rep, const char *outdir,
     return rc;
 }
 
-/* The baseline through the gate (gate_compare: the one source of truth for
- * ratio, limit and verdict), written per panel — when the two runs were
- * measured together (report_measured_together); else rf says why not. */
+/* The baseline's rows of s's pass through the gate (gate_compare: the one
+ * source of truth for ratio, limit and verdict), written per panel — when
+ * the two runs were measured together (report_measured_together); else rf
+ * says why not (a baseline without rows of the pass among the reasons). */
 static int write_ratio(const struct report_args *a, const struct result_set *s, bool by_shape,
                        const struct series_set *ss, struct ratio_facts *rf)
 {
-    struct result_set base;
+    struct result_set file, base;
     struct gate_thresholds t;
     if (a->thresholds) ATTN_TRY(gate_thresholds_read(a->thresholds, &t));
     else gate_thresholds_default(&t);
-    ATTN_TRY(results_read(a->baseline, &base));
-    snprintf(rf->baseline_run, sizeof rf->baseline_run, "%s", base.rows[0].run_id);
-    rf->drawn = report_measured_together(s, &base, rf->why, sizeof rf->why);
-    int rc = ATTN_OK;
-    if (rf->drawn) {
+    ATTN_TRY(results_read(a->baseline, &file));
+    snprintf(rf->baseline_run, sizeof rf->baseline_run, "%s", file.rows[0].run_id);
+    int rc = report_pass_rows(&file, pass_of(s), &base);
+    if (rc == ATTN_OK && !base.count)
+        snprintf(rf->why, sizeof rf->why, "the baseline has no %s rows", attn_pass_name(pass_of(s)));
+    else if (rc == ATTN_OK)
+        rf->drawn = report_measured_together(s, &base, rf->why, sizeof rf->why);
+    if (rc == ATTN_OK && rf->drawn) {
         struct gate_options o = {.allow_missing = true, .allow_gpu_mismatch = true};
         struct gate_report rep = {0};
         rc = gate_compare(&base, s, &t, &o, &rep);
@@ -845,7 +864,8 @@ static int write_ratio(const struct report_args *a, const struct result_set *s, 
         if (rc == ATTN_OK && rf->rows == 0)
             rc = ATTN_FAIL(ATTN_ERR_INPUT, "%s: no row in common with %s", a->baseline, s->path);
     }
-    results_free(&base);
+    report_pass_rows_free(&base);
+    results_free(&file);
     return rc;
 }
 
@@ -993,7 +1013,7 @@ static int panels_meta(FILE *f, const char *outdir, const char *prefix, const ch
                        const char *fname, const char *tname, const struct report_family *p, int n)
 {
     char (*files)[1100] = malloc(((size_t)n + 1) * sizeof *files);
-    char (*titles)[64 + ATTN_VARLEN_MAX] = malloc(((size_t)n + 1) * sizeof *titles);
+    char (*titles)[REPORT_PANEL_TITLE_MAX] = malloc(((size_t)n + 1) * sizeof *titles);
     const char **fp = malloc(((size_t)n + 1) * sizeof *fp), **tp = malloc(((size_t)n + 1) * sizeof *tp);
     int rc = files && titles && fp && tp ? ATTN_OK : ATTN_FAIL(ATTN_ERR, "out of host memory");
     for (int i = 0; i < n && rc == ATTN_OK; i++) {
@@ -1312,7 +1332,8 @@ static int ratio_meta(FILE *f, const struct report_args *a, const struct ratio_f
  * inputs' init ("burst, init=normal"; "burst, init uniform and normal,
  * separate series"): the kinds of the rows drawn (in
  * the families of mode; every row of s when mode is NULL), for every
- * subtitle. */
+ * subtitle; the rows of another pass than the forward say it first
+ * ("backward (dQ, dK, dV), burst, init=normal"). */
 static void kinds_note(const struct result_set *s, const char *mode, const struct report_family *panels, int np,
                        char *buf, size_t len)
 {
@@ -1331,9 +1352,12 @@ static void kinds_note(const struct result_set *s, const char *mode, const struc
     }
     qsort(inits, (size_t)ninits, sizeof *inits, cmp_float);
     const bool both = regimes[REGIME_BURST] && regimes[REGIME_SUSTAINED];
-    snprintf(buf, len, "%s", both                         ? "burst and sustained"
-                             : regimes[REGIME_SUSTAINED] ? regime_names[REGIME_SUSTAINED]
-                                                         : regime_names[REGIME_BURST]);
+    buf[0] = '\0';
+    if (pass_of(s) != ATTN_PASS_FWD) snprintf(buf, len, "%s, ", report_pass_title(pass_of(s)));
+    snprintf(buf + strlen(buf), len - strlen(buf), "%s",
+             both                        ? "burst and sustained"
+             : regimes[REGIME_SUSTAINED] ? regime_names[REGIME_SUSTAINED]
+                                         : regime_names[REGIME_BURST]);
     char name[ATTN_INIT_MAX];
     if (ninits == 1) /* one init: "init=normal" */
         snprintf(buf + strlen(buf), len - strlen(buf), ", init=%s", attn_init_name(inits[0], name, sizeof name));
@@ -1343,11 +1367,14 @@ static void kinds_note(const struct result_set *s, const char *mode, const struc
     if (both || ninits > 1) snprintf(buf + strlen(buf), len - strlen(buf), ", separate series");
 }
 
-/* Which run, which GPU, which grid, which page: the titles and subtitles. */
+/* Which run, which GPU, which grid, which pass, which page: the titles and
+ * subtitles. A pass other than the forward is named (pass, pass_title);
+ * the forward's meta.gp has neither key, which the scripts read as the
+ * forward. */
 static void run_meta(FILE *f, const struct result_set *s, const char *env, const char *mode,
                      const struct report_family *panels, int np, const struct page *pg)
 {
-    char gpu_name[128], note[256], kinds[160], with_mode[600];
+    char gpu_name[128], note[256], kinds[320], with_mode[700];
     env_string(env, "gpu_name", gpu_name, sizeof gpu_name);
     grid_note(s, mode, panels, np, note, sizeof note);
     kinds_note(s, mode, panels, np, kinds, sizeof kinds);
@@ -1361,6 +1388,10 @@ static void run_meta(FILE *f, const struct result_set *s, const char *env, const
     gp_string(f, "gpu", s->rows[0].gpu);
     gp_string(f, "gpu_name", gpu_name[0] ? gpu_name : s->rows[0].gpu);
     gp_string(f, "mode", mode);
+    if (pass_of(s) != ATTN_PASS_FWD) {
+        gp_string(f, "pass", attn_pass_name(pass_of(s)));
+        gp_string(f, "pass_title", report_pass_title(pass_of(s)));
+    }
     gp_string(f, "grid_shape", note);
     gp_string(f, "grid_note", with_mode);
     gp_string(f, "kinds_note", kinds);
@@ -1376,7 +1407,7 @@ static int write_meta(const struct report_args *a, const struct result_set *s, c
 {
     const char *const *variants = ss->names;
     const int nv = ss->n;
-    char path[1200], env[1100];
+    char path[1300], env[1100];
     report_env_beside(a->results, env, sizeof env);
     snprintf(path, sizeof path, "%s/meta.gp", dir);
     FILE *f = fopen(path, "w");
@@ -1491,17 +1522,49 @@ static int make_dir(const char *dir)
     return ATTN_OK;
 }
 
-int report_data(const struct report_args *a, const struct result_set *s)
+/* The meta.gp files of one pass's figures in dir: a figure per
+ * REPORT_PAGE_PANELS panels (of the panels, or of the ratio panels where
+ * those are more), each page after the first in dir/page-K; *pages of them. */
+static int write_pages(const struct report_args *a, const struct result_set *s, const char *mode,
+                       const struct report_family *panels, int np, const struct series_set *ss,
+                       const struct facts *fx, const struct ratio_facts *rf, const char *dir, int *pages)
 {
-    ATTN_TRY(make_dir(a->outdir));
-    const char *mode = report_pick_mode(s, a->mode);
+    const int most = np > rf->npanels ? np : rf->npanels;
+    *pages = (most + REPORT_PAGE_PANELS - 1) / REPORT_PAGE_PANELS;
+    int rc = ATTN_OK;
+    for (int k = 0; k < *pages && rc == ATTN_OK; k++) {
+        const int first = k * REPORT_PAGE_PANELS, rfirst = first;
+        struct page pg = {.number = k + 1, .pages = *pages, .first = first, .rfirst = rfirst,
+                          .n = np > first ? (np - first < REPORT_PAGE_PANELS ? np - first : REPORT_PAGE_PANELS) : 0,
+                          .rn = rf->npanels > rfirst ? (rf->npanels - rfirst < REPORT_PAGE_PANELS ? rf->npanels - rfirst
+                                                                                                 : REPORT_PAGE_PANELS)
+                                                     : 0};
+        char page_dir[1200];
+        if (k) snprintf(page_dir, sizeof page_dir, "%s/page-%d", dir, k + 1);
+        else snprintf(page_dir, sizeof page_dir, "%s", dir);
+        rc = make_dir(page_dir);
+        if (rc == ATTN_OK) rc = write_meta(a, s, mode, panels, np, ss, fx, rf, &pg, page_dir);
+    }
+    return rc;
+}
+
+/* One pass's figures from s, the run's rows of that pass (report_pass_rows),
+ * as a run of that pass alone would draw them in mode: the panel and ratio
+ * files in a->outdir (a pass other than the forward's named with its
+ * suffix, report_panel_stem), the meta.gp files in a->outdir for the
+ * forward, else in a->outdir/PASS (bwd, fwd_bwd). by_shape is the whole
+ * run's (report_by_shape), the same for every pass and for the page. */
+static int pass_data(const struct report_args *a, const struct result_set *s, const char *mode, bool by_shape)
+{
+    char dir[1100];
+    if (pass_of(s) == ATTN_PASS_FWD) snprintf(dir, sizeof dir, "%s", a->outdir);
+    else snprintf(dir, sizeof dir, "%s/%s", a->outdir, attn_pass_name(pass_of(s)));
     struct series_set ss = {0};
     struct report_family *panels = NULL;
-    int np = 0;
+    int np = 0, pages = 0;
     double confidence = 0;
     struct facts fx = {0};
     struct ratio_facts rf = {.lo = NAN, .hi = NAN};
-    const bool by_shape = report_by_shape(s);
     int rc = series_build(s, &ss);
     if (rc == ATTN_OK) rc = report_confidence(a->thresholds, &confidence);
     if (rc == ATTN_OK) rc = report_families(s, mode, by_shape, &panels, &np);
@@ -1511,31 +1574,38 @@ int report_data(const struct report_args *a, const struct result_set *s)
     fx.compare_run = report_compare_run(s);
     if (rc == ATTN_OK) rc = write_panels(s, mode, a->outdir, panels, np, &ss, &fx);
     if (rc == ATTN_OK && a->baseline) rc = write_ratio(a, s, by_shape, &ss, &rf);
-    /* more panels than a figure holds: a figure per REPORT_PAGE_PANELS,
-     * each page's meta.gp in a directory of its own */
-    const int most = np > rf.npanels ? np : rf.npanels;
-    const int pages = (most + REPORT_PAGE_PANELS - 1) / REPORT_PAGE_PANELS;
-    for (int k = 0; k < pages && rc == ATTN_OK; k++) {
-        const int first = k * REPORT_PAGE_PANELS, rfirst = first;
-        struct page pg = {.number = k + 1, .pages = pages, .first = first, .rfirst = rfirst,
-                          .n = np > first ? (np - first < REPORT_PAGE_PANELS ? np - first : REPORT_PAGE_PANELS) : 0,
-                          .rn = rf.npanels > rfirst ? (rf.npanels - rfirst < REPORT_PAGE_PANELS ? rf.npanels - rfirst
-                                                                                               : REPORT_PAGE_PANELS)
-                                                    : 0};
-        char dir[1100];
-        if (k) snprintf(dir, sizeof dir, "%s/page-%d", a->outdir, k + 1);
-        else snprintf(dir, sizeof dir, "%s", a->outdir);
-        rc = make_dir(dir);
-        if (rc == ATTN_OK) rc = write_meta(a, s, mode, panels, np, &ss, &fx, &rf, &pg, dir);
-    }
+    if (rc == ATTN_OK) rc = make_dir(dir);
+    if (rc == ATTN_OK) rc = write_pages(a, s, mode, panels, np, &ss, &fx, &rf, dir, &pages);
     if (rc == ATTN_OK)
-        printf("report: %d panel(s) in %d figure page(s), %d series, mode %s, data in %s%s%s\n", np, pages, ss.n,
-               mode, a->outdir, a->baseline && !rf.drawn ? "; no ratio figure: " : "",
-               a->baseline && !rf.drawn ? rf.why : "");
+        printf("report: %s%s%d panel(s) in %d figure page(s), %d series, mode %s, data in %s%s%s\n",
+               pass_of(s) == ATTN_PASS_FWD ? "" : attn_pass_name(pass_of(s)),
+               pass_of(s) == ATTN_PASS_FWD ? "" : ": ", np, pages, ss.n, mode, dir,
+               a->baseline && !rf.drawn ? "; no ratio figure: " : "", a->baseline && !rf.drawn ? rf.why : "");
     facts_free(&fx);
     free(rf.panels);
     free(rf.n);
     free(panels);
     series_free(&ss);
+    return rc;
+}
+
+/* Every pass of the run in the figures' mode, each a family of figures of
+ * its own (pass_data): no panel, series or ratio mixes two passes. */
+int report_data(const struct report_args *a, const struct result_set *s)
+{
+    ATTN_TRY(make_dir(a->outdir));
+    const char *mode = report_pick_mode(s, a->mode);
+    enum attn_pass passes[ATTN_PASS_COUNT];
+    const int npasses = report_passes(s, mode, passes);
+    if (!npasses) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: no %s-mode rows to plot", s->path, mode);
+    const bool by_shape = report_by_shape(s);
+    int rc = ATTN_OK;
+    for (int i = 0; i < npasses && rc == ATTN_OK; i++) {
+        struct result_set rows;
+        rc = report_pass_rows(s, passes[i], &rows);
+        if (rc != ATTN_OK) break;
+        rc = pass_data(a, &rows, mode, by_shape);
+        report_pass_rows_free(&rows);
+    }
     return rc;
 }

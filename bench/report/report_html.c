@@ -1,29 +1,34 @@
 /* report_html.c — `report html`: the report page of a run, from the top:
  *   1. what ran: GPU, date, code revision (each revision with its rows and
  *      their dates, and the .env's extended=/resumed= lines, when the rows
- *      come from several), grid, modes, the regime of the rows (burst,
- *      sustained: how many settled), how they were measured (in turns: a
- *      compare run; or row after row), the inputs' init where it is not
- *      uniform, variants, rows by status;
- *   2. the headline: sentences generated from the rows per mode and regime
- *      (who is fastest where, against cudnn_sdpa and naive), "Where it
- *      stands" (each variant of ours on the headline at each panel's largest
- *      S), the run's measured peaks, and the best kernel per point in every
- *      mode and regime, PyTorch peers (torch_*) competing;
+ *      come from several), grid, the passes (in a run of any but the
+ *      forward), modes, the regime of the rows (burst, sustained: how many
+ *      settled), how they were measured (in turns: a compare run; or row
+ *      after row), the inputs' init where it is not uniform, variants, rows
+ *      by status;
+ *   2. the headline: sentences generated from the rows per pass, mode and
+ *      regime (who is fastest where, against cudnn_sdpa and naive), "Where
+ *      it stands" (each variant of ours on the headline at each panel's
+ *      largest S), the run's measured peaks, and the best kernel per point
+ *      in every mode and regime, a table per pass, PyTorch peers (torch_*)
+ *      competing;
  *   3. the figures found in OUTDIR (headline, throughput, latency, speedup,
  *      speedup_torch, memory, energy, each as several figures NAME-K when
- *      the run has more panels than one holds, and ratio with a baseline
- *      measured together with the run, else why it is not drawn); beside
- *      speedup_torch, when the run has PyTorch peers, its numbers as a table;
- *   4. one full table per mode and regime: every point × variant, the
- *      point's best in bold, a row that is not ok showing its status with
- *      its reason as a tooltip, a sustained row its settled SM clock and
- *      board power; this table and those of 2 and 3 are grouped by the
- *      figures' panels (report_panel_of: head_dim × causal, or model shape),
- *      under their titles;
+ *      the run has more panels than one holds, each pass's in turn: NAME,
+ *      NAME-bwd, NAME-fwd_bwd; and ratio with a baseline measured together
+ *      with the run, else why it is not drawn); beside speedup_torch, when
+ *      the run has PyTorch peers, its numbers as a table;
+ *   4. one full table per pass, mode and regime, the backward's and forward
+ *      + backward's in sections of their own (tables-bwd, tables-fwd_bwd):
+ *      every point × variant, the point's best in bold, a row that is not
+ *      ok showing its status with its reason as a tooltip, a sustained row
+ *      its settled SM clock and board power; this table and those of 2 and
+ *      3 are grouped by the figures' panels (report_panel_of: pass ×
+ *      head_dim × causal, or pass × model shape), under their titles;
  *   5. the run's environment (.env).
- * No sentence or table mixes burst and sustained rows (struct view), and
- * each says its regime. Every ratio between two rows is the figures'
+ * No sentence or table mixes burst and sustained rows, or the rows of two
+ * passes (struct view), and each says its regime, and its pass when not
+ * the forward. Every ratio between two rows is the figures'
  * (report_speed_ratio): in a compare run the interleaved Hodges–Lehmann
  * estimate, "1.04× [1.03, 1.05]" with its interval (a table cell's tooltip),
  * else of medians, said to be measured row after row.
@@ -157,13 +162,14 @@ struct placed_point {
     struct attn_problem p;
 };
 
-/* Panels as the figures draw them (dtype, then report_panel_cmp: head_dim,
- * causal, and the model shape in a run of shapes), then the inputs' init
- * (uniform first), then S. */
+/* Panels as the figures draw them (the pass, dtype, then report_panel_cmp:
+ * head_dim, causal, and the model shape in a run of shapes), then the
+ * inputs' init (uniform first), then S. */
 static int cmp_point(const void *va, const void *vb)
 {
     const struct placed_point *x = va, *y = vb;
     const struct attn_problem *a = &x->p, *b = &y->p;
+    if (a->pass != b->pass) return (int)a->pass - (int)b->pass;
     if (a->dtype != b->dtype) return (int)a->dtype - (int)b->dtype;
     const int panel = report_panel_cmp(&x->panel, &y->panel);
     if (panel) return panel;
@@ -206,10 +212,12 @@ static struct attn_problem *collect_points(const struct result_set *s, bool by_s
     return p;
 }
 
-/* A view of the rows: one timing mode and one regime. The page's sentences
- * and tables are per view, so that no line of them mixes burst and
- * sustained rows; each says its regime. */
+/* A view of the rows: one pass, one timing mode and one regime. The page's
+ * sentences and tables are per view, so that no line of them mixes the
+ * forward's rows with the backward's, or burst with sustained rows; each
+ * says its regime, and its pass where it is not the forward. */
 struct view {
+    enum attn_pass pass;
     const char *mode, *regime;
     bool sustained;
     bool both; /* the run holds both regimes */
@@ -217,14 +225,17 @@ struct view {
 
 static bool in_view(const struct result_key *k, const struct view *v)
 {
-    return !strcmp(k->mode, v->mode) && !strcmp(k->regime, v->regime);
+    return k->pass == (int)v->pass && !strcmp(k->mode, v->mode) && !strcmp(k->regime, v->regime);
 }
 
-/* "cold" or, when the run holds both regimes, "cold-sustained": the view
- * in an element id (the burst view keeps the mode's own id). */
+/* "cold" or, when the run holds both regimes, "cold-sustained", and a pass
+ * other than the forward after it ("cold-bwd", "cold-sustained-fwd_bwd"):
+ * the view in an element id (the forward's burst view keeps the mode's own
+ * id). */
 static const char *view_id(const struct view *v, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s%s", v->mode, v->both && v->sustained ? "-sustained" : "");
+    snprintf(buf, len, "%s%s%s%s", v->mode, v->both && v->sustained ? "-sustained" : "",
+             v->pass == ATTN_PASS_FWD ? "" : "-", v->pass == ATTN_PASS_FWD ? "" : attn_pass_name(v->pass));
     return buf;
 }
 
@@ -287,24 +298,27 @@ static int modes_present(const struct result_set *s, const char *out[MODE_COUNT]
     return n;
 }
 
-/* The views present: each mode of modes, its burst rows, then its
- * sustained ones; returns how many. */
-static int views_present(const struct result_set *s, const char *const *modes, int nm,
-                         struct view out[MODE_COUNT * REGIME_COUNT])
+/* The most views a run has: a pass × mode × regime each. */
+#define MAX_VIEWS (ATTN_PASS_COUNT * MODE_COUNT * REGIME_COUNT)
+
+/* The views present: per pass (fwd, bwd, fwd_bwd) each mode of modes, its
+ * burst rows, then its sustained ones; returns how many. */
+static int views_present(const struct result_set *s, const char *const *modes, int nm, struct view out[MAX_VIEWS])
 {
     bool regimes[REGIME_COUNT] = {false};
     for (size_t i = 0; i < s->count; i++) regimes[report_sustained(&s->rows[i].key) ? REGIME_SUSTAINED : REGIME_BURST] = true;
     int n = 0;
-    for (int m = 0; m < nm; m++)
-        for (int g = 0; g < REGIME_COUNT; g++) {
-            const struct view v = {modes[m], regime_names[g], g == REGIME_SUSTAINED,
-                                   regimes[REGIME_BURST] && regimes[REGIME_SUSTAINED]};
-            for (size_t i = 0; i < s->count; i++)
-                if (in_view(&s->rows[i].key, &v)) {
-                    out[n++] = v;
-                    break;
-                }
-        }
+    for (int p = 0; p < ATTN_PASS_COUNT; p++)
+        for (int m = 0; m < nm; m++)
+            for (int g = 0; g < REGIME_COUNT; g++) {
+                const struct view v = {(enum attn_pass)p, modes[m], regime_names[g], g == REGIME_SUSTAINED,
+                                       regimes[REGIME_BURST] && regimes[REGIME_SUSTAINED]};
+                for (size_t i = 0; i < s->count; i++)
+                    if (in_view(&s->rows[i].key, &v)) {
+                        out[n++] = v;
+                        break;
+                    }
+            }
     return n;
 }
 
@@ -355,7 +369,7 @@ static void put_throttle(FILE *f, const struct result_rec *r)
  * line and, where a run holds several, the series' names). */
 static void put_panel(FILE *f, const struct attn_problem *p, bool with_dtype, bool by_shape)
 {
-    char title[64 + ATTN_VARLEN_MAX];
+    char title[REPORT_PANEL_TITLE_MAX];
     const struct report_panel panel = report_panel_of(p, by_shape);
     html_text(f, report_panel_title(&panel, title, sizeof title));
     if (with_dtype) fprintf(f, ", %s", attn_dtype_name(p->dtype));
@@ -573,6 +587,23 @@ static void put_grid(FILE *f, const struct attn_problem *pts, int np, bool by_sh
     free(in);
 }
 
+/* The run's points with their pass left out, each once, in pts's order:
+ * the grid, which every pass of a run measures alike; *n of them (the
+ * caller frees), NULL when out of memory. */
+static struct attn_problem *grid_points(const struct attn_problem *pts, int np, int *n)
+{
+    struct attn_problem *g = malloc(((size_t)np + 1) * sizeof *g);
+    *n = 0;
+    for (int i = 0; g && i < np; i++) {
+        struct attn_problem q = pts[i];
+        q.pass = ATTN_PASS_FWD;
+        bool seen = false;
+        for (int j = 0; j < *n && !seen; j++) seen = attn_problem_equal(&g[j], &q);
+        if (!seen) g[(*n)++] = q;
+    }
+    return g;
+}
+
 /* ------------------------------------------------------------- sections */
 
 /* A revision the run's rows come from: how many, and the span of their
@@ -732,6 +763,28 @@ static void put_measured(FILE *f, const struct result_set *s, const struct env *
     fprintf(f, " interval (each bound at the gate's %.3g %% confidence)", 100 * confidence);
 }
 
+/* The passes of a run that has any but the forward, each with what it
+ * times and its rows; nothing for a run of the forward only. */
+static void put_passes(FILE *f, const struct result_set *s)
+{
+    static const char *const what[ATTN_PASS_COUNT] = {
+        [ATTN_PASS_FWD] = "the forward",
+        [ATTN_PASS_BWD] = "the backward alone: dQ, dK and dV from the saved forward's statistics and dO; TFLOP/s at "
+                          "2.5× the forward's FLOPs",
+        [ATTN_PASS_FWD_BWD] = "the forward and the backward in one call, as a training step runs them; TFLOP/s at "
+                              "3.5× the forward's FLOPs",
+    };
+    size_t rows[ATTN_PASS_COUNT] = {0};
+    for (size_t i = 0; i < s->count; i++)
+        if (s->rows[i].key.pass >= 0 && s->rows[i].key.pass < ATTN_PASS_COUNT) rows[s->rows[i].key.pass]++;
+    if (rows[ATTN_PASS_FWD] == s->count) return;
+    fputs("<dt>Passes</dt><dd>", f);
+    for (int p = 0, k = 0; p < ATTN_PASS_COUNT; p++)
+        if (rows[p])
+            fprintf(f, "%s<b>%s</b> (%s; %zu rows)", k++ ? "; " : "", attn_pass_name((enum attn_pass)p), what[p], rows[p]);
+    fputs("</dd>\n", f);
+}
+
 /* The inputs' distributions (the init key) and their rows. */
 static void put_inits(FILE *f, const struct result_set *s)
 {
@@ -790,8 +843,13 @@ static void section_run(FILE *f, const struct report_args *a, const struct resul
     fputs("</code>, from <code>", f);
     html_text(f, a->results);
     fputs("</code></dd>\n<dt>Grid</dt><dd>", f);
-    put_grid(f, pts, np, by_shape);
-    fputs("</dd>\n<dt>Modes</dt><dd>", f);
+    int ngrid = 0;
+    struct attn_problem *grid = grid_points(pts, np, &ngrid);
+    if (grid) put_grid(f, grid, ngrid, by_shape);
+    free(grid);
+    fputs("</dd>\n", f);
+    put_passes(f, s);
+    fputs("<dt>Modes</dt><dd>", f);
     for (int m = 0; m < nm; m++) {
         size_t n = 0;
         for (size_t i = 0; i < s->count; i++) n += !strcmp(s->rows[i].key.mode, modes[m]);
@@ -818,10 +876,12 @@ static void section_run(FILE *f, const struct report_args *a, const struct resul
     fputs("</dd>\n</dl>\n</div>\n", f);
 }
 
-/* A view in words: "cold" and its regime, "cold, burst". */
+/* A view in words: "cold" and its regime, "cold, burst", and a pass other
+ * than the forward, "cold, burst, backward (dQ, dK, dV)". */
 static void put_view(FILE *f, const struct view *v)
 {
     fprintf(f, "%s, %s", v->mode, v->regime);
+    if (v->pass != ATTN_PASS_FWD) fprintf(f, ", %s", report_pass_title(v->pass));
 }
 
 /* How a set of ratios was measured, after the numbers: "(measured row
@@ -1004,6 +1064,29 @@ static int headline_text(FILE *f, const struct result_set *s, const struct view 
     return rc;
 }
 
+/* How many views from views[m] on are of views[m]'s pass: the views are
+ * in views_present's order, a pass's together. */
+static int pass_group(const struct view *views, int nviews, int m)
+{
+    int n = 1;
+    while (m + n < nviews && views[m + n].pass == views[m].pass) n++;
+    return n;
+}
+
+/* Whether the page names every pass where it shows one: a run of any pass
+ * but the forward's only. */
+static bool passes_named(const struct view *views, int nviews)
+{
+    return nviews > 0 && (views[0].pass != ATTN_PASS_FWD || views[nviews - 1].pass != ATTN_PASS_FWD);
+}
+
+/* A pass's title as a heading's text: "Backward (dQ, dK, dV)". */
+static void put_pass_heading(FILE *f, enum attn_pass pass)
+{
+    const char *t = report_pass_title(pass);
+    fprintf(f, "%c%s", t[0] >= 'a' && t[0] <= 'z' ? t[0] - 'a' + 'A' : t[0], t + 1);
+}
+
 /* A table row's start: the panel's header row when p opens a new panel
  * (prev NULL or of another panel), then the point's S, B and H cells. */
 static void put_point_start(FILE *f, const struct attn_problem *p, const struct attn_problem *prev,
@@ -1017,16 +1100,17 @@ static void put_point_start(FILE *f, const struct attn_problem *p, const struct 
     fprintf(f, "<tr><td>%d</td><td>%d</td><td>%d</td>", p->seq_len, p->batch, p->heads);
 }
 
-/* The best kernel per point: a column group per view (mode and regime);
- * a sustained view also gives the fastest row's settled clock and power.
- * Its ratios are report_speed_ratio's: interleaved in a compare run (the
- * interval as the cell's tooltip), else of medians. */
+/* The best kernel per point of one pass: a column group per view (mode
+ * and regime) of views, all of that pass; a sustained view also gives the
+ * fastest row's settled clock and power. Its ratios are
+ * report_speed_ratio's: interleaved in a compare run (the interval as the
+ * cell's tooltip), else of medians. */
 static int headline_table(FILE *f, const struct result_set *s, const struct attn_problem *pts, int np,
                           const struct view *views, int nviews, const char *const *variants, int nv, bool by_shape,
                           double confidence)
 {
     bool cudnn = has_variant(variants, nv, REPORT_HEADLINE_REF), naive = has_variant(variants, nv, "naive");
-    int per[MODE_COUNT * REGIME_COUNT], columns = 3;
+    int per[MAX_VIEWS], columns = 3;
     bool dtypes = false;
     for (int i = 1; i < np; i++) dtypes |= pts[i].dtype != pts[0].dtype;
     fputs("<div class=\"scroll\"><table class=\"best\">\n<thead><tr><th colspan=\"3\">point</th>", f);
@@ -1045,9 +1129,12 @@ static int headline_table(FILE *f, const struct result_set *s, const struct attn
         if (naive) fputs("<th title=\"naive ms / fastest ms\">× naive</th>", f);
     }
     fputs("</tr></thead>\n<tbody>\n", f);
+    const struct attn_problem *prev = NULL;
     for (int i = 0; i < np; i++) {
         const struct attn_problem *p = &pts[i];
-        put_point_start(f, p, i ? &pts[i - 1] : NULL, columns, dtypes, by_shape);
+        if (p->pass != views[0].pass) continue;
+        put_point_start(f, p, prev, columns, dtypes, by_shape);
+        prev = p;
         for (int m = 0; m < nviews; m++) {
             const struct result_rec *b = best_row(s, p, &views[m]);
             if (!b) {
@@ -1080,9 +1167,10 @@ static int headline_table(FILE *f, const struct result_set *s, const struct attn
     return ATTN_OK;
 }
 
-/* Whether series (variant, regime, init of k) is drawn on the headline
- * against ref: at some point of the families in their mode its speed
- * reaches REPORT_HEADLINE_MIN × ref's (the figure's rule, report_data.c). */
+/* Whether series (variant, regime, init of k) is drawn on the headline of
+ * k's pass against ref: at some point of the families in their mode its
+ * speed reaches REPORT_HEADLINE_MIN × ref's (the figure's rule,
+ * report_data.c). */
 static int on_headline(const struct result_set *s, const struct report_family *fam, int nf, const char *mode,
                        const struct result_key *k, const char *ref, double confidence, bool *drawn)
 {
@@ -1090,7 +1178,7 @@ static int on_headline(const struct result_set *s, const struct report_family *f
     for (size_t i = 0; i < s->count && !*drawn; i++) {
         const struct result_rec *r = &s->rows[i];
         if (strcmp(r->key.variant, k->variant) || strcmp(r->key.regime, k->regime) ||
-            r->key.init_sigma != k->init_sigma)
+            r->key.init_sigma != k->init_sigma || r->key.pass != k->pass)
             continue;
         bool in = false;
         for (int p = 0; p < nf && !in; p++) in = report_in_family(&fam[p], &r->key, mode);
@@ -1109,7 +1197,7 @@ static int stands_line(FILE *f, const struct result_set *s, const struct report_
                        const char *mode, const struct result_rec *rr, const char *const *variants, int nv,
                        double confidence)
 {
-    char title[64 + ATTN_VARLEN_MAX];
+    char title[REPORT_PANEL_TITLE_MAX];
     fputs("<li><b>", f);
     html_text(f, report_panel_title(&fam[fm].key, title, sizeof title));
     fprintf(f, "</b>, S = %d (%s): ", rr->key.seq_len, rr->key.regime);
@@ -1221,7 +1309,17 @@ static int section_headline(FILE *f, const struct report_args *a, const struct r
     } else {
         fputs("of medians measured row after row.</p>\n", f);
     }
-    ATTN_TRY(headline_table(f, s, pts, np, views, nviews, variants, nv, by_shape, confidence));
+    /* a table per pass, each under its pass's name in a run of several */
+    for (int m = 0; m < nviews;) {
+        const int n = pass_group(views, nviews, m);
+        if (passes_named(views, nviews)) {
+            fputs("<p class=\"cap\">", f);
+            put_pass_heading(f, views[m].pass);
+            fputs("</p>\n", f);
+        }
+        ATTN_TRY(headline_table(f, s, pts, np, views + m, n, variants, nv, by_shape, confidence));
+        m += n;
+    }
     fputs("</div>\n", f);
     return ATTN_OK;
 }
@@ -1255,15 +1353,16 @@ static int torch_table(FILE *f, const struct result_set *s, const struct view *v
     }
     bool dtypes = false;
     for (int i = 1; i < np; i++) dtypes |= pts[i].dtype != pts[0].dtype;
-    fprintf(f, "<div class=\"fig\" id=\"table-speedup-torch%s\">\n<p class=\"cap\">Speedup over the best PyTorch "
-               "peer, ", view->both && view->sustained ? "-sustained" : "");
+    const bool fwd = view->pass == ATTN_PASS_FWD;
+    fprintf(f, "<div class=\"fig\" id=\"table-speedup-torch%s%s%s\">\n<p class=\"cap\">Speedup over the best PyTorch "
+               "peer, ", view->both && view->sustained ? "-sustained" : "", fwd ? "" : "-",
+            fwd ? "" : attn_pass_name(view->pass));
     html_text(f, view->mode);
-    fprintf(f, " mode, %s</p>\n<p class=\"note\">At each point the fastest of the run's %d PyTorch peers and its "
-               "median ms; for each of our variants, that ms over the variant's (&gt; 1: ours is faster, "
-               "shaded; %s).</p>\n",
-            view->regime, npeers,
-            report_compare_run(s)[0] ? "interleaved: the Hodges–Lehmann ratio of the samples, its interval on hover"
-                                     : "of medians measured row after row");
+    fprintf(f, " mode, %s%s%s</p>\n", view->regime, fwd ? "" : ", ", fwd ? "" : report_pass_title(view->pass));
+    fprintf(f, "<p class=\"note\">At each point the fastest of the run's %d PyTorch peers and its median ms; for each "
+               "of our variants, that ms over the variant's (&gt; 1: ours is faster, shaded; %s).</p>\n",
+            npeers, report_compare_run(s)[0] ? "interleaved: the Hodges–Lehmann ratio of the samples, its interval on hover"
+                                             : "of medians measured row after row");
     fprintf(f, "<div class=\"scroll\"><table class=\"best\">\n<thead><tr><th colspan=\"3\">point</th>"
                "<th colspan=\"2\" class=\"grp\">fastest PyTorch peer</th><th colspan=\"%d\" class=\"grp\">"
                "speedup over it</th></tr>\n<tr><th>S</th><th>B</th><th>H</th><th class=\"grp\">peer</th><th>ms</th>",
@@ -1310,13 +1409,16 @@ static int torch_table(FILE *f, const struct result_set *s, const struct view *v
     return rc;
 }
 
-/* A figure's page k (1: NAME, k >= 2: NAME-k) found beside the page:
- * whether its PNG and SVG are there. */
-static bool figure_page(const char *dir, const char *name, int k, bool *png, bool *svg, char *stem, size_t len)
+/* A figure's page k of a pass found beside the page (the forward's NAME,
+ * NAME-2, ...; another pass's NAME-bwd, NAME-bwd-2, ...: what render.sh
+ * names them): its stem, and whether its PNG and SVG are there. */
+static bool figure_page(const char *dir, const char *name, enum attn_pass pass, int k, bool *png, bool *svg,
+                        char *stem, size_t len)
 {
-    if (k == 1) snprintf(stem, len, "%s", name);
-    else snprintf(stem, len, "%s-%d", name, k);
-    char file[96];
+    snprintf(stem, len, "%s%s%s", name, pass == ATTN_PASS_FWD ? "" : "-",
+             pass == ATTN_PASS_FWD ? "" : attn_pass_name(pass));
+    if (k > 1) snprintf(stem + strlen(stem), len - strlen(stem), "-%d", k);
+    char file[120];
     snprintf(file, sizeof file, "%s.png", stem);
     *png = exists(dir, file);
     snprintf(file, sizeof file, "%s.svg", stem);
@@ -1324,6 +1426,29 @@ static bool figure_page(const char *dir, const char *name, int k, bool *png, boo
     return *png || *svg;
 }
 
+/* Every page of one pass's figure `name` beside the page, captioned cap
+ * (and the pass when named); returns how many. */
+static int put_figure(FILE *f, const char *dir, const char *name, const char *cap, enum attn_pass pass, bool named)
+{
+    char stem[120], what[200];
+    snprintf(what, sizeof what, "%s%s%s", cap, named ? " — " : "", named ? report_pass_title(pass) : "");
+    bool png, svg;
+    int pages = 0;
+    while (figure_page(dir, name, pass, pages + 1, &png, &svg, stem, sizeof stem)) pages++;
+    for (int k = 1; k <= pages; k++) {
+        figure_page(dir, name, pass, k, &png, &svg, stem, sizeof stem);
+        fprintf(f, "<div class=\"fig\" id=\"fig-%s\">\n<p class=\"cap\">%s", stem, what);
+        if (pages > 1) fprintf(f, " (figure %d of %d)", k, pages);
+        if (svg) fprintf(f, " (<a href=\"%s.svg\">SVG</a>)", stem);
+        fprintf(f, "</p>\n<a href=\"%s.%s\"><img src=\"%s.%s\" alt=\"%s\"></a>\n</div>\n", stem,
+                svg ? "svg" : "png", stem, png ? "png" : "svg", what);
+    }
+    return pages;
+}
+
+/* The figures beside the page, each figure's passes in turn (the forward,
+ * the backward, forward + backward: a family of figures each), a pass's
+ * speedup_torch figure followed by its numbers. */
 static int section_figures(FILE *f, const struct report_args *a, const struct result_set *s,
                            const struct attn_problem *pts, int np, const struct view *views, int nviews,
                            const char *const *variants, int nv, bool by_shape, const char *ratio_why,
@@ -1339,6 +1464,9 @@ static int section_figures(FILE *f, const struct report_args *a, const struct re
         {"energy", "Energy efficiency: TFLOP per joule", ""},
         {"ratio", "Current / baseline per row", "baseline"},
     };
+    const char *mode = report_pick_mode(s, a->mode);
+    enum attn_pass passes[ATTN_PASS_COUNT];
+    const int npasses = report_passes(s, mode, passes);
     fputs("<div class=\"section\" id=\"figures\">\n<h2>Figures</h2>\n", f);
     int shown = 0;
     for (size_t i = 0; i < sizeof figs / sizeof figs[0]; i++) {
@@ -1352,25 +1480,16 @@ static int section_figures(FILE *f, const struct report_args *a, const struct re
                   "measures both sides interleaved in one run, and its pair is drawn here.</p>\n</div>\n", f);
             continue;
         }
-        char stem[80];
-        bool png, svg;
-        int pages = 0;
-        while (figure_page(a->outdir, figs[i][0], pages + 1, &png, &svg, stem, sizeof stem)) pages++;
-        for (int k = 1; k <= pages; k++) {
-            figure_page(a->outdir, figs[i][0], k, &png, &svg, stem, sizeof stem);
-            fprintf(f, "<div class=\"fig\" id=\"fig-%s\">\n<p class=\"cap\">%s", stem, figs[i][1]);
-            if (pages > 1) fprintf(f, " (figure %d of %d)", k, pages);
-            if (svg) fprintf(f, " (<a href=\"%s.svg\">SVG</a>)", stem);
-            fprintf(f, "</p>\n<a href=\"%s.%s\"><img src=\"%s.%s\" alt=\"%s\"></a>\n</div>\n", stem,
-                    svg ? "svg" : "png", stem, png ? "png" : "svg", figs[i][1]);
-            shown++;
+        for (int k = 0; k < npasses; k++) {
+            const bool named = npasses > 1 || passes[k] != ATTN_PASS_FWD;
+            shown += put_figure(f, a->outdir, figs[i][0], figs[i][1], passes[k], named);
+            /* the figure's numbers, also where the figure was not drawn: a
+             * table per regime of the figures' mode */
+            if (!strcmp(figs[i][0], "speedup_torch"))
+                for (int m = 0; m < nviews; m++)
+                    if (views[m].pass == passes[k] && !strcmp(views[m].mode, mode))
+                        ATTN_TRY(torch_table(f, s, &views[m], pts, np, variants, nv, by_shape, confidence));
         }
-        /* the figure's numbers, also where the figure was not drawn: a
-         * table per regime of the figures' mode */
-        if (!strcmp(figs[i][0], "speedup_torch"))
-            for (int m = 0; m < nviews; m++)
-                if (!strcmp(views[m].mode, report_pick_mode(s, a->mode)))
-                    ATTN_TRY(torch_table(f, s, &views[m], pts, np, variants, nv, by_shape, confidence));
     }
     if (!shown) fputs("<p>No figures beside this page (<code>make plots</code> draws them).</p>\n", f);
     fputs("</div>\n", f);
@@ -1450,6 +1569,41 @@ static void full_table(FILE *f, const struct result_set *s, const struct view *v
     fputs("</tbody></table></div>\n", f);
 }
 
+/* What a pass other than the forward times, for its tables' section. */
+static const char *pass_what(enum attn_pass pass)
+{
+    return pass == ATTN_PASS_BWD
+               ? "The backward alone: dQ, dK and dV from Q, K, V, the output O, the softmax statistics that the "
+                 "variant's own forward saved (untimed) and dO. TFLOP/s count 2.5 times the forward's FLOPs (its five "
+                 "GEMMs against the forward's two), so that they compare with the forward's."
+               : "The forward and the backward in one timed call, as a training step runs them. TFLOP/s count 3.5 "
+                 "times the forward's FLOPs, so that they compare with the forward's.";
+}
+
+/* The full tables: the forward's views under "Full tables", then each
+ * other pass's in a section of its own (id tables-bwd, tables-fwd_bwd),
+ * the same columns per mode and regime. */
+static void section_tables(FILE *f, const struct result_set *s, const struct view *views, int nviews,
+                           const struct attn_problem *pts, int np, const char *const *variants, int nv, bool by_shape)
+{
+    fputs("<div class=\"section\" id=\"tables\">\n<h2>Full tables</h2>\n<p class=\"note\">Every point × variant, per "
+          "mode and regime: median ms per call and TFLOP/s (and for sustained rows the settled SM clock and board "
+          "power); the point's fastest in bold; a row that is not ok shows its status (hover for the reason).</p>\n",
+          f);
+    for (int m = 0; m < nviews;) {
+        const int n = pass_group(views, nviews, m);
+        if (views[m].pass != ATTN_PASS_FWD) {
+            fprintf(f, "</div>\n<div class=\"section\" id=\"tables-%s\">\n<h2>", attn_pass_name(views[m].pass));
+            put_pass_heading(f, views[m].pass);
+            fprintf(f, "</h2>\n<p class=\"note\">%s Every point × variant per mode and regime, as the forward's "
+                       "tables.</p>\n", pass_what(views[m].pass));
+        }
+        for (int k = m; k < m + n; k++) full_table(f, s, &views[k], pts, np, variants, nv, by_shape);
+        m += n;
+    }
+    fputs("</div>\n", f);
+}
+
 static void section_env(FILE *f, const struct env *e, const char *path)
 {
     fputs("<div class=\"section\" id=\"environment\">\n<h2>Environment</h2>\n<p class=\"note\">From <code>", f);
@@ -1522,7 +1676,7 @@ int report_html(const struct report_args *a, const struct result_set *s)
     struct attn_problem *pts = collect_points(s, by_shape, &np);
     const char *modes[MODE_COUNT], **variants = NULL;
     nm = modes_present(s, modes);
-    struct view views[MODE_COUNT * REGIME_COUNT];
+    struct view views[MAX_VIEWS];
     const int nviews = views_present(s, modes, nm, views);
     int rc = report_variants(s, &variants, &nv);
     FILE *f = pts && rc == ATTN_OK ? fopen(path, "w") : NULL;
@@ -1552,8 +1706,9 @@ int report_html(const struct report_args *a, const struct result_set *s)
           f);
     for (int m = 0; m < nviews; m++) {
         char id[32];
-        fprintf(f, " <a href=\"#table-%s\">%s%s</a>", view_id(&views[m], id, sizeof id), views[m].mode,
-                views[m].both ? (views[m].sustained ? " sustained" : " burst") : "");
+        fprintf(f, " <a href=\"#table-%s\">%s%s%s%s</a>", view_id(&views[m], id, sizeof id), views[m].mode,
+                views[m].both ? (views[m].sustained ? " sustained" : " burst") : "",
+                views[m].pass == ATTN_PASS_FWD ? "" : " ", views[m].pass == ATTN_PASS_FWD ? "" : attn_pass_name(views[m].pass));
     }
     fputs(" · <a href=\"#environment\">Environment</a></div>\n", f);
 
@@ -1561,12 +1716,7 @@ int report_html(const struct report_args *a, const struct result_set *s)
     rc = section_headline(f, a, s, &e, pts, np, views, nviews, variants, nv, by_shape, confidence);
     if (rc == ATTN_OK)
         rc = section_figures(f, a, s, pts, np, views, nviews, variants, nv, by_shape, ratio_why, confidence);
-    fputs("<div class=\"section\" id=\"tables\">\n<h2>Full tables</h2>\n<p class=\"note\">Every point × variant, per "
-          "mode and regime: median ms per call and TFLOP/s (and for sustained rows the settled SM clock and board "
-          "power); the point's fastest in bold; a row that is not ok shows its status (hover for the reason).</p>\n",
-          f);
-    for (int m = 0; m < nviews; m++) full_table(f, s, &views[m], pts, np, variants, nv, by_shape);
-    fputs("</div>\n", f);
+    section_tables(f, s, views, nviews, pts, np, variants, nv, by_shape);
     section_env(f, &e, envpath);
     fputs("</body></html>\n", f);
 
