@@ -1,10 +1,12 @@
-/* flash_mma.cu — fused FlashAttention-2-style forward on tensor cores
- * (mma.sync m16n8k16, sm_80+), bf16 and fp16 in, fp32 accumulation.
+/* flash_mma.cu — fused FlashAttention-2-style attention on tensor cores
+ * (mma.sync m16n8k16, sm_80+), bf16 and fp16 in, fp32 accumulation: the
+ * forward, and the backward of FlashAttention-2 (flash_mma_bwd.cuh, part of
+ * this translation unit).
  *
- * A block of W warps owns BM = W·16·MT query rows of one (batch, head); each
- * warp owns 16·MT of them (MT m16 tiles). K and V stream through shared
- * memory in BN-key tiles, double-buffered with cp.async so the next tile
- * loads while this one is multiplied. Per tile, per warp:
+ * Forward. A block of W warps owns BM = W·16·MT query rows of one (batch,
+ * head); each warp owns 16·MT of them (MT m16 tiles). K and V stream through
+ * shared memory in BN-key tiles, double-buffered with cp.async so the next
+ * tile loads while this one is multiplied. Per tile, per warp:
  *   S = Q·Kᵀ       16·MT × BN in fp32 registers (A from ldmatrix of Q, B from
  *                  ldmatrix of K rows: K's row-major layout is Kᵀ's column-major);
  *                  each K fragment feeds MT mma's, which is why MT = 2 halves
@@ -21,10 +23,34 @@
  * zeros and keys past S are masked to -inf. Shared rows are padded by 16
  * bytes so that ldmatrix's 8 rows fall in distinct banks. Grouped K/V heads:
  * a block of query head bh streams K/V head bh / (heads / kv_heads); the
- * group's blocks each load it (no sharing). No workspace.
- * Tile shapes are compiled per (dtype, head_dim) in cfgs[] below; the first
- * is the default, ATTN_FLASH_MMA_TILE=NAME picks another (tuning only).
- * variants/NOTES.md has the measurements behind the defaults. */
+ * group's blocks each load it (no sharing). Ragged batches (packed THD) run
+ * the same kernel compiled with RAGGED: a block finds its sequence's start
+ * in the sequence-start table and its length, walks rows heads·D apart,
+ * and exits when its rows start past the sequence's end; the grid is sized
+ * for the longest sequence. The dense forward of pass fwd is the kernel with
+ * both flags off: no instruction of the other paths in it.
+ *
+ * Backward (passes bwd and fwd_bwd): the forward compiled with LSE also
+ * writes each query row's log-sum-exp in log2 units (max·scale·log2 e +
+ * log2 sum), so that the backward recomputes P = exp2(S·scale·log2 e − lse)
+ * with one FFMA and one ex2. Then three launches: D = rowsum(dO∘O) with the
+ * fp32 dQ accumulator zeroed; the main kernel, one CTA per (batch, K/V head,
+ * 128-key tile) holding K and V in shared memory and its keys' dK, dV in
+ * registers over the group's query heads and query tiles, dQ's share added
+ * with red.global.add; dQ converted to the dtype. Why this shape, the five
+ * products' operands and the register and shared-memory budget:
+ * flash_mma_bwd.cuh's header.
+ *
+ * Extra memory: none for a dense forward; a ragged batch's sequence starts
+ * (batch + 1 ints); with a backward pass, per query row and head two floats
+ * (lse, D) and an fp32 dQ accumulator of Q's size: tokens·heads·(2 + D)·4
+ * bytes (twice Q's bytes and a little more), each array 256-byte aligned.
+ *
+ * Tile shapes are compiled per (dtype, head_dim) in cfgs[] and bwd_cfgs[]
+ * below; the first of each is the default, ATTN_FLASH_MMA_TILE=NAME and
+ * ATTN_FLASH_MMA_BWD_TILE=NAME pick another in the lab (tuning only).
+ * variants/NOTES.md has the measurements behind the defaults and the
+ * backward's floor and prediction. */
 #include "../common/errors.h"
 #include "../common/kernel_util.cuh"
 #include "../common/nvtx.h"
@@ -47,6 +73,12 @@ static __device__ __forceinline__ void cp_async_16(void *dst, const void *src, i
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src),
                  "r"(src_bytes));
 }
+/* 4 bytes global → shared (a softmax statistic); src_bytes 0 writes zero. */
+static __device__ __forceinline__ void cp_async_4(void *dst, const void *src, int src_bytes)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_u32(dst)), "l"(src),
+                 "r"(src_bytes));
+}
 static __device__ __forceinline__ void cp_async_commit(void) { asm volatile("cp.async.commit_group;\n"); }
 template <int N> static __device__ __forceinline__ void cp_async_wait(void)
 {
@@ -66,6 +98,18 @@ static __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t r[4], const vo
                  : "r"(smem_u32(p)));
 }
 
+/* *p += a, p[1] += b in global memory, without a result (the backward's
+ * fp32 dQ accumulator): one 8-byte reduction on sm_90, two 4-byte ones
+ * before it. p is 8-byte aligned. */
+static __device__ __forceinline__ void red_add_f32x2(float *p, float a, float b)
+{
+#if __CUDA_ARCH__ >= 900
+    asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(p), "f"(a), "f"(b) : "memory");
+#else
+    asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(p), "f"(a) : "memory");
+    asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(p + 1), "f"(b) : "memory");
+#endif
+}
 
 /* d += a·b for one m16n8k16 tile, fp32 accumulators. */
 template <typename T>
@@ -94,21 +138,22 @@ template <int WARPS_, int MT_, int BN_, int KU_ = 0> struct tile_cfg {
     static constexpr int THREADS = WARPS * 32, BM = WARPS * 16 * MT;
 };
 
-/* Copies `rows` rows of D elements (a tile starting at row0 of a head) into
- * shared memory with padded rows; rows at or past S become zeros. */
+/* Copies `rows` rows of D elements (a tile starting at row0 of a head whose
+ * rows lie ld elements apart: D in a dense tensor, heads·D in a packed one)
+ * into shared memory with padded rows; rows at or past S become zeros. */
 template <typename T, int D, int ROWS, int THREADS>
-static __device__ __forceinline__ void load_tile(T *dst, const T *src, int row0, int S)
+static __device__ __forceinline__ void load_tile(T *dst, const T *src, int row0, int S, int ld)
 {
     constexpr int CHUNKS = D / 8;                 /* 16-byte chunks per row */
     constexpr int ROWS_PER_PASS = THREADS / CHUNKS; /* each thread keeps one chunk column */
     static_assert(THREADS % CHUNKS == 0 && ROWS % ROWS_PER_PASS == 0, "tile rows and threads");
     const int r0 = threadIdx.x / CHUNKS, col = (threadIdx.x % CHUNKS) * 8;
-    const T *g = src + (size_t)(row0 + r0) * D + col;
+    const T *g = src + (size_t)(row0 + r0) * ld + col;
     T *d = dst + r0 * (D + PAD) + col;
 #pragma unroll
     for (int i = 0; i < ROWS / ROWS_PER_PASS; i++) {
         const bool in = row0 + r0 + i * ROWS_PER_PASS < S;
-        cp_async_16(d + i * ROWS_PER_PASS * (D + PAD), in ? g + (size_t)i * ROWS_PER_PASS * D : src, in ? 16 : 0);
+        cp_async_16(d + i * ROWS_PER_PASS * (D + PAD), in ? g + (size_t)i * ROWS_PER_PASS * ld : src, in ? 16 : 0);
     }
 }
 
@@ -252,10 +297,28 @@ static __device__ __forceinline__ void attend_tile(warp_acc<D, C::MT> &acc, cons
     }
 }
 
-template <typename T, int D, typename C>
+/* What the forward needs beyond the plain dense pass: where to keep the
+ * statistics (LSE instances) and the ragged batch's sequence starts
+ * (RAGGED instances: cu[b] is sequence b's first token, cu[batch] the
+ * token count). The plain instance reads none of it. */
+struct fwd_extra {
+    float *lse;    /* log2-domain log-sum-exp per query row and head */
+    const int *cu; /* batch + 1 sequence starts, on the device */
+    int heads;
+};
+
+/* LSE: also keep each query row's softmax statistic for the backward,
+ *     lse = max·scale·log2(e) + log2(sum),
+ * the log-sum-exp of the scaled scores in log2 units, so that the backward
+ * gets P = exp2(s·scale·log2(e) − lse) with one FFMA and one ex2. Dense:
+ * [batch, heads, S]; ragged: [tokens, heads] (both: the index of the row in
+ * Q seen as rows of D elements). RAGGED: a packed batch, one sequence per
+ * batch entry (heads·D elements between a head's rows), blocks past the
+ * sequence's end exit. Both false: the plain dense forward. */
+template <typename T, int D, typename C, bool LSE = false, bool RAGGED = false>
 static __global__ void __launch_bounds__(C::THREADS)
 flash_fwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__restrict__ v,
-                 T *__restrict__ o, int S, int causal, float scale_log2, int group)
+                 T *__restrict__ o, int S, int causal, float scale_log2, int group, fwd_extra x)
 {
     constexpr int BM = C::BM, BN = C::BN, MT = C::MT, THREADS = C::THREADS, LD = D + PAD;
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -268,8 +331,26 @@ flash_fwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
     const int m_block = causal ? gridDim.y - 1 - blockIdx.y : blockIdx.x;
     const int bh = causal ? blockIdx.x : blockIdx.y;
     const int m0 = m_block * BM;
-    /* grouped K/V heads: query head bh reads K/V head bh / group */
-    const size_t head = (size_t)bh * S * D, kv_head = (size_t)(bh / group) * S * D;
+    /* grouped K/V heads: query head bh reads K/V head bh / group. Rows of a
+     * head lie ld elements apart; its statistic of row r is at
+     * lse[stat0 + r·stat_ld]. */
+    size_t head, kv_head, stat0 = 0;
+    int ld_q = D, ld_kv = D, stat_ld = 1;
+    if (RAGGED) {
+        const int b = bh / x.heads, h = bh % x.heads, kv_heads = x.heads / group, start = x.cu[b];
+        S = x.cu[b + 1] - start; /* this sequence's length */
+        if (m0 >= S) return;
+        ld_q = x.heads * D;
+        ld_kv = kv_heads * D;
+        head = ((size_t)start * x.heads + h) * D;
+        kv_head = ((size_t)start * kv_heads + h / group) * D;
+        stat0 = (size_t)start * x.heads + h;
+        stat_ld = x.heads;
+    } else {
+        head = (size_t)bh * S * D;
+        kv_head = (size_t)(bh / group) * S * D;
+        stat0 = (size_t)bh * S;
+    }
     const T *qh = q + head, *kh = k + kv_head, *vh = v + kv_head;
     const int w0 = m0 + (threadIdx.x / 32) * 16 * MT; /* this warp's first row */
 
@@ -279,9 +360,9 @@ flash_fwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
     const int n_tiles = (n_end + BN - 1) / BN;
     const int n_whole = min(causal ? (m0 + 1) / BN : n_tiles, S / BN);
 
-    load_tile<T, D, BM, THREADS>(sQ, qh, m0, S);
-    load_tile<T, D, BN, THREADS>(sK, kh, 0, S);
-    load_tile<T, D, BN, THREADS>(sV, vh, 0, S);
+    load_tile<T, D, BM, THREADS>(sQ, qh, m0, S, ld_q);
+    load_tile<T, D, BN, THREADS>(sK, kh, 0, S, ld_kv);
+    load_tile<T, D, BN, THREADS>(sV, vh, 0, S, ld_kv);
     cp_async_commit();
 
     warp_acc<D, MT> acc;
@@ -296,8 +377,8 @@ flash_fwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
     for (int tile = 0; tile < n_tiles; tile++) {
         const int stage = tile & 1;
         if (tile + 1 < n_tiles) { /* prefetch the next tile into the other stage */
-            load_tile<T, D, BN, THREADS>(sK + (stage ^ 1) * BN * LD, kh, (tile + 1) * BN, S);
-            load_tile<T, D, BN, THREADS>(sV + (stage ^ 1) * BN * LD, vh, (tile + 1) * BN, S);
+            load_tile<T, D, BN, THREADS>(sK + (stage ^ 1) * BN * LD, kh, (tile + 1) * BN, S, ld_kv);
+            load_tile<T, D, BN, THREADS>(sV + (stage ^ 1) * BN * LD, vh, (tile + 1) * BN, S, ld_kv);
         }
         cp_async_commit();
         cp_async_wait<1>(); /* this tile (and Q) have landed */
@@ -324,10 +405,14 @@ flash_fwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
             for (int j = 0; j < D / 8; j++) {
                 const uint32_t pair =
                     pack2(acc.o[mt][j][2 * h] * inv, acc.o[mt][j][2 * h + 1] * inv, (T *)nullptr);
-                *reinterpret_cast<uint32_t *>(oh + (size_t)row * D + j * 8 + 2 * t) = pair;
+                *reinterpret_cast<uint32_t *>(oh + (size_t)row * ld_q + j * 8 + 2 * t) = pair;
             }
+            /* every row < S saw its own key at least, so its max is finite */
+            if (LSE && t == 0) x.lse[stat0 + (size_t)row * stat_ld] = acc.row_max[mt][h] * scale_log2 + log2f(sum);
         }
 }
+
+#include "flash_mma_bwd.cuh"
 
 /* ------------------------------------------------------------ the variant */
 
@@ -338,23 +423,46 @@ template <int D, typename C> static constexpr size_t smem_bytes(void)
 
 template <typename T, int D, typename C> static int prepare_cfg(void)
 {
-    CUDA_TRY(cudaFuncSetAttribute(flash_fwd_kernel<T, D, C>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  (int)smem_bytes<D, C>()));
+    const int bytes = (int)smem_bytes<D, C>();
+    CUDA_TRY(cudaFuncSetAttribute(flash_fwd_kernel<T, D, C>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    CUDA_TRY(cudaFuncSetAttribute(flash_fwd_kernel<T, D, C, false, true>,
+                                  cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    CUDA_TRY(cudaFuncSetAttribute(flash_fwd_kernel<T, D, C, true, false>,
+                                  cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    CUDA_TRY(cudaFuncSetAttribute(flash_fwd_kernel<T, D, C, true, true>,
+                                  cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    return ATTN_OK;
+}
+
+/* One forward: the tensors; lse set for the backward's forward, cu (the
+ * sequence starts on the device) for a ragged batch. */
+struct fwd_call {
+    const void *q, *k, *v;
+    void *o;
+    float *lse;
+    const int *cu;
+};
+
+template <typename T, int D, typename C, bool LSE, bool RAGGED>
+static int launch_fwd(const struct attn_problem *p, const struct fwd_call *a, cudaStream_t s)
+{
+    /* ragged: the row blocks of the longest sequence (seq_len) */
+    const unsigned m_blocks = (unsigned)((p->seq_len + C::BM - 1) / C::BM), bh = (unsigned)(p->batch * p->heads);
+    const dim3 grid = p->causal ? dim3(bh, m_blocks) : dim3(m_blocks, bh);
+    const float scale_log2 = p->scale * 1.4426950408889634f; /* exp(x·scale) = exp2(x·scale·log2 e) */
+    const fwd_extra x = {a->lse, a->cu, p->heads};
+    flash_fwd_kernel<T, D, C, LSE, RAGGED><<<grid, C::THREADS, smem_bytes<D, C>(), s>>>(
+        (const T *)a->q, (const T *)a->k, (const T *)a->v, (T *)a->o, p->seq_len, p->causal, scale_log2,
+        p->heads / attn_kv_heads(p), x);
+    LAUNCH_TRY("flash_fwd_kernel");
     return ATTN_OK;
 }
 
 template <typename T, int D, typename C>
-static int launch_cfg(const struct attn_problem *p, const void *q, const void *k, const void *v, void *o,
-                      cudaStream_t s)
+static int launch_cfg(const struct attn_problem *p, const struct fwd_call *a, cudaStream_t s)
 {
-    const unsigned m_blocks = (unsigned)((p->seq_len + C::BM - 1) / C::BM), bh = (unsigned)(p->batch * p->heads);
-    const dim3 grid = p->causal ? dim3(bh, m_blocks) : dim3(m_blocks, bh);
-    const float scale_log2 = p->scale * 1.4426950408889634f; /* exp(x·scale) = exp2(x·scale·log2 e) */
-    flash_fwd_kernel<T, D, C><<<grid, C::THREADS, smem_bytes<D, C>(), s>>>(
-        (const T *)q, (const T *)k, (const T *)v, (T *)o, p->seq_len, p->causal, scale_log2,
-        p->heads / attn_kv_heads(p));
-    LAUNCH_TRY("flash_fwd_kernel");
-    return ATTN_OK;
+    if (a->cu) return a->lse ? launch_fwd<T, D, C, true, true>(p, a, s) : launch_fwd<T, D, C, false, true>(p, a, s);
+    return a->lse ? launch_fwd<T, D, C, true, false>(p, a, s) : launch_fwd<T, D, C, false, false>(p, a, s);
 }
 
 /* Every compiled tile shape: "wWmMnN[uU]" = W warps × M m16 tiles per warp, N keys per
@@ -365,7 +473,7 @@ struct flash_cfg {
     int head_dim;
     size_t smem;
     int (*prepare)(void);
-    int (*launch)(const struct attn_problem *, const void *, const void *, const void *, void *, cudaStream_t);
+    int (*launch)(const struct attn_problem *, const struct fwd_call *, cudaStream_t);
 };
 
 #define CFG(NAME, TYPE, DTYPE, D, W, M, N, U)                                                            \
@@ -396,6 +504,81 @@ static const struct flash_cfg cfgs[] = {
 };
 #define N_CFGS (sizeof cfgs / sizeof cfgs[0])
 
+/* One backward: the tensors and the workspace's arrays (fwd_call's cu). */
+struct bwd_call {
+    const void *q, *k, *v, *o, *dout;
+    void *dq, *dk, *dv;
+    const float *lse;
+    float *dsum, *dq_acc;
+    const int *cu;
+    size_t tokens; /* batch·seq_len dense, the lengths' sum ragged */
+};
+
+template <typename T, int D, typename C> static int prepare_bwd(void)
+{
+    CUDA_TRY(cudaFuncSetAttribute(flash_bwd_kernel<T, D, C>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (int)bwd_smem_bytes<D, C>()));
+    return ATTN_OK;
+}
+
+/* The backward's three launches on the stream, each checked. */
+template <typename T, int D, typename C>
+static int launch_bwd(const struct attn_problem *p, const struct bwd_call *a, cudaStream_t s)
+{
+    const size_t rows = a->tokens * p->heads; /* of Q, O, dO, dQ: the statistics' count */
+    constexpr int PREP_ROWS = 256 / (D / 8);
+    flash_bwd_prep_kernel<T, D><<<(unsigned)((rows + PREP_ROWS - 1) / PREP_ROWS), 256, 0, s>>>(
+        (const T *)a->o, (const T *)a->dout, a->dsum, a->dq_acc, rows);
+    LAUNCH_TRY("flash_bwd_prep_kernel");
+
+    const int kv_heads = attn_kv_heads(p);
+    const unsigned n_blocks = (unsigned)((p->seq_len + C::BN - 1) / C::BN), bkv = (unsigned)(p->batch * kv_heads);
+    const dim3 grid = p->causal ? dim3(bkv, n_blocks) : dim3(n_blocks, bkv);
+    flash_bwd_kernel<T, D, C><<<grid, C::THREADS, bwd_smem_bytes<D, C>(), s>>>(
+        (const T *)a->q, (const T *)a->k, (const T *)a->v, (const T *)a->dout, a->lse, a->dsum, a->dq_acc,
+        (T *)a->dk, (T *)a->dv, a->cu, p->seq_len, p->heads, p->heads / kv_heads, p->causal,
+        p->scale * 1.4426950408889634f, p->scale);
+    LAUNCH_TRY("flash_bwd_kernel");
+
+    const size_t n8 = rows * D / 8;
+    flash_bwd_dq_kernel<T><<<(unsigned)((n8 + 255) / 256), 256, 0, s>>>(a->dq_acc, (T *)a->dq, n8, p->scale);
+    LAUNCH_TRY("flash_bwd_dq_kernel");
+    return ATTN_OK;
+}
+
+/* Every compiled backward shape: "wWmM[bB]" = W warps of 16 keys (BN = 16·W),
+ * M query rows per query tile, [B CTAs per SM asked of __launch_bounds__]. */
+struct flash_bwd_cfg {
+    const char *name;
+    enum attn_dtype dtype;
+    int head_dim;
+    size_t smem;
+    int (*prepare)(void);
+    int (*launch)(const struct attn_problem *, const struct bwd_call *, cudaStream_t);
+};
+
+#define BWD_CFG(NAME, TYPE, DTYPE, D, W, M, WQ, B)                                                   \
+    {NAME, DTYPE, D, bwd_smem_bytes<D, bwd_tile_cfg<W, M, WQ, B>>(),                                  \
+     prepare_bwd<TYPE, D, bwd_tile_cfg<W, M, WQ, B>>, launch_bwd<TYPE, D, bwd_tile_cfg<W, M, WQ, B>>}
+#define BWD_BF16(NAME, D, W, M, WQ, B) BWD_CFG(NAME, __nv_bfloat16, ATTN_BF16, D, W, M, WQ, B)
+#define BWD_FP16(NAME, D, W, M, WQ, B) BWD_CFG(NAME, __half, ATTN_FP16, D, W, M, WQ, B)
+
+/* One backward shape per (dtype, head_dim) ships, the first of each; the lab
+ * adds others (bf16), picked with ATTN_FLASH_MMA_BWD_TILE=NAME. */
+static const struct flash_bwd_cfg bwd_cfgs[] = {
+    BWD_BF16("w8m64", 128, 8, 64, 2, 1),
+#ifdef FLASH_MMA_LAB
+    BWD_BF16("w4m64b2", 128, 4, 64, 2, 2),
+#endif
+    BWD_BF16("w8m64", 64, 8, 64, 2, 1),
+#ifdef FLASH_MMA_LAB
+    BWD_BF16("w4m64b2", 64, 4, 64, 2, 2),
+#endif
+    BWD_FP16("w8m64", 128, 8, 64, 2, 1),
+    BWD_FP16("w8m64", 64, 8, 64, 2, 1),
+};
+#define N_BWD_CFGS (sizeof bwd_cfgs / sizeof bwd_cfgs[0])
+
 /* The tile shape for p: in the lab, ATTN_FLASH_MMA_TILE when set (NULL if it
  * names none compiled for p's dtype and head_dim); else the default. */
 static const struct flash_cfg *pick_cfg(const struct attn_problem *p)
@@ -413,9 +596,60 @@ static const struct flash_cfg *pick_cfg(const struct attn_problem *p)
     return NULL;
 }
 
+/* The backward's shape for p, as pick_cfg (ATTN_FLASH_MMA_BWD_TILE in the lab). */
+static const struct flash_bwd_cfg *pick_bwd_cfg(const struct attn_problem *p)
+{
+#ifdef FLASH_MMA_LAB
+    const char *want = getenv("ATTN_FLASH_MMA_BWD_TILE");
+#else
+    const char *want = NULL;
+#endif
+    for (size_t i = 0; i < N_BWD_CFGS; i++) {
+        const struct flash_bwd_cfg *c = &bwd_cfgs[i];
+        if (c->dtype != p->dtype || c->head_dim != p->head_dim) continue;
+        if (!want || !*want || strcmp(want, c->name) == 0) return c;
+    }
+    return NULL;
+}
+
+/* The workspace, each array 256-byte aligned: a ragged batch's sequence
+ * starts (batch + 1 ints); with a backward pass the statistics (lse and
+ * Dsum, one float per query row and head) and dQ's fp32 accumulator (Q's
+ * layout). A dense forward-only point needs none. */
+struct ws_layout {
+    size_t cu, lse, dsum, dq_acc, total;
+};
+
+static size_t round256(size_t n) { return (n + 255) / 256 * 256; }
+
+static struct ws_layout layout_of(const struct attn_problem *p)
+{
+    struct ws_layout l = {0, 0, 0, 0, 0};
+    size_t at = 0;
+    if (attn_is_varlen(p)) {
+        l.cu = at;
+        at += round256(((size_t)p->batch + 1) * sizeof(int));
+    }
+    if (p->pass != ATTN_PASS_FWD) {
+        const size_t rows = attn_tokens(p) * p->heads;
+        l.lse = at;
+        at += round256(rows * sizeof(float));
+        l.dsum = at;
+        at += round256(rows * sizeof(float));
+        l.dq_acc = at;
+        at += round256(rows * p->head_dim * sizeof(float));
+    }
+    l.total = at;
+    return l;
+}
+
 struct flash_ctx {
     struct attn_problem p;
     const struct flash_cfg *cfg;
+    const struct flash_bwd_cfg *bwd; /* NULL for a forward-only point */
+    int *cu;                         /* ragged: the sequence starts; else NULL */
+    float *lse, *dsum, *dq_acc;      /* with a backward pass */
+    size_t tokens;
 };
 
 static const char *flash_supports(const struct attn_problem *p, const struct device_info *dev)
@@ -423,25 +657,78 @@ static const char *flash_supports(const struct attn_problem *p, const struct dev
     if (!dev->present) return "no CUDA device";
     if (dev->cc_major < 8) return "needs compute capability 8.0 or newer (mma.sync bf16)";
     if (p->head_dim != 64 && p->head_dim != 128) return "head_dim 64 and 128 only";
-    if (attn_is_varlen(p)) return "ragged batches (varlen): not implemented yet";
     const struct flash_cfg *c = pick_cfg(p);
     if (!c) return "ATTN_FLASH_MMA_TILE names no tile shape compiled for this dtype and head_dim (lab)";
     if (c->smem > dev->smem_optin_bytes) return "not enough shared memory per block";
     if ((size_t)p->batch * p->heads > 65535) return "batch*heads above 65535";
+    if (p->pass != ATTN_PASS_FWD) {
+        const struct flash_bwd_cfg *b = pick_bwd_cfg(p);
+        if (!b) return "ATTN_FLASH_MMA_BWD_TILE names no backward shape compiled for this dtype and head_dim (lab)";
+        if (b->smem > dev->smem_optin_bytes) return "not enough shared memory per block for the backward";
+    }
     return NULL;
+}
+
+static size_t flash_workspace_bytes(const struct attn_problem *p) { return layout_of(p).total; }
+
+/* A ragged batch's sequence starts onto the device: cu[b] = the tokens
+ * before sequence b, cu[batch] = all of them. Finished when it returns (the
+ * stream sync waits for a copy from pageable memory). */
+static int upload_starts(const struct attn_problem *p, int *dev_cu)
+{
+    int *lens = (int *)malloc((size_t)p->batch * sizeof *lens);
+    int *cu = (int *)malloc(((size_t)p->batch + 1) * sizeof *cu);
+    if (!lens || !cu) {
+        free(lens);
+        free(cu);
+        return ATTN_FAIL(ATTN_ERR, "out of host memory for the batch's %d lengths", p->batch);
+    }
+    int rc = attn_seq_lens(p, lens);
+    if (rc == ATTN_OK) {
+        cu[0] = 0;
+        for (int b = 0; b < p->batch; b++) cu[b + 1] = cu[b] + lens[b];
+        const cudaError_t e = cudaMemcpy(dev_cu, cu, ((size_t)p->batch + 1) * sizeof *cu, cudaMemcpyHostToDevice);
+        const cudaError_t e2 = e == cudaSuccess ? cudaStreamSynchronize(0) : e;
+        if (e2 != cudaSuccess) {
+            (void)cudaGetLastError();
+            rc = ATTN_FAIL(ATTN_ERR, "flash_mma: copying the sequence starts: %s", cudaGetErrorString(e2));
+        }
+    }
+    free(lens);
+    free(cu);
+    return rc;
 }
 
 static int flash_setup(void **ctx, const struct attn_problem *p, void *workspace)
 {
-    (void)workspace;
     const struct flash_cfg *cfg = pick_cfg(p);
     if (!cfg) return ATTN_FAIL(ATTN_ERR, "flash_mma: no tile shape for this dtype and head_dim");
+    const struct flash_bwd_cfg *bwd = NULL;
+    if (p->pass != ATTN_PASS_FWD) {
+        bwd = pick_bwd_cfg(p);
+        if (!bwd) return ATTN_FAIL(ATTN_ERR, "flash_mma: no backward shape for this dtype and head_dim");
+        ATTN_TRY(bwd->prepare());
+    }
     ATTN_TRY(cfg->prepare());
-    attn_set_impl("tile %s", cfg->name);
+    const struct ws_layout l = layout_of(p);
+    if (l.total && !workspace) return ATTN_FAIL(ATTN_ERR, "flash_mma: no workspace");
+    unsigned char *ws = (unsigned char *)workspace;
+    int *cu = attn_is_varlen(p) ? (int *)(ws + l.cu) : NULL;
+    if (cu) ATTN_TRY(upload_starts(p, cu));
+    if (bwd)
+        attn_set_impl("tile %s bwd %s", cfg->name, bwd->name);
+    else
+        attn_set_impl("tile %s", cfg->name);
     struct flash_ctx *c = (struct flash_ctx *)malloc(sizeof *c);
     if (!c) return ATTN_FAIL(ATTN_ERR, "out of host memory");
     c->p = *p;
     c->cfg = cfg;
+    c->bwd = bwd;
+    c->cu = cu;
+    c->lse = bwd ? (float *)(ws + l.lse) : NULL;
+    c->dsum = bwd ? (float *)(ws + l.dsum) : NULL;
+    c->dq_acc = bwd ? (float *)(ws + l.dq_acc) : NULL;
+    c->tokens = attn_tokens(p);
     *ctx = c;
     return ATTN_OK;
 }
@@ -450,13 +737,44 @@ static int flash_run(void *ctx, const void *q, const void *k, const void *v, voi
                      attn_stream_t stream)
 {
     const struct flash_ctx *c = (const struct flash_ctx *)ctx;
+    const struct fwd_call a = {q, k, v, o, NULL, c->cu};
     attn_range_push("flash_fwd");
-    const int rc = c->cfg->launch(&c->p, q, k, v, o, (cudaStream_t)stream);
+    const int rc = c->cfg->launch(&c->p, &a, (cudaStream_t)stream);
+    attn_range_pop();
+    return rc;
+}
+
+/* The backward's forward: the plain one that also keeps lse. */
+static int flash_fwd_stats(void *ctx, const void *q, const void *k, const void *v, void *o,
+                           attn_stream_t stream)
+{
+    const struct flash_ctx *c = (const struct flash_ctx *)ctx;
+    if (!c->bwd) return ATTN_FAIL(ATTN_ERR, "flash_mma: set up for a forward-only point");
+    const struct fwd_call a = {q, k, v, o, c->lse, c->cu};
+    attn_range_push("flash_fwd_lse");
+    const int rc = c->cfg->launch(&c->p, &a, (cudaStream_t)stream);
+    attn_range_pop();
+    return rc;
+}
+
+static int flash_backward(void *ctx, const void *q, const void *k, const void *v, const void *o,
+                          const void *dout, void *dq, void *dk, void *dv, attn_stream_t stream)
+{
+    const struct flash_ctx *c = (const struct flash_ctx *)ctx;
+    if (!c->bwd) return ATTN_FAIL(ATTN_ERR, "flash_mma: set up for a forward-only point");
+    const struct bwd_call a = {q, k, v, o, dout, dq, dk, dv, c->lse, c->dsum, c->dq_acc, c->cu, c->tokens};
+    attn_range_push("flash_bwd");
+    const int rc = c->bwd->launch(&c->p, &a, (cudaStream_t)stream);
     attn_range_pop();
     return rc;
 }
 
 static void flash_teardown(void *ctx) { free(ctx); }
+
+static const struct attn_backward_ops flash_backward_ops = {
+    .forward = flash_fwd_stats,
+    .backward = flash_backward,
+};
 
 #ifdef FLASH_MMA_LAB
 extern "C" const struct attn_variant attn_variant_flash_mma_lab = {
@@ -469,10 +787,10 @@ extern "C" const struct attn_variant attn_variant_flash_mma = {
 #endif
     .fused = true,
     .supports = flash_supports,
-    .workspace_bytes = attn_no_workspace,
+    .workspace_bytes = flash_workspace_bytes,
     .setup = flash_setup,
     .run = flash_run,
     .teardown = flash_teardown,
     .framework = NULL,
-    .backward = NULL, /* none: its backward points are skipped, the row says why */
+    .backward = &flash_backward_ops,
 };

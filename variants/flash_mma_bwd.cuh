@@ -1,0 +1,462 @@
+/* flash_mma_bwd.cuh — flash_mma's backward kernels (FlashAttention-2's
+ * scheme on mma.sync m16n8k16, sm_80+). Part of flash_mma.cu's translation
+ * unit: included by it after its PTX wrappers (cp.async, ldmatrix, mma,
+ * red) and load_tile, which it uses; nothing else includes it.
+ *
+ * Three launches per backward:
+ *   flash_bwd_prep_kernel  D = rowsum(dO∘O) in fp32 per query row and head;
+ *                          zeroes the fp32 dQ accumulator
+ *   flash_bwd_kernel       one CTA per (batch, K/V head, BN-key tile): dK, dV
+ *                          of its keys, summed over the K/V head's group of
+ *                          query heads; dQ's share of its keys added to the
+ *                          accumulator with red.global.add
+ *   flash_bwd_dq_kernel    dQ = scale · accumulator, to the 16-bit dtype
+ *
+ * flash_bwd_kernel, per CTA: K and V of its BN = 16·W keys stay in shared
+ * memory for the whole sweep; warp w owns keys 16w .. 16w+15 of the tile
+ * and keeps their dK and dV (16 × D each) in fp32 registers. The CTA walks
+ * the group's query heads and, per head, the BM-row query tiles that can
+ * see its keys (causal: from the tile holding its first key on), with Q,
+ * dO and the two statistics of the next tile cp.async-loaded into the
+ * other of two stages while this one is worked on. Per query tile, warp w
+ * (keys k of its 16, queries q of the tile's BM; the scores transposed, so
+ * that every product that sums over queries takes its A operand straight
+ * from the accumulators, as the forward's P·V does):
+ *   Sᵀ  = K_w·Qᵀ            16 × BM, sum over D. A: ldmatrix of K rows (row-
+ *                           major K_w); B: ldmatrix of Q rows (Q's row-major
+ *                           layout is Qᵀ's column-major one)
+ *   P   = exp2(Sᵀ·scale·log2 e − lse[q])   fp32, masked entries 0
+ *   dV += Pᵀ·dO             16 × D, sum over the BM queries. A: P re-packed
+ *                           to 16-bit from its accumulator fragments (rows =
+ *                           keys, the sum's index = queries = their columns:
+ *                           the A layout); B: ldmatrix.trans of dO rows (dO
+ *                           is row-major in the summed index)
+ *   dPᵀ = V_w·dOᵀ           16 × BM, sum over D; operands as for Sᵀ
+ *   dSᵀ = P∘(dPᵀ − Dsum[q]) fp32, re-packed to 16-bit
+ *   dK += dSᵀ·Q             16 × D, sum over queries; A: dSᵀ's fragments,
+ *                           B: ldmatrix.trans of Q rows (the scale is
+ *                           applied once, when dK is written)
+ *   dSᵀ → shared memory     [key][query], 16-bit, for dQ
+ * then, after a barrier, the CTA's whole dS is there and warps split dQ's
+ * product by (queries, head-dimension columns):
+ *   dQ_part = dS·K          BM × D, sum over the tile's keys. A: ldmatrix
+ *                           .trans of the stored dSᵀ (its transpose is the A
+ *                           operand); B: ldmatrix.trans of K rows (row-major
+ *                           in the summed index, as V in the forward)
+ *                           — added to the fp32 accumulator with
+ *                           red.global.add (8 bytes at a time on sm_90)
+ * Causal: warps whose 16 keys all lie past the tile's last query skip the
+ * tile (their dS rows are not read: dQ's sum stops at the last key a query
+ * of the tile can see); only tiles that cross the diagonal or the
+ * sequence's end are masked. Ragged batches: sequence b's tokens start at
+ * cu[b]; a head's rows lie heads·D (K, V: kv_heads·D) elements apart; key
+ * tiles past the sequence's end exit at once. Rows and keys past the end
+ * load as zeros, their P is 0, their gradients are not written.
+ *
+ * Why this shape. dK and dV of a CTA's BN keys live in fp32 registers for
+ * the whole sweep: at D = 128 that is 2·16·128 floats per 32 lanes = 128
+ * registers per thread for 16 keys a warp, half the register file, which
+ * caps a warp at 16 keys. Giving each warp all queries of its own keys keeps
+ * P and dS in registers for dV and dK (no shared-memory round trip, no
+ * barrier between the products); only dQ, a sum over the keys that all
+ * warps hold, goes through shared memory. BN = 128 (8 warps) rather than 64
+ * halves dQ's reductions and the reloads of Q and dO per key, both L2
+ * traffic. What that costs: every warp reads the whole Q and dO tile twice
+ * (plain for Sᵀ and dPᵀ, transposed for dK and dV), each fragment feeding
+ * one 16-key mma: 176 ldmatrix.x4 per warp per tile, 720 KB of shared-
+ * memory reads per 10.5 MFLOP, 14.6 FLOP per byte, under the ~20 the
+ * tensor pipe needs at 128 B/clk (variants/NOTES.md, "flash_mma backward").
+ *
+ * Budget at D = 128 (W = 8 warps, BN = 128 keys, BM = 64 queries; 256
+ * threads, one CTA per SM; ptxas: 255 registers, no spill):
+ *   registers per thread: dK 64 + dV 64 (fp32, 16 keys × 128 / 32 lanes
+ *   each), Sᵀ/P 32 + dPᵀ/dS 32 (16 × 64 / 32), fragments and addresses;
+ *   dQ's product (32 accumulators) runs when Sᵀ and dPᵀ are dead.
+ *   shared memory: K, V 2 × 128 × 136 × 2 B = 69.6 KB; Q, dO two stages
+ *   each, 4 × 64 × 136 × 2 B = 69.6 KB; dSᵀ 128 × 72 × 2 B = 18.4 KB; lse,
+ *   Dsum two stages 1 KB: 158.7 KB (rows padded by 16 bytes, as the
+ *   forward's, so that ldmatrix's 8 rows fall in distinct banks; dSᵀ's
+ *   4-byte stores are conflict-free too: a row of 72 elements is 36 words).
+ * At D = 64 the same shape takes 216 registers and 93.2 KB. */
+
+/* One backward tile shape: WARPS warps, each owning 16 keys (BN = 16·WARPS
+ * keys per CTA); BM query rows per query tile; dQ's product split over WQ
+ * warps along the queries × WARPS/WQ along the head dimension; MINB: CTAs
+ * per SM that __launch_bounds__ asks for. */
+template <int WARPS_, int BM_, int WQ_, int MINB_ = 1> struct bwd_tile_cfg {
+    static constexpr int WARPS = WARPS_, BM = BM_, WQ = WQ_, WD = WARPS_ / WQ_, MINB = MINB_;
+    static constexpr int THREADS = WARPS * 32, BN = WARPS * 16;
+};
+
+/* Shared memory of flash_bwd_kernel: K, V; two stages of Q and dO; dSᵀ;
+ * two stages of lse and Dsum. */
+template <int D, typename C> static constexpr size_t bwd_smem_bytes(void)
+{
+    return (size_t)(2 * C::BN + 4 * C::BM) * (D + PAD) * 2 + (size_t)C::BN * (C::BM + PAD) * 2 +
+           (size_t)4 * C::BM * sizeof(float);
+}
+
+/* Two 16-bit values of one register as floats, lo first. */
+static __device__ __forceinline__ float2 unpack2(uint32_t r, __nv_bfloat16 *)
+{
+    return __bfloat1622float2(*reinterpret_cast<__nv_bfloat162 *>(&r));
+}
+static __device__ __forceinline__ float2 unpack2(uint32_t r, __half *)
+{
+    return __half22float2(*reinterpret_cast<__half2 *>(&r));
+}
+
+/* Dsum[row] = Σ_d dO[row][d]·O[row][d] in fp32 over `rows` rows of D
+ * elements (Q's rows: [B,H,S] dense, [tokens,H] ragged, the statistics'
+ * index), and dQ's accumulator zeroed. D/8 threads per row, 16 bytes each. */
+template <typename T, int D>
+static __global__ void __launch_bounds__(256)
+flash_bwd_prep_kernel(const T *__restrict__ o, const T *__restrict__ dout, float *__restrict__ dsum,
+                      float *__restrict__ dq_acc, size_t rows)
+{
+    constexpr int TPR = D / 8, RPB = 256 / TPR; /* threads per row, rows per block */
+    const size_t row = (size_t)blockIdx.x * RPB + threadIdx.x / TPR;
+    const int col = (threadIdx.x % TPR) * 8;
+    float acc = 0.f;
+    if (row < rows) {
+        const uint4 a = *reinterpret_cast<const uint4 *>(o + row * D + col);
+        const uint4 b = *reinterpret_cast<const uint4 *>(dout + row * D + col);
+        const uint32_t av[4] = {a.x, a.y, a.z, a.w}, bv[4] = {b.x, b.y, b.z, b.w};
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const float2 x = unpack2(av[i], (T *)nullptr), y = unpack2(bv[i], (T *)nullptr);
+            acc = fmaf(x.x, y.x, fmaf(x.y, y.y, acc));
+        }
+        float4 *z = reinterpret_cast<float4 *>(dq_acc + row * D + col);
+        z[0] = z[1] = make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+#pragma unroll
+    for (int off = TPR / 2; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+    if (row < rows && threadIdx.x % TPR == 0) dsum[row] = acc;
+}
+
+/* dQ = scale · accumulator in the 16-bit dtype, 8 elements per thread. */
+template <typename T>
+static __global__ void __launch_bounds__(256)
+flash_bwd_dq_kernel(const float *__restrict__ acc, T *__restrict__ dq, size_t n8, float scale)
+{
+    const size_t i = (size_t)blockIdx.x * 256 + threadIdx.x;
+    if (i >= n8) return;
+    const float4 a = reinterpret_cast<const float4 *>(acc)[2 * i];
+    const float4 b = reinterpret_cast<const float4 *>(acc)[2 * i + 1];
+    uint4 out;
+    out.x = pack2(a.x * scale, a.y * scale, (T *)nullptr);
+    out.y = pack2(a.z * scale, a.w * scale, (T *)nullptr);
+    out.z = pack2(b.x * scale, b.y * scale, (T *)nullptr);
+    out.w = pack2(b.z * scale, b.w * scale, (T *)nullptr);
+    reinterpret_cast<uint4 *>(dq)[i] = out;
+}
+
+/* One query tile for one warp's 16 keys (keys kw .. kw+15 of the tile, from
+ * n0; queries m0 .. m0+BM-1): dV and dK accumulated, dSᵀ stored for dQ.
+ * Each thread holds accumulator rows (keys) g and g + 8 and columns
+ * (queries) j·8 + 2t, j·8 + 2t + 1 of every n8 tile j. need_mask: the tile
+ * crosses the diagonal or the sequence's end. (One body with a run-time
+ * flag, as the forward's attend_tile.) */
+template <typename T, int D, typename C>
+static __device__ __forceinline__ void bwd_tile(float (&dk)[D / 8][4], float (&dv)[D / 8][4], const T *sQ,
+                                                const T *sdO, const float *sL, const float *sDs, const T *sK,
+                                                const T *sV, T *sdS, int m0, int n0, int S, int causal,
+                                                float scale_log2, bool need_mask)
+{
+    constexpr int BM = C::BM, LD = D + PAD, LDS = BM + PAD;
+    const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    const int kw = (threadIdx.x / 32) * 16; /* the warp's first key in the tile */
+
+    /* Sᵀ = K_w·Qᵀ: M = 16 keys, N = BM queries, K = D. A x4: K rows 0-7 /
+     * 8-15 × dims kk·16 + 0-7 / 8-15; B x4: Q rows j·8 .. j·8+15 × the same
+     * dims, b0,b1 of n8 tile j then of j+1 (the forward's S = Q·Kᵀ with the
+     * roles of Q and K exchanged). */
+    float s[BM / 8][4];
+#pragma unroll
+    for (int j = 0; j < BM / 8; j++) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++) {
+        uint32_t a[4];
+        ldmatrix_x4(a, sK + (kw + lane % 16) * LD + kk * 16 + (lane / 16) * 8);
+#pragma unroll
+        for (int j = 0; j < BM / 8; j += 2) {
+            uint32_t b[4];
+            ldmatrix_x4(b, sQ + (j * 8 + lane % 8 + (lane / 16) * 8) * LD + kk * 16 + ((lane / 8) % 2) * 8);
+            mma_16816<T>(s[j], a, b[0], b[1]);
+            mma_16816<T>(s[j + 1], a, b[2], b[3]);
+        }
+    }
+
+    /* P = exp2(Sᵀ·scale·log2 e − lse[query]); masked entries 0. Element e
+     * of tile j: key n0 + kw + g + r with r = (e>>1)·8, query m0 + c + 2t
+     * with c = j·8 + (e&1). */
+#pragma unroll
+    for (int j = 0; j < BM / 8; j++) {
+        const float2 l = *reinterpret_cast<const float2 *>(sL + j * 8 + 2 * t);
+#pragma unroll
+        for (int e = 0; e < 4; e++) s[j][e] = ex2(fmaf(s[j][e], scale_log2, -(e & 1 ? l.y : l.x)));
+    }
+    if (need_mask) {
+        const int key_limit = S - n0 - kw - g; /* key past S when r >= key_limit */
+        const int q_limit = S - m0 - 2 * t;    /* query past S when c >= q_limit */
+        const int diag = n0 + kw + g - m0 - 2 * t; /* key after the query when c - r < diag */
+#pragma unroll
+        for (int j = 0; j < BM / 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int c = j * 8 + (e & 1), r = (e >> 1) * 8;
+                if (r >= key_limit || c >= q_limit || (causal && c - r < diag)) s[j][e] = 0.f;
+            }
+    }
+
+    /* dV += Pᵀ·dO: M = 16 keys, N = D, K = BM queries, 16 at a time. A: P's
+     * n8 tiles 2kk and 2kk+1 re-packed (rows g / g+8, queries 2t / 8+2t: the
+     * A layout, as the forward's P); B x4.trans: dO rows kk·16 + 0-7 / 8-15
+     * × dims j·8 .. j·8+15, b0,b1 of n8 tile j then of j+1. */
+#pragma unroll
+    for (int kk = 0; kk < BM / 16; kk++) {
+        uint32_t a[4];
+        a[0] = pack2(s[2 * kk][0], s[2 * kk][1], (T *)nullptr);
+        a[1] = pack2(s[2 * kk][2], s[2 * kk][3], (T *)nullptr);
+        a[2] = pack2(s[2 * kk + 1][0], s[2 * kk + 1][1], (T *)nullptr);
+        a[3] = pack2(s[2 * kk + 1][2], s[2 * kk + 1][3], (T *)nullptr);
+#pragma unroll
+        for (int j = 0; j < D / 8; j += 2) {
+            uint32_t b[4];
+            ldmatrix_x4_trans(b, sdO + (kk * 16 + lane % 8 + ((lane / 8) % 2) * 8) * LD + j * 8 + (lane / 16) * 8);
+            mma_16816<T>(dv[j], a, b[0], b[1]);
+            mma_16816<T>(dv[j + 1], a, b[2], b[3]);
+        }
+    }
+
+    /* dPᵀ = V_w·dOᵀ: as Sᵀ, with V for K and dO for Q. */
+    float dp[BM / 8][4];
+#pragma unroll
+    for (int j = 0; j < BM / 8; j++) dp[j][0] = dp[j][1] = dp[j][2] = dp[j][3] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++) {
+        uint32_t a[4];
+        ldmatrix_x4(a, sV + (kw + lane % 16) * LD + kk * 16 + (lane / 16) * 8);
+#pragma unroll
+        for (int j = 0; j < BM / 8; j += 2) {
+            uint32_t b[4];
+            ldmatrix_x4(b, sdO + (j * 8 + lane % 8 + (lane / 16) * 8) * LD + kk * 16 + ((lane / 8) % 2) * 8);
+            mma_16816<T>(dp[j], a, b[0], b[1]);
+            mma_16816<T>(dp[j + 1], a, b[2], b[3]);
+        }
+    }
+
+    /* dSᵀ = P∘(dPᵀ − Dsum[query]), packed to 16-bit once for dK and dQ
+     * (rows g and g + 8 of tile j in ds[j][0], ds[j][1]); masked entries
+     * stay 0 through P. */
+    uint32_t ds[BM / 8][2];
+#pragma unroll
+    for (int j = 0; j < BM / 8; j++) {
+        const float2 d = *reinterpret_cast<const float2 *>(sDs + j * 8 + 2 * t);
+        ds[j][0] = pack2(s[j][0] * (dp[j][0] - d.x), s[j][1] * (dp[j][1] - d.y), (T *)nullptr);
+        ds[j][1] = pack2(s[j][2] * (dp[j][2] - d.x), s[j][3] * (dp[j][3] - d.y), (T *)nullptr);
+    }
+
+    /* dK += dSᵀ·Q: as dV, A from dSᵀ's fragments, B x4.trans of Q rows. */
+#pragma unroll
+    for (int kk = 0; kk < BM / 16; kk++) {
+        const uint32_t a[4] = {ds[2 * kk][0], ds[2 * kk][1], ds[2 * kk + 1][0], ds[2 * kk + 1][1]};
+#pragma unroll
+        for (int j = 0; j < D / 8; j += 2) {
+            uint32_t b[4];
+            ldmatrix_x4_trans(b, sQ + (kk * 16 + lane % 8 + ((lane / 8) % 2) * 8) * LD + j * 8 + (lane / 16) * 8);
+            mma_16816<T>(dk[j], a, b[0], b[1]);
+            mma_16816<T>(dk[j + 1], a, b[2], b[3]);
+        }
+    }
+
+    /* dSᵀ to shared memory, [key][query]: 4-byte stores of query pairs */
+#pragma unroll
+    for (int j = 0; j < BM / 8; j++) {
+        *reinterpret_cast<uint32_t *>(sdS + (kw + g) * LDS + j * 8 + 2 * t) = ds[j][0];
+        *reinterpret_cast<uint32_t *>(sdS + (kw + g + 8) * LDS + j * 8 + 2 * t) = ds[j][1];
+    }
+}
+
+/* dQ's share of this key tile for one query tile: dQ_part = dS·K over the
+ * tile's first 16·k_steps keys (the others' dS is 0 for every query of the
+ * tile), added to the fp32 accumulator. Warp (wq, wd) of the WQ × WD grid
+ * owns queries wq·BM/WQ .. +BM/WQ and columns wd·D/WD .. +D/WD, in chunks
+ * of at most 32 columns (32 accumulators a chunk at BM/WQ = 32). M = BM/WQ
+ * queries, N = the chunk, K = keys, 16 at a time. A x4.trans: dSᵀ rows (keys)
+ * kk·16 + 0-7 / 8-15 × queries 0-7 / 8-15 of m16 tile mq — the transpose of
+ * the stored [key][query] blocks is dS's A fragment (rows = queries, the
+ * summed index = keys); B x4.trans: K rows kk·16 + 0-7 / 8-15 × dims
+ * j·8 .. j·8+15, b0,b1 of n8 tile j then of j+1. q_row0 + q·q_ld: query q's
+ * row of the head in the accumulator seen as rows of D floats. */
+template <typename T, int D, typename C>
+static __device__ __forceinline__ void bwd_dq(const T *sdS, const T *sK, float *__restrict__ dq_acc, size_t q_row0,
+                                              size_t q_ld, int m0, int S, int k_steps)
+{
+    constexpr int BM = C::BM, BN = C::BN, LD = D + PAD, LDS = BM + PAD;
+    constexpr int MQ = BM / C::WQ / 16, DW = D / C::WD, DC = DW > 32 ? 32 : DW, NC = DC / 8;
+    static_assert(BM % (C::WQ * 16) == 0 && D % (C::WD * 16) == 0 && DW % DC == 0 && NC % 2 == 0,
+                  "dQ's warp grid");
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    const int q0 = (warp / C::WD) * (BM / C::WQ), d0 = (warp % C::WD) * DW;
+#pragma unroll
+    for (int dc = 0; dc < DW; dc += DC) {
+        float acc[MQ][NC][4];
+#pragma unroll
+        for (int mq = 0; mq < MQ; mq++)
+#pragma unroll
+            for (int j = 0; j < NC; j++) acc[mq][j][0] = acc[mq][j][1] = acc[mq][j][2] = acc[mq][j][3] = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; kk++) {
+            if (kk >= k_steps) break;
+            uint32_t a[MQ][4];
+#pragma unroll
+            for (int mq = 0; mq < MQ; mq++)
+                ldmatrix_x4_trans(a[mq], sdS + (kk * 16 + lane % 8 + (lane / 16) * 8) * LDS + q0 + mq * 16 +
+                                             ((lane / 8) % 2) * 8);
+#pragma unroll
+            for (int j = 0; j < NC; j += 2) {
+                uint32_t b[4];
+                ldmatrix_x4_trans(b, sK + (kk * 16 + lane % 8 + ((lane / 8) % 2) * 8) * LD + d0 + dc + j * 8 +
+                                         (lane / 16) * 8);
+#pragma unroll
+                for (int mq = 0; mq < MQ; mq++) {
+                    mma_16816<T>(acc[mq][j], a[mq], b[0], b[1]);
+                    mma_16816<T>(acc[mq][j + 1], a[mq], b[2], b[3]);
+                }
+            }
+        }
+#pragma unroll
+        for (int mq = 0; mq < MQ; mq++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int q = m0 + q0 + mq * 16 + g + h * 8;
+                if (q >= S) continue;
+                float *dst = dq_acc + (q_row0 + (size_t)q * q_ld) * D + d0 + dc + 2 * t;
+#pragma unroll
+                for (int j = 0; j < NC; j++) red_add_f32x2(dst + j * 8, acc[mq][j][2 * h], acc[mq][j][2 * h + 1]);
+            }
+    }
+}
+
+/* The main backward kernel (this file's header). Grid: causal (batch ·
+ * kv_heads, key tiles), the heaviest key tiles (the first: they see the
+ * most query tiles) in the first wave; else (key tiles, batch · kv_heads),
+ * the key tiles of one head side by side (they sweep the same Q and dO,
+ * which L2 then holds). cu: the ragged batch's sequence starts, NULL for a
+ * dense batch. lse and dsum are indexed by Q's row; dq_acc has Q's layout
+ * in fp32. */
+template <typename T, int D, typename C>
+static __global__ void __launch_bounds__(C::THREADS, C::MINB)
+flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__restrict__ v,
+                 const T *__restrict__ dout, const float *__restrict__ lse, const float *__restrict__ dsum,
+                 float *__restrict__ dq_acc, T *__restrict__ dk, T *__restrict__ dv, const int *__restrict__ cu,
+                 int S, int heads, int group, int causal, float scale_log2, float scale)
+{
+    constexpr int BM = C::BM, BN = C::BN, THREADS = C::THREADS, LD = D + PAD;
+    static_assert(THREADS >= 2 * BM, "one thread per statistic of a query tile");
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T *sK = reinterpret_cast<T *>(smem_raw);
+    T *sV = sK + BN * LD;
+    T *sQ = sV + BN * LD;      /* two stages */
+    T *sdO = sQ + 2 * BM * LD; /* two stages */
+    T *sdS = sdO + 2 * BM * LD;
+    float *sL = reinterpret_cast<float *>(sdS + BN * (BM + PAD)); /* two stages */
+    float *sDs = sL + 2 * BM;                                     /* two stages */
+
+    const int n_block = causal ? blockIdx.y : blockIdx.x;
+    const int bkv = causal ? blockIdx.x : blockIdx.y;
+    const int n0 = n_block * BN;
+    const int kv_heads = heads / group, b = bkv / kv_heads, kvh = bkv % kv_heads;
+    /* Row r of a head is row row0 + r·ld of its tensor seen as rows of D
+     * elements (the statistics: index row0 + r·ld). */
+    size_t kv_row0, q_row0, q_ld, kv_ld;
+    if (cu) {
+        const int start = cu[b];
+        S = cu[b + 1] - start;
+        kv_row0 = (size_t)start * kv_heads + kvh;
+        q_row0 = (size_t)start * heads + (size_t)kvh * group; /* the group's first query head */
+        kv_ld = kv_heads;
+        q_ld = heads;
+    } else {
+        kv_row0 = (size_t)bkv * S;
+        q_row0 = ((size_t)b * heads + (size_t)kvh * group) * S;
+        kv_ld = 1;
+        q_ld = 1;
+    }
+    if (n0 >= S) return;
+    /* the next query head's rows start q_head_step rows on */
+    const size_t q_head_step = cu ? 1 : (size_t)S;
+
+    /* Query tiles: causal, from the one holding key n0 (earlier rows see
+     * none of the tile's keys); per head of the group. */
+    const int m_first = causal ? n0 / BM : 0, m_count = (S + BM - 1) / BM - m_first;
+    const int n_iter = group * m_count;
+
+    const int tid = threadIdx.x;
+    auto load_query_tile = [&](int stage, int hh, int m_tile) {
+        const size_t row0 = q_row0 + (size_t)hh * q_head_step;
+        const int m0 = m_tile * BM;
+        load_tile<T, D, BM, THREADS>(sQ + stage * BM * LD, q + row0 * D, m0, S, (int)q_ld * D);
+        load_tile<T, D, BM, THREADS>(sdO + stage * BM * LD, dout + row0 * D, m0, S, (int)q_ld * D);
+        if (tid < 2 * BM) {
+            const int r = tid % BM, in = m0 + r < S;
+            const float *src = tid < BM ? lse : dsum;
+            float *dst = (tid < BM ? sL : sDs) + stage * BM + r;
+            cp_async_4(dst, in ? src + row0 + (size_t)(m0 + r) * q_ld : src, in ? 4 : 0);
+        }
+    };
+
+    load_tile<T, D, BN, THREADS>(sK, k + kv_row0 * D, n0, S, (int)kv_ld * D);
+    load_tile<T, D, BN, THREADS>(sV, v + kv_row0 * D, n0, S, (int)kv_ld * D);
+    load_query_tile(0, 0, m_first);
+    cp_async_commit();
+
+    float dk_acc[D / 8][4], dv_acc[D / 8][4];
+#pragma unroll
+    for (int j = 0; j < D / 8; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) dk_acc[j][e] = dv_acc[j][e] = 0.f;
+
+    const int warp_key = (tid / 32) * 16;
+    int hh = 0, m_tile = m_first; /* this iteration's query head (in the group) and tile */
+    for (int it = 0; it < n_iter; it++) {
+        const int stage = it & 1;
+        const int next_m = m_tile + 1 < m_first + m_count ? m_tile + 1 : m_first;
+        const int next_h = next_m == m_first ? hh + 1 : hh;
+        if (it + 1 < n_iter) load_query_tile(stage ^ 1, next_h, next_m); /* its stage was read two tiles ago */
+        cp_async_commit();
+        cp_async_wait<1>(); /* this tile (and K, V) have landed */
+        __syncthreads();
+
+        const int m0 = m_tile * BM;
+        /* keys of the tile that any query of this tile sees */
+        int k_end = min(BN, S - n0);
+        if (causal) k_end = min(k_end, m0 + BM - n0);
+        const bool need_mask = (causal && m0 < n0 + BN - 1) || m0 + BM > S || n0 + BN > S;
+        if (warp_key < k_end)
+            bwd_tile<T, D, C>(dk_acc, dv_acc, sQ + stage * BM * LD, sdO + stage * BM * LD, sL + stage * BM,
+                              sDs + stage * BM, sK, sV, sdS, m0, n0, S, causal, scale_log2, need_mask);
+        __syncthreads(); /* dSᵀ complete */
+        bwd_dq<T, D, C>(sdS, sK, dq_acc, q_row0 + (size_t)hh * q_head_step, q_ld, m0, S, (k_end + 15) / 16);
+        /* the next iteration's barrier orders these reads of dSᵀ before its writes */
+        hh = next_h;
+        m_tile = next_m;
+    }
+
+    /* dK (scaled) and dV of the warp's keys < S: rows g and g + 8 */
+    const int lane = tid % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int key = n0 + warp_key + g + h * 8;
+        if (key >= S) continue;
+        const size_t at = (kv_row0 + (size_t)key * kv_ld) * D + 2 * t;
+#pragma unroll
+        for (int j = 0; j < D / 8; j++) {
+            *reinterpret_cast<uint32_t *>(dk + at + j * 8) =
+                pack2(dk_acc[j][2 * h] * scale, dk_acc[j][2 * h + 1] * scale, (T *)nullptr);
+            *reinterpret_cast<uint32_t *>(dv + at + j * 8) = pack2(dv_acc[j][2 * h], dv_acc[j][2 * h + 1], (T *)nullptr);
+        }
+    }
+}
