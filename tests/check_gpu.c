@@ -16,6 +16,7 @@
 #include "../common/registry.h"
 #include "../common/results.h"
 #include "../common/results_read.h"
+#include "../common/timing.h"
 #include "../common/trace.h"
 #include "../variants/flash_hopper.h"
 
@@ -469,6 +470,67 @@ START_TEST(test_naive_has_one_more_d2d_copy_than_inplace)
         ck_assert_str_eq(trace_op_label(&naive.ops[i], a, sizeof a), trace_op_label(&inplace.ops[j], b, sizeof b));
         j++;
     }
+    trace_capture_free(&naive);
+    trace_capture_free(&inplace);
+    case_close(&c);
+}
+END_TEST
+
+/* One traced call of v at c's point as `pass` times it (bwd: the backward
+ * alone after an untimed saving forward; fwd_bwd: both), into cap. */
+static void traced_grad_call(const struct attn_variant *v, const struct case_data *c, enum attn_pass pass,
+                             struct trace_capture *cap)
+{
+    struct attn_problem p = c->p;
+    p.pass = pass;
+    void *ws = NULL, *ctx = NULL, *dout, *dq, *dk, *dv;
+    ck_assert_int_eq(cudaMalloc(&ws, v->workspace_bytes(&p)), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&dout, c->bytes), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&dq, c->bytes), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&dk, c->kv_bytes), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&dv, c->kv_bytes), cudaSuccess);
+    ck_assert_int_eq(gpu_fill_random(dout, c->n, p.dtype, fresh_seed(), stream), ATTN_OK);
+    ck_assert_int_eq(v->setup(&ctx, &p, ws), ATTN_OK);
+    const struct timed_call call = {.variant = v, .ctx = ctx, .q = c->q, .k = c->k, .v = c->v, .o = c->o,
+                                    .stream = stream, .pass = pass, .dout = dout, .dq = dq, .dk = dk, .dv = dv};
+    ck_assert_int_eq(v->backward->forward(ctx, c->q, c->k, c->v, c->o, stream), ATTN_OK);
+    ck_assert_int_eq(timed_call_enqueue(&call), ATTN_OK); /* warm: handles, modules */
+    ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
+    ck_assert_msg(trace_begin() == ATTN_OK, "trace_begin: %s", attn_error_message());
+    ck_assert_int_eq(timed_call_enqueue(&call), ATTN_OK);
+    ck_assert_msg(trace_end(cap) == ATTN_OK, "trace_end: %s", attn_error_message());
+    v->teardown(ctx);
+    void *bufs[] = {ws, dout, dq, dk, dv};
+    for (int i = 0; i < 5; i++) cudaFree(bufs[i]);
+}
+
+/* The seed's study for training, at the seed's point (B=8 H=16 S=1024 D=64
+ * causal): autograd's backward is the same for the in-place mask, so naive
+ * and inplace run the same backward ops (_i 0: bwd), and a training step's
+ * call keeps the forward's difference, one more device-to-device copy in
+ * naive (_i 1: fwd_bwd). */
+START_TEST(test_naive_and_inplace_backward_ops)
+{
+    if (!trace_available()) {
+        fprintf(stderr, "  built without CUPTI: nothing to trace\n");
+        return;
+    }
+    const enum attn_pass pass = _i == 0 ? ATTN_PASS_BWD : ATTN_PASS_FWD_BWD;
+    struct shape s = {.batch = 8, .heads = 16, .seq = 1024, .dim = 64, .causal = true};
+    struct case_data c;
+    case_open_ref(&c, s, fresh_seed(), true);
+    struct trace_capture naive = {0}, inplace = {0};
+    traced_grad_call(registry_find("naive"), &c, pass, &naive);
+    traced_grad_call(registry_find("inplace"), &c, pass, &inplace);
+    struct trace_summary sn, si;
+    trace_summarize(&naive, 1, &sn);
+    trace_summarize(&inplace, 1, &si);
+    char ln[1024], li[1024];
+    trace_ops_line(&naive, 0, ln, sizeof ln);
+    trace_ops_line(&inplace, 0, li, sizeof li);
+    fprintf(stderr, "  %s naive:   %s\n  %s inplace: %s\n", attn_pass_name(pass), ln, attn_pass_name(pass), li);
+    ck_assert_double_eq(sn.kernels_per_call, si.kernels_per_call);
+    ck_assert_uint_eq(d2d_copies(&naive), d2d_copies(&inplace) + (pass == ATTN_PASS_FWD_BWD ? 1 : 0));
     trace_capture_free(&naive);
     trace_capture_free(&inplace);
     case_close(&c);
@@ -1131,6 +1193,7 @@ static Suite *gpu_suite(void)
     tcase_add_test(t, test_poison_is_nan);
     tcase_add_test(t, test_random_inputs_are_fresh_and_nonzero);
     tcase_add_loop_test(t, test_naive_has_one_more_d2d_copy_than_inplace, 0, 2);
+    tcase_add_loop_test(t, test_naive_and_inplace_backward_ops, 0, 2);
     tcase_add_test(t, test_fused_variants_launch_at_most_two_kernels);
 #ifdef ATTN_HAVE_CUDNN
     tcase_add_loop_test(t, test_cudnn_sdpa_runs_plain_points, 0, N_CUDNN_TESTS);
@@ -1154,7 +1217,7 @@ static Suite *gpu_suite(void)
 
 /* Tests in gpu_suite(), for the skipped count: keep in step with it. */
 #define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_LONG + N_MODERN + N_ODD + N_MODERN_CPU_REF + N_BWD_SHAPES + N_GRAD_SHAPES + \
-                        2 + 2 + 1 + N_CUDNN_TESTS + 4 + 3 + N_HOPPER_TESTS)
+                        2 + 2 + 2 + 1 + N_CUDNN_TESTS + 4 + 3 + N_HOPPER_TESTS)
 
 int main(void)
 {
