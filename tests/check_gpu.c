@@ -414,18 +414,41 @@ START_TEST(test_random_inputs_are_fresh_and_nonzero)
 END_TEST
 
 /* One call of the variant under the tracer, at the seed's shape scaled down. */
-static void traced_call(const struct attn_variant *v, struct case_data *c, struct trace_capture *cap)
+/* One traced call of v at c's point as `pass` times it (fwd: run; bwd: the
+ * backward alone after an untimed saving forward; fwd_bwd: both), after
+ * one untraced call (handles, modules), into cap. */
+static void traced_pass_call(const struct attn_variant *v, const struct case_data *c, enum attn_pass pass,
+                             struct trace_capture *cap)
 {
-    void *ws = NULL, *ctx = NULL;
-    ck_assert_int_eq(cudaMalloc(&ws, v->workspace_bytes(&c->p)), cudaSuccess);
-    ck_assert_int_eq(v->setup(&ctx, &c->p, ws), ATTN_OK);
-    ck_assert_int_eq(v->run(ctx, c->q, c->k, c->v, c->o, stream), ATTN_OK); /* warm: handles, modules */
+    struct attn_problem p = c->p;
+    p.pass = pass;
+    const bool grads = pass != ATTN_PASS_FWD;
+    void *ws = NULL, *ctx = NULL, *dout = NULL, *dq = NULL, *dk = NULL, *dv = NULL;
+    ck_assert_int_eq(cudaMalloc(&ws, v->workspace_bytes(&p)), cudaSuccess);
+    if (grads) {
+        ck_assert_int_eq(cudaMalloc(&dout, c->bytes), cudaSuccess);
+        ck_assert_int_eq(cudaMalloc(&dq, c->bytes), cudaSuccess);
+        ck_assert_int_eq(cudaMalloc(&dk, c->kv_bytes), cudaSuccess);
+        ck_assert_int_eq(cudaMalloc(&dv, c->kv_bytes), cudaSuccess);
+        ck_assert_int_eq(gpu_fill_random(dout, c->n, p.dtype, fresh_seed(), stream), ATTN_OK);
+    }
+    ck_assert_int_eq(v->setup(&ctx, &p, ws), ATTN_OK);
+    const struct timed_call call = {.variant = v, .ctx = ctx, .q = c->q, .k = c->k, .v = c->v, .o = c->o,
+                                    .stream = stream, .pass = pass, .dout = dout, .dq = dq, .dk = dk, .dv = dv};
+    if (grads) ck_assert_int_eq(v->backward->forward(ctx, c->q, c->k, c->v, c->o, stream), ATTN_OK);
+    ck_assert_int_eq(timed_call_enqueue(&call), ATTN_OK);
     ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
     ck_assert_msg(trace_begin() == ATTN_OK, "trace_begin: %s", attn_error_message());
-    ck_assert_int_eq(v->run(ctx, c->q, c->k, c->v, c->o, stream), ATTN_OK);
+    ck_assert_int_eq(timed_call_enqueue(&call), ATTN_OK);
     ck_assert_msg(trace_end(cap) == ATTN_OK, "trace_end: %s", attn_error_message());
     v->teardown(ctx);
-    cudaFree(ws);
+    void *bufs[] = {ws, dout, dq, dk, dv};
+    for (int i = 0; i < 5; i++) cudaFree(bufs[i]);
+}
+
+static void traced_call(const struct attn_variant *v, struct case_data *c, struct trace_capture *cap)
+{
+    traced_pass_call(v, c, ATTN_PASS_FWD, cap);
 }
 
 static size_t d2d_copies(const struct trace_capture *cap)
@@ -476,34 +499,6 @@ START_TEST(test_naive_has_one_more_d2d_copy_than_inplace)
 }
 END_TEST
 
-/* One traced call of v at c's point as `pass` times it (bwd: the backward
- * alone after an untimed saving forward; fwd_bwd: both), into cap. */
-static void traced_grad_call(const struct attn_variant *v, const struct case_data *c, enum attn_pass pass,
-                             struct trace_capture *cap)
-{
-    struct attn_problem p = c->p;
-    p.pass = pass;
-    void *ws = NULL, *ctx = NULL, *dout, *dq, *dk, *dv;
-    ck_assert_int_eq(cudaMalloc(&ws, v->workspace_bytes(&p)), cudaSuccess);
-    ck_assert_int_eq(cudaMalloc(&dout, c->bytes), cudaSuccess);
-    ck_assert_int_eq(cudaMalloc(&dq, c->bytes), cudaSuccess);
-    ck_assert_int_eq(cudaMalloc(&dk, c->kv_bytes), cudaSuccess);
-    ck_assert_int_eq(cudaMalloc(&dv, c->kv_bytes), cudaSuccess);
-    ck_assert_int_eq(gpu_fill_random(dout, c->n, p.dtype, fresh_seed(), stream), ATTN_OK);
-    ck_assert_int_eq(v->setup(&ctx, &p, ws), ATTN_OK);
-    const struct timed_call call = {.variant = v, .ctx = ctx, .q = c->q, .k = c->k, .v = c->v, .o = c->o,
-                                    .stream = stream, .pass = pass, .dout = dout, .dq = dq, .dk = dk, .dv = dv};
-    ck_assert_int_eq(v->backward->forward(ctx, c->q, c->k, c->v, c->o, stream), ATTN_OK);
-    ck_assert_int_eq(timed_call_enqueue(&call), ATTN_OK); /* warm: handles, modules */
-    ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
-    ck_assert_msg(trace_begin() == ATTN_OK, "trace_begin: %s", attn_error_message());
-    ck_assert_int_eq(timed_call_enqueue(&call), ATTN_OK);
-    ck_assert_msg(trace_end(cap) == ATTN_OK, "trace_end: %s", attn_error_message());
-    v->teardown(ctx);
-    void *bufs[] = {ws, dout, dq, dk, dv};
-    for (int i = 0; i < 5; i++) cudaFree(bufs[i]);
-}
-
 /* The seed's study for training, at the seed's point (B=8 H=16 S=1024 D=64
  * causal): autograd's backward is the same for the in-place mask, so naive
  * and inplace run the same backward ops (_i 0: bwd), and a training step's
@@ -520,8 +515,8 @@ START_TEST(test_naive_and_inplace_backward_ops)
     struct case_data c;
     case_open_ref(&c, s, fresh_seed(), true);
     struct trace_capture naive = {0}, inplace = {0};
-    traced_grad_call(registry_find("naive"), &c, pass, &naive);
-    traced_grad_call(registry_find("inplace"), &c, pass, &inplace);
+    traced_pass_call(registry_find("naive"), &c, pass, &naive);
+    traced_pass_call(registry_find("inplace"), &c, pass, &inplace);
     struct trace_summary sn, si;
     trace_summarize(&naive, 1, &sn);
     trace_summarize(&inplace, 1, &si);
