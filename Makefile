@@ -523,15 +523,15 @@ CI_FUZZ_SECONDS ?= 10
 # Every suite runs, each shows its own output, and tests/run_suites.sh ends
 # with one line per suite and `total: N passed, N failed, N skipped`.
 TEST_SUITES_CPU = \
-	trace ./$(TEST_TRACE) \
-	shift ./$(TEST_SHIFT) \
-	regress ./$(TEST_REGRESS) \
-	ab ./$(TEST_AB) \
-	watchdog ./$(TEST_WATCHDOG) \
-	shard ./$(TEST_SHARD) \
+	trace $(TEST_TRACE) \
+	shift $(TEST_SHIFT) \
+	regress $(TEST_REGRESS) \
+	ab $(TEST_AB) \
+	watchdog $(TEST_WATCHDOG) \
+	shard $(TEST_SHARD) \
 	peers "if command -v python3 >/dev/null; then ATTN_BUILD=$(BUILD) python3 tests/check_peers.py; else echo 'peers: no python3: skipped'; echo 'peers: 0 passed, 0 failed, 1 skipped'; fi" \
-	plots ./$(TEST_PLOTS) \
-	cpu ./$(TEST_CPU) \
+	plots $(TEST_PLOTS) \
+	cpu $(TEST_CPU) \
 	gate tests/check_committed.sh \
 	markdown tests/check_markdown.sh \
 	house tests/check_house.sh \
@@ -541,7 +541,7 @@ TEST_SUITES_CPU = \
 	slurm tests/check_slurm.sh \
 	sanitizers "$(MAKE) --no-print-directory test-sanitize" \
 	fuzz "$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)"
-TEST_SUITES = gpu "CK_FORK=no ./$(TEST_GPU)" $(TEST_SUITES_CPU)
+TEST_SUITES = gpu "CK_FORK=no $(TEST_GPU)" $(TEST_SUITES_CPU)
 # the suites' names, for make help: what run_suites.sh --list prints
 SUITE_NAMES = $(shell tests/run_suites.sh --list $(TEST_SUITES))
 
@@ -581,10 +581,10 @@ test-sanitize: check-deps $(addprefix $(BUILD)/,$(CU_OBJS)) ## the CPU suites un
 	  $(addprefix $(SAN_BUILD)/,regress ab report merge $(filter test_%,$(SAN_TESTS))) >$(SAN_BUILD)/build.log 2>&1 || \
 	  { tail -n 30 $(SAN_BUILD)/build.log; exit 1; }
 	@ATTN_BUILD=$(SAN_BUILD) ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
-	  tests/run_suites.sh $(foreach t,$(filter-out test_%,$(SAN_TESTS)),$(t) ./$(SAN_BUILD)/test_$(t))
+	  tests/run_suites.sh $(foreach t,$(filter-out test_%,$(SAN_TESTS)),$(t) $(SAN_BUILD)/test_$(t))
 
 test-gpu: check-deps $(ATTNBENCH) $(ATTNBENCH_TEST) $(AB) $(AB_TEST) $(TEST_GPU) ## GPU tests only (skipped without a device)
-	CK_FORK=no ./$(TEST_GPU)
+	CK_FORK=no $(TEST_GPU)
 
 help: ## this list
 	@echo "targets:"

@@ -115,6 +115,12 @@ const char *options_peers_dir(char *buf, size_t len)
         peers_dir_above(self.dli_fname, buf, len))
         return buf;
     if (peers_dir_above("/proc/self/exe", buf, len)) return buf;
+    /* a build outside the checkout, run from the checkout's root */
+    char real[PATH_MAX];
+    if (access("tools/peers/attnpeer.py", R_OK) == 0 && realpath("tools/peers", real) && strlen(real) < len) {
+        strcpy(buf, real);
+        return buf;
+    }
     return "tools/peers";
 }
 

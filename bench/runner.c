@@ -513,9 +513,15 @@ static int validate(struct runner *r, const struct attn_variant *v, void *ctx,
                           &checked[(*nchecked)++]));
     if (!grads) return ATTN_OK;
     const struct attn_tolerance tol = attn_grad_tolerance_for(p->dtype);
-    ATTN_TRY(check_tensor("dQ", d->dq, n, d->ref_dq, d->out_grad, p, tol, &checked[(*nchecked)++]));
-    ATTN_TRY(check_tensor("dK", d->dk, nkv, d->ref_dk, d->out_grad, p, tol, &checked[(*nchecked)++]));
-    ATTN_TRY(check_tensor("dV", d->dv, nkv, d->ref_dv, d->out_grad, p, tol, &checked[(*nchecked)++]));
+    static const char *const grad_names[3] = {"dQ", "dK", "dV"};
+    const void *grad[3] = {d->dq, d->dk, d->dv};
+    const double *ref[3] = {d->ref_dq, d->ref_dk, d->ref_dv};
+    for (int g = 0; g < 3; g++) {
+        if (v->framework && v->framework->gradient) grad[g] = v->framework->gradient(ctx, g);
+        if (!grad[g]) return ATTN_FAIL(ATTN_ERR, "%s: no %s after its backward", v->name, grad_names[g]);
+        ATTN_TRY(check_tensor(grad_names[g], grad[g], g == 0 ? n : nkv, ref[g], d->out_grad, p, tol,
+                              &checked[(*nchecked)++]));
+    }
     return ATTN_OK;
 }
 

@@ -168,6 +168,10 @@ struct attn_framework_ops {
     /* The ops of one call in a timing mode (enum attn_mode), counted by the
      * framework's own profiler, in place of the runner's tracer. */
     int (*count_ops)(void *ctx, int mode, struct attn_op_counts *out);
+    /* Where the last backward put dQ (which 0), dK (1) or dV (2), in Q's
+     * and K's layouts, contiguous: validated instead of dq, dk, dv (a
+     * framework allocates its gradients). NULL when it has no backward. */
+    const void *(*gradient)(void *ctx, int which);
 };
 
 /* What a variant chose to run, when it has a choice (a library's graph and

@@ -11,7 +11,8 @@ variants run. With PyTorch and a GPU (else skipped): make bench PEERS=torch
 on three points (one past the flash and cuDNN backends' head_dim), cold,
 hot and graph, writes every C variant's and every peer's rows into one
 run: refusals skipped with PyTorch's reason, the seed's 7 vs 6 ops in both
-pairs. Prints `peers: N passed, N failed, N
+pairs; and in the backward passes every peer's gradients validated, the
+seed's backward ops the same in both pairs. Prints `peers: N passed, N failed, N
 skipped`; run from the repository root after `make build/libattnpeer.so
 build/regress build/attnbench`."""
 
@@ -380,17 +381,18 @@ TORCH_PEERS = ("torch_naive", "torch_inplace", "torch_sdpa_math", "torch_sdpa_ef
                "torch_sdpa_cudnn", "torch_flex")
 
 
-@unittest.skipUnless(torch_on_gpu(), "needs PyTorch and a GPU")
-class TorchOnGpu(unittest.TestCase):
-    """make bench PEERS=torch on three points, cold, hot and graph."""
+class PeersRun(unittest.TestCase):
+    """One make bench PEERS=torch run (bench/peers.sh) over POINTS in MODES,
+    with naive and inplace beside the peers: its process, CSV and rows."""
+    POINTS, MODES = (), ""
 
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         env = dict(os.environ, ATTNBENCH=os.path.join(BUILD, "attnbench"), ATTN_BUILD=BUILD)
-        cls.proc = subprocess.run(["bench/peers.sh", "torch", "--point", SEED_POINT, "--point", ODD_POINT,
-                                   "--point", WIDE_POINT,
-                                   "--variants", "naive,inplace", "--mode", "cold,hot,graph", "--warm-ms", "0",
+        points = [arg for point in cls.POINTS for arg in ("--point", point)]
+        cls.proc = subprocess.run(["bench/peers.sh", "torch"] + points +
+                                  ["--variants", "naive,inplace", "--mode", cls.MODES, "--warm-ms", "0",
                                    "--budget-ms", "100", "--out", cls.tmp.name, "--quiet"],
                                   capture_output=True, text=True, env=env, cwd=ROOT)
         runs = sorted(f for f in os.listdir(cls.tmp.name) if f.endswith(".csv") and ".samples" not in f)
@@ -400,6 +402,12 @@ class TorchOnGpu(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.tmp.cleanup()
+
+
+@unittest.skipUnless(torch_on_gpu(), "needs PyTorch and a GPU")
+class TorchOnGpu(PeersRun):
+    """make bench PEERS=torch on three points, cold, hot and graph."""
+    POINTS, MODES = (SEED_POINT, ODD_POINT, WIDE_POINT), "cold,hot,graph"
 
     def row(self, variant, seq, mode):
         found = [r for r in self.rows if r["variant"] == variant and r["seq_len"] == str(seq) and r["mode"] == mode]
@@ -458,6 +466,63 @@ class TorchOnGpu(unittest.TestCase):
         self.assertIn(f"{ok} compared, 0 slower", r.stdout)
         with open(self.csv[:-4] + ".env") as fh:
             self.assertIn("extended=", fh.read())
+
+
+RAGGED_POINT = "batch=3 heads=4 kv_heads=2 seq=300 dim=64 causal=1 varlen=lens:1+300+129"
+
+
+@unittest.skipUnless(torch_on_gpu(), "needs PyTorch and a GPU")
+class TorchBackwardOnGpu(PeersRun):
+    """make bench PEERS=torch in passes bwd and fwd_bwd: the seed's point,
+    an odd grouped point and a ragged batch with a length-1 sequence, cold
+    and graph. Every peer's dQ, dK, dV validated by the runner (ok, or
+    skipped with PyTorch's reason); the seed's study for training: naive's
+    and inplace's backward the same ops, torch_naive's and torch_inplace's
+    too, and in fwd_bwd the out-of-place mask's one copy in both pairs."""
+
+    PASSES = " pass=bwd,fwd_bwd"
+    POINTS = (SEED_POINT + PASSES, "batch=1 heads=6 kv_heads=2 seq=17 dim=64 causal=0" + PASSES,
+              RAGGED_POINT + PASSES)
+    MODES = "cold,graph"
+
+    def test_one_run_every_row(self):
+        self.assertEqual(self.proc.returncode, 0, self.proc.stderr[-3000:])
+        self.assertEqual(len(self.rows), (2 + len(TORCH_PEERS)) * 3 * 2 * 2)
+        self.assertEqual({r["pass"] for r in self.rows}, {"bwd", "fwd_bwd"})
+
+    def test_gradients_ok_or_skipped_with_pytorchs_reason(self):
+        for r in self.rows:
+            what = f"{r['variant']} {r['pass']} S={r['seq_len']} {r['varlen']} {r['mode']}: {r['reason']}"
+            # the math backend takes no causal nested (ragged) batch: PyTorch says so
+            eager = ("naive", "inplace", "torch_naive", "torch_inplace") + (() if r["varlen"] else ("torch_sdpa_math",))
+            if r["variant"] in eager:
+                self.assertEqual(r["status"], "ok", what)
+            elif r["status"] == "skipped":
+                self.assertTrue(r["reason"].startswith("PyTorch"), what)
+            else:
+                self.assertEqual(r["status"], "ok", what)
+            if r["status"] == "ok":
+                self.assertLess(float(r["rel_err"]), 0.04, what)
+                self.assertGreater(float(r["ms_median"]), 0, what)
+
+    def test_seed_backward_op_counts(self):
+        for mode in ("cold", "graph"):
+            ops = {}
+            for v in ("naive", "inplace", "torch_naive", "torch_inplace"):
+                for pas in ("bwd", "fwd_bwd"):
+                    found = [r for r in self.rows if r["variant"] == v and r["seq_len"] == "1024"
+                             and r["mode"] == mode and r["pass"] == pas]
+                    self.assertEqual(len(found), 1, f"{v} {pas} {mode}")
+                    r = found[0]
+                    ops[v, pas] = sum(float(r[c]) for c in ("kernels_per_call", "memcpy_per_call",
+                                                            "memset_per_call"))
+                    ops[v, pas, "memcpy"] = float(r["memcpy_per_call"])
+            for eager in ("", "torch_"):
+                naive, inplace = eager + "naive", eager + "inplace"
+                self.assertEqual(ops[naive, "bwd"], ops[inplace, "bwd"], (mode, ops))
+                self.assertEqual(ops[naive, "fwd_bwd"] - ops[inplace, "fwd_bwd"], 1, (mode, ops))
+                self.assertEqual(ops[naive, "fwd_bwd", "memcpy"] - ops[inplace, "fwd_bwd", "memcpy"], 1,
+                                 (mode, ops))
 
 
 if __name__ == "__main__":

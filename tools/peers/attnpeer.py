@@ -251,11 +251,19 @@ _TEARDOWN = ctypes.CFUNCTYPE(None, _V)
 _OUTPUT = ctypes.CFUNCTYPE(_V, _V)
 _GRAPH = ctypes.CFUNCTYPE(ctypes.c_int, _V, _V, _V, _V, _V, _V, ctypes.c_bool)
 _COUNT = ctypes.CFUNCTYPE(ctypes.c_int, _V, ctypes.c_int, ctypes.POINTER(OpCounts))
+_GRADIENT = ctypes.CFUNCTYPE(_V, _V, ctypes.c_int)
+_KEEPING_FORWARD = ctypes.CFUNCTYPE(ctypes.c_int, _V, _V, _V, _V, _V, _V)
+_BACKWARD = ctypes.CFUNCTYPE(ctypes.c_int, _V, _V, _V, _V, _V, _V, _V, _V, _V, _V)
 
 
 class _FrameworkOps(ctypes.Structure):
     """struct attn_framework_ops (common/attn.h)."""
-    _fields_ = [("output", _OUTPUT), ("graph", _GRAPH), ("count_ops", _COUNT)]
+    _fields_ = [("output", _OUTPUT), ("graph", _GRAPH), ("count_ops", _COUNT), ("gradient", _GRADIENT)]
+
+
+class _BackwardOps(ctypes.Structure):
+    """struct attn_backward_ops (common/attn.h)."""
+    _fields_ = [("forward", _KEEPING_FORWARD), ("backward", _BACKWARD)]
 
 
 class _Variant(ctypes.Structure):
@@ -263,8 +271,7 @@ class _Variant(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("summary", ctypes.c_char_p), ("fused", ctypes.c_bool),
                 ("supports", _SUPPORTS), ("workspace_bytes", _WORKSPACE), ("setup", _SETUP),
                 ("run", _RUN), ("teardown", _TEARDOWN), ("framework", ctypes.POINTER(_FrameworkOps)),
-                # struct attn_backward_ops *: none yet in a peer (its backward points are skipped)
-                ("backward", ctypes.c_void_p)]
+                ("backward", ctypes.POINTER(_BackwardOps))]
 
 
 for _name, _struct in (("variant", _Variant), ("problem", Problem), ("op_counts", OpCounts)):
@@ -304,6 +311,24 @@ class Peer:
 
     def count_ops(self, state, mode):
         """(kernels, memcpy, memset, busy_ms, span_ms) of one call in mode ('cold', 'hot', 'graph')."""
+        raise NotImplementedError
+
+    # The backward pass (points of pass bwd and fwd_bwd), when has_backward:
+    # the runner calls forward_keeping once per buffer set (untimed) before
+    # timing bwd, and both in one timed call for fwd_bwd. graph and
+    # count_ops then capture and count the problem's pass (Problem.pass_name).
+    has_backward = False
+
+    def forward_keeping(self, state, q, k, v, stream):
+        """Enqueue the forward that keeps what the backward needs (its output is output())."""
+        raise NotImplementedError
+
+    def backward(self, state, q, k, v, dout, stream):
+        """Enqueue dQ, dK, dV of the last forward_keeping's output for dO (dout: O's layout)."""
+        raise NotImplementedError
+
+    def gradient(self, state, which):
+        """Device pointer of the last backward's dQ (0), dK (1) or dV (2), contiguous in Q's and K's layouts."""
         raise NotImplementedError
 
     def teardown(self, state):
@@ -382,11 +407,34 @@ def register(peer):
         except Exception as exc:  # noqa: BLE001
             return _fail(exc)
 
-    ops = _FrameworkOps(_OUTPUT(output), _GRAPH(graph), _COUNT(count_ops))
+    def forward_keeping(ctx, q, k, v, _o, stream):
+        try:
+            peer.forward_keeping(states[ctx], q, k, v, stream or 0)
+            return OK
+        except Exception as exc:  # noqa: BLE001
+            return _fail(exc)
+
+    def backward(ctx, q, k, v, _o, dout, _dq, _dk, _dv, stream):
+        try:
+            peer.backward(states[ctx], q, k, v, dout, stream or 0)
+            return OK
+        except Exception as exc:  # noqa: BLE001
+            return _fail(exc)
+
+    def gradient(ctx, which):
+        try:
+            return peer.gradient(states[ctx], which)
+        except Exception as exc:  # noqa: BLE001
+            _fail(exc)
+            return None
+
+    ops = _FrameworkOps(_OUTPUT(output), _GRAPH(graph), _COUNT(count_ops),
+                        _GRADIENT(gradient) if peer.has_backward else _GRADIENT())
+    bwd = _BackwardOps(_KEEPING_FORWARD(forward_keeping), _BACKWARD(backward)) if peer.has_backward else None
     v = _Variant(peer.name.encode(), peer.summary.encode(), peer.fused, _SUPPORTS(supports),
                  _WORKSPACE(lambda _p: 0), _SETUP(setup), _RUN(run), _TEARDOWN(teardown),
-                 ctypes.pointer(ops))
-    _alive.extend((peer, states, ops, v))
+                 ctypes.pointer(ops), ctypes.pointer(bwd) if bwd else None)
+    _alive.extend((peer, states, ops, bwd, v))
     if _lib.attn_peer_register(ctypes.byref(v)) != 0:
         raise ValueError(f"{peer.name}: {_lib.attn_peer_error().decode()}")
 

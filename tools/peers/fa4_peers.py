@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """fa4_peers.py — FlashAttention-4 (the flash-attn-4 package, flash_attn.cute:
-its CuTe DSL kernels; on Hopper its sm90 forward) as an attnbench peer, `fa4`,
-run inside attnbench's own runner like torch_peers.py (the same grid,
-inputs, float64 reference, timing modes, stop rule and CSV).
+its CuTe DSL kernels; on Hopper its sm90 forward and backward) as an
+attnbench peer, `fa4`, run inside attnbench's own runner like
+torch_peers.py (the same grid, inputs, float64 reference, timing modes,
+stop rule and CSV). Its backward is flash_attn.cute's autograd function,
+reached through torch.autograd.grad as torch_peers.py's are (the gradients
+of the transposed views flow back to the runner's [B, H, S, D] leaves).
 
 Layout. attnbench's buffers are [B, H, S, D] (K and V [B, KV, S, D]);
 FlashAttention takes [B, S, H, D]. The peer hands flash_attn_func the
@@ -60,7 +63,7 @@ def _version(package):
 
 class Fa4(TorchPeer):
     name = "fa4"
-    summary = "FlashAttention-4 (flash-attn-4, CuTe DSL; sm90 forward on Hopper)"
+    summary = "FlashAttention-4 (flash-attn-4, CuTe DSL; its sm90 kernels on Hopper)"
     fused = True
 
     def supports(self, problem):

@@ -9,6 +9,13 @@ float64 reference and tolerances, cold / hot / graph timing, warm-up, stop
 rule, power readings and CSV as the C variants. Graph mode replays a
 torch.cuda.CUDAGraph; op counts come from torch.profiler.
 
+The backward (points of pass bwd and fwd_bwd) is torch.autograd.grad, as
+training runs it: Q, K and V are autograd leaves over the runner's buffers
+(no copy), the forward that keeps the graph runs once per buffer set
+(untimed) for bwd, and each timed call is torch.autograd.grad(O, (Q, K, V),
+dO) with the graph retained; fwd_bwd times the forward and the grad in one
+call. The gradients are PyTorch's own tensors, validated where they lie.
+
 Ragged batches (varlen; Q, K, V, O packed [tokens, heads, head_dim], one
 sequence after another) run as a PyTorch user runs packed sequences: the
 eager peers loop over the sequences in Python; SDPA takes them as nested
@@ -129,7 +136,11 @@ class State:
         self.out = None
         self.contiguous_out = None
         self.graph = self.graph_out = None
-        self.called = False
+        self.called = set()  # the calls made once already ("fwd", "bwd"): refusals come at the first
+        self.grad_inputs = None  # ((q_ptr, k_ptr, v_ptr), Q, K, V as autograd leaves, call()'s views of them)
+        self.dout = None  # (dout_ptr, dO as a tensor in O's layout)
+        self.kept = None  # the output of the last forward that keeps its autograd graph
+        self.grads = self.contiguous_grads = None
         self.extra = {}  # what a peer keeps per point (mask, backend guard, offsets, block mask)
 
 
@@ -185,25 +196,82 @@ class TorchPeer(Peer):
             shapes = (tuple(st.p.shape), tuple(st.p.kv_shape), tuple(st.p.kv_shape))
             ts = tuple(torch.as_tensor(_Cuda(ptr, shape), device="cuda").view(st.dtype)
                        for ptr, shape in zip((q, k, v), shapes))
-            st.inputs = ((q, k, v), self.views(st, *ts))
+            st.inputs = ((q, k, v), self.views(st, *ts), ts)
         return st.inputs[1]
 
-    def run(self, st, q, k, v, stream):
-        qt, kt, vt = self._tensors(st, q, k, v, stream)
-        if st.called:
-            st.out = self.call(st, qt, kt, vt)
-            return
+    def _guarded(self, st, what, fn):
+        """fn(), its first time (what: "fwd" or "bwd") turning PyTorch's refusal
+        into a skipped row with PyTorch's reason and an OOM into an oom row."""
+        if what in st.called:
+            return fn()
         with warnings.catch_warnings(record=True) as caught, _Logged() as logged:
             warnings.simplefilter("always")
             try:
-                st.out = self.call(st, qt, kt, vt)
+                result = fn()
             except torch.cuda.OutOfMemoryError as exc:
                 raise PeerError(ERR_OOM, f"PyTorch: out of memory: {str(exc).splitlines()[0]}") from exc
             except Exception as exc:  # noqa: BLE001
                 if self.refused(st, exc):
-                    raise PeerError(ERR_UNSUPPORTED, self.refusal(st, exc, caught, logged.lines)) from exc
+                    why = self.refusal(st, exc, caught, logged.lines)
+                    raise PeerError(ERR_UNSUPPORTED, why + (" (in the backward)" if what == "bwd" else "")) from exc
                 raise
-        st.called = True
+        st.called.add(what)
+        return result
+
+    def run(self, st, q, k, v, stream):
+        qt, kt, vt = self._tensors(st, q, k, v, stream)
+        st.out = self._guarded(st, "fwd", lambda: self.call(st, qt, kt, vt))
+
+    # ------------------------------------------------------------ backward
+    has_backward = True
+
+    def _grad_inputs(self, st, q, k, v, stream):
+        """Q, K, V as autograd leaves over the runner's buffers (detached
+        views, no copy) and call()'s views of them, made once per buffer set."""
+        self._tensors(st, q, k, v, stream)
+        if not st.grad_inputs or st.grad_inputs[0] != (q, k, v):
+            leaves = tuple(t.detach().requires_grad_() for t in st.inputs[2])
+            with torch.enable_grad():
+                st.grad_inputs = ((q, k, v), leaves, self.views(st, *leaves))
+        return st.grad_inputs[1], st.grad_inputs[2]
+
+    def _dout(self, st, dout):
+        if not st.dout or st.dout[0] != dout:
+            st.dout = (dout, torch.as_tensor(_Cuda(dout, tuple(st.p.shape)), device="cuda").view(st.dtype))
+        return st.dout[1]
+
+    def forward_keeping(self, st, q, k, v, stream):
+        _, views = self._grad_inputs(st, q, k, v, stream)
+
+        def forward():
+            with torch.enable_grad():
+                return self.call(st, *views)
+        st.kept = st.out = self._guarded(st, "fwd", forward)
+
+    def _grad(self, st):
+        """dQ, dK, dV of the kept output for dO, the graph retained for the next call."""
+        return torch.autograd.grad(st.kept, st.grad_inputs[1], st.dout[1], retain_graph=True)
+
+    def backward(self, st, q, k, v, dout, stream):
+        self._grad_inputs(st, q, k, v, stream)
+        self._dout(st, dout)
+        st.grads = self._guarded(st, "bwd", lambda: self._grad(st))
+
+    def gradient(self, st, which):
+        g = st.grads[which]
+        g = g if g.is_contiguous() else g.contiguous()
+        torch.cuda.current_stream().synchronize()  # the runner copies it out on another stream
+        st.contiguous_grads = g
+        return g.data_ptr()
+
+    def _pass_call(self, st):
+        """One call of the problem's pass over the last call's tensors (a graph's capture, the op count)."""
+        if st.p.pass_name == "fwd":
+            return self.call(st, *st.inputs[1])
+        if st.p.pass_name == "fwd_bwd":
+            with torch.enable_grad():
+                st.kept = self.call(st, *st.grad_inputs[2])
+        return self._grad(st)
 
     refusals_skip = False  # torch_flex: a failure of its first (compiling) call means "not here"
 
@@ -217,13 +285,23 @@ class TorchPeer(Peer):
         if replay:
             st.graph.replay()
             return
-        qt, kt, vt = self._tensors(st, q, k, v, stream)
+        self._tensors(st, q, k, v, stream)
         st.graph = st.graph_out = None
         torch.cuda.current_stream().synchronize()
         g = torch.cuda.CUDAGraph()
+        capture = {}
+        if st.p.pass_name == "bwd":
+            # the backward's ops run on the stream their forward ran on: the
+            # kept forward again, untimed, on the stream that captures
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side), torch.enable_grad():
+                st.kept = self.call(st, *st.grad_inputs[2])
+            side.synchronize()
+            capture["stream"] = side
         try:
-            with torch.cuda.graph(g):
-                st.graph_out = self.call(st, qt, kt, vt)
+            with torch.cuda.graph(g, **capture):
+                st.graph_out = self._pass_call(st)
         except Exception as exc:  # noqa: BLE001
             path = self.capture_refused(st)
             if path is None or isinstance(exc, torch.cuda.OutOfMemoryError):
@@ -242,7 +320,6 @@ class TorchPeer(Peer):
     def count_ops(self, st, mode):
         from torch.autograd import DeviceType
         from torch.profiler import ProfilerActivity, profile
-        (qt, kt, vt) = st.inputs[1]
         if mode == "cold":  # as the runner's tracer: the L2 flushed, not counted
             flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size, dtype=torch.uint8,
                                 device="cuda")
@@ -253,7 +330,7 @@ class TorchPeer(Peer):
             if mode == "graph":
                 st.graph.replay()
             else:
-                self.call(st, qt, kt, vt)
+                self._pass_call(st)
             torch.cuda.current_stream().synchronize()
         kernels = memcpy = memset = 0
         busy, start, end = 0.0, math.inf, -math.inf
@@ -279,6 +356,7 @@ class TorchPeer(Peer):
         if guard is not None:
             guard.__exit__(None, None, None)
         st.graph = st.graph_out = st.out = st.contiguous_out = st.inputs = None
+        st.grad_inputs = st.dout = st.kept = st.grads = st.contiguous_grads = None
         st.extra.clear()
         torch.cuda.synchronize()
         torch.cuda.set_stream(torch.cuda.default_stream())
