@@ -2,7 +2,7 @@
 # check_committed.sh — the gate over the committed results: for each GPU with
 # A/B runs (results/<gpu>/ab/), build/regress gates the newest pair (what
 # `make regress` does); prints its first line (compare: …) and verdict. Each
-# committed compare proof (results/<gpu>/compare/proof/) agrees with its
+# committed compare proof (results/<gpu>/compare/proof*/) agrees with its
 # runs: bench/scripts/compare_spread.sh and regime_table.sh remake its
 # spread.md and regime.md byte for byte, and refuse a folder without runs.
 # Prints `gate: N passed, N failed`. Run from the repository root after
@@ -23,7 +23,7 @@ for d in results/*/ab; do
         echo "FAIL: results/$g: the newest A/B pair does not pass the gate (exit $rc)"
     fi
 done
-for p in results/*/compare/proof; do
+for p in results/*/compare/proof*; do
     [ -d "$p" ] || continue
     ref=$(sed -n 's/^Each variant.s time \/ \([a-z0-9_]*\).s per run.*/\1/p' "$p/spread.md")
     if [ -n "$ref" ] && bench/scripts/compare_spread.sh "$p" "$ref" | cmp -s - "$p/spread.md"; then

@@ -17,7 +17,11 @@
 #        first is the reference), GRID (compare), SUSTAIN (10), BUDGET_MS
 #        (1500; per variant and point), WARM_MS (100: in a compare run the
 #        rotation itself warms every variant), BLOCK_MS (build/ab's),
-#        ROWS_BUDGET_MS (BUDGET_MS), STAGES (burst,sustained,rows,regime)
+#        ROWS_BUDGET_MS (BUDGET_MS), STAGES (burst,sustained,rows,regime),
+#        PREHEAT_S (0: none; else the reference loads the board this long
+#        at the grid's first point, unrecorded, before the first run: burst
+#        ratios move with the board's temperature, and a session's first run
+#        otherwise starts cooler than the rest)
 set -u -o pipefail
 dir=${1:?usage: bench/scripts/prove_compare.sh DIR [RUNS]}
 runs=${2:-5}
@@ -58,6 +62,15 @@ plain_run() {
   fi
 }
 
+if [ "${PREHEAT_S:-0}" != 0 ]; then
+  first=$(grep -v '^\s*#' "bench/grids/$grid.grid" 2>/dev/null | grep -m1 . || true)
+  [ -f "$grid" ] && first=$(grep -v '^\s*#' "$grid" | grep -m1 .)
+  heat=$(mktemp -d)
+  build/attnbench --point "$first" --variants "${names[0]}" --mode cold --warm-ms 100 --budget-ms 100 \
+    --sustain "$PREHEAT_S" --no-trace --quiet --out "$heat" > /dev/null
+  note $?
+  rm -rf "$heat"
+fi
 for i in $(seq 1 "$runs"); do
   case ",$stages," in *,burst,*)
     build/ab --compare "$variants" "${compare[@]}" --out "$dir/burst" > "$dir/burst-$i.txt"; note $? ;;
