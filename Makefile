@@ -363,8 +363,8 @@ REF ?=
 COMPARE_ARGS = $(call opt,--grid,$(GRID)) $(call opt,--mode,$(MODE)) $(call opt,--warm-ms,$(WARM_MS)) \
                $(call opt,--ref,$(REF)) $(call opt,--out,$(OUT)) $(call opt,--block-ms,$(BLOCK_MS)) \
                $(call opt,--budget-ms,$(BUDGET_MS)) $(call opt,--sustain,$(SUSTAIN)) $(call opt,--init,$(INIT)) $(call opt,--pass,$(PASS)) \
-               $(call opt,--row-timeout,$(ROW_TIMEOUT))
-compare: ## measure VARIANTS=a,b,c (built in or Python peers) in turns at each point on one GPU; REF=a; SUSTAIN=S; writes results/<gpu>/compare/ID.csv and its table ID.txt
+               $(call opt,--row-timeout,$(ROW_TIMEOUT)) $(call opt,--resume,$(RESUME))
+compare: ## measure VARIANTS=a,b,c (built in or Python peers) in turns at each point on one GPU; REF=a; SUSTAIN=S; RESUME=ID continues one; writes results/<gpu>/compare/ID.csv and its table ID.txt
 	@[ -n $(call shq,$(VARIANTS)) ] || { echo "make compare: VARIANTS=a,b[,...] is required (e.g. make compare VARIANTS=flash_hopper,cudnn_sdpa)" >&2; exit 2; }
 	@$(call gpu_check,compare)
 	@$(MAKE) --no-print-directory $(ATTNBENCH) $(AB) $(PEER_LIB) >/dev/null || exit 2

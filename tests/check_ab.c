@@ -17,6 +17,7 @@
  * build lacks (new rows); a variant the candidate skips (failed rows); bad
  * usage, attnbench options an A/B run does not implement, and --list. Run
  * from the repository root, after `make all` (build/ab). The directory is removed after each test. */
+#include "../bench/gate/gate.h"
 #include "../common/errors.h"
 #include "../common/results_read.h"
 #include "testutil.h"
@@ -939,6 +940,88 @@ START_TEST(test_compare_lost_worker)
 }
 END_TEST
 
+/* The partial folder a stopped compare run left in DIR/out: its ID. */
+static void the_partial_id(char *id, size_t len)
+{
+    DIR *d = opendir(tmp_path("out").s);
+    ck_assert_msg(d != NULL, "no %s/out", tmpdir);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t l = strlen(e->d_name), sl = strlen(GATE_AB_PARTIAL_SUFFIX);
+        if (e->d_name[0] != '.' || l <= sl + 1 || strcmp(e->d_name + l - sl, GATE_AB_PARTIAL_SUFFIX)) continue;
+        snprintf(id, len, "%.*s", (int)(l - sl - 1), e->d_name + 1);
+        n++;
+    }
+    closedir(d);
+    ck_assert_msg(n == 1, "%d partial runs in %s/out, expected 1", n, tmpdir);
+}
+
+/* A compare run stopped part way (the peer's worker hangs in its fourth
+ * row, POINT's second point in graph mode, and a fresh one cannot take
+ * over) says how to go on; --resume ID with another variant list, other
+ * modes or another revision is refused, nothing changed; with the same it
+ * keeps the first point, measures the second again in turns (its cold rows,
+ * written before the stop, dropped), and joins one run holding every row
+ * once, the resume in its .env; the joined run is not resumed again. */
+START_TEST(test_compare_resume)
+{
+    char args[512], resume[1024], id[ID_LEN];
+    snprintf(args, sizeof args, "--row-timeout %g --point '" POINT "' --mode " MODES, hang_timeout_s());
+    struct run r = run_compare("FAKE_HANG_py=row:4 FAKE_DIE_py=reopen FAKE_DIE_STATUS_py=4", "naive,flash_mma,fakepeer",
+                               args);
+    ck_assert_exit(r, 2);
+    the_partial_id(id, sizeof id);
+    snprintf(resume, sizeof resume, "the same command with --resume %s continues it", id);
+    ck_assert_msg(strstr(r.err, resume), "stderr: %s", r.err);
+    run_free(&r);
+    path_t part = tmp_path("out/.%s%s/naive/%s.csv", id, GATE_AB_PARTIAL_SUFFIX, id);
+    struct result_set set;
+    ck_assert_int_eq(results_read(part.s, &set), ATTN_OK);
+    ck_assert_int_eq(set.count, 3); /* the first point's two modes, the second's cold */
+    results_free(&set);
+
+    static const struct {
+        const char *env, *list, *more, *needle;
+    } refused[] = {
+        {"", "naive,flash_mma,inplace", "", "no run of inplace in"},
+        {"", "naive,flash_mma,fakepeer", "--mode cold", "a row at a point, mode or regime this run does not have"},
+        {"FAKE_REV=other", "naive,flash_mma,fakepeer", "", "measured by revision fake, the naive worker is other"},
+        {"FAKE_GPU=other", "naive,flash_mma,fakepeer", "--force", "measured on 'fakegpu', this GPU is 'other'"},
+    };
+    for (size_t i = 0; i < NELEMS(refused); i++) {
+        snprintf(resume, sizeof resume, "%s --resume %s %s", args, id, refused[i].more);
+        r = run_compare(refused[i].env, refused[i].list, resume);
+        assert_usage_error(&r, refused[i].needle);
+        run_free(&r);
+        ck_assert_int_eq(results_read(part.s, &set), ATTN_OK);
+        ck_assert_int_eq(set.count, 3);
+        results_free(&set);
+    }
+
+    ck_assert_int_eq(unlink(tmp_path("log").s), 0);
+    snprintf(resume, sizeof resume, "%s --resume %s", args, id);
+    r = run_compare("", "naive,flash_mma,fakepeer", resume);
+    ck_assert_exit(r, 0);
+    ck_assert_msg(strstr(r.err, "resumed: 1 of 2 points measured already, kept"), "stderr: %s", r.err);
+    run_free(&r);
+    char *log = slurp(tmp_path("log").s);
+    ck_assert_int_eq(count_lines(log, "", " point "), 3); /* the second point only, once per side */
+    free(log);
+    ck_assert_int_eq(results_read(tmp_path("out/%s.csv", id).s, &set), ATTN_OK);
+    ck_assert_int_eq(set.count, COMPARE_ROWS);
+    ck_assert_int_eq(count_rows(&set, "fakepeer", "ok"), 4);
+    results_free(&set);
+    char *env = slurp(tmp_path("out/%s.env", id).s);
+    ck_assert_msg(strstr(env, "\ncompare_resumed=") && strstr(env, " points_kept=1 of 2\n"), "env: %s", env);
+    free(env);
+    ck_assert_int_eq(access(tmp_path("out/.%s%s", id, GATE_AB_PARTIAL_SUFFIX).s, F_OK), -1);
+
+    r = run_compare("", "naive,flash_mma,fakepeer", resume);
+    assert_usage_error(&r, "is joined already: nothing to continue");
+    run_free(&r);
+}
+END_TEST
+
 static const struct {
     const char *list, *args, *needle;
 } compare_errors[] = {
@@ -948,6 +1031,9 @@ static const struct {
     {"naive,flash_mma", "--ref inplace", "--ref 'inplace'"},
     {"naive,flash_mma", "--variants naive", "--variants"},
     {"naive,flash_mma", "--base x", "--base"},
+    {"naive,flash_mma", "--force", "--force goes with --resume ID"},
+    {"naive,flash_mma", "--resume a/b", "--resume: 'a/b' is not a run id"},
+    {"naive,flash_mma", "--resume 20990101T000000Z", "no interrupted compare run"},
 };
 
 /* Bad input: exit 2, one line naming it, nothing written. */
@@ -1009,6 +1095,7 @@ static Suite *ab_suite(void)
     tcase_add_test(tc, test_compare_ref);
     tcase_add_test(tc, test_compare_sustained);
     tcase_add_test(tc, test_compare_lost_worker);
+    tcase_add_test(tc, test_compare_resume);
     tcase_add_loop_test(tc, test_compare_usage_errors, 0, (int)NELEMS(compare_errors));
     tcase_add_test(tc, test_compare_peer_does_not_start);
     suite_add_tcase(s, tc);

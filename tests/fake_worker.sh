@@ -12,6 +12,7 @@
 # (FAKE_FACTOR_cand), then plain (FAKE_FACTOR). The side is FAKE_SIDE, else
 # the script's own name up to its first '_' (a link named cand_worker → cand).
 #   FAKE_REV     git rev in the greeting and the rows (default: fake)
+#   FAKE_GPU     GPU slug in the greeting and the rows (default: fakegpu)
 #   FAKE_PROTO   protocol version in the greeting (default: 3); below 2 it
 #                knows neither `reopen` nor `fail`, as such a build does not;
 #                from 3 it knows `load`, `settled` and a compare run's `open`
@@ -70,7 +71,7 @@ DIE_SIGNAL=$(setting FAKE_DIE_SIGNAL "")
 LOG=$(setting FAKE_LOG "")
 MHZ=$(setting FAKE_MHZ 1755)
 WATTS=$(setting FAKE_WATTS 690)
-GPU=fakegpu
+GPU=$(setting FAKE_GPU fakegpu)
 REGIME=burst
 for arg in "$@"; do [[ $arg == --sustain ]] && REGIME=sustained; done
 
@@ -192,6 +193,8 @@ cmd_reopen() {
     RUN_ID=$run_id
     open_as "$ab_run" "${4:-}"
     CSV="$dir/$run_id.csv" SAMPLES="$dir/$run_id.samples.csv"
+    # a run the driver rewrote (a resumed compare run) has its samples gzipped, as attnbench writes them
+    if [[ -f $SAMPLES.gz && ! -f $SAMPLES ]]; then gzip -dc "$SAMPLES.gz" > "$SAMPLES" && rm "$SAMPLES.gz"; fi
     [[ -f $CSV && -f $SAMPLES ]] || fatal "reopen: no run '$CSV'"
     reply "ok $CSV"
 }

@@ -130,8 +130,9 @@ struct ab_args {
     const char *base_bin, *cand_bin, *out_dir, *thresholds, *markdown;
     const char *compare, *ref, *bin, *python; /* a compare run's variants, reference and programs */
     const char *table;                        /* --table: a compare run whose table to print */
+    const char *resume;                       /* --resume ID: the interrupted compare run to continue */
     double block_ms;
-    bool help;
+    bool help, force;
     struct options opt;
 };
 
@@ -153,6 +154,8 @@ struct ab {
     char spec[160 + ATTN_VARLEN_MAX];  /* the point under way, for a restarted side */
     unsigned long long point_seed;
     bool made_dir, published;
+    bool *done_points;                 /* a resumed compare run: per grid point, measured already */
+    size_t points_kept;
 };
 
 static double now_s(void)
@@ -174,7 +177,7 @@ static void usage(FILE *f)
         "usage: ab --base BIN --cand BIN [--out DIR] [--block-ms MS] [--thresholds FILE]\n"
         "          [--markdown FILE] [attnbench options]\n"
         "       ab --compare A,B,... [--ref A] [--bin BIN] [--python PY] [--out DIR]\n"
-        "          [--block-ms MS] [attnbench options but --variants]\n"
+        "          [--block-ms MS] [--resume ID [--force]] [attnbench options but --variants]\n"
         "       ab --table RUN.csv [--ref A]\n"
         "       ab --list\n"
         "attnbench options: --grid --point --variants --mode --grids-dir --warm-ms --sustain\n"
@@ -190,7 +193,10 @@ static void usage(FILE *f)
         "writes one run, DIR/ID.csv with its samples and .env (default DIR:\n"
         "results/<gpu>/compare), and prints each variant's time relative to REF's (the\n"
         "first variant unless --ref) with its confidence bounds and a verdict; the table\n"
-        "is kept as DIR/ID.txt; --table prints it again from the run's files.\n"
+        "is kept as DIR/ID.txt; --table prints it again from the run's files. One that\n"
+        "stops early stays in DIR/.ID.partial/; --resume ID with the same variants and\n"
+        "options continues it: the points every variant finished are kept, the rest\n"
+        "measured in turns (--force: though the workers' revisions changed).\n"
         "--sustain S: the sides run their call back to back in turns until the SM clock and\n"
         "board power settle (at most S s), then are sampled under that load.\n"
         "A worker that misses a step's deadline (--row-timeout S, default 120; 0: none)\n"
@@ -237,8 +243,13 @@ static int parse_args(int argc, char **argv, struct ab_args *a)
                           : !strcmp(o, "--ref") ? &a->ref
                           : !strcmp(o, "--bin") ? &a->bin
                           : !strcmp(o, "--python") ? &a->python
-                          : !strcmp(o, "--table") ? &a->table : NULL;
+                          : !strcmp(o, "--table") ? &a->table
+                          : !strcmp(o, "--resume") ? &a->resume : NULL;
         bool block = !strcmp(o, "--block-ms");
+        if (!strcmp(o, "--force")) {
+            a->force = true;
+            continue;
+        }
         if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
             a->help = true;
             break;
@@ -280,9 +291,11 @@ static int parse_args(int argc, char **argv, struct ab_args *a)
         if (a->base_bin || a->cand_bin || a->thresholds || a->markdown || variants)
             return ATTN_FAIL(ATTN_ERR_INPUT, "--compare takes its variants itself: --base, --cand, "
                              "--thresholds, --markdown and --variants are an A/B run's");
+        if (a->force && !a->resume) return ATTN_FAIL(ATTN_ERR_INPUT, "--force goes with --resume ID");
     } else {
-        if (a->ref || a->bin || a->python)
-            return ATTN_FAIL(ATTN_ERR_INPUT, "--ref, --bin and --python are a compare run's (--compare A,B)");
+        if (a->ref || a->bin || a->python || a->resume || a->force)
+            return ATTN_FAIL(ATTN_ERR_INPUT, "--ref, --bin, --python, --resume and --force are a compare "
+                             "run's (--compare A,B); an A/B run is measured again whole");
         if (!a->base_bin || !a->cand_bin)
             return ATTN_FAIL(ATTN_ERR_INPUT, "--base BIN and --cand BIN, or --compare A,B, are required "
                              "(see --help)");
@@ -1005,6 +1018,10 @@ static int sweep(struct ab *ab)
     for (size_t i = 0; i < o->grid.count; i++) {
         const struct attn_problem *p = &o->grid.points[i];
         char label[ATTN_LABEL_MAX + 64], plabel[ATTN_LABEL_MAX];
+        if (ab->done_points && ab->done_points[i]) { /* a resumed run's, kept */
+            done += per_point;
+            continue;
+        }
         point_spec(ab, p, ab->spec, sizeof ab->spec);
         ab->point_seed = seed + 7919u * i;
         attn_problem_label(p, plabel, sizeof plabel);
@@ -1183,6 +1200,15 @@ static int write_compare_env(const struct ab *ab, const char *csv)
     fprintf(f, "\ncompare_regime=%s\ncompare_sustain_s=%g\ncompare_block_ms=%g\n",
             regime_names[stats_regime(&ab->a.opt.rule)],
             ab->a.opt.rule.sustain_s, ab->a.block_ms);
+    if (ab->a.resume) {
+        char when[32];
+        time_t t = time(NULL);
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        fprintf(f, "compare_resumed=%s points_kept=%zu of %zu%s\n", when, ab->points_kept,
+                ab->a.opt.grid.count, ab->a.force ? " (--force: revisions may differ)" : "");
+    }
     for (int k = 0; k < ab->nsides; k++) {
         const struct side *s = &ab->sides[k];
         fprintf(f, "compare_worker.%s=%s%s%s (rev %s)\n", s->name, s->bin, s->module ? " " : "",
@@ -1274,6 +1300,146 @@ static int publish_compare(struct ab *ab, int *code)
     return rc;
 }
 
+/* ----------------------------------------------------- a compare run resumed */
+
+/* --resume ID: the interrupted compare run DIR/.ID.partial continued (DIR:
+ * --out or results/<gpu>/compare), to be joined into DIR/ID.csv. */
+static int resume_run_dir(struct ab *ab, const char *parent)
+{
+    const char *id = ab->a.resume;
+    if (!*id || strchr(id, '/') || strlen(id) >= sizeof ab->id)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "--resume: '%s' is not a run id", id);
+    snprintf(ab->id, sizeof ab->id, "%s", id);
+    if ((size_t)snprintf(ab->dir, sizeof ab->dir, "%s/.%s%s", parent, id, GATE_AB_PARTIAL_SUFFIX) >=
+            sizeof ab->dir ||
+        (size_t)snprintf(ab->final_dir, sizeof ab->final_dir, "%s/%s.csv", parent, id) >= sizeof ab->final_dir)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "path too long: '%s'", parent);
+    if (access(ab->final_dir, F_OK) == 0)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "--resume %s: %s is joined already: nothing to continue", id,
+                         ab->final_dir);
+    struct stat st;
+    if (stat(ab->dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return ATTN_FAIL(ATTN_ERR_INPUT, "--resume %s: no interrupted compare run %s/", id, ab->dir);
+    return ATTN_OK;
+}
+
+/* Side s's part pt rewritten with only the rows keep[] marks (the file's
+ * order kept): a new file in its folder, then renamed over it with its samples. */
+static int part_rewrite(const struct side *s, struct part *pt, const bool *keep)
+{
+    char csv[1500], tmp[1500], tmp_samples[1600], samples[1600];
+    snprintf(csv, sizeof csv, "%s/%s.csv", s->dir, s->run_id);
+    snprintf(tmp, sizeof tmp, "%s/.resumed.csv", s->dir);
+    ATTN_TRY(results_samples_path(csv, samples, sizeof samples));
+    struct csv_line header;
+    results_header(&header);
+    int csv_fd = -1, samples_fd = -1;
+    int rc = csv_create(tmp, &header, &csv_fd);
+    if (rc == ATTN_OK) rc = results_samples_create(tmp, tmp_samples, sizeof tmp_samples, &samples_fd);
+    for (size_t i = 0; i < pt->set.count && rc == ATTN_OK; i++)
+        if (keep[i]) rc = take_row(pt, i, csv_fd, samples_fd);
+    if (csv_fd >= 0 && close(csv_fd) != 0 && rc == ATTN_OK)
+        rc = ATTN_FAIL(ATTN_ERR_INPUT, "unable to write '%s': %s", tmp, strerror(errno));
+    if (samples_fd >= 0 && close(samples_fd) != 0 && rc == ATTN_OK)
+        rc = ATTN_FAIL(ATTN_ERR_INPUT, "unable to write '%s': %s", tmp_samples, strerror(errno));
+    if (rc == ATTN_OK && (rename(tmp_samples, samples) != 0 || rename(tmp, csv) != 0))
+        rc = ATTN_FAIL(ATTN_ERR_INPUT, "unable to replace '%s': %s", csv, strerror(errno));
+    if (rc != ATTN_OK) {
+        unlink(tmp);
+        unlink(tmp_samples);
+    }
+    return rc;
+}
+
+/* A resumed compare run's parts, each side's DIR/.ID.partial/VARIANT/ID.csv
+ * cut to its whole rows: a point is done when every side has its row in
+ * every mode (ab->done_points); the rows of a point begun and not finished
+ * by every side are dropped, so that it is measured again in turns. A row
+ * at a point, mode or regime this run does not have, on another GPU model,
+ * or by another revision than the side's worker (unless --force), refuses
+ * the resume. */
+static int resume_parts(struct ab *ab)
+{
+    const struct options *o = &ab->a.opt;
+    const enum attn_regime regime = stats_regime(&o->rule);
+    struct part parts[MAX_SIDES];
+    bool *keep[MAX_SIDES] = {0};
+    int nread = 0, rc = ATTN_OK;
+    ab->done_points = calloc(o->grid.count + 1, sizeof *ab->done_points);
+    if (!ab->done_points) return ATTN_FAIL(ATTN_ERR, "out of host memory");
+    for (; nread < ab->nsides && rc == ATTN_OK; nread++) {
+        const struct side *s = &ab->sides[nread];
+        char csv[1400];
+        struct result_set whole;
+        snprintf(csv, sizeof csv, "%s/%s.csv", s->dir, s->run_id);
+        if (access(csv, F_OK) != 0) {
+            rc = ATTN_FAIL(ATTN_ERR_INPUT, "--resume %s: no run of %s in %s/ (continue it with the "
+                           "variants it was started with)", ab->id, s->name, ab->dir);
+            break;
+        }
+        rc = resume_trim(csv, &whole);
+        if (rc == ATTN_OK) {
+            results_free(&whole);
+            rc = part_read(csv, &parts[nread]);
+        }
+        if (rc == ATTN_OK && !(keep[nread] = calloc(parts[nread].set.count + 1, sizeof *keep[nread])))
+            rc = ATTN_FAIL(ATTN_ERR, "out of host memory");
+        for (size_t i = 0; rc == ATTN_OK && i < parts[nread].set.count; i++) {
+            const struct result_rec *r = &parts[nread].set.rows[i];
+            if (strcmp(r->gpu, s->gpu))
+                rc = ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: measured on '%s', this GPU is '%s': a run is "
+                               "continued on the model it started on", csv, r->line, r->gpu, s->gpu);
+            else if (!ab->a.force && strcmp(r->git_rev, s->rev))
+                rc = ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: measured by revision %s, the %s worker is %s "
+                               "(--force continues it anyway)", csv, r->line, r->git_rev,
+                               s->name, s->rev);
+        }
+        if (rc != ATTN_OK) nread++; /* read (or half read): freed below */
+    }
+    for (size_t i = 0; i < o->grid.count && rc == ATTN_OK; i++) {
+        const struct result_rec *found[MAX_SIDES][MODE_COUNT] = {{0}};
+        bool done = true;
+        for (int k = 0; k < ab->nsides; k++)
+            for (int m = 0; m < o->nmodes; m++) {
+                struct result_key key;
+                result_key_of(ab->sides[k].name, &o->grid.points[i], o->modes[m], regime, &key);
+                found[k][m] = results_find(&parts[k].set, &key);
+                done &= found[k][m] != NULL;
+            }
+        ab->done_points[i] = done;
+        ab->points_kept += done;
+        for (int k = 0; k < ab->nsides; k++)
+            for (int m = 0; m < o->nmodes; m++)
+                if (found[k][m]) {
+                    const size_t j = (size_t)(found[k][m] - parts[k].set.rows);
+                    parts[k].taken[j] = true; /* at a point of this run */
+                    keep[k][j] = done;
+                }
+    }
+    for (int k = 0; k < nread && rc == ATTN_OK; k++) /* every part checked before any is rewritten */
+        for (size_t i = 0; i < parts[k].set.count && rc == ATTN_OK; i++)
+            if (!parts[k].taken[i])
+                rc = ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: a row at a point, mode or regime this run does not "
+                               "have: continue it with the options it was started with", parts[k].set.path,
+                               parts[k].set.rows[i].line);
+    for (int k = 0; k < nread && rc == ATTN_OK; k++) {
+        size_t kept = 0;
+        for (size_t i = 0; i < parts[k].set.count; i++) kept += keep[k][i];
+        if (kept != parts[k].set.count) {
+            memset(parts[k].taken, 0, parts[k].set.count * sizeof *parts[k].taken);
+            rc = part_rewrite(&ab->sides[k], &parts[k], keep[k]);
+        }
+    }
+    for (int k = 0; k < nread; k++) {
+        part_free(&parts[k]);
+        free(keep[k]);
+    }
+    if (rc == ATTN_OK)
+        fprintf(stderr, "ab: compare %s resumed: %zu of %zu points measured already, kept\n", ab->id,
+                ab->points_kept, o->grid.count);
+    return rc;
+}
+
 /* Every side's worker started and greeted: one GPU, and protocols that do
  * what the run asks (a compare run, --sustain and init= need protocol 3,
  * pass= protocol 4). */
@@ -1326,7 +1492,23 @@ static int run(struct ab *ab, int *code)
     char parent[1024];
     if (a->out_dir) snprintf(parent, sizeof parent, "%s", a->out_dir);
     else snprintf(parent, sizeof parent, "results/%s/%s", ab->sides[0].gpu, ab->compare ? "compare" : "ab");
-    ATTN_TRY(make_run_dir(ab, parent));
+    ATTN_TRY(a->resume ? resume_run_dir(ab, parent) : make_run_dir(ab, parent));
+    for (int k = 0; k < ab->nsides; k++) {
+        struct side *s = &ab->sides[k];
+        if (ab->compare) {
+            snprintf(s->run_id, sizeof s->run_id, "%s", ab->id);
+            snprintf(s->dir, sizeof s->dir, "%s/%s", ab->dir, s->name);
+            if (!a->resume && mkdir(s->dir, 0755) != 0)
+                return ATTN_FAIL(ATTN_ERR_INPUT, "unable to create '%s': %s", s->dir, strerror(errno));
+        } else {
+            snprintf(s->run_id, sizeof s->run_id, "%s-%s", ab->id, s->name);
+            snprintf(s->dir, sizeof s->dir, "%s", ab->dir);
+        }
+    }
+    if (a->resume) {
+        ATTN_TRY(resume_parts(ab));
+        ab->made_dir = true; /* from here on, a stop leaves it to be resumed again */
+    }
     if (ab->compare) {
         fprintf(stderr, "ab: compare %s:", ab->id);
         for (int k = 0; k < ab->nsides; k++) fprintf(stderr, "%s %s", k ? "," : "", ab->sides[k].name);
@@ -1339,19 +1521,10 @@ static int run(struct ab *ab, int *code)
     }
     for (int k = 0; k < ab->nsides; k++) {
         struct side *s = &ab->sides[k];
-        if (ab->compare) {
-            snprintf(s->run_id, sizeof s->run_id, "%s", ab->id);
-            snprintf(s->dir, sizeof s->dir, "%s/%s", ab->dir, s->name);
-            if (mkdir(s->dir, 0755) != 0)
-                return ATTN_FAIL(ATTN_ERR_INPUT, "unable to create '%s': %s", s->dir, strerror(errno));
-        } else {
-            snprintf(s->run_id, sizeof s->run_id, "%s-%s", ab->id, s->name);
-            snprintf(s->dir, sizeof s->dir, "%s", ab->dir);
-        }
-        int rc = side_open(ab, s, false, limit);
+        int rc = side_open(ab, s, a->resume != NULL, limit);
         if (rc == AB_LOST)
-            return ATTN_FAIL(ATTN_ERR_INPUT, "the %s side (%s): %s when asked to open its run",
-                             s->name, s->bin, s->why);
+            return ATTN_FAIL(ATTN_ERR_INPUT, "the %s side (%s): %s when asked to %s its run",
+                             s->name, s->bin, s->why, a->resume ? "reopen" : "open");
         ATTN_TRY(rc);
         if (!reply_is(s, "ok") || !s->line[2]) return unexpected(s, "open");
         snprintf(s->csv, sizeof s->csv, "%s", s->line + 3);
@@ -1416,10 +1589,16 @@ int main(int argc, char **argv)
         side_free(s);
     }
     if (ab.made_dir && !ab.published)
+    {
         fprintf(stderr, "ab: stopped before every side had finished every row: what was measured "
                         "is in %s/ (%s)\n", ab.dir,
                 ab.compare ? "each variant's run, not joined" : "not gated; make regress passes over it");
+        if (ab.compare)
+            fprintf(stderr, "ab: the same command with --resume %s continues it (make compare RESUME=%s)\n",
+                    ab.id, ab.id);
+    }
     grid_free(&ab.a.opt.grid);
+    free(ab.done_points);
     if (rc == ATTN_ERR_INTERRUPTED || attn_interrupted) return 130;
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "ab: writing the report to stdout failed: %s\n", strerror(errno));
