@@ -293,9 +293,11 @@ static int parse_args(int argc, char **argv, struct ab_args *a)
                              "--thresholds, --markdown and --variants are an A/B run's");
         if (a->force && !a->resume) return ATTN_FAIL(ATTN_ERR_INPUT, "--force goes with --resume ID");
     } else {
-        if (a->ref || a->bin || a->python || a->resume || a->force)
-            return ATTN_FAIL(ATTN_ERR_INPUT, "--ref, --bin, --python, --resume and --force are a compare "
-                             "run's (--compare A,B); an A/B run is measured again whole");
+        if (a->resume || a->force)
+            return ATTN_FAIL(ATTN_ERR_INPUT, "'%s': an A/B run is not resumed (run make ab again); "
+                             "--resume continues a compare run", a->resume ? "--resume" : "--force");
+        if (a->ref || a->bin || a->python)
+            return ATTN_FAIL(ATTN_ERR_INPUT, "--ref, --bin and --python are a compare run's (--compare A,B)");
         if (!a->base_bin || !a->cand_bin)
             return ATTN_FAIL(ATTN_ERR_INPUT, "--base BIN and --cand BIN, or --compare A,B, are required "
                              "(see --help)");
