@@ -547,7 +547,8 @@ static int launch_bwd(const struct attn_problem *p, const struct bwd_call *a, cu
 }
 
 /* Every compiled backward shape: "wWmM[bB]" = W warps of 16 keys (BN = 16·W),
- * M query rows per query tile, [B CTAs per SM asked of __launch_bounds__]. */
+ * M query rows per query tile, [B CTAs per SM asked of __launch_bounds__];
+ * "pWmM": W warps in pairs sharing 32 keys (bwd_tile_pair). */
 struct flash_bwd_cfg {
     const char *name;
     enum attn_dtype dtype;
@@ -557,11 +558,12 @@ struct flash_bwd_cfg {
     int (*launch)(const struct attn_problem *, const struct bwd_call *, cudaStream_t);
 };
 
-#define BWD_CFG(NAME, TYPE, DTYPE, D, W, M, WQ, B)                                                   \
-    {NAME, DTYPE, D, bwd_smem_bytes<D, bwd_tile_cfg<W, M, WQ, B>>(),                                  \
-     prepare_bwd<TYPE, D, bwd_tile_cfg<W, M, WQ, B>>, launch_bwd<TYPE, D, bwd_tile_cfg<W, M, WQ, B>>}
-#define BWD_BF16(NAME, D, W, M, WQ, B) BWD_CFG(NAME, __nv_bfloat16, ATTN_BF16, D, W, M, WQ, B)
-#define BWD_FP16(NAME, D, W, M, WQ, B) BWD_CFG(NAME, __half, ATTN_FP16, D, W, M, WQ, B)
+#define BWD_CFG(NAME, TYPE, DTYPE, D, W, M, WQ, B, PAIRS)                                            \
+    {NAME, DTYPE, D, bwd_smem_bytes<D, bwd_tile_cfg<W, M, WQ, B, PAIRS>>(),                           \
+     prepare_bwd<TYPE, D, bwd_tile_cfg<W, M, WQ, B, PAIRS>>, launch_bwd<TYPE, D, bwd_tile_cfg<W, M, WQ, B, PAIRS>>}
+#define BWD_BF16(NAME, D, W, M, WQ, B) BWD_CFG(NAME, __nv_bfloat16, ATTN_BF16, D, W, M, WQ, B, false)
+#define BWD_FP16(NAME, D, W, M, WQ, B) BWD_CFG(NAME, __half, ATTN_FP16, D, W, M, WQ, B, false)
+#define BWD_BF16_PAIRS(NAME, D, W, M, WQ, B) BWD_CFG(NAME, __nv_bfloat16, ATTN_BF16, D, W, M, WQ, B, true)
 
 /* One backward shape per (dtype, head_dim) ships, the first of each; the lab
  * adds others (bf16), picked with ATTN_FLASH_MMA_BWD_TILE=NAME. */
@@ -569,10 +571,12 @@ static const struct flash_bwd_cfg bwd_cfgs[] = {
     BWD_BF16("w8m64", 128, 8, 64, 2, 1),
 #ifdef FLASH_MMA_LAB
     BWD_BF16("w4m64b2", 128, 4, 64, 2, 2),
+    BWD_BF16_PAIRS("p8m64", 128, 8, 64, 2, 1),
 #endif
     BWD_BF16("w8m64", 64, 8, 64, 2, 1),
 #ifdef FLASH_MMA_LAB
     BWD_BF16("w4m64b2", 64, 4, 64, 2, 2),
+    BWD_BF16_PAIRS("p8m64", 64, 8, 64, 2, 1),
 #endif
     BWD_FP16("w8m64", 128, 8, 64, 2, 1),
     BWD_FP16("w8m64", 64, 8, 64, 2, 1),

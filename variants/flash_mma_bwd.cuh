@@ -79,20 +79,25 @@
  *   4-byte stores are conflict-free too: a row of 72 elements is 36 words).
  * At D = 64 the same shape takes 216 registers and 93.2 KB. */
 
-/* One backward tile shape: WARPS warps, each owning 16 keys (BN = 16·WARPS
- * keys per CTA); BM query rows per query tile; dQ's product split over WQ
- * warps along the queries × WARPS/WQ along the head dimension; MINB: CTAs
- * per SM that __launch_bounds__ asks for. */
-template <int WARPS_, int BM_, int WQ_, int MINB_ = 1> struct bwd_tile_cfg {
+/* One backward tile shape: WARPS warps, BN = 16·WARPS keys per CTA; BM
+ * query rows per query tile; dQ's product split over WQ warps along the
+ * queries × WARPS/WQ along the head dimension; MINB: CTAs per SM that
+ * __launch_bounds__ asks for. PAIRS false: each warp owns 16 keys, all
+ * BM queries and all D columns of their dK and dV (bwd_tile). PAIRS true:
+ * two warps share 32 keys (bwd_tile_pair): each computes Sᵀ and dPᵀ for
+ * its half of the BM queries and accumulates dK and dV for its half of
+ * the D columns, the halves of P and dS exchanged through shared memory. */
+template <int WARPS_, int BM_, int WQ_, int MINB_ = 1, bool PAIRS_ = false> struct bwd_tile_cfg {
     static constexpr int WARPS = WARPS_, BM = BM_, WQ = WQ_, WD = WARPS_ / WQ_, MINB = MINB_;
     static constexpr int THREADS = WARPS * 32, BN = WARPS * 16;
+    static constexpr bool PAIRS = PAIRS_;
 };
 
-/* Shared memory of flash_bwd_kernel: K, V; two stages of Q and dO; dSᵀ;
- * two stages of lse and Dsum. */
+/* Shared memory of flash_bwd_kernel: K, V; two stages of Q and dO; dSᵀ
+ * (and Pᵀ with PAIRS); two stages of lse and Dsum. */
 template <int D, typename C> static constexpr size_t bwd_smem_bytes(void)
 {
-    return (size_t)(2 * C::BN + 4 * C::BM) * (D + PAD) * 2 + (size_t)C::BN * (C::BM + PAD) * 2 +
+    return (size_t)(2 * C::BN + 4 * C::BM) * (D + PAD) * 2 + (size_t)(C::PAIRS ? 2 : 1) * C::BN * (C::BM + PAD) * 2 +
            (size_t)4 * C::BM * sizeof(float);
 }
 
@@ -279,6 +284,137 @@ static __device__ __forceinline__ void bwd_tile(float (&dk)[D / 8][4], float (&d
     }
 }
 
+/* bwd_tile's work for a pair of warps sharing 32 keys (PAIRS): keys
+ * kp .. kp+31 of the tile (kp = 32·(warp / 2)); warp half h = warp % 2
+ * computes Sᵀ, P, dPᵀ and dS for queries 32h .. 32h+31 (M = 32 keys, two
+ * m16 tiles; N = 32 queries) and accumulates dV and dK for columns
+ * D/2·h .. D/2·h + D/2 − 1 over all BM queries: its own half of Pᵀ and dSᵀ
+ * straight from its accumulators (as bwd_tile), the partner's from shared
+ * memory (sP, sdS: [key][query]) after a barrier of the two warps. Per
+ * query tile a warp reads 32 fragments of Q and of dO for Sᵀ and dPᵀ (bwd_tile:
+ * 40) and 20 for each of dV and dK (bwd_tile: 32), and stores its Pᵀ beside
+ * its dSᵀ. dk, dv: [m16 tile · (D/16) + n8 tile][4], rows keys g, g + 8 of
+ * the m16 tile, columns D/2·h + 8·tile + 2t, +1. BM = 64 (two k16 steps a half). */
+template <typename T, int D, typename C>
+static __device__ __forceinline__ void bwd_tile_pair(float (&dk)[D / 8][4], float (&dv)[D / 8][4], const T *sQ,
+                                                     const T *sdO, const float *sL, const float *sDs, const T *sK,
+                                                     const T *sV, T *sdS, T *sP, int m0, int n0, int S, int causal,
+                                                     float scale_log2, bool need_mask)
+{
+    constexpr int BM = C::BM, LD = D + PAD, LDS = BM + PAD, QH = BM / 2, DH = D / 2, NT = DH / 8;
+    static_assert(BM == 64, "a warp's half of the queries is two k16 steps");
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    const int kp = (warp / 2) * 32, h = warp % 2, q0 = h * QH, d0 = h * DH;
+
+    /* Sᵀ and dPᵀ: M = 32 keys (m16 tiles mt), N = the half's 32 queries (n8
+     * tiles j), K = D. A x4: K (V) rows kp + mt·16 + 0-15; B x4: Q (dO) rows
+     * q0 + j·8 .. +15, as bwd_tile. */
+    float s[2][QH / 8][4], dp[2][QH / 8][4];
+#pragma unroll
+    for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+        for (int j = 0; j < QH / 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) s[mt][j][e] = dp[mt][j][e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++) {
+        uint32_t a[2][4], av[2][4];
+#pragma unroll
+        for (int mt = 0; mt < 2; mt++) {
+            ldmatrix_x4(a[mt], sK + (kp + mt * 16 + lane % 16) * LD + kk * 16 + (lane / 16) * 8);
+            ldmatrix_x4(av[mt], sV + (kp + mt * 16 + lane % 16) * LD + kk * 16 + (lane / 16) * 8);
+        }
+#pragma unroll
+        for (int j = 0; j < QH / 8; j += 2) {
+            uint32_t b[4], bd[4];
+            const int row = q0 + j * 8 + lane % 8 + (lane / 16) * 8, col = kk * 16 + ((lane / 8) % 2) * 8;
+            ldmatrix_x4(b, sQ + row * LD + col);
+            ldmatrix_x4(bd, sdO + row * LD + col);
+#pragma unroll
+            for (int mt = 0; mt < 2; mt++) {
+                mma_16816<T>(s[mt][j], a[mt], b[0], b[1]);
+                mma_16816<T>(s[mt][j + 1], a[mt], b[2], b[3]);
+                mma_16816<T>(dp[mt][j], av[mt], bd[0], bd[1]);
+                mma_16816<T>(dp[mt][j + 1], av[mt], bd[2], bd[3]);
+            }
+        }
+    }
+
+    /* P = exp2(Sᵀ·scale·log2 e − lse[query]), masked entries 0; dSᵀ =
+     * P∘(dPᵀ − Dsum[query]). Element e of (mt, j): key n0 + kp + mt·16 + g +
+     * (e>>1)·8, query m0 + q0 + j·8 + 2t + (e&1). Both packed to 16-bit and
+     * stored, [key][query], for the partner (and dSᵀ for dQ). */
+    uint32_t pk[2][QH / 8][2], ds[2][QH / 8][2];
+#pragma unroll
+    for (int mt = 0; mt < 2; mt++) {
+        const int key_limit = S - n0 - kp - mt * 16 - g;
+        const int q_limit = S - m0 - q0 - 2 * t;
+        const int diag = n0 + kp + mt * 16 + g - m0 - q0 - 2 * t;
+#pragma unroll
+        for (int j = 0; j < QH / 8; j++) {
+            const float2 l = *reinterpret_cast<const float2 *>(sL + q0 + j * 8 + 2 * t);
+            const float2 dd = *reinterpret_cast<const float2 *>(sDs + q0 + j * 8 + 2 * t);
+            float p[4];
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                p[e] = ex2(fmaf(s[mt][j][e], scale_log2, -(e & 1 ? l.y : l.x)));
+                if (need_mask) {
+                    const int c = j * 8 + (e & 1), r = (e >> 1) * 8;
+                    if (r >= key_limit || c >= q_limit || (causal && c - r < diag)) p[e] = 0.f;
+                }
+            }
+            pk[mt][j][0] = pack2(p[0], p[1], (T *)nullptr);
+            pk[mt][j][1] = pack2(p[2], p[3], (T *)nullptr);
+            ds[mt][j][0] = pack2(p[0] * (dp[mt][j][0] - dd.x), p[1] * (dp[mt][j][1] - dd.y), (T *)nullptr);
+            ds[mt][j][1] = pack2(p[2] * (dp[mt][j][2] - dd.x), p[3] * (dp[mt][j][3] - dd.y), (T *)nullptr);
+            const int at = (kp + mt * 16 + g) * LDS + q0 + j * 8 + 2 * t;
+            *reinterpret_cast<uint32_t *>(sP + at) = pk[mt][j][0];
+            *reinterpret_cast<uint32_t *>(sP + at + 8 * LDS) = pk[mt][j][1];
+            *reinterpret_cast<uint32_t *>(sdS + at) = ds[mt][j][0];
+            *reinterpret_cast<uint32_t *>(sdS + at + 8 * LDS) = ds[mt][j][1];
+        }
+    }
+    /* the pair's halves of Pᵀ and dSᵀ in shared memory (named barrier 1 + pair, 64 threads) */
+    asm volatile("bar.sync %0, 64;" ::"r"(1 + warp / 2) : "memory");
+
+    /* dV += Pᵀ·dO and dK += dSᵀ·Q over the BM queries, 16 at a time (kq),
+     * for the warp's D/2 columns: M = 32 keys, N = D/2. A: the warp's own
+     * half from registers (the bwd_tile re-pack), the partner's by ldmatrix
+     * x4 of sP / sdS rows kp + mt·16 + 0-15 × queries kq·16 + 0-15; B
+     * x4.trans: dO (Q) rows kq·16 + 0-15 × columns d0 + j·8 .. +15. */
+#pragma unroll
+    for (int kq = 0; kq < BM / 16; kq++) {
+        uint32_t ap[2][4], ad[2][4];
+        const bool own = kq / 2 == h;
+#pragma unroll
+        for (int mt = 0; mt < 2; mt++) {
+            if (own) {
+                const int j = (kq % 2) * 2;
+                ap[mt][0] = pk[mt][j][0], ap[mt][1] = pk[mt][j][1], ap[mt][2] = pk[mt][j + 1][0], ap[mt][3] = pk[mt][j + 1][1];
+                ad[mt][0] = ds[mt][j][0], ad[mt][1] = ds[mt][j][1], ad[mt][2] = ds[mt][j + 1][0], ad[mt][3] = ds[mt][j + 1][1];
+            } else {
+                const int at = (kp + mt * 16 + lane % 16) * LDS + kq * 16 + (lane / 16) * 8;
+                ldmatrix_x4(ap[mt], sP + at);
+                ldmatrix_x4(ad[mt], sdS + at);
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < NT; j += 2) {
+            uint32_t bo[4], bq[4];
+            const int row = kq * 16 + lane % 8 + ((lane / 8) % 2) * 8, col = d0 + j * 8 + (lane / 16) * 8;
+            ldmatrix_x4_trans(bo, sdO + row * LD + col);
+            ldmatrix_x4_trans(bq, sQ + row * LD + col);
+#pragma unroll
+            for (int mt = 0; mt < 2; mt++) {
+                mma_16816<T>(dv[mt * NT + j], ap[mt], bo[0], bo[1]);
+                mma_16816<T>(dv[mt * NT + j + 1], ap[mt], bo[2], bo[3]);
+                mma_16816<T>(dk[mt * NT + j], ad[mt], bq[0], bq[1]);
+                mma_16816<T>(dk[mt * NT + j + 1], ad[mt], bq[2], bq[3]);
+            }
+        }
+    }
+}
+
 /* dQ's share of this key tile for one query tile: dQ_part = dS·K over the
  * tile's first 16·k_steps keys (the others' dS is 0 for every query of the
  * tile), added to the fp32 accumulator. Warp (wq, wd) of the WQ × WD grid
@@ -362,7 +498,8 @@ flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
     T *sQ = sV + BN * LD;      /* two stages */
     T *sdO = sQ + 2 * BM * LD; /* two stages */
     T *sdS = sdO + 2 * BM * LD;
-    float *sL = reinterpret_cast<float *>(sdS + BN * (BM + PAD)); /* two stages */
+    T *sP = sdS + BN * (BM + PAD); /* PAIRS only */
+    float *sL = reinterpret_cast<float *>(sP + (C::PAIRS ? BN * (BM + PAD) : 0)); /* two stages */
     float *sDs = sL + 2 * BM;                                     /* two stages */
 
     const int n_block = causal ? blockIdx.y : blockIdx.x;
@@ -419,7 +556,8 @@ flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
 #pragma unroll
         for (int e = 0; e < 4; e++) dk_acc[j][e] = dv_acc[j][e] = 0.f;
 
-    const int warp_key = (tid / 32) * 16;
+    /* the first key of the warp's own (PAIRS: its pair's) keys */
+    const int warp_key = C::PAIRS ? (tid / 64) * 32 : (tid / 32) * 16;
     int hh = 0, m_tile = m_first; /* this iteration's query head (in the group) and tile */
     for (int it = 0; it < n_iter; it++) {
         const int stage = it & 1;
@@ -435,9 +573,14 @@ flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
         int k_end = min(BN, S - n0);
         if (causal) k_end = min(k_end, m0 + BM - n0);
         const bool need_mask = (causal && m0 < n0 + BN - 1) || m0 + BM > S || n0 + BN > S;
-        if (warp_key < k_end)
-            bwd_tile<T, D, C>(dk_acc, dv_acc, sQ + stage * BM * LD, sdO + stage * BM * LD, sL + stage * BM,
-                              sDs + stage * BM, sK, sV, sdS, m0, n0, S, causal, scale_log2, need_mask);
+        if (warp_key < k_end) {
+            if constexpr (C::PAIRS)
+                bwd_tile_pair<T, D, C>(dk_acc, dv_acc, sQ + stage * BM * LD, sdO + stage * BM * LD, sL + stage * BM,
+                                       sDs + stage * BM, sK, sV, sdS, sP, m0, n0, S, causal, scale_log2, need_mask);
+            else
+                bwd_tile<T, D, C>(dk_acc, dv_acc, sQ + stage * BM * LD, sdO + stage * BM * LD, sL + stage * BM,
+                                  sDs + stage * BM, sK, sV, sdS, m0, n0, S, causal, scale_log2, need_mask);
+        }
         __syncthreads(); /* dSᵀ complete */
         bwd_dq<T, D, C>(sdS, sK, dq_acc, q_row0 + (size_t)hh * q_head_step, q_ld, m0, S, (k_end + 15) / 16);
         /* the next iteration's barrier orders these reads of dSᵀ before its writes */
@@ -445,18 +588,23 @@ flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
         m_tile = next_m;
     }
 
-    /* dK (scaled) and dV of the warp's keys < S: rows g and g + 8 */
+    /* dK (scaled) and dV of the warp's keys < S: rows g and g + 8 of each
+     * m16 tile (PAIRS: two, and the warp's half of the columns) */
     const int lane = tid % 32, g = lane / 4, t = lane % 4;
+    constexpr int MT = C::PAIRS ? 2 : 1, NT = D / 8 / MT;
+    const int col0 = C::PAIRS ? ((tid / 32) % 2) * (D / 2) : 0;
 #pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const int key = n0 + warp_key + g + h * 8;
-        if (key >= S) continue;
-        const size_t at = (kv_row0 + (size_t)key * kv_ld) * D + 2 * t;
+    for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-        for (int j = 0; j < D / 8; j++) {
-            *reinterpret_cast<uint32_t *>(dk + at + j * 8) =
-                pack2(dk_acc[j][2 * h] * scale, dk_acc[j][2 * h + 1] * scale, (T *)nullptr);
-            *reinterpret_cast<uint32_t *>(dv + at + j * 8) = pack2(dv_acc[j][2 * h], dv_acc[j][2 * h + 1], (T *)nullptr);
+        for (int h = 0; h < 2; h++) {
+            const int key = n0 + warp_key + mt * 16 + g + h * 8;
+            if (key >= S) continue;
+            const size_t at = (kv_row0 + (size_t)key * kv_ld) * D + col0 + 2 * t;
+#pragma unroll
+            for (int j = 0; j < NT; j++) {
+                const float *kf = dk_acc[mt * NT + j], *vf = dv_acc[mt * NT + j];
+                *reinterpret_cast<uint32_t *>(dk + at + j * 8) = pack2(kf[2 * h] * scale, kf[2 * h + 1] * scale, (T *)nullptr);
+                *reinterpret_cast<uint32_t *>(dv + at + j * 8) = pack2(vf[2 * h], vf[2 * h + 1], (T *)nullptr);
+            }
         }
-    }
 }
