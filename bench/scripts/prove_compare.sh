@@ -66,8 +66,8 @@ if [ "${PREHEAT_S:-0}" != 0 ]; then
   first=$(grep -v '^\s*#' "bench/grids/$grid.grid" 2>/dev/null | grep -m1 . || true)
   [ -f "$grid" ] && first=$(grep -v '^\s*#' "$grid" | grep -m1 .)
   heat=$(mktemp -d)
-  build/attnbench --point "$first" --variants "${names[0]}" --mode cold --warm-ms 100 --budget-ms 100 \
-    --sustain "$PREHEAT_S" --no-trace --quiet --out "$heat" > /dev/null
+  build/attnbench --point "$first" --variants "${names[0]}" --mode cold --warm-ms "$((PREHEAT_S * 1000))" \
+    --budget-ms 100 --no-trace --quiet --out "$heat" > /dev/null
   note $?
   rm -rf "$heat"
 fi
