@@ -548,7 +548,8 @@ static int launch_bwd(const struct attn_problem *p, const struct bwd_call *a, cu
 
 /* Every compiled backward shape: "wWmM[bB]" = W warps of 16 keys (BN = 16·W),
  * M query rows per query tile, [B CTAs per SM asked of __launch_bounds__];
- * "pWmM": W warps in pairs sharing 32 keys (bwd_tile_pair). */
+ * "pWmM": W warps in pairs sharing 32 keys (bwd_tile_pair); a trailing "l":
+ * dQ one tile behind, one barrier per query tile (bwd_tile_cfg's LAG). */
 struct flash_bwd_cfg {
     const char *name;
     enum attn_dtype dtype;
@@ -558,12 +559,13 @@ struct flash_bwd_cfg {
     int (*launch)(const struct attn_problem *, const struct bwd_call *, cudaStream_t);
 };
 
-#define BWD_CFG(NAME, TYPE, DTYPE, D, W, M, WQ, B, PAIRS)                                            \
-    {NAME, DTYPE, D, bwd_smem_bytes<D, bwd_tile_cfg<W, M, WQ, B, PAIRS>>(),                           \
-     prepare_bwd<TYPE, D, bwd_tile_cfg<W, M, WQ, B, PAIRS>>, launch_bwd<TYPE, D, bwd_tile_cfg<W, M, WQ, B, PAIRS>>}
-#define BWD_BF16(NAME, D, W, M, WQ, B) BWD_CFG(NAME, __nv_bfloat16, ATTN_BF16, D, W, M, WQ, B, false)
-#define BWD_FP16(NAME, D, W, M, WQ, B) BWD_CFG(NAME, __half, ATTN_FP16, D, W, M, WQ, B, false)
-#define BWD_BF16_PAIRS(NAME, D, W, M, WQ, B) BWD_CFG(NAME, __nv_bfloat16, ATTN_BF16, D, W, M, WQ, B, true)
+#define BWD_CFG(NAME, TYPE, DTYPE, D, W, M, WQ, B, PAIRS, LAG)                                       \
+    {NAME, DTYPE, D, bwd_smem_bytes<D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG>>(),                      \
+     prepare_bwd<TYPE, D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG>>,                                     \
+     launch_bwd<TYPE, D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG>>}
+#define BWD_BF16(NAME, D, W, M, WQ, B) BWD_CFG(NAME, __nv_bfloat16, ATTN_BF16, D, W, M, WQ, B, false, false)
+#define BWD_FP16(NAME, D, W, M, WQ, B) BWD_CFG(NAME, __half, ATTN_FP16, D, W, M, WQ, B, false, false)
+#define BWD_BF16_LAB(NAME, D, W, M, WQ, B, PAIRS, LAG) BWD_CFG(NAME, __nv_bfloat16, ATTN_BF16, D, W, M, WQ, B, PAIRS, LAG)
 
 /* One backward shape per (dtype, head_dim) ships, the first of each; the lab
  * adds others (bf16), picked with ATTN_FLASH_MMA_BWD_TILE=NAME. */
@@ -571,12 +573,16 @@ static const struct flash_bwd_cfg bwd_cfgs[] = {
     BWD_BF16("w8m64", 128, 8, 64, 2, 1),
 #ifdef FLASH_MMA_LAB
     BWD_BF16("w4m64b2", 128, 4, 64, 2, 2),
-    BWD_BF16_PAIRS("p8m64", 128, 8, 64, 2, 1),
+    BWD_BF16_LAB("p8m64", 128, 8, 64, 2, 1, true, false),
+    BWD_BF16_LAB("w8m64l", 128, 8, 64, 2, 1, false, true),
+    BWD_BF16_LAB("p8m64l", 128, 8, 64, 2, 1, true, true),
 #endif
     BWD_BF16("w8m64", 64, 8, 64, 2, 1),
 #ifdef FLASH_MMA_LAB
     BWD_BF16("w4m64b2", 64, 4, 64, 2, 2),
-    BWD_BF16_PAIRS("p8m64", 64, 8, 64, 2, 1),
+    BWD_BF16_LAB("p8m64", 64, 8, 64, 2, 1, true, false),
+    BWD_BF16_LAB("w8m64l", 64, 8, 64, 2, 1, false, true),
+    BWD_BF16_LAB("p8m64l", 64, 8, 64, 2, 1, true, true),
 #endif
     BWD_FP16("w8m64", 128, 8, 64, 2, 1),
     BWD_FP16("w8m64", 64, 8, 64, 2, 1),

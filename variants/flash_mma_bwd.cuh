@@ -86,18 +86,23 @@
  * BM queries and all D columns of their dK and dV (bwd_tile). PAIRS true:
  * two warps share 32 keys (bwd_tile_pair): each computes Sᵀ and dPᵀ for
  * its half of the BM queries and accumulates dK and dV for its half of
- * the D columns, the halves of P and dS exchanged through shared memory. */
-template <int WARPS_, int BM_, int WQ_, int MINB_ = 1, bool PAIRS_ = false> struct bwd_tile_cfg {
+ * the D columns, the halves of P and dS exchanged through shared memory.
+ * LAG false: per query tile, a barrier, the tile's products, a barrier,
+ * its dQ. LAG true: dSᵀ double-buffered and dQ one tile behind, so that one
+ * barrier per tile orders everything (the flash_bwd_kernel's loop says how)
+ * and a warp's dQ of the last tile overlaps the other warps' products. */
+template <int WARPS_, int BM_, int WQ_, int MINB_ = 1, bool PAIRS_ = false, bool LAG_ = false> struct bwd_tile_cfg {
     static constexpr int WARPS = WARPS_, BM = BM_, WQ = WQ_, WD = WARPS_ / WQ_, MINB = MINB_;
     static constexpr int THREADS = WARPS * 32, BN = WARPS * 16;
-    static constexpr bool PAIRS = PAIRS_;
+    static constexpr bool PAIRS = PAIRS_, LAG = LAG_;
 };
 
 /* Shared memory of flash_bwd_kernel: K, V; two stages of Q and dO; dSᵀ
- * (and Pᵀ with PAIRS); two stages of lse and Dsum. */
+ * (two with LAG), Pᵀ with PAIRS; two stages of lse and Dsum. */
 template <int D, typename C> static constexpr size_t bwd_smem_bytes(void)
 {
-    return (size_t)(2 * C::BN + 4 * C::BM) * (D + PAD) * 2 + (size_t)(C::PAIRS ? 2 : 1) * C::BN * (C::BM + PAD) * 2 +
+    return (size_t)(2 * C::BN + 4 * C::BM) * (D + PAD) * 2 +
+           (size_t)((C::LAG ? 2 : 1) + (C::PAIRS ? 1 : 0)) * C::BN * (C::BM + PAD) * 2 +
            (size_t)4 * C::BM * sizeof(float);
 }
 
@@ -497,8 +502,8 @@ flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
     T *sV = sK + BN * LD;
     T *sQ = sV + BN * LD;      /* two stages */
     T *sdO = sQ + 2 * BM * LD; /* two stages */
-    T *sdS = sdO + 2 * BM * LD;
-    T *sP = sdS + BN * (BM + PAD); /* PAIRS only */
+    T *sdS = sdO + 2 * BM * LD;                          /* two buffers with LAG */
+    T *sP = sdS + (C::LAG ? 2 : 1) * BN * (BM + PAD);    /* PAIRS only */
     float *sL = reinterpret_cast<float *>(sP + (C::PAIRS ? BN * (BM + PAD) : 0)); /* two stages */
     float *sDs = sL + 2 * BM;                                     /* two stages */
 
@@ -559,33 +564,60 @@ flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
     /* the first key of the warp's own (PAIRS: its pair's) keys */
     const int warp_key = C::PAIRS ? (tid / 64) * 32 : (tid / 32) * 16;
     int hh = 0, m_tile = m_first; /* this iteration's query head (in the group) and tile */
+    /* LAG: the last tile's dQ, done one iteration late */
+    int lag_m0 = 0, lag_steps = 0;
+    size_t lag_row0 = 0;
     for (int it = 0; it < n_iter; it++) {
         const int stage = it & 1;
         const int next_m = m_tile + 1 < m_first + m_count ? m_tile + 1 : m_first;
         const int next_h = next_m == m_first ? hh + 1 : hh;
-        if (it + 1 < n_iter) load_query_tile(stage ^ 1, next_h, next_m); /* its stage was read two tiles ago */
-        cp_async_commit();
-        cp_async_wait<1>(); /* this tile (and K, V) have landed */
-        __syncthreads();
+        if constexpr (C::LAG) {
+            /* One barrier: after it this tile's Q and dO are visible, every
+             * warp has finished the last tile's products (so its dSᵀ buffer
+             * is whole and the other stage is free for the next tile's load),
+             * and the dQ two tiles back, which read this tile's dSᵀ buffer. */
+            cp_async_wait<0>();
+            __syncthreads();
+            if (it + 1 < n_iter) load_query_tile(stage ^ 1, next_h, next_m);
+            cp_async_commit();
+            if (it > 0)
+                bwd_dq<T, D, C>(sdS + (stage ^ 1) * BN * (BM + PAD), sK, dq_acc, lag_row0, q_ld, lag_m0, S, lag_steps);
+        } else {
+            if (it + 1 < n_iter) load_query_tile(stage ^ 1, next_h, next_m); /* its stage was read two tiles ago */
+            cp_async_commit();
+            cp_async_wait<1>(); /* this tile (and K, V) have landed */
+            __syncthreads();
+        }
 
         const int m0 = m_tile * BM;
         /* keys of the tile that any query of this tile sees */
         int k_end = min(BN, S - n0);
         if (causal) k_end = min(k_end, m0 + BM - n0);
         const bool need_mask = (causal && m0 < n0 + BN - 1) || m0 + BM > S || n0 + BN > S;
+        T *tile_dS = sdS + (C::LAG ? stage * BN * (BM + PAD) : 0);
         if (warp_key < k_end) {
             if constexpr (C::PAIRS)
                 bwd_tile_pair<T, D, C>(dk_acc, dv_acc, sQ + stage * BM * LD, sdO + stage * BM * LD, sL + stage * BM,
-                                       sDs + stage * BM, sK, sV, sdS, sP, m0, n0, S, causal, scale_log2, need_mask);
+                                       sDs + stage * BM, sK, sV, tile_dS, sP, m0, n0, S, causal, scale_log2, need_mask);
             else
                 bwd_tile<T, D, C>(dk_acc, dv_acc, sQ + stage * BM * LD, sdO + stage * BM * LD, sL + stage * BM,
-                                  sDs + stage * BM, sK, sV, sdS, m0, n0, S, causal, scale_log2, need_mask);
+                                  sDs + stage * BM, sK, sV, tile_dS, m0, n0, S, causal, scale_log2, need_mask);
         }
-        __syncthreads(); /* dSᵀ complete */
-        bwd_dq<T, D, C>(sdS, sK, dq_acc, q_row0 + (size_t)hh * q_head_step, q_ld, m0, S, (k_end + 15) / 16);
-        /* the next iteration's barrier orders these reads of dSᵀ before its writes */
+        if constexpr (C::LAG) {
+            lag_m0 = m0;
+            lag_row0 = q_row0 + (size_t)hh * q_head_step;
+            lag_steps = (k_end + 15) / 16;
+        } else {
+            __syncthreads(); /* dSᵀ complete */
+            bwd_dq<T, D, C>(sdS, sK, dq_acc, q_row0 + (size_t)hh * q_head_step, q_ld, m0, S, (k_end + 15) / 16);
+            /* the next iteration's barrier orders these reads of dSᵀ before its writes */
+        }
         hh = next_h;
         m_tile = next_m;
+    }
+    if constexpr (C::LAG) { /* the last tile's dQ */
+        __syncthreads();
+        bwd_dq<T, D, C>(sdS + ((n_iter - 1) & 1) * BN * (BM + PAD), sK, dq_acc, lag_row0, q_ld, lag_m0, S, lag_steps);
     }
 
     /* dK (scaled) and dV of the warp's keys < S: rows g and g + 8 of each
