@@ -12,7 +12,8 @@ on three points (one past the flash and cuDNN backends' head_dim), cold,
 hot and graph, writes every C variant's and every peer's rows into one
 run: refusals skipped with PyTorch's reason, the seed's 7 vs 6 ops in both
 pairs; and in the backward passes every peer's gradients validated, the
-seed's backward ops the same in both pairs. Prints `peers: N passed, N failed, N
+seed's backward ops the same in both pairs. With flash-attn-4 too (else
+skipped): its peer in every pass. Prints `peers: N passed, N failed, N
 skipped`; run from the repository root after `make build/libattnpeer.so
 build/regress build/attnbench`."""
 
@@ -523,6 +524,54 @@ class TorchBackwardOnGpu(PeersRun):
                 self.assertEqual(ops[naive, "fwd_bwd"] - ops[inplace, "fwd_bwd"], 1, (mode, ops))
                 self.assertEqual(ops[naive, "fwd_bwd", "memcpy"] - ops[inplace, "fwd_bwd", "memcpy"], 1,
                                  (mode, ops))
+
+
+def fa4_on_gpu():
+    if not torch_on_gpu():
+        return False
+    try:
+        import flash_attn.cute  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+@unittest.skipUnless(fa4_on_gpu(), "needs PyTorch, a GPU and flash-attn-4")
+class Fa4OnGpu(unittest.TestCase):
+    """make bench PEERS=fa4 in every pass, cold and graph, on an odd grouped
+    point, a causal one and a ragged batch with a length-1 sequence: its
+    output and gradients validated by the runner (ok, or skipped with
+    flash-attn-4's reason; the dense points ok in every pass)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        env = dict(os.environ, ATTNBENCH=os.path.join(BUILD, "attnbench"), ATTN_BUILD=BUILD)
+        passes = " pass=fwd,bwd,fwd_bwd"
+        points = ("batch=1 heads=6 kv_heads=2 seq=17 dim=64 causal=0" + passes,
+                  "batch=2 heads=4 seq=1000 dim=128 causal=1" + passes, RAGGED_POINT + passes)
+        cls.proc = subprocess.run(["bench/peers.sh", "fa4"] + [a for p in points for a in ("--point", p)] +
+                                  ["--variants", "naive", "--mode", "cold,graph", "--warm-ms", "0",
+                                   "--budget-ms", "100", "--out", cls.tmp.name, "--quiet"],
+                                  capture_output=True, text=True, env=env, cwd=ROOT)
+        runs = sorted(f for f in os.listdir(cls.tmp.name) if f.endswith(".csv") and ".samples" not in f)
+        cls.rows = list(csv.DictReader(open(os.path.join(cls.tmp.name, runs[0])))) if len(runs) == 1 else []
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_every_pass_validated(self):
+        self.assertEqual(self.proc.returncode, 0, self.proc.stderr[-3000:])
+        rows = [r for r in self.rows if r["variant"] == "fa4"]
+        self.assertEqual(len(rows), 3 * 3 * 2)
+        for r in rows:
+            what = f"fa4 {r['pass']} S={r['seq_len']} {r['varlen']} {r['mode']}: {r['reason']}"
+            if r["status"] == "skipped" and r["varlen"]:
+                self.assertTrue(r["reason"].startswith(("flash-attn-4", "PyTorch: flash_attn.cute")), what)
+                continue
+            self.assertEqual(r["status"], "ok", what)
+            self.assertGreater(float(r["ms_median"]), 0, what)
 
 
 if __name__ == "__main__":
