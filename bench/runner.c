@@ -60,8 +60,8 @@ int runner_init(struct runner *r, const struct options *opt)
         struct gpu_clocks c;
         if (clocks_ready() && clocks_read(&c) == ATTN_OK) r->ref_clock_mhz = c.sm_mhz;
         r->have_peaks = true;
-        fprintf(stderr, "attnbench: peaks: bf16 GEMM %d^3 %.0f TFLOP/s, D2D copy %.0f GB/s\n",
-                r->peaks.gemm_n, r->peaks.gemm_tflops, r->peaks.copy_gbps);
+        fprintf(stderr, "attnbench: peaks: bf16 GEMM %d^3 %.0f TFLOP/s, D2D copy %.0f GB/s, read %.0f GB/s\n",
+                r->peaks.gemm_n, r->peaks.gemm_tflops, r->peaks.copy_gbps, r->peaks.read_gbps);
     }
     r->tracing = !opt->no_trace && trace_available();
     if (!opt->no_trace && !r->tracing)

@@ -83,8 +83,8 @@ int env_write(const char *path, const struct device_info *d, const struct peaks 
 #endif
     if (pk)
         fprintf(f, "peak_gemm_bf16_tflops=%.1f\npeak_gemm_n=%d\npeak_copy_gbps=%.1f\n"
-                   "peak_copy_bytes=%zu\n",
-                pk->gemm_tflops, pk->gemm_n, pk->copy_gbps, pk->copy_bytes);
+                   "peak_copy_bytes=%zu\npeak_read_gbps=%.1f\n",
+                pk->gemm_tflops, pk->gemm_n, pk->copy_gbps, pk->copy_bytes, pk->read_gbps);
     if (fclose(f) != 0) return ATTN_FAIL(ATTN_ERR, "unable to write '%s'", path);
     return ATTN_OK;
 }

@@ -47,6 +47,10 @@ int gpu_block_stream(volatile int *release, double timeout_ms, attn_stream_t);
  * injected slowdown): its time scales with the SM clock as the variant's own
  * does, so the injected share of a call stays the same when the clock falls. */
 int gpu_busy_cycles(long long cycles, attn_stream_t);
+/* Reads `bytes` (a multiple of 16) at src once, 16 bytes a load, from every
+ * SM, and writes nothing but an impossible result: the card's read-only
+ * bandwidth (peak.c). */
+int gpu_read_stream(const void *src, size_t bytes, attn_stream_t);
 
 #ifdef __cplusplus
 }

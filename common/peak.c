@@ -1,4 +1,4 @@
-/* peak.c — measuring the GEMM and copy ceilings (peak.h) with CUDA events:
+/* peak.c — measuring the GEMM, copy and read ceilings (peak.h) with CUDA events:
  * warm-up, then the median of repeated timed calls on random data (a product
  * of zeros runs faster than a real one). */
 #include "peak.h"
@@ -62,6 +62,12 @@ static int copy_op(void *p)
     return ATTN_OK;
 }
 
+static int read_op(void *p)
+{
+    struct copy_args *c = p;
+    return gpu_read_stream(c->src, COPY_BYTES, (attn_stream_t)c->s);
+}
+
 static int measure(struct peaks *out, cudaStream_t s, void **bufs)
 {
     const size_t n2 = (size_t)GEMM_N * GEMM_N;
@@ -87,6 +93,8 @@ static int measure(struct peaks *out, cudaStream_t s, void **bufs)
     ATTN_TRY(time_median(copy_op, &c, s, &ms));
     out->copy_bytes = COPY_BYTES;
     out->copy_gbps = 2.0 * COPY_BYTES / (ms * 1e-3) / 1e9;
+    ATTN_TRY(time_median(read_op, &c, s, &ms));
+    out->read_gbps = COPY_BYTES / (ms * 1e-3) / 1e9;
     return ATTN_OK;
 }
 

@@ -1,6 +1,8 @@
 /* peak.h — the card's measured ceilings: a large bf16 GEMM through cuBLAS
- * (TFLOP/s) and a large device-to-device copy (GB/s, bytes read + written).
- * Rows show their rates as shares of these. */
+ * (TFLOP/s), a large device-to-device copy (GB/s, bytes read + written) and
+ * a read-only stream over the same bytes (GB/s read: what a decode, which
+ * reads a cache and writes little, can reach). Rows show their rates as
+ * shares of these. */
 #ifndef ATTN_PEAK_H
 #define ATTN_PEAK_H
 
@@ -15,6 +17,7 @@ struct peaks {
     int gemm_n;
     double copy_gbps;   /* median of timed copies, 2·bytes / time */
     size_t copy_bytes;
+    double read_gbps;   /* median of timed reads of copy_bytes, bytes / time */
 };
 
 /* Takes a few seconds and about 3 GiB of device memory. */

@@ -12,6 +12,7 @@
 #include "../common/device.h"
 #include "../common/errors.h"
 #include "../common/gpu_util.h"
+#include "../common/peak.h"
 #include "../common/reference.h"
 #include "../common/registry.h"
 #include "../common/results.h"
@@ -384,6 +385,20 @@ START_TEST(test_poison_is_nan)
         ck_assert(isnan(attn_half_to_float(h[i], ATTN_FP16)));
     }
     cudaFree(d);
+}
+END_TEST
+
+/* The card's ceilings: each positive, and the read-only stream between half
+ * and four times the copy's rate (the copy counts its bytes twice, read and
+ * written: reading alone moves at least as many bytes a second as the copy
+ * reads). */
+START_TEST(test_peaks_are_plausible)
+{
+    struct peaks pk = {0};
+    ck_assert_int_eq(peak_measure(&pk, stream), ATTN_OK);
+    ck_assert(pk.gemm_tflops > 0 && pk.copy_gbps > 0 && pk.read_gbps > 0);
+    ck_assert_msg(pk.read_gbps >= 0.5 * pk.copy_gbps && pk.read_gbps <= 4 * pk.copy_gbps,
+                  "read %.0f GB/s against a copy's %.0f", pk.read_gbps, pk.copy_gbps);
 }
 END_TEST
 
@@ -1186,6 +1201,7 @@ static Suite *gpu_suite(void)
     tcase_add_loop_test(t, test_gpu_reference_matches_cpu, 0, N_ODD + N_MODERN_CPU_REF);
     tcase_add_loop_test(t, test_gpu_reference_bwd_matches_cpu, 0, N_BWD_SHAPES);
     tcase_add_test(t, test_poison_is_nan);
+    tcase_add_test(t, test_peaks_are_plausible);
     tcase_add_test(t, test_random_inputs_are_fresh_and_nonzero);
     tcase_add_loop_test(t, test_naive_has_one_more_d2d_copy_than_inplace, 0, 2);
     tcase_add_loop_test(t, test_naive_and_inplace_backward_ops, 0, 2);
@@ -1212,7 +1228,7 @@ static Suite *gpu_suite(void)
 
 /* Tests in gpu_suite(), for the skipped count: keep in step with it. */
 #define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_LONG + N_MODERN + N_ODD + N_MODERN_CPU_REF + N_BWD_SHAPES + N_GRAD_SHAPES + \
-                        2 + 2 + 2 + 1 + N_CUDNN_TESTS + 4 + 3 + N_HOPPER_TESTS)
+                        3 + 2 + 2 + 1 + N_CUDNN_TESTS + 4 + 3 + N_HOPPER_TESTS)
 
 int main(void)
 {

@@ -238,6 +238,18 @@ else
     fail "page order or headline wrong: sections '$order'"
 fi
 
+# The ceilings sentence: the read-only stream beside the copy when the run
+# measured it (a run from before it has no peak_read_gbps: not named).
+mkdir -p "$TMP/read"
+sed 's/^peak_copy_gbps=.*/&\npeak_read_gbps=3951.5/' "$RUN.env" > "$TMP/read/run.env"
+if "$REPORT_BIN" html "$RUN.csv" "$TMP/read" --env "$TMP/read/run.env" >/dev/null 2>&1 &&
+    grep -q 'device-to-device copy <b>[0-9]* GB/s</b>, read alone <b>3952 GB/s</b>\.' "$TMP/read/report.html" &&
+    ! grep -q 'read alone' "$PAGE"; then
+    ok "peaks: the read-only ceiling named beside the copy when the run has it, not otherwise"
+else
+    fail "peaks: 'read alone <b>3952 GB/s</b>' not beside the copy (or named for a run without it)"
+fi
+
 # A non-ok row: its status in the cell, its reason (with quotes) escaped in the tooltip.
 mkdir -p "$TMP/gaps"
 if "$REPORT_BIN" html tests/fixtures/gaps.csv "$TMP/gaps" >/dev/null 2>&1 &&

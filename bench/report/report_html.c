@@ -1291,6 +1291,8 @@ static int section_headline(FILE *f, const struct report_args *a, const struct r
             }
         }
         if (isfinite(copy)) fprintf(f, "%sdevice-to-device copy <b>%.0f GB/s</b>", isfinite(peak) ? ", " : "", copy);
+        const double read = env_num(e, "peak_read_gbps");
+        if (isfinite(read)) fprintf(f, "%sread alone <b>%.0f GB/s</b>", isfinite(peak) || isfinite(copy) ? ", " : "", read);
         fputs(".", f);
     } else {
         fputs(e->found ? "no peaks (the run was made without <code>--peak</code>)."
