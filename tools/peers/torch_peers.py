@@ -140,6 +140,7 @@ class State:
         self.grad_inputs = None  # ((q_ptr, k_ptr, v_ptr), Q, K, V as autograd leaves, call()'s views of them)
         self.dout = None  # (dout_ptr, dO as a tensor in O's layout)
         self.kept = None  # the output of the last forward that keeps its autograd graph
+        self.graph_kept = None  # bwd's graph mode: the forward whose saved tensors its graph reads
         self.grads = self.contiguous_grads = None
         self.extra = {}  # what a peer keeps per point (mask, backend guard, offsets, block mask)
 
@@ -248,9 +249,11 @@ class TorchPeer(Peer):
                 return self.call(st, *views)
         st.kept = st.out = self._guarded(st, "fwd", forward)
 
-    def _grad(self, st):
-        """dQ, dK, dV of the kept output for dO, the graph retained for the next call."""
-        return torch.autograd.grad(st.kept, st.grad_inputs[1], st.dout[1], retain_graph=True)
+    def _grad(self, st, out=None):
+        """dQ, dK, dV of out (the kept forward's output unless given) for dO, the
+        graph retained for the next call."""
+        return torch.autograd.grad(st.kept if out is None else out, st.grad_inputs[1], st.dout[1],
+                                   retain_graph=True)
 
     def backward(self, st, q, k, v, dout, stream):
         self._grad_inputs(st, q, k, v, stream)
@@ -264,14 +267,16 @@ class TorchPeer(Peer):
         st.contiguous_grads = g
         return g.data_ptr()
 
-    def _pass_call(self, st):
-        """One call of the problem's pass over the last call's tensors (a graph's capture, the op count)."""
+    def _pass_call(self, st, kept=None):
+        """One call of the problem's pass over the last call's tensors (a graph's
+        capture, the op count); bwd's is the grad of kept (default: the kept
+        forward's output)."""
         if st.p.pass_name == "fwd":
             return self.call(st, *st.inputs[1])
         if st.p.pass_name == "fwd_bwd":
             with torch.enable_grad():
-                st.kept = self.call(st, *st.grad_inputs[2])
-        return self._grad(st)
+                kept = self.call(st, *st.grad_inputs[2])
+        return self._grad(st, kept)
 
     refusals_skip = False  # torch_flex: a failure of its first (compiling) call means "not here"
 
@@ -291,17 +296,19 @@ class TorchPeer(Peer):
         g = torch.cuda.CUDAGraph()
         capture = {}
         if st.p.pass_name == "bwd":
-            # the backward's ops run on the stream their forward ran on: the
-            # kept forward again, untimed, on the stream that captures
+            # the backward's ops run on the stream their forward ran on: a
+            # forward of the graph's own, untimed, on the stream that captures
+            # (kept while the graph lives: its saved tensors are the graph's
+            # inputs; st.kept stays the runner stream's, for the other modes)
             side = torch.cuda.Stream()
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side), torch.enable_grad():
-                st.kept = self.call(st, *st.grad_inputs[2])
+                st.graph_kept = self.call(st, *st.grad_inputs[2])
             side.synchronize()
             capture["stream"] = side
         try:
             with torch.cuda.graph(g, **capture):
-                st.graph_out = self._pass_call(st)
+                st.graph_out = self._pass_call(st, st.graph_kept if capture else None)
         except Exception as exc:  # noqa: BLE001
             path = self.capture_refused(st)
             if path is None or isinstance(exc, torch.cuda.OutOfMemoryError):
@@ -356,7 +363,7 @@ class TorchPeer(Peer):
         if guard is not None:
             guard.__exit__(None, None, None)
         st.graph = st.graph_out = st.out = st.contiguous_out = st.inputs = None
-        st.grad_inputs = st.dout = st.kept = st.grads = st.contiguous_grads = None
+        st.grad_inputs = st.dout = st.kept = st.graph_kept = st.grads = st.contiguous_grads = None
         st.extra.clear()
         torch.cuda.synchronize()
         torch.cuda.set_stream(torch.cuda.default_stream())
