@@ -196,6 +196,7 @@ static int dry_run(const struct options *o, const int *assign)
                 csv_add_int(&l, p->heads);
                 csv_add_int(&l, attn_kv_heads(p));
                 csv_add_int(&l, p->seq_len);
+                csv_add_int(&l, attn_q_len(p));
                 csv_add_int(&l, p->head_dim);
                 csv_add_int(&l, p->causal);
                 csv_add_str(&l, p->varlen);

@@ -564,9 +564,11 @@ static int trace_row(struct runner *r, enum attn_mode mode, const struct timed_c
     if (r->opt->trace_dir) {
         char label[ATTN_LABEL_MAX + 64], file[160 + ATTN_VARLEN_MAX], path[1200], ops[1024];
         const struct attn_problem *p = &row->problem;
-        /* only where K/V heads are grouped or the batch ragged: other traces keep their names */
-        char kv[24] = "", varlen[ATTN_VARLEN_MAX + 8] = "";
+        /* only where K/V heads are grouped, the point a decode or the batch
+         * ragged: other traces keep their names */
+        char kv[48] = "", varlen[ATTN_VARLEN_MAX + 8] = "";
         if (attn_kv_heads(p) != p->heads) snprintf(kv, sizeof kv, "_KV%d", attn_kv_heads(p));
+        if (attn_is_decode(p)) snprintf(kv + strlen(kv), sizeof kv - strlen(kv), "_Q%d", attn_q_len(p));
         if (attn_is_varlen(p)) snprintf(varlen, sizeof varlen, "_varlen-%s", p->varlen);
         for (char *c = varlen; *c; c++)
             if (*c == ':') *c = '-';

@@ -71,6 +71,14 @@ struct attn_problem {
     float init_sigma;
     /* What the row times (enum attn_pass); 0, the forward, unless set. */
     enum attn_pass pass;
+    /* Decode: the queries of each sequence, its last q_len tokens, against
+     * all seq_len of its keys (the cache, the new tokens included); causal
+     * is aligned bottom-right: query i (0-based) sees keys 0 .. seq_len −
+     * q_len + i, as FlashAttention and FlashInfer define it (PyTorch's
+     * is_causal aligns top-left). Q and O are [batch, heads, q_len,
+     * head_dim]; K and V keep seq_len. 0 means seq_len (a prefill); read it
+     * through attn_q_len(). The forward of a dense batch only. */
+    int q_len;
 };
 
 /* The init of a grid point that names none: N(0, 1), the field's
@@ -211,14 +219,21 @@ int attn_varlen_check(const struct attn_problem *);
 /* Tokens of the batch: the lengths' sum (batch·seq_len when dense); 0 when
  * varlen is malformed. */
 size_t attn_tokens(const struct attn_problem *);
-/* Element count of Q or O: tokens·heads·head_dim. */
+/* Element count of Q or O: tokens·heads·head_dim (a decode's tokens:
+ * batch·q_len). */
 size_t attn_tensor_elems(const struct attn_problem *);
 /* K and V heads: kv_heads, or heads when it is 0. */
 int attn_kv_heads(const struct attn_problem *);
+/* Queries per sequence: q_len, or seq_len when it is 0. */
+int attn_q_len(const struct attn_problem *);
+/* Whether the point is a decode (q_len set below seq_len). */
+bool attn_is_decode(const struct attn_problem *);
 /* Element count of K or V: tokens·kv_heads·head_dim. */
 size_t attn_kv_tensor_elems(const struct attn_problem *);
 /* FLOPs of the problem's pass: the forward's 4·H·L²·D summed over the
- * sequences (L = S each when dense), halved when causal; the backward
+ * sequences (L = S each when dense), halved when causal (a decode's
+ * 4·B·H·q·S·D, causal 4·B·H·(q·S − q²/2)·D: the keys its queries see,
+ * counted as a prefill's half is); the backward
  * counts 2.5 times the forward's (its five GEMMs against the forward's two:
  * the field's convention, FlashAttention's and cuDNN's benchmarks), fwd_bwd
  * 3.5 times. */
@@ -237,9 +252,9 @@ size_t attn_no_workspace(const struct attn_problem *);
 double attn_tflops(const struct attn_problem *, double ms);
 double attn_gbps(const struct attn_problem *, double ms);
 /* "B=4 H=16 S=4096 D=128 causal" (KV=n added when kv_heads is not heads,
- * varlen=... when ragged, the dtype when not bf16, init=... when not the
+ * Q=n for a decode, varlen=... when ragged, the dtype when not bf16, init=... when not the
  * default, the pass when not fwd) into buf; ATTN_LABEL_MAX bytes hold any. */
-#define ATTN_LABEL_MAX (128 + ATTN_VARLEN_MAX)
+#define ATTN_LABEL_MAX (144 + ATTN_VARLEN_MAX)
 const char *attn_problem_label(const struct attn_problem *, char *buf, size_t len);
 /* The init key's text: "uniform", "normal" (sigma 1) or "normal:SIGMA"
  * (%g), into buf (ATTN_INIT_MAX bytes hold any); the one spelling every
@@ -255,8 +270,8 @@ int attn_init_parse(const char *text, float *sigma);
 const char *attn_pass_name(enum attn_pass);
 int attn_pass_parse(const char *text, enum attn_pass *out);
 /* Whether a and b are the same point: batch, heads, K/V heads, seq_len,
- * head_dim, causal, dtype, varlen, init and pass all equal (the scale is
- * derived, not compared). */
+ * head_dim, causal, dtype, varlen, init, pass and q_len all equal (the
+ * scale is derived, not compared). */
 bool attn_problem_equal(const struct attn_problem *a, const struct attn_problem *b);
 
 #ifdef __cplusplus

@@ -33,7 +33,7 @@ size_t eager_scores_bytes(const struct attn_problem *p)
 {
     /* a ragged batch's passes hold one sequence's scores at a time */
     const size_t batch = attn_is_varlen(p) ? 1 : (size_t)p->batch;
-    return batch * (size_t)p->heads * (size_t)p->seq_len * (size_t)p->seq_len *
+    return batch * (size_t)p->heads * (size_t)attn_q_len(p) * (size_t)p->seq_len *
            attn_dtype_bytes(p->dtype);
 }
 
@@ -111,12 +111,13 @@ int eager_qk_matmul(cublasHandle_t h, const struct eager_pass *pass, const void 
         }
         return ATTN_OK;
     }
-    /* one GEMM per K/V head: its group's G query heads are G·S consecutive
-     * rows of Q, their scores G·S consecutive rows of S×S (SDPA's enable_gqa
-     * semantics: K is never repeated) */
+    /* one GEMM per K/V head: its group's G query heads are G·QL consecutive
+     * rows of Q, their scores G·QL consecutive rows of QL×S (QL = S but for
+     * a decode; SDPA's enable_gqa semantics: K is never repeated) */
+    const int QL = attn_q_len(p);
     CUBLAS_TRY(cublasGemmStridedBatchedEx(
-        h, CUBLAS_OP_T, CUBLAS_OP_N, S, G * S, D, &one, k, t, D, (long long)S * D, q, t, D,
-        (long long)G * S * D, &zero, scores, t, S, (long long)G * S * S,
+        h, CUBLAS_OP_T, CUBLAS_OP_N, S, G * QL, D, &one, k, t, D, (long long)S * D, q, t, D,
+        (long long)G * QL * D, &zero, scores, t, S, (long long)G * QL * S,
         p->batch * attn_kv_heads(p), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     return ATTN_OK;
 }
@@ -145,10 +146,11 @@ int eager_pv_matmul(cublasHandle_t h, const struct eager_pass *pass, const void 
         }
         return ATTN_OK;
     }
-    /* per K/V head, as eager_qk_matmul: the group's G·S rows of P against one V */
+    /* per K/V head, as eager_qk_matmul: the group's G·QL rows of P against one V */
+    const int QL = attn_q_len(p);
     CUBLAS_TRY(cublasGemmStridedBatchedEx(
-        h, CUBLAS_OP_N, CUBLAS_OP_N, D, G * S, S, &one, v, t, D, (long long)S * D, probs, t, S,
-        (long long)G * S * S, &zero, o, t, D, (long long)G * S * D, p->batch * attn_kv_heads(p),
+        h, CUBLAS_OP_N, CUBLAS_OP_N, D, G * QL, S, &one, v, t, D, (long long)S * D, probs, t, S,
+        (long long)G * QL * S, &zero, o, t, D, (long long)G * QL * D, p->batch * attn_kv_heads(p),
         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     return ATTN_OK;
 }
@@ -246,18 +248,20 @@ int eager_scale(const struct attn_problem *p, void *scores, attn_stream_t stream
 
 #define MASK_ROWS_PER_BLOCK 8 /* one warp per score row */
 
-/* Row r of the scores is query i = r % S of its head. Each warp writes
- * `fill` (-inf forward, 0 backward) to columns i+1..S-1 of its row: scalar
- * stores up to a 16-byte boundary, then vectors, then a scalar tail. */
+/* Row r of the scores is query i = r % QL of its head (QL rows a head: S,
+ * or a decode's q_len, whose queries are the sequence's last: query i sees
+ * keys 0 .. S − QL + i). Each warp writes `fill` (-inf forward, 0 backward)
+ * to columns S − QL + i + 1 .. S − 1 of its row: scalar stores up to a
+ * 16-byte boundary, then vectors, then a scalar tail. */
 template <typename T>
-static __global__ void mask_kernel(T *x, size_t rows, int S, int causal, T fill)
+static __global__ void mask_kernel(T *x, size_t rows, int S, int QL, int causal, T fill)
 {
     const size_t row = (size_t)blockIdx.x * MASK_ROWS_PER_BLOCK + threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     if (!causal || row >= rows) return;
-    const int i = (int)(row % (size_t)S);
+    const int i = (int)(row % (size_t)QL);
     T *r = x + row * (size_t)S;
-    const int lo = i + 1;
+    const int lo = S - QL + i + 1;
     const int misalign = (int)((row * (size_t)S + lo) % VEC);
     const int head_end = min(S, lo + (misalign ? VEC - misalign : 0));
     for (int j = lo + lane; j < head_end; j += 32) r[j] = fill;
@@ -275,17 +279,17 @@ static __global__ void mask_kernel(T *x, size_t rows, int S, int causal, T fill)
 static int mask_launch(const struct attn_problem *p, void *x, unsigned short fill,
                        attn_stream_t stream)
 {
-    const size_t rows = (size_t)p->batch * p->heads * p->seq_len;
+    const size_t rows = (size_t)p->batch * p->heads * attn_q_len(p);
     /* An empty (non-causal) mask still gets its launch, one block with nothing to do. */
     const size_t blocks = p->causal ? (rows + MASK_ROWS_PER_BLOCK - 1) / MASK_ROWS_PER_BLOCK : 1;
     if (blocks > 0x7fffffffu) return ATTN_FAIL(ATTN_ERR, "mask: %zu rows exceed the grid", rows);
     const unsigned threads = 32 * MASK_ROWS_PER_BLOCK;
     if (p->dtype == ATTN_FP16)
-        mask_kernel<<<(unsigned)blocks, threads, 0, stream>>>((__half *)x, rows, p->seq_len,
+        mask_kernel<<<(unsigned)blocks, threads, 0, stream>>>((__half *)x, rows, p->seq_len, attn_q_len(p),
                                                               p->causal, __ushort_as_half(fill));
     else
         mask_kernel<<<(unsigned)blocks, threads, 0, stream>>>(
-            (__nv_bfloat16 *)x, rows, p->seq_len, p->causal, __ushort_as_bfloat16(fill));
+            (__nv_bfloat16 *)x, rows, p->seq_len, attn_q_len(p), p->causal, __ushort_as_bfloat16(fill));
     LAUNCH_TRY("mask_kernel");
     return ATTN_OK;
 }
@@ -418,7 +422,7 @@ static int launch_softmax(T *x, size_t rows, int S, cudaStream_t stream)
 
 int eager_softmax(const struct attn_problem *p, void *scores, attn_stream_t stream)
 {
-    const size_t rows = (size_t)p->batch * p->heads * p->seq_len;
+    const size_t rows = (size_t)p->batch * p->heads * attn_q_len(p);
     if (p->dtype == ATTN_FP16) return launch_softmax((__half *)scores, rows, p->seq_len, stream);
     return launch_softmax((__nv_bfloat16 *)scores, rows, p->seq_len, stream);
 }

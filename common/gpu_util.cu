@@ -199,18 +199,19 @@ static __device__ float block_reduce(float x, bool is_max, float *scratch)
 /* Row i of one query head: its Q and O rows r at base + r·qstride, its K and
  * V rows at kvbase + r·kvstride (strides head_dim when dense, heads·head_dim
  * and kv_heads·head_dim in a packed THD batch); S keys (its sequence's
- * length), the first i + 1 of them when causal. Keys are taken a chunk at a
+ * length), the first diag + i + 1 of them when causal (diag: S − q_len for
+ * a decode, whose queries are the sequence's last; else 0). Keys are taken a chunk at a
  * time: the warps compute the chunk's scores into shared memory, the block
  * rescales its running sum and accumulators to the new row max (online
  * softmax, exact up to float32 rounding), then each thread accumulates P·V
  * for its columns. */
 template <typename T>
 static __device__ void reference_row(const T *q, const T *k, const T *v, float *o, int S, int D,
-                                     size_t qstride, size_t kvstride, int causal, float scale,
+                                     size_t qstride, size_t kvstride, int causal, int diag, float scale,
                                      size_t base, size_t kvbase, int i, float *qrow, float *chunk,
                                      float *scratch)
 {
-    const int keys = causal ? i + 1 : S;
+    const int keys = causal ? diag + i + 1 : S;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = REF_THREADS / 32;
     constexpr int NACC = REF_MAX_DIM / REF_THREADS; /* columns tid, tid + 128, ... */
 
@@ -256,16 +257,17 @@ static __device__ void reference_row(const T *q, const T *k, const T *v, float *
     }
 }
 
-/* grid: (seq_len, up to 65535): block (i, y) computes row i of query heads
- * y, y + gridDim.y, ... of the batch·heads, head h reading K/V head h / group
- * (= b·kv_heads + h_in_batch / group). */
+/* grid: (QL, up to 65535): block (i, y) computes row i of query heads y, y +
+ * gridDim.y, ... of the batch·heads, head h reading K/V head h / group (=
+ * b·kv_heads + h_in_batch / group); QL query rows a head (q_len: S but for a
+ * decode), S keys. */
 template <typename T>
-static __global__ void reference_kernel(const T *q, const T *k, const T *v, float *o, int S,
+static __global__ void reference_kernel(const T *q, const T *k, const T *v, float *o, int S, int QL,
                                         int D, int causal, float scale, size_t heads, int group)
 {
     __shared__ float qrow[REF_MAX_DIM], chunk[REF_CHUNK], scratch[REF_THREADS / 32];
     for (size_t h = blockIdx.y; h < heads; h += gridDim.y)
-        reference_row(q, k, v, o, S, D, D, D, causal, scale, h * S * D, h / group * S * D,
+        reference_row(q, k, v, o, S, D, D, D, causal, S - QL, scale, h * QL * D, h / group * S * D,
                       (int)blockIdx.x, qrow, chunk, scratch);
 }
 
@@ -290,7 +292,7 @@ static __global__ void reference_varlen_kernel(const T *q, const T *k, const T *
         if (i >= len) continue;
         const size_t base = ((size_t)cu[b] * heads + h) * D;
         const size_t kvbase = ((size_t)cu[b] * kv_heads + h / group) * D;
-        reference_row(q, k, v, o, len, D, (size_t)heads * D, (size_t)kv_heads * D, causal, scale,
+        reference_row(q, k, v, o, len, D, (size_t)heads * D, (size_t)kv_heads * D, causal, 0, scale,
                       base, kvbase, i, qrow, chunk, scratch);
     }
 }
@@ -379,15 +381,16 @@ extern "C" int gpu_reference_f32(const struct attn_problem *p, const void *q, co
     }
     const size_t heads = (size_t)p->batch * p->heads;
     const int group = p->heads / attn_kv_heads(p);
-    dim3 grid((unsigned)p->seq_len, (unsigned)(heads < REF_MAX_GRID_Y ? heads : REF_MAX_GRID_Y));
+    const int ql = attn_q_len(p);
+    dim3 grid((unsigned)ql, (unsigned)(heads < REF_MAX_GRID_Y ? heads : REF_MAX_GRID_Y));
     if (p->dtype == ATTN_FP16)
         reference_kernel<<<grid, REF_THREADS, 0, s>>>((const __half *)q, (const __half *)k,
-                                                      (const __half *)v, o, p->seq_len,
+                                                      (const __half *)v, o, p->seq_len, ql,
                                                       p->head_dim, p->causal, p->scale, heads, group);
     else
         reference_kernel<<<grid, REF_THREADS, 0, s>>>(
             (const __nv_bfloat16 *)q, (const __nv_bfloat16 *)k, (const __nv_bfloat16 *)v, o,
-            p->seq_len, p->head_dim, p->causal, p->scale, heads, group);
+            p->seq_len, ql, p->head_dim, p->causal, p->scale, heads, group);
     LAUNCH_TRY("reference_kernel");
     return ATTN_OK;
 }
@@ -739,6 +742,7 @@ extern "C" int gpu_reference_bwd_f32(const struct attn_problem *p, const void *q
                                      const void *v, const void *dout, float *dq, float *dk,
                                      float *dv, attn_stream_t s)
 {
+    if (attn_is_decode(p)) return ATTN_FAIL(ATTN_ERR, "the GPU backward reference takes no decode point");
     int rc = ATTN_OK;
     int *cu = NULL, *dcu = NULL;
     if (attn_is_varlen(p) && !(cu = varlen_offsets(p, &rc))) return rc;

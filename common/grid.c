@@ -25,12 +25,13 @@
  * (and reading on would let `--grid /dev/zero`-like input run forever). */
 #define MAX_LINE_BYTES (1L << 20)
 
-enum axis { AX_BATCH, AX_TOKENS, AX_HEADS, AX_HIDDEN, AX_KV, AX_SEQ, AX_DIM, AX_CAUSAL,
-            AX_DTYPE, AX_VARLEN, AX_LENS, AX_INIT, AX_PASS, AX_COUNT };
+enum axis { AX_BATCH, AX_TOKENS, AX_HEADS, AX_HIDDEN, AX_KV, AX_SEQ, AX_KVLEN, AX_QLEN, AX_DIM,
+            AX_CAUSAL, AX_DTYPE, AX_VARLEN, AX_LENS, AX_INIT, AX_PASS, AX_COUNT };
 static const char *const axis_names[AX_COUNT] = {
-    "batch", "tokens", "heads", "hidden", "kv_heads", "seq", "dim", "causal", "dtype", "varlen",
-    "lens", "init", "pass"};
-#define AXIS_NAMES_LISTED "batch, tokens, heads, hidden, kv_heads, seq, dim, causal, dtype, varlen, lens, init, pass"
+    "batch", "tokens", "heads", "hidden", "kv_heads", "seq", "kv_len", "q_len", "dim", "causal", "dtype",
+    "varlen", "lens", "init", "pass"};
+#define AXIS_NAMES_LISTED                                                                            \
+    "batch, tokens, heads, hidden, kv_heads, seq, kv_len, q_len, dim, causal, dtype, varlen, lens, init, pass"
 
 /* An axis's values; the text axes (varlen, lens) keep theirs in text[], each
  * as attn_problem.varlen will hold it ("" for a dense batch). */
@@ -238,7 +239,7 @@ static uint64_t mix64(uint64_t x)
 
 /* Hashes exactly the fields attn_problem_equal() (problem.c) compares:
  * batch, heads, K/V heads, seq_len, head_dim, causal, dtype, varlen, init,
- * pass.
+ * pass, q_len.
  * Equal points must hash alike, so a field added to the equality is added
  * here too. */
 static uint64_t point_hash(const struct attn_problem *p)
@@ -251,6 +252,7 @@ static uint64_t point_hash(const struct attn_problem *p)
     memcpy(&init, &p->init_sigma, sizeof init);
     h = mix64(h ^ init);
     h = mix64(h ^ (uint64_t)p->pass);
+    h = mix64(h ^ (uint64_t)(uint32_t)attn_q_len(p));
     return mix64(h ^ ((uint64_t)p->causal << 1 | (uint64_t)p->dtype));
 }
 
@@ -347,6 +349,13 @@ int grid_add_spec(struct grid *g, const char *spec, const char *where)
         words++;
     }
     if (words == 0) return ATTN_FAIL(ATTN_ERR_INPUT, "%s: empty grid spec", where);
+    if (axes[AX_KVLEN].given) { /* kv_len= is seq= by the name a decode gives it */
+        if (axes[AX_SEQ].given)
+            return ATTN_FAIL(ATTN_ERR_INPUT, "%s: kv_len= and seq= are one key: give one of them", where);
+        axes[AX_SEQ] = axes[AX_KVLEN];
+        axes[AX_KVLEN].given = false;
+    }
+    if (!axes[AX_QLEN].given) push_value(&axes[AX_QLEN], 0, where, "q_len"); /* q_len = seq */
     const bool lens = axes[AX_LENS].given;
     if (lens && (axes[AX_BATCH].given || axes[AX_TOKENS].given || axes[AX_SEQ].given ||
                  axes[AX_VARLEN].given))
@@ -379,7 +388,8 @@ int grid_add_spec(struct grid *g, const char *spec, const char *where)
     const struct axis_values *hax = axes[AX_HEADS].given ? &axes[AX_HEADS] : &axes[AX_HIDDEN];
     const int counts[] = {bax->n, hax->n, axes[AX_KV].given ? axes[AX_KV].n : 1,
                           lens ? 1 : axes[AX_SEQ].n, axes[AX_DIM].n, axes[AX_CAUSAL].n,
-                          axes[AX_DTYPE].n, axes[AX_VARLEN].n, axes[AX_INIT].n, axes[AX_PASS].n};
+                          axes[AX_DTYPE].n, axes[AX_VARLEN].n, axes[AX_INIT].n, axes[AX_PASS].n,
+                          axes[AX_QLEN].n};
     size_t points = 1;
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
         points = mul_saturated(points, (size_t)counts[i]);
@@ -422,6 +432,7 @@ static int add_product(struct grid *g, const struct axis_values *axes, size_t po
                                                            : &axes[AX_TOKENS];
     const struct axis_values *hax = axes[AX_HEADS].given ? &axes[AX_HEADS] : &axes[AX_HIDDEN];
     ATTN_TRY(index_reserve(g, points));
+    for (int iq = 0; iq < axes[AX_QLEN].n; iq++)
     for (int ip = 0; ip < axes[AX_PASS].n; ip++)
     for (int ii = 0; ii < axes[AX_INIT].n; ii++)
     for (int it = 0; it < axes[AX_DTYPE].n; it++)
@@ -460,6 +471,8 @@ static int add_product(struct grid *g, const struct axis_values *axes, size_t po
         const uint32_t init_bits = (uint32_t)axes[AX_INIT].v[ii];
         memcpy(&p.init_sigma, &init_bits, sizeof p.init_sigma);
         p.pass = (enum attn_pass)axes[AX_PASS].v[ip];
+        const long q_len = axes[AX_QLEN].v[iq];
+        p.q_len = q_len == seq ? 0 : (int)q_len; /* all of the sequence's tokens: a prefill */
         if (attn_problem_check(&p) != ATTN_OK) return failed_at(where);
         ATTN_TRY(check_elems(batch, heads, seq, dim, where));
         ATTN_TRY(add_point(g, &p));

@@ -152,6 +152,17 @@ int attn_problem_check(const struct attn_problem *p)
     ATTN_TRY(size_check("seq", p->seq_len, "the longest sequence attnbench takes", ATTN_SEQ_LEN_MAX));
     ATTN_TRY(size_check("batch", p->batch, "the largest batch attnbench takes", ATTN_BATCH_MAX));
     ATTN_TRY(size_check("heads", p->heads, "the most heads attnbench takes", ATTN_HEADS_MAX));
+    if (p->q_len) {
+        if (p->q_len < 1 || p->q_len > p->seq_len)
+            return ATTN_FAIL(ATTN_ERR_INPUT, "q_len=%d is not in 1 .. kv_len=%d (a decode's queries are "
+                             "the last tokens of its sequence)", p->q_len, p->seq_len);
+        if (attn_is_varlen(p))
+            return ATTN_FAIL(ATTN_ERR_INPUT, "q_len=%d with a ragged batch (varlen '%s'): a decode's "
+                             "batch is dense here", p->q_len, p->varlen);
+        if (p->pass != ATTN_PASS_FWD)
+            return ATTN_FAIL(ATTN_ERR_INPUT, "q_len=%d with pass=%s: a decode is inference, its forward "
+                             "only", p->q_len, attn_pass_name(p->pass));
+    }
     const int kv = attn_kv_heads(p);
     if (kv < 1 || kv > p->heads)
         return ATTN_FAIL(ATTN_ERR_INPUT, "kv_heads=%d is not in 1 .. heads=%d (each K/V head serves "
@@ -189,11 +200,12 @@ static size_t elems_of(const int dims[4])
     return n;
 }
 
-/* tokens·heads·dim, saturating like elems_of. */
-static size_t token_elems(const struct attn_problem *p, int heads)
+/* tokens·heads·dim, saturating like elems_of; len: the rows of a dense
+ * batch's sequence (seq_len, or a decode's q_len for Q and O). */
+static size_t token_elems(const struct attn_problem *p, int heads, int len)
 {
     if (!attn_is_varlen(p)) {
-        const int dims[4] = {p->batch, heads, p->seq_len, p->head_dim};
+        const int dims[4] = {p->batch, heads, len, p->head_dim};
         return elems_of(dims);
     }
     size_t t = attn_tokens(p);
@@ -202,13 +214,17 @@ static size_t token_elems(const struct attn_problem *p, int heads)
     return t * (size_t)heads * (size_t)p->head_dim;
 }
 
-size_t attn_tensor_elems(const struct attn_problem *p) { return token_elems(p, p->heads); }
+size_t attn_tensor_elems(const struct attn_problem *p) { return token_elems(p, p->heads, attn_q_len(p)); }
 
 int attn_kv_heads(const struct attn_problem *p) { return p->kv_heads ? p->kv_heads : p->heads; }
 
+int attn_q_len(const struct attn_problem *p) { return p->q_len ? p->q_len : p->seq_len; }
+
+bool attn_is_decode(const struct attn_problem *p) { return attn_q_len(p) != p->seq_len; }
+
 size_t attn_kv_tensor_elems(const struct attn_problem *p)
 {
-    return token_elems(p, attn_kv_heads(p));
+    return token_elems(p, attn_kv_heads(p), p->seq_len);
 }
 
 /* The lengths' sum and sum of squares; 0 when varlen is malformed. */
@@ -225,6 +241,10 @@ static double pass_flops_factor(enum attn_pass pass)
 
 double attn_flops(const struct attn_problem *p)
 {
+    if (attn_is_decode(p)) { /* dense, forward (attn_problem_check) */
+        const double q = attn_q_len(p), s = p->seq_len;
+        return 4.0 * p->batch * p->heads * p->head_dim * (p->causal ? q * s - q * q / 2 : q * s);
+    }
     double sum, sum2;
     lens_sums(p, &sum, &sum2);
     double f = 4.0 * p->heads * sum2 * p->head_dim;
@@ -237,9 +257,10 @@ double attn_bytes(const struct attn_problem *p)
     double sum, sum2;
     lens_sums(p, &sum, &sum2);
     const double elem = (double)attn_dtype_bytes(p->dtype);
-    const double q = sum * p->heads * p->head_dim * elem;          /* Q, O, dO or dQ */
+    const double q_rows = attn_is_decode(p) ? (double)p->batch * attn_q_len(p) : sum;
+    const double q = q_rows * p->heads * p->head_dim * elem;       /* Q, O, dO or dQ */
     const double kv = sum * attn_kv_heads(p) * p->head_dim * elem; /* K, V, dK or dV */
-    const double stats = sum * p->heads * 4.0;                     /* a float per row */
+    const double stats = q_rows * p->heads * 4.0;                  /* a float per query row */
     const double fwd = 2 * q + 2 * kv;         /* Q, K, V in; O out */
     const double bwd = 4 * q + 4 * kv + stats; /* Q, K, V, O, dO, stats in; dQ, dK, dV out */
     if (p->pass == ATTN_PASS_BWD) return bwd;
@@ -265,8 +286,9 @@ double attn_gbps(const struct attn_problem *p, double ms)
 
 const char *attn_problem_label(const struct attn_problem *p, char *buf, size_t len)
 {
-    char kv[24] = "";
+    char kv[48] = "";
     if (attn_kv_heads(p) != p->heads) snprintf(kv, sizeof kv, " KV=%d", attn_kv_heads(p));
+    if (attn_is_decode(p)) snprintf(kv + strlen(kv), sizeof kv - strlen(kv), " Q=%d", attn_q_len(p));
     char name[ATTN_INIT_MAX], init[ATTN_INIT_MAX + 8] = "";
     if (p->init_sigma != ATTN_INIT_DEFAULT_SIGMA)
         snprintf(init, sizeof init, " init=%s", attn_init_name(p->init_sigma, name, sizeof name));
@@ -302,7 +324,7 @@ int attn_pass_parse(const char *text, enum attn_pass *out)
 bool attn_problem_equal(const struct attn_problem *a, const struct attn_problem *b)
 {
     return a->batch == b->batch && a->heads == b->heads && attn_kv_heads(a) == attn_kv_heads(b) &&
-           a->seq_len == b->seq_len &&
+           a->seq_len == b->seq_len && attn_q_len(a) == attn_q_len(b) &&
            a->head_dim == b->head_dim && a->causal == b->causal && a->dtype == b->dtype &&
            strcmp(a->varlen, b->varlen) == 0 && a->init_sigma == b->init_sigma && a->pass == b->pass;
 }

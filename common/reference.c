@@ -74,15 +74,16 @@ uint16_t attn_float_to_half(float f, enum attn_dtype t)
  * when dense; every heads·head_dim (kv_heads·head_dim) elements in a packed
  * THD batch, whose sequence b starts at token `first`. */
 /* Where sequence b's query head h starts in Q (O, dO, dQ) and its K/V head
- * in K (V, dK, dV), in elements: [B, H, S, D] and [B, KV, S, D] when dense;
- * from token row `first` of the packed tensors when ragged. */
+ * in K (V, dK, dV), in elements: [B, H, q_len, D] (q_len = S but for a
+ * decode) and [B, KV, S, D] when dense; from token row `first` of the
+ * packed tensors when ragged. */
 static void head_offsets(const struct attn_problem *p, int b, size_t h, size_t first, size_t *qoff,
                          size_t *kvoff)
 {
     const size_t H = (size_t)p->heads, KVH = (size_t)attn_kv_heads(p), S = (size_t)p->seq_len;
     const size_t D = (size_t)p->head_dim, kvh = h / (H / KVH);
     const bool packed = attn_is_varlen(p);
-    *qoff = packed ? (first * H + h) * D : ((size_t)b * H + h) * S * D;
+    *qoff = packed ? (first * H + h) * D : ((size_t)b * H + h) * (size_t)attn_q_len(p) * D;
     *kvoff = packed ? (first * KVH + kvh) * D : ((size_t)b * KVH + kvh) * S * D;
 }
 
@@ -105,14 +106,16 @@ int attn_reference_f64(const struct attn_problem *p, const uint16_t *q, const ui
     int rc = attn_seq_lens(p, lens); /* seq_len each when dense */
     size_t first = 0;                /* the sequence's first token (packed) */
     for (int b = 0; rc == ATTN_OK && b < p->batch; b++) {
-        const size_t L = (size_t)lens[b];
+        /* a decode's queries are the sequence's last QL tokens: causal, query
+         * i sees keys 0 .. L - QL + i (bottom-right) */
+        const size_t L = (size_t)lens[b], QL = attn_is_decode(p) ? (size_t)attn_q_len(p) : L;
         for (size_t h = 0; h < H; h++) {
             size_t qoff, kvoff;
             head_offsets(p, b, h, first, &qoff, &kvoff);
             const uint16_t *qh = q + qoff, *kh = k + kvoff, *vh = v + kvoff;
             double *oh = o + qoff;
-            for (size_t i = 0; i < L; i++) {
-                size_t keys = p->causal ? i + 1 : L;
+            for (size_t i = 0; i < QL; i++) {
+                size_t keys = p->causal ? L - QL + i + 1 : L;
                 for (size_t d = 0; d < D; d++)
                     qrow[d] = attn_half_to_float(qh[i * qstride + d], p->dtype);
                 double max = -INFINITY;
@@ -155,6 +158,7 @@ int attn_reference_bwd_f64_on_doubles(const struct attn_problem *p, const double
                                       const double *k, const double *v, const double *dout,
                                       double *dq, double *dk, double *dv)
 {
+    if (attn_is_decode(p)) return ATTN_FAIL(ATTN_ERR, "the backward reference takes no decode point");
     const size_t S = (size_t)p->seq_len, D = (size_t)p->head_dim;
     const size_t H = (size_t)p->heads, KVH = (size_t)attn_kv_heads(p);
     const bool packed = attn_is_varlen(p);

@@ -102,6 +102,7 @@ static void key_cells(struct cells *c, const struct result_row *r)
     set_int(c, COL_HEADS, p->heads);
     set_int(c, COL_KV_HEADS, attn_kv_heads(p));
     set_int(c, COL_SEQ, p->seq_len);
+    set_int(c, COL_Q_LEN, attn_q_len(p));
     set_int(c, COL_DIM, p->head_dim);
     set_int(c, COL_CAUSAL, p->causal);
     c->text[COL_VARLEN] = p->varlen;

@@ -24,6 +24,7 @@ struct result_key {
     char varlen[ATTN_VARLEN_MAX]; /* attn_problem.varlen: "" (dense) when absent */
     float init_sigma;             /* attn_problem.init_sigma: 0 (uniform) when absent */
     int pass;                     /* enum attn_pass: the forward when absent */
+    int q_len;                    /* attn_problem.q_len: 0 (= seq_len, a prefill) when absent or equal */
     char mode[8];
     char regime[12];              /* burst, sustained: burst when absent */
 };

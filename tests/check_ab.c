@@ -1032,6 +1032,7 @@ static const struct {
     {"naive,flash_mma", "--variants naive", "--variants"},
     {"naive,flash_mma", "--base x", "--base"},
     {"naive,flash_mma", "--force", "--force goes with --resume ID"},
+    {"naive,flash_mma", "--point 'batch=2 heads=4 seq=128 q_len=1 dim=64'", "predates the q_len key"},
     {"naive,flash_mma", "--resume a/b", "--resume: 'a/b' is not a run id"},
     {"naive,flash_mma", "--resume 20990101T000000Z", "no interrupted compare run"},
 };

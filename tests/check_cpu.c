@@ -1229,6 +1229,101 @@ START_TEST(test_problem_pass_counts)
 }
 END_TEST
 
+/* Decode points: q_len= (a list) with kv_len= (seq= by another name); a
+ * q_len equal to the sequence is the prefill point; a q_len past the
+ * sequence, a ragged batch or a backward pass with it, and kv_len= beside
+ * seq= are refused, naming why. */
+START_TEST(test_grid_decode_keys)
+{
+    struct grid g = {0};
+    ck_assert_int_eq(grid_add_spec(&g, "batch=64 heads=32 kv_heads=8 q_len=1,4 kv_len=4096 dim=128 causal=0,1", "t"),
+                     ATTN_OK);
+    ck_assert_uint_eq(g.count, 4);
+    for (size_t i = 0; i < g.count; i++) {
+        ck_assert_int_eq(g.points[i].seq_len, 4096);
+        ck_assert(attn_is_decode(&g.points[i]));
+    }
+    ck_assert_int_eq(attn_q_len(&g.points[0]), 1);
+    ck_assert_int_eq(attn_q_len(&g.points[2]), 4);
+    char buf[ATTN_LABEL_MAX];
+    ck_assert_str_eq(attn_problem_label(&g.points[2], buf, sizeof buf), "B=64 H=32 KV=8 Q=4 S=4096 D=128 full");
+    ck_assert_int_eq(grid_add_spec(&g, "batch=2 heads=4 seq=64 dim=64", "t"), ATTN_OK);
+    ck_assert_int_eq(grid_add_spec(&g, "batch=2 heads=4 seq=64 q_len=64 dim=64", "t"), ATTN_OK);
+    ck_assert_uint_eq(g.count, 5); /* q_len = seq: the prefill point again, dropped */
+    ck_assert(!attn_is_decode(&g.points[4]) && g.points[4].q_len == 0);
+    static const struct {
+        const char *spec, *why;
+    } bad[] = {
+        {"batch=2 heads=4 seq=64 q_len=65 dim=64", "q_len=65 is not in 1 .. kv_len=64"},
+        {"batch=2 heads=4 seq=64 kv_len=64 dim=64", "kv_len= and seq= are one key"},
+        {"batch=2 heads=4 seq=64 q_len=1 dim=64 varlen=uniform:0.5", "q_len=1 with a ragged batch"},
+        {"heads=4 lens=3+64 q_len=1 dim=64", "q_len=1 with a ragged batch"},
+        {"batch=2 heads=4 seq=64 q_len=1 dim=64 pass=bwd", "a decode is inference"},
+        {"batch=2 heads=4 seq=64 q_len=0 dim=64", "'q_len=0': expected an integer"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_msg(grid_add_spec(&g, bad[i].spec, "f:7") == ATTN_ERR_INPUT, "%s accepted", bad[i].spec);
+        ck_assert_message_has("f:7: ");
+        ck_assert_message_has(bad[i].why);
+    }
+    ck_assert_uint_eq(g.count, 5);
+    grid_free(&g);
+}
+END_TEST
+
+/* A decode's counts: Q and O at q_len rows, K and V at the whole sequence;
+ * FLOPs over the keys its queries see (causal: bottom-right, q·S − q²/2,
+ * which at q = S is the prefill's half). */
+START_TEST(test_problem_decode_counts)
+{
+    struct attn_problem p = {.batch = 3, .heads = 8, .kv_heads = 2, .seq_len = 100, .head_dim = 64, .q_len = 4};
+    ck_assert_uint_eq(attn_tensor_elems(&p), 3u * 8 * 4 * 64);
+    ck_assert_uint_eq(attn_kv_tensor_elems(&p), 3u * 2 * 100 * 64);
+    ck_assert_double_eq(attn_flops(&p), 4.0 * 3 * 8 * 64 * 4 * 100);
+    ck_assert_double_eq(attn_bytes(&p), 2 * (3.0 * 8 * 4 * 64 * 2) + 2 * (3.0 * 2 * 100 * 64 * 2));
+    p.causal = true;
+    ck_assert_double_eq(attn_flops(&p), 4.0 * 3 * 8 * 64 * (4.0 * 100 - 8));
+    struct attn_problem full = p;
+    full.q_len = 0;
+    p.q_len = 100;
+    ck_assert_double_eq(attn_flops(&p), attn_flops(&full));
+    ck_assert(attn_problem_equal(&p, &full) && !attn_is_decode(&p));
+}
+END_TEST
+
+/* The reference's decode is its prefill's last rows: query i of q sees the
+ * keys up to S − q + i when causal (bottom-right), all S otherwise; grouped
+ * K/V heads; the arithmetic is the same row for row, so the rows are equal
+ * exactly. */
+START_TEST(test_reference_decode_is_prefills_last_rows)
+{
+    const int B = 2, H = 4, KV = 2, S = 37, D = 16, QL = 5;
+    for (int causal = 0; causal <= 1; causal++) {
+        struct attn_problem full = {.batch = B, .heads = H, .kv_heads = KV, .seq_len = S, .head_dim = D,
+                                    .causal = causal, .dtype = ATTN_BF16, .scale = 0.25f};
+        struct attn_problem dec = full;
+        dec.q_len = QL;
+        const size_t nq = attn_tensor_elems(&full), nkv = attn_kv_tensor_elems(&full);
+        ck_assert_uint_eq(attn_tensor_elems(&dec), (size_t)B * H * QL * D);
+        uint16_t *q = malloc(nq * 2), *k = malloc(nkv * 2), *v = malloc(nkv * 2), *qd = malloc(nq * 2);
+        double *o = malloc(nq * sizeof *o), *od = malloc(nq * sizeof *od);
+        uint32_t x = 12345u + (uint32_t)causal;
+        for (size_t i = 0; i < nq; i++) q[i] = attn_float_to_half((float)((x = x * 1664525u + 1013904223u) >> 8) / (1 << 23) - 1, ATTN_BF16);
+        for (size_t i = 0; i < nkv; i++) k[i] = attn_float_to_half((float)((x = x * 1664525u + 1013904223u) >> 8) / (1 << 23) - 1, ATTN_BF16);
+        for (size_t i = 0; i < nkv; i++) v[i] = attn_float_to_half((float)((x = x * 1664525u + 1013904223u) >> 8) / (1 << 23) - 1, ATTN_BF16);
+        for (int bh = 0; bh < B * H; bh++) /* each head's last QL rows */
+            memcpy(qd + (size_t)bh * QL * D, q + ((size_t)bh * S + S - QL) * D, (size_t)QL * D * 2);
+        ck_assert_int_eq(attn_reference_f64(&full, q, k, v, o), ATTN_OK);
+        ck_assert_int_eq(attn_reference_f64(&dec, qd, k, v, od), ATTN_OK);
+        for (int bh = 0; bh < B * H; bh++)
+            for (int i = 0; i < QL * D; i++)
+                ck_assert_msg(od[(size_t)bh * QL * D + i] == o[((size_t)bh * S + S - QL) * D + i],
+                              "causal=%d head %d element %d", causal, bh, i);
+        free(q), free(k), free(v), free(qd), free(o), free(od);
+    }
+}
+END_TEST
+
 START_TEST(test_grid_lists_and_defaults)
 {
     struct grid g = {0};
@@ -1362,6 +1457,42 @@ START_TEST(test_results_pass_column)
                      "naive,bf16,1,32,2048,128,1,backward,cold,ok,1.0,0.01\n");
     ck_assert_int_eq(results_read(path, &set), ATTN_ERR_INPUT);
     ck_assert_message_has(":2: unknown pass 'backward' (fwd, bwd, fwd_bwd)");
+    unlink(path);
+}
+END_TEST
+
+/* q_len in a results file: a decode's rows (q_len below seq_len) apart
+ * from the prefill's, which reads alike with q_len = seq_len, left empty or
+ * absent (a file from before the column); found by their keys; a q_len
+ * past seq_len refused with the line. */
+START_TEST(test_results_q_len_column)
+{
+    char path[32];
+    write_temp(path, "variant,dtype,batch,heads,seq_len,q_len,head_dim,causal,mode,status,ms_median,noise_rel\n"
+                     "naive,bf16,64,32,4096,1,128,1,cold,ok,1.0,0.01\n"
+                     "naive,bf16,64,32,4096,4096,128,1,cold,ok,1.1,0.01\n"
+                     "naive,bf16,64,32,4096,4,128,1,cold,ok,1.2,0.01\n"
+                     "naive,bf16,64,32,2048,,128,1,cold,ok,1.3,0.01\n");
+    struct result_set set;
+    ck_assert_int_eq(results_read(path, &set), ATTN_OK);
+    unlink(path);
+    ck_assert_uint_eq(set.count, 4);
+    ck_assert_int_eq(set.rows[0].key.q_len, 1);
+    ck_assert_int_eq(set.rows[1].key.q_len, 0);
+    ck_assert_int_eq(set.rows[2].key.q_len, 4);
+    ck_assert_int_eq(set.rows[3].key.q_len, 0);
+    for (size_t i = 0; i < set.count; i++) ck_assert_ptr_eq(results_find(&set, &set.rows[i].key), &set.rows[i]);
+    struct attn_problem p = {.batch = 64, .heads = 32, .seq_len = 4096, .head_dim = 128, .causal = true, .q_len = 4};
+    struct result_key k;
+    result_key_of("naive", &p, MODE_COLD, REGIME_BURST, &k);
+    ck_assert_ptr_eq(results_find(&set, &k), &set.rows[2]);
+    char label[256];
+    ck_assert_str_eq(result_key_label(&k, label, sizeof label), "naive bf16 B=64 H=32 Q=4 S=4096 D=128 causal init=uniform cold");
+    results_free(&set);
+    write_temp(path, "variant,dtype,batch,heads,seq_len,q_len,head_dim,causal,mode,status,ms_median,noise_rel\n"
+                     "naive,bf16,64,32,4096,4097,128,1,cold,ok,1.0,0.01\n");
+    ck_assert_int_eq(results_read(path, &set), ATTN_ERR_INPUT);
+    ck_assert_message_has(":2: q_len '4097' is not in 1 .. seq_len 4096");
     unlink(path);
 }
 END_TEST
@@ -3157,7 +3288,7 @@ START_TEST(test_options_empty_paths)
 }
 END_TEST
 
-/* --help says how many key columns --dry-run prints: the schema's thirteen. */
+/* --help says how many key columns --dry-run prints: the schema's fourteen. */
 START_TEST(test_options_usage_key_columns)
 {
     char *text = NULL;
@@ -3165,8 +3296,8 @@ START_TEST(test_options_usage_key_columns)
     FILE *f = open_memstream(&text, &len);
     options_usage(f);
     fclose(f);
-    ck_assert_int_eq(RESULT_KEY_COLUMNS, 13);
-    ck_assert_msg(strstr(text, "(the\n                      13 key columns variant .. regime, shard,"),
+    ck_assert_int_eq(RESULT_KEY_COLUMNS, 14);
+    ck_assert_msg(strstr(text, "(the\n                      14 key columns variant .. regime, shard,"),
                   "%s", text);
     ck_assert_ptr_null(strstr(text, "nine"));
     free(text);
@@ -3357,6 +3488,10 @@ static Suite *grid_suite(void)
     tcase_add_test(tc, test_grid_init_key);
     tcase_add_test(tc, test_grid_pass_key);
     tcase_add_test(tc, test_problem_pass_counts);
+    tcase_add_test(tc, test_grid_decode_keys);
+    tcase_add_test(tc, test_results_q_len_column);
+    tcase_add_test(tc, test_problem_decode_counts);
+    tcase_add_test(tc, test_reference_decode_is_prefills_last_rows);
     tcase_add_test(tc, test_grid_range_powers_of_two);
     tcase_add_test(tc, test_grid_tokens_and_hidden);
     tcase_add_test(tc, test_grid_kv_heads);

@@ -41,6 +41,7 @@ struct shape {
     enum attn_dtype dtype;
     int kv_heads;
     const char *varlen; /* a ragged batch (attn_problem.varlen), NULL when dense */
+    int q_len;          /* a decode's queries per sequence (attn_problem.q_len), 0 when not */
 };
 
 static const int odd_seqs[] = {1, 17, 1000};
@@ -61,7 +62,8 @@ static struct attn_problem problem_of(struct shape s)
 {
     struct attn_problem p = {.batch = s.batch, .heads = s.heads, .seq_len = s.seq,
                              .head_dim = s.dim, .causal = s.causal, .dtype = s.dtype,
-                             .scale = 1.0f / sqrtf((float)s.dim), .kv_heads = s.kv_heads};
+                             .scale = 1.0f / sqrtf((float)s.dim), .kv_heads = s.kv_heads,
+                             .q_len = s.q_len};
     if (s.varlen) snprintf(p.varlen, sizeof p.varlen, "%s", s.varlen);
     return p;
 }
@@ -146,8 +148,9 @@ static uint64_t fresh_seed(void) { return (uint64_t)time(NULL) * 2654435761u + (
 static void check_variant_on(const struct attn_variant *v, struct case_data *c, bool graph)
 {
     char label[160 + ATTN_VARLEN_MAX];
-    snprintf(label, sizeof label, "%s B=%d H=%d KV=%d S=%d D=%d %s %s%s%s%s", v->name, c->p.batch,
-             c->p.heads, attn_kv_heads(&c->p), c->p.seq_len, c->p.head_dim, c->p.causal ? "causal" : "full",
+    snprintf(label, sizeof label, "%s B=%d H=%d KV=%d Q=%d S=%d D=%d %s %s%s%s%s", v->name, c->p.batch,
+             c->p.heads, attn_kv_heads(&c->p), attn_q_len(&c->p), c->p.seq_len, c->p.head_dim,
+             c->p.causal ? "causal" : "full",
              attn_dtype_name(c->p.dtype), c->p.varlen[0] ? " varlen=" : "", c->p.varlen,
              graph ? " (graph)" : "");
     const char *why = v->supports(&c->p, &dev);
@@ -235,7 +238,8 @@ END_TEST
  * = heads; two longer ones that reach flash_hopper's persistent and
  * head-spanning configurations), head_dim 96, 192 and 256, ragged batches
  * (lengths 1, 17 and 1000 with and without grouped heads; a uniform draw;
- * one at D = 256) and
+ * one at D = 256), decodes (q_len 1, 4 and 8 against 17 to 4097 keys,
+ * causal bottom-right) and
  * batch·heads past 65,535 (the last, against the float32 GPU reference). A
  * variant that does not run a shape says so (supports) and is skipped; none
  * may be wrong. */
@@ -252,6 +256,11 @@ static const struct shape modern_shapes[] = {
     {.batch = 3, .heads = 2, .kv_heads = 1, .seq = 64, .dim = 256, .causal = false, .varlen = "lens:5+1+64"},
     {.batch = 2, .heads = 6, .kv_heads = 3, .seq = 1000, .dim = 64, .causal = false},
     {.batch = 1, .heads = 4, .kv_heads = 1, .seq = 1500, .dim = 128, .causal = true},
+    /* decodes: q_len queries, the sequence's last, against its seq keys */
+    {.batch = 3, .heads = 8, .kv_heads = 2, .seq = 1000, .q_len = 1, .dim = 128, .causal = true},
+    {.batch = 2, .heads = 4, .seq = 17, .q_len = 8, .dim = 64, .causal = true},
+    {.batch = 1, .heads = 6, .kv_heads = 3, .seq = 4097, .q_len = 4, .dim = 64, .causal = false,
+     .dtype = ATTN_FP16},
     {.batch = 70000, .heads = 1, .seq = 16, .dim = 64, .causal = true},
 };
 #define N_MODERN ((int)(sizeof modern_shapes / sizeof modern_shapes[0]))

@@ -141,7 +141,7 @@ class Compare(unittest.TestCase):
 class Schema(unittest.TestCase):
     def test_key_columns(self):
         cols = attnpeer.columns()
-        key = ["variant", "dtype", "batch", "heads", "kv_heads", "seq_len", "head_dim", "causal", "varlen", "init",
+        key = ["variant", "dtype", "batch", "heads", "kv_heads", "seq_len", "q_len", "head_dim", "causal", "varlen", "init",
                "pass", "mode", "regime"]
         start = cols.index("variant")
         self.assertEqual(cols[start:start + len(key)], key)

@@ -6,7 +6,7 @@
 # points, from DIR/run.grid, so that a change to bench/grids/ leaves the
 # fixture whole), DIR/plan.csv (attnbench --dry-run of both shards) and
 # DIR/part-1.csv, DIR/part-2.csv, each with the samples of its own rows and
-# a copy of the run's .env. The run predates the kv_heads, varlen, init, pass
+# a copy of the run's .env. The run predates the kv_heads, q_len, varlen, init, pass
 # and regime columns: it is first put in this build's schema (kv_heads =
 # heads, an empty varlen, init uniform, pass fwd and regime burst, as the
 # reader takes them;
@@ -40,6 +40,7 @@ to_schema() { # to_schema COLUMNS FILE: FILE's rows with COLUMNS, in that order
       for (j = 1; j <= n; j++) {
         c = w[j]; v = (c in at) ? $(at[c]) : ""
         if (!(c in at) && c == "kv_heads") v = $(at["heads"])
+        if (!(c in at) && c == "q_len") v = $(at["seq_len"])
         if (!(c in at) && c == "init") v = "uniform"
         if (!(c in at) && c == "pass") v = "fwd"
         if (!(c in at) && c == "regime") v = "burst"
@@ -48,15 +49,16 @@ to_schema() { # to_schema COLUMNS FILE: FILE's rows with COLUMNS, in that order
 }
 to_schema "${columns%,shard}" "$run.csv" > "$dir/run.csv"
 key=$(echo "$columns" | sed 's/.*\(variant,.*,regime\).*/\1/')
+nkey=$(echo "$key" | tr ',' '\n' | wc -l) # the key's columns: run.csv's 5th on (run_id .. gpu before them)
 to_schema "$key,sample,ms" <(gzip -dcf "$run".samples.csv*) > "$dir/run.samples.csv"
 for i in 1 2; do
   # the keys of shard i, then its rows and their samples
-  awk -F, -v s="$i/2" 'NR > 1 && $14 == s { print $1","$2","$3","$4","$5","$6","$7","$8","$9","$10","$11","$12","$13 }' "$dir/plan.csv" > "$dir/keys-$i"
+  awk -F, -v s="$i/2" -v n="$nkey" 'NR > 1 && $(n + 1) == s { k = $1; for (j = 2; j <= n; j++) k = k "," $j; print k }' "$dir/plan.csv" > "$dir/keys-$i"
   # the run predates the shard column: each row gets its shard, as a shard writes it
-  awk -F, -v s="$i/2" 'NR == FNR { k[$0] = 1; next } FNR == 1 { print $0 ",shard"; next }
-           { key = $5","$6","$7","$8","$9","$10","$11","$12","$13","$14","$15","$16","$17; if (key in k) print $0 "," s }' "$dir/keys-$i" "$dir/run.csv" > "$dir/part-$i.csv"
-  awk -F, 'NR == FNR { k[$0] = 1; next } FNR == 1 { print; next }
-           { key = $1","$2","$3","$4","$5","$6","$7","$8","$9","$10","$11","$12","$13; if (key in k) print }' "$dir/keys-$i" "$dir/run.samples.csv" > "$dir/part-$i.samples.csv"
+  awk -F, -v s="$i/2" -v n="$nkey" 'NR == FNR { k[$0] = 1; next } FNR == 1 { print $0 ",shard"; next }
+           { key = $5; for (j = 6; j < 5 + n; j++) key = key "," $j; if (key in k) print $0 "," s }' "$dir/keys-$i" "$dir/run.csv" > "$dir/part-$i.csv"
+  awk -F, -v n="$nkey" 'NR == FNR { k[$0] = 1; next } FNR == 1 { print; next }
+           { key = $1; for (j = 2; j <= n; j++) key = key "," $j; if (key in k) print }' "$dir/keys-$i" "$dir/run.samples.csv" > "$dir/part-$i.samples.csv"
   cp "$run.env" "$dir/part-$i.env"
 done
 case $case in
@@ -65,9 +67,9 @@ case $case in
   revision) awk -F, -v OFS=, 'NR > 1 { $3 = "0123456789ab" } { print }' "$dir/part-2.csv" > "$dir/p" && mv "$dir/p" "$dir/part-2.csv" ;;
   twice) # a row of part 1, with its samples, in part 2 too
     sed -n 2p "$dir/part-1.csv" | sed 's|,1/2$|,2/2|' >> "$dir/part-2.csv"
-    key=$(sed -n 2p "$dir/part-1.csv" | cut -d, -f5-17)
+    key=$(sed -n 2p "$dir/part-1.csv" | cut -d, -f5-$((4 + nkey)))
     grep "^$key," "$dir/part-1.samples.csv" >> "$dir/part-2.samples.csv" ;;
-  unplanned) first=$(sed -n 2p "$dir/part-1.csv" | cut -d, -f5-17); grep -v "^$first," "$dir/plan.csv" > "$dir/p" && mv "$dir/p" "$dir/plan.csv" ;;
+  unplanned) first=$(sed -n 2p "$dir/part-1.csv" | cut -d, -f5-$((4 + nkey))); grep -v "^$first," "$dir/plan.csv" > "$dir/p" && mv "$dir/p" "$dir/plan.csv" ;;
   "") ;;
   *) echo "merge_parts.sh: no case '$case'" >&2; exit 2 ;;
 esac

@@ -1165,6 +1165,7 @@ static const char *cudnn_supports(const struct attn_problem *p, const struct dev
 {
     static char why[320];
     if (!dev->present) return "no CUDA device";
+    if (attn_is_decode(p)) return "decode (q_len below kv_len): not built into this variant's graphs yet";
     if (dev->cc_major < 8) {
         snprintf(why, sizeof why, "cuDNN's fused attention needs sm_80 or newer, this is sm_%d%d",
                  dev->cc_major, dev->cc_minor);

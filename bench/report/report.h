@@ -78,6 +78,7 @@ struct report_panel {
     int head_dim;
     bool causal;
     char varlen[ATTN_VARLEN_MAX]; /* attn_problem.varlen; "" when dense or not a shape */
+    int q_len;           /* a decode's queries per sequence; 0 for a prefill (its own panels either way) */
 };
 /* Room for report_panel_title's and report_panel_stem's text, its NUL
  * included. */

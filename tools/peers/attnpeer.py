@@ -150,7 +150,7 @@ class _ProblemLayout(ctypes.Structure):
                 ("head_dim", ctypes.c_int), ("causal", ctypes.c_bool), ("dtype_id", ctypes.c_int),
                 ("scale", ctypes.c_float), ("kv_heads_or_0", ctypes.c_int),
                 ("varlen", ctypes.c_char * VARLEN_MAX), ("init_sigma", ctypes.c_float),
-                ("pass_id", ctypes.c_int)]
+                ("pass_id", ctypes.c_int), ("q_len_or_0", ctypes.c_int)]
 
 
 class Problem(_ProblemLayout):
@@ -167,6 +167,11 @@ class Problem(_ProblemLayout):
     def pass_name(self):
         """What the row times: "fwd", "bwd" or "fwd_bwd" (enum attn_pass)."""
         return PASSES[self.pass_id]
+
+    @property
+    def q_len(self):
+        """Queries per sequence: a decode's q_len, else seq_len (attn_q_len)."""
+        return self.q_len_or_0 or self.seq_len
 
     @property
     def kv_heads(self):
@@ -208,10 +213,11 @@ class Problem(_ProblemLayout):
 
     @property
     def shape(self):
-        """Q's and O's shape: [B, H, S, D], or [tokens, H, D] when ragged."""
+        """Q's and O's shape: [B, H, S, D] ([B, H, q_len, D] for a decode), or
+        [tokens, H, D] when ragged."""
         if self.varlen:
             return (self.tokens, self.heads, self.head_dim)
-        return (self.batch, self.heads, self.seq_len, self.head_dim)
+        return (self.batch, self.heads, self.q_len, self.head_dim)
 
     @property
     def kv_shape(self):

@@ -155,6 +155,11 @@ class TorchPeer(Peer):
         """One forward pass over views(); returns O in Problem.shape (a view is fine)."""
         raise NotImplementedError
 
+    def supports(self, problem):
+        if problem.q_len != problem.seq_len:
+            return "decode (q_len below kv_len): not run by the PyTorch peers yet"
+        return None
+
     def prepare(self, st):
         """Per-point setup of a peer (masks, backend selection)."""
 
@@ -443,6 +448,9 @@ class Sdpa(TorchPeer):
     fused = True
 
     def supports(self, problem):
+        why = super().supports(problem)
+        if why:
+            return why
         if problem.varlen and not (hasattr(torch, "jagged") and "max_seqlen" in inspect.signature(
                 torch.nested.nested_tensor_from_jagged).parameters):
             return (f"PyTorch {torch.__version__}: torch.nested.nested_tensor_from_jagged takes no "
