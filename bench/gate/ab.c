@@ -1134,6 +1134,12 @@ struct part {
     char **lines;  /* lines[i]: line i + 1 */
     size_t nlines;
     bool *taken;   /* per row: written into the joined run */
+    /* written by a build of another schema (a resumed run's older part):
+     * its header's columns, by which its rows are put in this build's */
+    bool other_schema;
+    char header[CSV_LINE_MAX];
+    char *columns[COL_COUNT + 64];
+    int ncolumns;
 };
 
 static int part_read(const char *csv, struct part *pt)
@@ -1165,7 +1171,38 @@ static int part_read(const char *csv, struct part *pt)
         *nl = '\0';
         pt->lines[pt->nlines++] = at;
     }
+    struct csv_line header;
+    results_header(&header);
+    const size_t hlen = strcspn(header.text, "\r\n");
+    pt->other_schema = pt->nlines > 0 && (strlen(pt->lines[0]) != hlen || strncmp(pt->lines[0], header.text, hlen));
+    if (pt->other_schema) {
+        snprintf(pt->header, sizeof pt->header, "%s", pt->lines[0]);
+        pt->ncolumns = csv_split(pt->header, pt->columns, (int)(sizeof pt->columns / sizeof pt->columns[0]));
+        if (pt->ncolumns < 0) return ATTN_FAIL(ATTN_ERR_INPUT, "%s:1: a header csv cannot split", csv);
+    }
     return ATTN_OK;
+}
+
+/* Row line `line` of a part written with other columns, put in this
+ * build's schema by column name (a column it lacks left empty, as the
+ * reader takes a file from before it). */
+static int line_in_schema(const struct part *pt, const char *line, struct csv_line *out)
+{
+    char copy[CSV_LINE_MAX];
+    char *fields[sizeof pt->columns / sizeof pt->columns[0]];
+    snprintf(copy, sizeof copy, "%s", line);
+    const int n = csv_split(copy, fields, (int)(sizeof fields / sizeof fields[0]));
+    if (n != pt->ncolumns)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: a row of %d fields where its header has %d", pt->set.path, n,
+                         pt->ncolumns);
+    csv_line_init(out);
+    for (int c = 0; c < COL_COUNT; c++) {
+        const char *v = "";
+        for (int j = 0; j < n; j++)
+            if (!strcmp(pt->columns[j], result_column_names[c])) v = fields[j];
+        csv_add_str(out, v);
+    }
+    return csv_line_end(out);
 }
 
 static void part_free(struct part *pt)
@@ -1184,8 +1221,14 @@ static int take_row(struct part *pt, size_t i, int csv_fd, int samples_fd)
         return ATTN_FAIL(ATTN_ERR, "%s: row at line %d out of the file's %zu", pt->set.path, r->line, pt->nlines);
     ATTN_TRY(results_rec_samples_append(samples_fd, r));
     const char *line = pt->lines[r->line - 1];
-    ATTN_TRY(csv_write_all(csv_fd, line, strlen(line)));
-    ATTN_TRY(csv_write_all(csv_fd, "\n", 1));
+    if (pt->other_schema) {
+        struct csv_line l;
+        ATTN_TRY(line_in_schema(pt, line, &l));
+        ATTN_TRY(csv_write_all(csv_fd, l.text, strlen(l.text)));
+    } else {
+        ATTN_TRY(csv_write_all(csv_fd, line, strlen(line)));
+        ATTN_TRY(csv_write_all(csv_fd, "\n", 1));
+    }
     pt->taken[i] = true;
     return ATTN_OK;
 }
@@ -1430,7 +1473,7 @@ static int resume_parts(struct ab *ab)
     for (int k = 0; k < nread && rc == ATTN_OK; k++) {
         size_t kept = 0;
         for (size_t i = 0; i < parts[k].set.count; i++) kept += keep[k][i];
-        if (kept != parts[k].set.count) {
+        if (kept != parts[k].set.count || parts[k].other_schema) { /* the worker continues its own schema */
             memset(parts[k].taken, 0, parts[k].set.count * sizeof *parts[k].taken);
             rc = part_rewrite(&ab->sides[k], &parts[k], keep[k]);
         }
