@@ -141,6 +141,7 @@ int results_format(const struct result_row *r, struct csv_line *l)
         if (r->peaks) {
             set_num(&c, COL_PCT_TFLOPS, 100.0 * tflops / r->peaks->gemm_tflops, 4);
             set_num(&c, COL_PCT_GBPS, 100.0 * gbps / r->peaks->copy_gbps, 4);
+            if (r->peaks->read_gbps > 0) set_num(&c, COL_PCT_READ, 100.0 * gbps / r->peaks->read_gbps, 4);
         }
     }
     set_num(&c, COL_EXTRA_MEM, r->extra_mem_mib, 6);

@@ -26,6 +26,7 @@ extern "C" {
     X(MS_P90, "ms_p90") X(MS_MEAN, "ms_mean") X(NOISE, "noise_rel")                   \
     X(CONVERGED, "converged") X(CALLS, "calls_per_sample") X(TFLOPS, "tflops")        \
     X(GBPS, "gbps") X(PCT_TFLOPS, "pct_peak_tflops") X(PCT_GBPS, "pct_peak_gbps")     \
+    X(PCT_READ, "pct_peak_read")                                                     \
     X(EXTRA_MEM, "extra_mem_mib") X(MAX_ABS_ERR, "max_abs_err") X(REL_ERR, "rel_err") \
     X(REF, "ref") X(KERNELS, "kernels_per_call") X(MEMCPY, "memcpy_per_call")         \
     X(MEMSET, "memset_per_call") X(BUSY, "gpu_busy_ms") X(GAP, "launch_gap_ms")       \

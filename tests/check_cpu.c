@@ -2636,7 +2636,7 @@ START_TEST(test_results_peaks_clocks_and_trace)
     r.timed = true;
     const double samples[3] = {0.5, 0.5, 0.5};
     ck_assert_int_eq(stats_summarize(samples, 3, &r.stats), ATTN_OK);
-    const struct peaks pk = {.gemm_tflops = 800, .gemm_n = 8192, .copy_gbps = 4000};
+    const struct peaks pk = {.gemm_tflops = 800, .gemm_n = 8192, .copy_gbps = 4000, .read_gbps = 4400};
     r.peaks = &pk;
     r.clock_start_mhz = 1980;
     r.clock_end_mhz = 1755;
@@ -2656,6 +2656,7 @@ START_TEST(test_results_peaks_clocks_and_trace)
     const double gbps = attn_bytes(&r.problem) / 0.5e-3 / 1e9;
     ck_assert_double_eq_tol(strtod(f[column_index("pct_peak_tflops")], NULL), 100 * tflops / 800, 1e-3);
     ck_assert_double_eq_tol(strtod(f[column_index("pct_peak_gbps")], NULL), 100 * gbps / 4000, 1e-3);
+    ck_assert_double_eq_tol(strtod(f[column_index("pct_peak_read")], NULL), 100 * gbps / 4400, 1e-3);
     ck_assert_str_eq(f[column_index("sm_clock_start_mhz")], "1980");
     ck_assert_str_eq(f[column_index("sm_clock_end_mhz")], "1755");
     ck_assert_str_eq(f[column_index("clock_low")], "1");
