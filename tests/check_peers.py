@@ -12,7 +12,8 @@ on three points (one past the flash and cuDNN backends' head_dim), cold,
 hot and graph, writes every C variant's and every peer's rows into one
 run: refusals skipped with PyTorch's reason, the seed's 7 vs 6 ops in both
 pairs; and in the backward passes every peer's gradients validated, the
-seed's backward ops the same in both pairs. With flash-attn-4 too (else
+seed's backward ops the same in both pairs; decode points (q_len below
+kv_len, causal bottom-right) by every peer. With flash-attn-4 too (else
 skipped): its peer in every pass. Prints `peers: N passed, N failed, N
 skipped`; run from the repository root after `make build/libattnpeer.so
 build/regress build/attnbench`."""
@@ -404,6 +405,19 @@ class PeersRun(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
+    def check_row(self, r, must_run, rel_err_limit, what):
+        """A row of a variant in must_run is ok; any other ok or skipped with
+        PyTorch's reason; an ok row within rel_err_limit of the reference."""
+        if r["variant"] in must_run:
+            self.assertEqual(r["status"], "ok", what)
+        elif r["status"] == "skipped":
+            self.assertTrue(r["reason"].startswith("PyTorch"), what)
+        else:
+            self.assertEqual(r["status"], "ok", what)
+        if r["status"] == "ok":
+            self.assertLess(float(r["rel_err"]), rel_err_limit, what)
+            self.assertGreater(float(r["ms_median"]), 0, what)
+
 
 @unittest.skipUnless(torch_on_gpu(), "needs PyTorch and a GPU")
 class TorchOnGpu(PeersRun):
@@ -423,15 +437,8 @@ class TorchOnGpu(PeersRun):
 
     def test_rows_ok_or_skipped_with_pytorchs_reason(self):
         for r in self.rows:
-            if r["variant"] in ("naive", "inplace", "torch_naive", "torch_inplace", "torch_sdpa_math"):
-                self.assertEqual(r["status"], "ok", f"{r['variant']} {r['seq_len']} {r['mode']}: {r['reason']}")
-            elif r["status"] == "skipped":
-                self.assertTrue(r["reason"].startswith("PyTorch"), r["reason"])
-            else:
-                self.assertEqual(r["status"], "ok", f"{r['variant']} {r['seq_len']} {r['mode']}: {r['reason']}")
-            if r["status"] == "ok":
-                self.assertLess(float(r["rel_err"]), 0.02)
-                self.assertGreater(float(r["ms_median"]), 0)
+            self.check_row(r, ("naive", "inplace", "torch_naive", "torch_inplace", "torch_sdpa_math"), 0.02,
+                           f"{r['variant']} {r['seq_len']} {r['mode']}: {r['reason']}")
 
     def test_backend_refusal_is_skipped_with_its_reason(self):
         for v in ("torch_sdpa_flash", "torch_sdpa_cudnn"):
@@ -469,6 +476,27 @@ class TorchOnGpu(PeersRun):
             self.assertIn("extended=", fh.read())
 
 
+DECODE_POINT = "batch=2 heads=8 kv_heads=2 seq=300 q_len=1,4 dim=64 causal=0,1"
+
+
+@unittest.skipUnless(torch_on_gpu(), "needs PyTorch and a GPU")
+class TorchDecodeOnGpu(PeersRun):
+    """make bench PEERS=torch on decode points (1 and 4 queries, the
+    sequence's last, against 300 keys, grouped heads, causal bottom-right
+    and not), cold and graph: naive, inplace and the eager and math peers
+    ok, the other backends ok or skipped with PyTorch's reason, each output
+    against the reference."""
+    POINTS, MODES = (DECODE_POINT,), "cold,graph"
+
+    def test_decode_rows_ok_or_skipped_with_pytorchs_reason(self):
+        self.assertEqual(self.proc.returncode, 0, self.proc.stderr[-3000:])
+        self.assertEqual(len(self.rows), (2 + len(TORCH_PEERS)) * 4 * 2)
+        self.assertEqual({r["q_len"] for r in self.rows}, {"1", "4"})
+        for r in self.rows:
+            what = f"{r['variant']} q_len={r['q_len']} causal={r['causal']} {r['mode']}: {r['reason']}"
+            self.check_row(r, ("naive", "inplace", "torch_naive", "torch_inplace", "torch_sdpa_math"), 0.02, what)
+
+
 RAGGED_POINT = "batch=3 heads=4 kv_heads=2 seq=300 dim=64 causal=1 varlen=lens:1+300+129"
 
 
@@ -496,15 +524,7 @@ class TorchBackwardOnGpu(PeersRun):
             what = f"{r['variant']} {r['pass']} S={r['seq_len']} {r['varlen']} {r['mode']}: {r['reason']}"
             # the math backend takes no causal nested (ragged) batch: PyTorch says so
             eager = ("naive", "inplace", "torch_naive", "torch_inplace") + (() if r["varlen"] else ("torch_sdpa_math",))
-            if r["variant"] in eager:
-                self.assertEqual(r["status"], "ok", what)
-            elif r["status"] == "skipped":
-                self.assertTrue(r["reason"].startswith("PyTorch"), what)
-            else:
-                self.assertEqual(r["status"], "ok", what)
-            if r["status"] == "ok":
-                self.assertLess(float(r["rel_err"]), 0.04, what)
-                self.assertGreater(float(r["ms_median"]), 0, what)
+            self.check_row(r, eager, 0.04, what)
 
     def test_seed_backward_op_counts(self):
         for mode in ("cold", "graph"):

@@ -18,6 +18,10 @@ would never pay. Its output, [B, S, H, D] and contiguous, is seen as
 [B, H, S, D] by the view back (copied only for validation). Grouped K/V
 heads go in as they are (FlashAttention's own GQA/MQA).
 
+A decode point (q_len below kv_len) goes in as it is: FlashAttention's
+causal mask aligns bottom-right when the queries are fewer than the keys,
+as attnbench's does.
+
 A ragged batch (varlen) is packed [tokens, H, D], one sequence after
 another, which is flash_attn_varlen_func's own layout: the tensors go in as
 they are, with cu_seqlens (int32, made once per point) and the longest

@@ -9,6 +9,12 @@ float64 reference and tolerances, cold / hot / graph timing, warm-up, stop
 rule, power readings and CSV as the C variants. Graph mode replays a
 torch.cuda.CUDAGraph; op counts come from torch.profiler.
 
+A decode point (q_len below kv_len: each sequence's last q_len tokens
+against all its keys) aligns causal bottom-right, as attnbench defines it:
+the eager peers' mask is the triangle shifted by kv_len − q_len, SDPA takes
+torch.nn.attention.bias.causal_lower_right (its is_causal aligns top-left),
+FlexAttention a block mask with the same shift.
+
 The backward (points of pass bwd and fwd_bwd) is torch.autograd.grad, as
 training runs it: Q, K and V are autograd leaves over the runner's buffers
 (no copy), the forward that keeps the graph runs once per buffer set
@@ -156,8 +162,6 @@ class TorchPeer(Peer):
         raise NotImplementedError
 
     def supports(self, problem):
-        if problem.q_len != problem.seq_len:
-            return "decode (q_len below kv_len): not run by the PyTorch peers yet"
         return None
 
     def prepare(self, st):
@@ -388,9 +392,9 @@ class Eager(TorchPeer):
     in_place = False
 
     def prepare(self, st):
-        s = st.p.seq_len
-        ones = torch.ones(s, s, dtype=torch.bool, device="cuda")
-        st.extra["mask"] = torch.triu(ones, 1) if st.p.causal else torch.zeros_like(ones)
+        s, ql = st.p.seq_len, st.p.q_len  # a decode's q_len rows are the sequence's last
+        ones = torch.ones(ql, s, dtype=torch.bool, device="cuda")
+        st.extra["mask"] = torch.triu(ones, s - ql + 1) if st.p.causal else torch.zeros_like(ones)
 
     def impl(self, st):
         return st.extra["versions"] + (", a loop over the sequences" if st.varlen else "")
@@ -464,6 +468,9 @@ class Sdpa(TorchPeer):
         st.extra["backend"] = guard
         if st.varlen:
             st.extra["offsets"] = torch.tensor(st.cu, dtype=torch.int64, device="cuda")
+        if st.p.causal and st.p.q_len != st.p.seq_len:  # a decode: bottom-right, not is_causal's top-left
+            from torch.nn.attention.bias import causal_lower_right
+            st.extra["bias"] = causal_lower_right(st.p.q_len, st.p.seq_len)
 
     def impl(self, st):
         path = ", nested jagged tensors" if st.varlen else ""
@@ -478,7 +485,9 @@ class Sdpa(TorchPeer):
                      for t in (q, k, v))
 
     def refused(self, st, exc):
-        if st.varlen:  # how the nested path refuses (TypeError: a keyword its PyTorch lacks, enable_gqa)
+        # how the nested path refuses (TypeError: a keyword its PyTorch lacks,
+        # enable_gqa), and the causal bias of a decode's
+        if st.varlen or "bias" in st.extra:
             return isinstance(exc, (RuntimeError, ValueError, NotImplementedError, TypeError))
         return super().refused(st, exc)
 
@@ -495,7 +504,10 @@ class Sdpa(TorchPeer):
     def call(self, st, q, k, v):
         # enable_gqa only when grouped: a keyword older nested SDPA lacks (False is its default)
         gqa = {"enable_gqa": True} if st.p.kv_heads != st.p.heads else {}
-        out = F.scaled_dot_product_attention(q, k, v, is_causal=bool(st.p.causal), scale=st.p.scale, **gqa)
+        if "bias" in st.extra:
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=st.extra["bias"], scale=st.p.scale, **gqa)
+        else:
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=bool(st.p.causal), scale=st.p.scale, **gqa)
         return out.transpose(1, 2).values() if st.varlen else out
 
 
@@ -559,10 +571,10 @@ class Flex(TorchPeer):
             st.extra["document"] = doc
             st.extra["block_mask"] = create_block_mask(causal_document if st.p.causal else same_document,
                                                        None, None, tokens, tokens, device="cuda")
-        elif st.p.causal:
-            s = st.p.seq_len
-            st.extra["block_mask"] = create_block_mask(lambda b, h, qi, ki: qi >= ki, None, None, s, s,
-                                                       device="cuda")
+        elif st.p.causal:  # bottom-right: query qi is token s - ql + qi (a prefill: ql = s)
+            s, ql = st.p.seq_len, st.p.q_len
+            st.extra["block_mask"] = create_block_mask(lambda b, h, qi, ki: qi + (s - ql) >= ki, None, None,
+                                                       ql, s, device="cuda")
 
     def impl(self, st):
         return f"{st.extra['versions']}, torch.compile(flex_attention)" + (
