@@ -559,9 +559,10 @@ def fa4_on_gpu():
 @unittest.skipUnless(fa4_on_gpu(), "needs PyTorch, a GPU and flash-attn-4")
 class Fa4OnGpu(unittest.TestCase):
     """make bench PEERS=fa4 in every pass, cold and graph, on an odd grouped
-    point, a causal one and a ragged batch with a length-1 sequence: its
-    output and gradients validated by the runner (ok, or skipped with
-    flash-attn-4's reason; the dense points ok in every pass)."""
+    point, a causal one and a ragged batch with a length-1 sequence, and a
+    causal decode (bottom-right): its output and gradients validated by the
+    runner (ok, or skipped with flash-attn-4's reason; the dense points ok
+    in every pass)."""
 
     @classmethod
     def setUpClass(cls):
@@ -569,7 +570,8 @@ class Fa4OnGpu(unittest.TestCase):
         env = dict(os.environ, ATTNBENCH=os.path.join(BUILD, "attnbench"), ATTN_BUILD=BUILD)
         passes = " pass=fwd,bwd,fwd_bwd"
         points = ("batch=1 heads=6 kv_heads=2 seq=17 dim=64 causal=0" + passes,
-                  "batch=2 heads=4 seq=1000 dim=128 causal=1" + passes, RAGGED_POINT + passes)
+                  "batch=2 heads=4 seq=1000 dim=128 causal=1" + passes, RAGGED_POINT + passes,
+                  "batch=2 heads=8 kv_heads=2 seq=300 q_len=4 dim=64 causal=1")  # a decode, forward only
         cls.proc = subprocess.run(["bench/peers.sh", "fa4"] + [a for p in points for a in ("--point", p)] +
                                   ["--variants", "naive", "--mode", "cold,graph", "--warm-ms", "0",
                                    "--budget-ms", "100", "--out", cls.tmp.name, "--quiet"],
@@ -584,7 +586,7 @@ class Fa4OnGpu(unittest.TestCase):
     def test_every_pass_validated(self):
         self.assertEqual(self.proc.returncode, 0, self.proc.stderr[-3000:])
         rows = [r for r in self.rows if r["variant"] == "fa4"]
-        self.assertEqual(len(rows), 3 * 3 * 2)
+        self.assertEqual(len(rows), 3 * 3 * 2 + 2)
         for r in rows:
             what = f"fa4 {r['pass']} S={r['seq_len']} {r['varlen']} {r['mode']}: {r['reason']}"
             if r["status"] == "skipped" and r["varlen"]:
