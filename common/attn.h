@@ -252,8 +252,9 @@ size_t attn_no_workspace(const struct attn_problem *);
 double attn_tflops(const struct attn_problem *, double ms);
 double attn_gbps(const struct attn_problem *, double ms);
 /* "B=4 H=16 S=4096 D=128 causal" (KV=n added when kv_heads is not heads,
- * Q=n for a decode, varlen=... when ragged, the dtype when not bf16, init=... when not the
- * default, the pass when not fwd) into buf; ATTN_LABEL_MAX bytes hold any. */
+ * Q=n for a decode, varlen=... when ragged, the dtype when not bf16,
+ * init=... when not the default, the pass when not fwd) into buf;
+ * ATTN_LABEL_MAX bytes hold any. */
 #define ATTN_LABEL_MAX (144 + ATTN_VARLEN_MAX)
 const char *attn_problem_label(const struct attn_problem *, char *buf, size_t len);
 /* The init key's text: "uniform", "normal" (sigma 1) or "normal:SIGMA"
