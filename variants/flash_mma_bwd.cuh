@@ -162,6 +162,32 @@ flash_bwd_dq_kernel(const float *__restrict__ acc, T *__restrict__ dq, size_t n8
     reinterpret_cast<uint4 *>(dq)[i] = out;
 }
 
+/* One warp's 16 × BM transposed scores acc = A_w·Bᵀ (A's rows kw .. kw+15,
+ * B's BM rows; the sum over D): Sᵀ = K_w·Qᵀ and dPᵀ = V_w·dOᵀ. A x4: A
+ * rows 0-7 / 8-15 × dims kk·16 + 0-7 / 8-15; B x4: B rows j·8 .. j·8+15 ×
+ * the same dims, b0,b1 of n8 tile j then of j+1 (the forward's S = Q·Kᵀ
+ * with the roles of Q and K exchanged). */
+template <typename T, int D, int BM>
+static __device__ __forceinline__ void transposed_scores(float (&acc)[BM / 8][4], const T *sA, const T *sB, int kw,
+                                                         int lane)
+{
+    constexpr int LD = D + PAD;
+#pragma unroll
+    for (int j = 0; j < BM / 8; j++) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++) {
+        uint32_t a[4];
+        ldmatrix_x4(a, sA + (kw + lane % 16) * LD + kk * 16 + (lane / 16) * 8);
+#pragma unroll
+        for (int j = 0; j < BM / 8; j += 2) {
+            uint32_t b[4];
+            ldmatrix_x4(b, sB + (j * 8 + lane % 8 + (lane / 16) * 8) * LD + kk * 16 + ((lane / 8) % 2) * 8);
+            mma_16816<T>(acc[j], a, b[0], b[1]);
+            mma_16816<T>(acc[j + 1], a, b[2], b[3]);
+        }
+    }
+}
+
 /* One query tile for one warp's 16 keys (keys kw .. kw+15 of the tile, from
  * n0; queries m0 .. m0+BM-1): dV and dK accumulated, dSᵀ stored for dQ.
  * Each thread holds accumulator rows (keys) g and g + 8 and columns
@@ -178,25 +204,9 @@ static __device__ __forceinline__ void bwd_tile(float (&dk)[D / 8][4], float (&d
     const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     const int kw = (threadIdx.x / 32) * 16; /* the warp's first key in the tile */
 
-    /* Sᵀ = K_w·Qᵀ: M = 16 keys, N = BM queries, K = D. A x4: K rows 0-7 /
-     * 8-15 × dims kk·16 + 0-7 / 8-15; B x4: Q rows j·8 .. j·8+15 × the same
-     * dims, b0,b1 of n8 tile j then of j+1 (the forward's S = Q·Kᵀ with the
-     * roles of Q and K exchanged). */
+    /* Sᵀ = K_w·Qᵀ: M = 16 keys, N = BM queries, K = D */
     float s[BM / 8][4];
-#pragma unroll
-    for (int j = 0; j < BM / 8; j++) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
-#pragma unroll
-    for (int kk = 0; kk < D / 16; kk++) {
-        uint32_t a[4];
-        ldmatrix_x4(a, sK + (kw + lane % 16) * LD + kk * 16 + (lane / 16) * 8);
-#pragma unroll
-        for (int j = 0; j < BM / 8; j += 2) {
-            uint32_t b[4];
-            ldmatrix_x4(b, sQ + (j * 8 + lane % 8 + (lane / 16) * 8) * LD + kk * 16 + ((lane / 8) % 2) * 8);
-            mma_16816<T>(s[j], a, b[0], b[1]);
-            mma_16816<T>(s[j + 1], a, b[2], b[3]);
-        }
-    }
+    transposed_scores<T, D, BM>(s, sK, sQ, kw, lane);
 
     /* P = exp2(Sᵀ·scale·log2 e − lse[query]); masked entries 0. Element e
      * of tile j: key n0 + kw + g + r with r = (e>>1)·8, query m0 + c + 2t
@@ -240,22 +250,9 @@ static __device__ __forceinline__ void bwd_tile(float (&dk)[D / 8][4], float (&d
         }
     }
 
-    /* dPᵀ = V_w·dOᵀ: as Sᵀ, with V for K and dO for Q. */
+    /* dPᵀ = V_w·dOᵀ: as Sᵀ, with V for K and dO for Q */
     float dp[BM / 8][4];
-#pragma unroll
-    for (int j = 0; j < BM / 8; j++) dp[j][0] = dp[j][1] = dp[j][2] = dp[j][3] = 0.f;
-#pragma unroll
-    for (int kk = 0; kk < D / 16; kk++) {
-        uint32_t a[4];
-        ldmatrix_x4(a, sV + (kw + lane % 16) * LD + kk * 16 + (lane / 16) * 8);
-#pragma unroll
-        for (int j = 0; j < BM / 8; j += 2) {
-            uint32_t b[4];
-            ldmatrix_x4(b, sdO + (j * 8 + lane % 8 + (lane / 16) * 8) * LD + kk * 16 + ((lane / 8) % 2) * 8);
-            mma_16816<T>(dp[j], a, b[0], b[1]);
-            mma_16816<T>(dp[j + 1], a, b[2], b[3]);
-        }
-    }
+    transposed_scores<T, D, BM>(dp, sV, sdO, kw, lane);
 
     /* dSᵀ = P∘(dPᵀ − Dsum[query]), packed to 16-bit once for dK and dQ
      * (rows g and g + 8 of tile j in ds[j][0], ds[j][1]); masked entries

@@ -357,6 +357,25 @@ def _cstring(text):
     return ctypes.addressof(buf)
 
 
+def _status(fn):
+    """fn()'s outcome as an op's return code: OK, or its failure's (_fail);
+    a callback must not raise into C."""
+    try:
+        fn()
+        return OK
+    except Exception as exc:  # noqa: BLE001
+        return _fail(exc)
+
+
+def _pointer(fn):
+    """fn()'s device pointer, or None with its failure recorded (_fail)."""
+    try:
+        return fn()
+    except Exception as exc:  # noqa: BLE001
+        _fail(exc)
+        return None
+
+
 def register(peer):
     """Adds the peer to the runner's variant table (after the C variants)."""
     states, counter = {}, [0]
@@ -369,20 +388,14 @@ def register(peer):
             return _cstring(f"{type(exc).__name__}: {exc}")
 
     def setup(ctx, p, _ws):
-        try:
+        def open_state():
             counter[0] += 1
             states[counter[0]] = peer.setup(p.contents)
             ctx[0] = counter[0]
-            return OK
-        except Exception as exc:  # noqa: BLE001
-            return _fail(exc)
+        return _status(open_state)
 
     def run(ctx, q, k, v, _o, stream):
-        try:
-            peer.run(states[ctx], q, k, v, stream or 0)
-            return OK
-        except Exception as exc:  # noqa: BLE001
-            return _fail(exc)
+        return _status(lambda: peer.run(states[ctx], q, k, v, stream or 0))
 
     def teardown(ctx):
         state = states.pop(ctx, None)
@@ -392,47 +405,24 @@ def register(peer):
             print(f"{peer.name}: teardown: {type(exc).__name__}: {exc}", file=sys.stderr)
 
     def output(ctx):
-        try:
-            return peer.output(states[ctx])
-        except Exception as exc:  # noqa: BLE001
-            _fail(exc)
-            return None
+        return _pointer(lambda: peer.output(states[ctx]))
 
     def graph(ctx, q, k, v, _o, stream, replay):
-        try:
-            peer.graph(states[ctx], q, k, v, stream or 0, bool(replay))
-            return OK
-        except Exception as exc:  # noqa: BLE001
-            return _fail(exc)
+        return _status(lambda: peer.graph(states[ctx], q, k, v, stream or 0, bool(replay)))
 
     def count_ops(ctx, mode, out):
-        try:
-            n = peer.count_ops(states[ctx], MODES[mode])
-            out[0] = OpCounts(*n)
-            return OK
-        except Exception as exc:  # noqa: BLE001
-            return _fail(exc)
+        def count():
+            out[0] = OpCounts(*peer.count_ops(states[ctx], MODES[mode]))
+        return _status(count)
 
     def forward_keeping(ctx, q, k, v, _o, stream):
-        try:
-            peer.forward_keeping(states[ctx], q, k, v, stream or 0)
-            return OK
-        except Exception as exc:  # noqa: BLE001
-            return _fail(exc)
+        return _status(lambda: peer.forward_keeping(states[ctx], q, k, v, stream or 0))
 
     def backward(ctx, q, k, v, _o, dout, _dq, _dk, _dv, stream):
-        try:
-            peer.backward(states[ctx], q, k, v, dout, stream or 0)
-            return OK
-        except Exception as exc:  # noqa: BLE001
-            return _fail(exc)
+        return _status(lambda: peer.backward(states[ctx], q, k, v, dout, stream or 0))
 
     def gradient(ctx, which):
-        try:
-            return peer.gradient(states[ctx], which)
-        except Exception as exc:  # noqa: BLE001
-            _fail(exc)
-            return None
+        return _pointer(lambda: peer.gradient(states[ctx], which))
 
     ops = _FrameworkOps(_OUTPUT(output), _GRAPH(graph), _COUNT(count_ops),
                         _GRADIENT(gradient) if peer.has_backward else _GRADIENT())

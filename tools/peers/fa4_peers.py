@@ -71,9 +71,6 @@ class Fa4(TorchPeer):
     fused = True
 
     def supports(self, problem):
-        why = super().supports(problem)
-        if why:
-            return why
         major, _ = torch.cuda.get_device_capability()
         if major < 9:
             return f"flash-attn-4 runs on sm90 and newer; this GPU is sm{major}x"

@@ -161,9 +161,6 @@ class TorchPeer(Peer):
         """One forward pass over views(); returns O in Problem.shape (a view is fine)."""
         raise NotImplementedError
 
-    def supports(self, problem):
-        return None
-
     def prepare(self, st):
         """Per-point setup of a peer (masks, backend selection)."""
 
@@ -452,9 +449,6 @@ class Sdpa(TorchPeer):
     fused = True
 
     def supports(self, problem):
-        why = super().supports(problem)
-        if why:
-            return why
         if problem.varlen and not (hasattr(torch, "jagged") and "max_seqlen" in inspect.signature(
                 torch.nested.nested_tensor_from_jagged).parameters):
             return (f"PyTorch {torch.__version__}: torch.nested.nested_tensor_from_jagged takes no "
@@ -504,10 +498,8 @@ class Sdpa(TorchPeer):
     def call(self, st, q, k, v):
         # enable_gqa only when grouped: a keyword older nested SDPA lacks (False is its default)
         gqa = {"enable_gqa": True} if st.p.kv_heads != st.p.heads else {}
-        if "bias" in st.extra:
-            out = F.scaled_dot_product_attention(q, k, v, attn_mask=st.extra["bias"], scale=st.p.scale, **gqa)
-        else:
-            out = F.scaled_dot_product_attention(q, k, v, is_causal=bool(st.p.causal), scale=st.p.scale, **gqa)
+        mask = {"attn_mask": st.extra["bias"]} if "bias" in st.extra else {"is_causal": bool(st.p.causal)}
+        out = F.scaled_dot_product_attention(q, k, v, scale=st.p.scale, **mask, **gqa)
         return out.transpose(1, 2).values() if st.varlen else out
 
 
