@@ -259,9 +259,16 @@ struct attn_tolerance attn_tolerance_for(enum attn_dtype t)
 {
     /* bf16 keeps 8 significant bits (relative step 2^-8 = 3.9e-3), fp16 11
      * (4.9e-4); the eager variants round S and P to the dtype on the way, so
-     * allow a few steps of each. */
+     * allow a few steps of each. bf16's atol is set by the eager chain at
+     * N(0, 1) inputs: Q·Kᵀ rounded before the scale (|S| up to ~50 at D =
+     * 128, half a step 0.125, 1 % of a weight after the scale) moves an O
+     * element that averages a few keys (an early causal row) by 1 % of
+     * |V − O| (up to ~4): |error| up to 0.014 (0.008 beyond rtol·|O|) in 15
+     * draws of a numpy model of naive's chain at S = 1000 and 4096, 0.015
+     * measured on the H200 (S = 1000, D = 128, causal, row 3): 0.01 failed
+     * now and then. The fused kernels keep S in float32 and sit far inside. */
     if (t == ATTN_FP16) return (struct attn_tolerance){.atol = 2e-3, .rtol = 5e-3, .rel_l2 = 2e-3};
-    return (struct attn_tolerance){.atol = 1e-2, .rtol = 2e-2, .rel_l2 = 1e-2};
+    return (struct attn_tolerance){.atol = 2e-2, .rtol = 2e-2, .rel_l2 = 1e-2};
 }
 
 /* The gradients of a 16-bit kernel against the float64 backward, in units of
