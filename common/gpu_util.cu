@@ -147,8 +147,8 @@ static __global__ void __launch_bounds__(512) read_stream_kernel(const uint4 *sr
     if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x9e3779b9u && acc.x == 0x7f4a7c15u) *sink = acc.w;
 }
 
-/* The current device's SM count into *sms, asked once (one device per process). */
-static int sm_count(int *sms)
+/* (gpu_util.h) asked once: a static keeps the answer */
+extern "C" int gpu_sm_count(int *sms)
 {
     static int count;
     if (!count) {
@@ -163,7 +163,7 @@ static int sm_count(int *sms)
 extern "C" int gpu_read_stream(const void *src, size_t bytes, attn_stream_t s)
 {
     int sms = 0;
-    ATTN_TRY(sm_count(&sms));
+    ATTN_TRY(gpu_sm_count(&sms));
     if (bytes % 16) return ATTN_FAIL(ATTN_ERR, "gpu_read_stream: %zu bytes is not a multiple of 16", bytes);
     read_stream_kernel<<<sms * 4, 512, 0, s>>>((const uint4 *)src, bytes / 16, NULL);
     LAUNCH_TRY("read_stream_kernel");
@@ -173,7 +173,7 @@ extern "C" int gpu_read_stream(const void *src, size_t bytes, attn_stream_t s)
 extern "C" int gpu_busy_cycles(long long cycles, attn_stream_t s)
 {
     int sms = 0;
-    ATTN_TRY(sm_count(&sms));
+    ATTN_TRY(gpu_sm_count(&sms));
     busy_kernel<<<sms, 128, 0, s>>>(cycles, NULL);
     LAUNCH_TRY("busy_kernel");
     return ATTN_OK;

@@ -51,6 +51,9 @@ int gpu_busy_cycles(long long cycles, attn_stream_t);
  * SM, and writes nothing but an impossible result: the card's read-only
  * bandwidth (peak.c). */
 int gpu_read_stream(const void *src, size_t bytes, attn_stream_t);
+/* The current device's SM count into *sms, asked once (one device per
+ * process): how wide the streaming kernels and flash_decode's split go. */
+int gpu_sm_count(int *sms);
 
 #ifdef __cplusplus
 }

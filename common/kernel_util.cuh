@@ -1,7 +1,8 @@
 /* kernel_util.cuh — the small device helpers our fused attention kernels
- * share (flash_mma, flash_hopper): which 16-bit type a template runs on, the
- * shared-memory address of a pointer, the MUFU exp2, and packing two floats
- * into one register of 16-bit values (the layout tensor-core operands use). */
+ * share (flash_mma, flash_hopper, flash_decode): which 16-bit type a template runs on, the
+ * shared-memory address of a pointer, the MUFU exp2, packing two floats
+ * into one register of 16-bit values (the layout tensor-core operands use)
+ * and one float to the 16-bit type. */
 #ifndef ATTN_KERNEL_UTIL_CUH
 #define ATTN_KERNEL_UTIL_CUH
 
@@ -40,5 +41,9 @@ static __device__ __forceinline__ uint32_t pack2(float lo, float hi, __half *)
     __half2 v = __floats2half2_rn(lo, hi);
     return *reinterpret_cast<uint32_t *>(&v);
 }
+
+/* One float to the 16-bit type, rounded to nearest. */
+static __device__ __forceinline__ __nv_bfloat16 from_float(float x, __nv_bfloat16 *) { return __float2bfloat16_rn(x); }
+static __device__ __forceinline__ __half from_float(float x, __half *) { return __float2half_rn(x); }
 
 #endif

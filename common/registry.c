@@ -50,6 +50,7 @@
     CUDNN_VARIANTS(X)   \
     X(flash_mma)        \
     X(flash_hopper)     \
+    X(flash_decode)     \
     LAB_VARIANTS(X)     \
     TEST_VARIANTS(X)
 #endif

@@ -1056,6 +1056,39 @@ START_TEST(test_flash_hopper_configs_match_reference)
 }
 END_TEST
 /* ------------------------------------------- end of flash_hopper's configurations */
+/* ------------------------------------------------- flash_decode */
+
+/* flash_decode's own shapes, each of which it must run (a supports() that
+ * refused one would otherwise pass unseen): a cache of one key; q_len 1
+ * to 8; 80 rows per K/V head (two row blocks, the second partly padding);
+ * a long cache split across many CTAs with a short last chunk; 64 rows (four
+ * m16 tiles) in fp16; every split-count path (one split, several). Each in
+ * a captured graph too (the combine kernel after the split kernel). */
+static const struct shape decode_shapes[] = {
+    {.batch = 2, .heads = 2, .seq = 1, .q_len = 1, .dim = 128, .causal = true},
+    {.batch = 3, .heads = 4, .kv_heads = 2, .seq = 17, .q_len = 3, .dim = 64, .causal = true},
+    {.batch = 2, .heads = 16, .kv_heads = 1, .seq = 300, .q_len = 5, .dim = 64, .causal = true},
+    {.batch = 1, .heads = 8, .kv_heads = 1, .seq = 4097, .q_len = 2, .dim = 128, .causal = true},
+    {.batch = 1, .heads = 64, .kv_heads = 8, .seq = 700, .q_len = 8, .dim = 128, .dtype = ATTN_FP16},
+    {.batch = 64, .heads = 32, .kv_heads = 8, .seq = 1000, .q_len = 1, .dim = 128, .causal = true},
+    {.batch = 1, .heads = 16, .kv_heads = 1, .seq = 20000, .q_len = 7, .dim = 64, .causal = true},
+};
+#define N_DECODE ((int)(sizeof decode_shapes / sizeof decode_shapes[0]))
+
+START_TEST(test_flash_decode_matches_reference)
+{
+    const struct attn_variant *v = registry_find("flash_decode");
+    ck_assert(v != NULL);
+    struct case_data c;
+    case_open_ref(&c, decode_shapes[_i], fresh_seed(), decode_shapes[_i].seq > 5000);
+    const char *why = v->supports(&c.p, &dev);
+    ck_assert_msg(why == NULL, "flash_decode refuses decode shape %d: %s", _i, why);
+    check_variant_on(v, &c, false);
+    check_variant_on(v, &c, true);
+    case_close(&c);
+}
+END_TEST
+
 /* ------------------------------------------------- backward passes */
 
 /* The odd shapes of the backward: S = 1, 17, 1000, 4097; a group of three
@@ -1199,6 +1232,7 @@ static Suite *gpu_suite(void)
     tcase_add_loop_test(t, test_variants_in_graph_match_reference, 0, N_ODD);
     tcase_add_loop_test(t, test_variants_long_rows_match_reference, 0, N_LONG);
     tcase_add_loop_test(t, test_variants_on_modern_shapes_match_reference, 0, N_MODERN);
+    tcase_add_loop_test(t, test_flash_decode_matches_reference, 0, N_DECODE);
     tcase_add_loop_test(t, test_variants_in_graph_on_ragged_shapes, 0, N_MODERN_CPU_REF);
     tcase_add_loop_test(t, test_variants_backward_match_reference, 0, N_GRAD_SHAPES);
     suite_add_tcase(s, t);

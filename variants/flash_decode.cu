@@ -1,0 +1,484 @@
+/* flash_decode.cu — decode attention: a few new query tokens per sequence
+ * (q_len 1–8) against its whole cached K and V, on tensor cores (mma.sync
+ * m16n8k16, sm_80+), bf16 and fp16 in, fp32 accumulation.
+ *
+ * Decode moves bytes, not FLOPs: every key and value of the cache is read
+ * once per step and used by only the G·q_len query rows of its K/V head
+ * (G = heads / kv_heads). So:
+ *
+ * - One CTA serves all G·q_len rows of one K/V head (up to 64; more take
+ *   more row blocks): each K and V byte is read once for the whole group,
+ *   the rows (G heads × q_len tokens, contiguous in Q and O) stacked as the
+ *   M dimension of the products, padded to a multiple of 16.
+ * - The cache is split across CTAs (split-KV, "flash-decoding"): with few
+ *   sequences or K/V heads, batch·kv_heads CTAs would leave most SMs idle,
+ *   so each (sequence, K/V head) is cut into `splits` runs of whole 64-key
+ *   chunks, enough to give every SM two CTAs; each CTA writes its rows'
+ *   partial output, normalised, and their log-sum-exp, and a second kernel
+ *   combines the splits (weights 2^(lse − max)). With one split the first
+ *   kernel writes O itself and the second is not launched.
+ * - K and V stream through shared memory in 64-key chunks, three stages
+ *   deep with cp.async. 4 warps: with R m16 row tiles (R = 1, 2, 4) the
+ *   warps form R row tiles × 4/R key groups; each warp computes its 16 rows
+ *   against its 16·R keys of a chunk (S = Q·Kᵀ, Q's fragments held in
+ *   registers for the whole run), an online softmax in fp32 (log2 domain,
+ *   scale folded in) and O += P·V with P re-packed from S's accumulators,
+ *   as flash_mma's forward. At the end the key groups' partials meet in
+ *   shared memory.
+ * - Causal is aligned bottom-right (attn.h): query token i of q_len sees
+ *   keys 0 .. kv_len − q_len + i; only the last chunk or two are masked.
+ *
+ * Layouts (attn.h): Q and O [batch, heads, q_len, head_dim], K and V
+ * [batch, kv_heads, kv_len, head_dim]. Extra memory, only with more than
+ * one split: splits·batch·heads·q_len·(head_dim + 1) floats. */
+#include "../common/errors.h"
+#include "../common/gpu_util.h"
+#include "../common/kernel_util.cuh"
+#include "../common/nvtx.h"
+#include "mma_sync.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#define DEC_PAD 8       /* 16-bit elements of padding per shared row */
+#define DEC_BN 64       /* keys per chunk */
+#define DEC_STAGES 3    /* chunks in flight */
+#define DEC_WARPS 4
+#define DEC_THREADS (DEC_WARPS * 32)
+#define DEC_MAX_ROWS 64 /* query rows per CTA: 4 m16 tiles */
+#define DEC_MAX_Q 8     /* query tokens per sequence */
+
+/* R m16 row tiles: the warps' split into row tiles and key groups. */
+template <int D, int R> struct dec_cfg {
+    static constexpr int ROWS = 16 * R;         /* the CTA's rows, padded */
+    static constexpr int KEY_GROUPS = DEC_WARPS / R;
+    static constexpr int KPW = DEC_BN / KEY_GROUPS; /* keys per warp and chunk: 16·R */
+    static constexpr int LD = D + DEC_PAD;
+    static constexpr int STAGE = 2 * DEC_BN * LD;   /* K then V, 16-bit elements */
+    static constexpr int OLD = D + 8;               /* a partial's row in floats, padded */
+    static constexpr size_t TILES = (size_t)DEC_STAGES * STAGE * 2;
+    static constexpr size_t PARTS = (size_t)DEC_WARPS * 16 * (OLD + 2) * 4;
+    /* Q waits in the last stage until the warps hold it in registers; the
+     * partials reuse the stages once the last chunk is done. At D = 128,
+     * 102 KB: two CTAs per SM. */
+    static constexpr size_t SMEM = TILES > PARTS ? TILES : PARTS;
+    static_assert(KPW % 16 == 0 && DEC_BN % KEY_GROUPS == 0, "tile shape");
+    static_assert(ROWS * LD <= STAGE, "Q fits a stage");
+};
+
+struct dec_args {
+    const void *q, *k, *v;
+    void *o;
+    float *part_o;   /* splits > 1: [split][row][D], normalised */
+    float *part_lse; /* [split][row], log2 units, -inf for a row with no key */
+    int heads, kv_heads, q_len, kv_len, causal;
+    int group_rows;       /* G·q_len: the rows of one K/V head */
+    int row_blocks;       /* CTAs per K/V head along the rows */
+    int chunks_per_split; /* 64-key chunks per split */
+    int splits;
+    size_t total_rows;    /* batch·heads·q_len */
+    float scale_log2;
+};
+
+/* `n` rows of D elements from src (D apart) into shared rows LD apart;
+ * rows n .. ROWS-1 become zeros. */
+template <typename T, int D, int ROWS>
+static __device__ __forceinline__ void load_rows(T *dst, const T *src, int n)
+{
+    constexpr int CHUNKS = D / 8, PER_PASS = DEC_THREADS / CHUNKS, LD = D + DEC_PAD;
+    static_assert(DEC_THREADS % CHUNKS == 0, "threads per row");
+    const int r0 = threadIdx.x / CHUNKS, col = (threadIdx.x % CHUNKS) * 8;
+#pragma unroll
+    for (int r = r0; r < ROWS; r += PER_PASS) {
+        const bool in = r < n;
+        cp_async_16(dst + r * LD + col, in ? src + (size_t)r * D + col : src, in ? 16 : 0);
+    }
+}
+
+template <typename T, int D, int R>
+static __global__ void __launch_bounds__(DEC_THREADS) flash_decode_kernel(const dec_args a)
+{
+    using C = dec_cfg<D, R>;
+    constexpr int LD = C::LD, KPW = C::KPW;
+    extern __shared__ __align__(16) unsigned char smem[];
+    T *sKV = (T *)smem;
+    T *sQ = sKV + (DEC_STAGES - 1) * C::STAGE; /* the stage the prologue leaves free */
+
+    const int split = blockIdx.x, b = blockIdx.z;
+    const int kvh = blockIdx.y / a.row_blocks, rb = blockIdx.y % a.row_blocks;
+    const int row0 = rb * DEC_MAX_ROWS; /* first of this CTA's rows within the K/V head's group */
+    const int rows = min(a.group_rows - row0, C::ROWS);
+    const int G = a.heads / a.kv_heads, S = a.kv_len, L = a.q_len;
+    /* the group's rows are contiguous in Q and O: heads kvh·G .. kvh·G + G − 1, q_len each */
+    const size_t qrow0 = ((size_t)b * a.heads + (size_t)kvh * G) * L + row0;
+    const size_t kv_off = ((size_t)b * a.kv_heads + kvh) * (size_t)S * D;
+    const T *kb = (const T *)a.k + kv_off, *vb = (const T *)a.v + kv_off;
+
+    const int nchunks = (S + DEC_BN - 1) / DEC_BN;
+    const int c0 = split * a.chunks_per_split, c1 = min(c0 + a.chunks_per_split, nchunks);
+
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    const int rt = warp % R, kbase = (warp / R) * KPW;
+
+    load_rows<T, D, C::ROWS>(sQ, (const T *)a.q + qrow0 * D, rows);
+    cp_async_commit();
+    /* K and V of chunk c into stage st; keys past S as zeros */
+    auto load_chunk = [&](int c, int st) {
+        T *sk = sKV + st * C::STAGE, *sv = sk + DEC_BN * LD;
+        const int n = min(DEC_BN, S - c * DEC_BN);
+        load_rows<T, D, DEC_BN>(sk, kb + (size_t)c * DEC_BN * D, n);
+        load_rows<T, D, DEC_BN>(sv, vb + (size_t)c * DEC_BN * D, n);
+    };
+#pragma unroll
+    for (int st = 0; st < DEC_STAGES - 1; st++) {
+        if (c0 + st < c1) load_chunk(c0 + st, st);
+        cp_async_commit();
+    }
+
+    float o[D / 8][4];
+#pragma unroll
+    for (int j = 0; j < D / 8; j++) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
+    float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
+    uint32_t qf[D / 16][4];
+    /* the token of each of this thread's two rows, for the causal limit */
+    const int tok0 = (row0 + rt * 16 + g) % L, tok1 = (row0 + rt * 16 + g + 8) % L;
+    const int last_full = a.causal ? S - L + 1 : S; /* keys below it are seen by every row */
+
+    for (int c = c0; c < c1; c++) {
+        cp_async_wait<DEC_STAGES - 2>();
+        __syncthreads(); /* chunk c landed; every warp is done with chunk c − 1's stage */
+        if (c == c0) {
+#pragma unroll
+            for (int kk = 0; kk < D / 16; kk++)
+                ldmatrix_x4(qf[kk], sQ + (rt * 16 + (lane % 16)) * LD + kk * 16 + (lane / 16) * 8);
+            __syncthreads(); /* Q's stage is free for the load below */
+        }
+        if (c + DEC_STAGES - 1 < c1) load_chunk(c + DEC_STAGES - 1, (c - c0 + DEC_STAGES - 1) % DEC_STAGES);
+        cp_async_commit();
+        const T *sk = sKV + ((c - c0) % DEC_STAGES) * C::STAGE, *sv = sk + DEC_BN * LD;
+
+        /* S = Q·Kᵀ: 16 rows × KPW keys */
+        float s[KPW / 8][4];
+#pragma unroll
+        for (int j = 0; j < KPW / 8; j++) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < D / 16; kk++)
+#pragma unroll
+            for (int j = 0; j < KPW / 8; j += 2) {
+                uint32_t bf[4];
+                const int key = kbase + j * 8 + (lane % 8) + (lane / 16) * 8;
+                ldmatrix_x4(bf, sk + key * LD + kk * 16 + ((lane / 8) % 2) * 8);
+                mma_16816<T>(s[j], qf[kk], bf[0], bf[1]);
+                mma_16816<T>(s[j + 1], qf[kk], bf[2], bf[3]);
+            }
+        /* keys past S, and past a row's causal limit, to -inf */
+        const int n0 = c * DEC_BN + kbase;
+        if (n0 + KPW > last_full) {
+#pragma unroll
+            for (int j = 0; j < KPW / 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int key = n0 + j * 8 + 2 * t + (e & 1);
+                    const int limit = a.causal ? S - L + ((e >> 1) ? tok1 : tok0) : S - 1;
+                    if (key > limit || key >= S) s[j][e] = -INFINITY;
+                }
+        }
+
+        /* online softmax of rows g (e = 0, 1) and g + 8 (e = 2, 3) */
+        float new_max[2] = {row_max[0], row_max[1]}, base[2], rescale[2];
+#pragma unroll
+        for (int j = 0; j < KPW / 8; j++) {
+            new_max[0] = fmaxf(new_max[0], fmaxf(s[j][0], s[j][1]));
+            new_max[1] = fmaxf(new_max[1], fmaxf(s[j][2], s[j][3]));
+        }
+        bool moved = false;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            new_max[h] = fmaxf(new_max[h], __shfl_xor_sync(0xffffffffu, new_max[h], 1));
+            new_max[h] = fmaxf(new_max[h], __shfl_xor_sync(0xffffffffu, new_max[h], 2));
+            base[h] = new_max[h] == -INFINITY ? 0.f : new_max[h] * a.scale_log2;
+            moved |= new_max[h] != row_max[h];
+            rescale[h] = ex2(row_max[h] * a.scale_log2 - base[h]);
+            row_max[h] = new_max[h];
+            row_sum[h] *= rescale[h];
+        }
+#pragma unroll
+        for (int j = 0; j < KPW / 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                s[j][e] = ex2(fmaf(s[j][e], a.scale_log2, -base[e >> 1]));
+                row_sum[e >> 1] += s[j][e];
+            }
+        if (__any_sync(0xffffffffu, moved)) {
+#pragma unroll
+            for (int j = 0; j < D / 8; j++) {
+                o[j][0] *= rescale[0];
+                o[j][1] *= rescale[0];
+                o[j][2] *= rescale[1];
+                o[j][3] *= rescale[1];
+            }
+        }
+
+        /* O += P·V, 16 keys at a time */
+#pragma unroll
+        for (int kk = 0; kk < KPW / 16; kk++) {
+            uint32_t pa[4];
+            pa[0] = pack2(s[2 * kk][0], s[2 * kk][1], (T *)nullptr);
+            pa[1] = pack2(s[2 * kk][2], s[2 * kk][3], (T *)nullptr);
+            pa[2] = pack2(s[2 * kk + 1][0], s[2 * kk + 1][1], (T *)nullptr);
+            pa[3] = pack2(s[2 * kk + 1][2], s[2 * kk + 1][3], (T *)nullptr);
+#pragma unroll
+            for (int j = 0; j < D / 8; j += 2) {
+                uint32_t bf[4];
+                const int key = kbase + kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8;
+                ldmatrix_x4_trans(bf, sv + key * LD + j * 8 + (lane / 16) * 8);
+                mma_16816<T>(o[j], pa, bf[0], bf[1]);
+                mma_16816<T>(o[j + 1], pa, bf[2], bf[3]);
+            }
+        }
+    }
+    cp_async_wait<0>();
+    __syncthreads(); /* every warp is done with the stages: the partials take their room */
+
+    /* each warp's partial: o unnormalised, its row max (raw score) and sum */
+    float *po = (float *)smem;
+    float *pm = po + DEC_WARPS * 16 * C::OLD, *pl = pm + DEC_WARPS * 16;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        row_sum[h] += __shfl_xor_sync(0xffffffffu, row_sum[h], 1);
+        row_sum[h] += __shfl_xor_sync(0xffffffffu, row_sum[h], 2);
+    }
+    float *mine = po + warp * 16 * C::OLD;
+#pragma unroll
+    for (int j = 0; j < D / 8; j++) {
+        *(float2 *)(mine + g * C::OLD + j * 8 + 2 * t) = make_float2(o[j][0], o[j][1]);
+        *(float2 *)(mine + (g + 8) * C::OLD + j * 8 + 2 * t) = make_float2(o[j][2], o[j][3]);
+    }
+    if (t == 0) {
+        pm[warp * 16 + g] = row_max[0];
+        pm[warp * 16 + g + 8] = row_max[1];
+        pl[warp * 16 + g] = row_sum[0];
+        pl[warp * 16 + g + 8] = row_sum[1];
+    }
+    __syncthreads();
+
+    /* the key groups of each row tile combined, two columns per thread;
+     * then O, or this split's part */
+    for (int idx = threadIdx.x; idx < rows * (D / 2); idx += DEC_THREADS) {
+        const int r = idx / (D / 2), d = 2 * (idx % (D / 2)), tile = r / 16, lr = r % 16;
+        float m = -INFINITY;
+#pragma unroll
+        for (int kg = 0; kg < C::KEY_GROUPS; kg++) m = fmaxf(m, pm[(tile + kg * R) * 16 + lr]);
+        float sum = 0.f, acc0 = 0.f, acc1 = 0.f;
+        if (m != -INFINITY) {
+#pragma unroll
+            for (int kg = 0; kg < C::KEY_GROUPS; kg++) {
+                const int w = tile + kg * R;
+                const float wgt = ex2((pm[w * 16 + lr] - m) * a.scale_log2); /* 0 for a group that saw no key */
+                const float2 part = *(const float2 *)(po + (w * 16 + lr) * C::OLD + d);
+                sum += pl[w * 16 + lr] * wgt;
+                acc0 += part.x * wgt;
+                acc1 += part.y * wgt;
+            }
+        }
+        const float inv = sum > 0.f ? 1.f / sum : 0.f;
+        const size_t row = qrow0 + r;
+        if (a.splits == 1) {
+            *(uint32_t *)((T *)a.o + row * D + d) = pack2(acc0 * inv, acc1 * inv, (T *)nullptr);
+        } else {
+            *(float2 *)(a.part_o + ((size_t)split * a.total_rows + row) * D + d) = make_float2(acc0 * inv, acc1 * inv);
+            if (d == 0)
+                a.part_lse[(size_t)split * a.total_rows + row] = sum > 0.f ? m * a.scale_log2 + log2f(sum) : -INFINITY;
+        }
+    }
+}
+
+/* O of each row from the splits' parts: weights 2^(lse_s − max lse). One
+ * block of D threads per row. */
+template <typename T, int D>
+static __global__ void __launch_bounds__(D) flash_decode_combine_kernel(const dec_args a)
+{
+    const size_t row = blockIdx.x;
+    const int d = threadIdx.x;
+    float m = -INFINITY;
+    for (int s = 0; s < a.splits; s++) m = fmaxf(m, a.part_lse[(size_t)s * a.total_rows + row]);
+    float sum = 0.f, acc = 0.f;
+    if (m != -INFINITY)
+        for (int s = 0; s < a.splits; s++) {
+            const float w = ex2(a.part_lse[(size_t)s * a.total_rows + row] - m);
+            sum += w;
+            acc += w * a.part_o[((size_t)s * a.total_rows + row) * D + d];
+        }
+    ((T *)a.o)[row * D + d] = from_float(sum > 0.f ? acc / sum : 0.f, (T *)nullptr);
+}
+
+/* ------------------------------------------------------------------ host */
+
+/* Row tiles for a CTA of n rows. */
+static int tiles_for(int n) { return n <= 16 ? 1 : n <= 32 ? 2 : 4; }
+
+/* How the cache is split: whole chunks, enough CTAs for two per SM, at
+ * least two chunks (128 keys) per split. */
+struct dec_plan {
+    int row_blocks, splits, chunks_per_split;
+};
+
+static struct dec_plan plan_of(const struct attn_problem *p)
+{
+    struct dec_plan pl;
+    const int G = p->heads / attn_kv_heads(p), rows = G * attn_q_len(p);
+    pl.row_blocks = (rows + DEC_MAX_ROWS - 1) / DEC_MAX_ROWS;
+    int sms = 0;
+    if (gpu_sm_count(&sms) != ATTN_OK || sms < 1) sms = 132; /* the plan only sizes the grid */
+    const long ctas = (long)p->batch * attn_kv_heads(p) * pl.row_blocks;
+    const int nchunks = (p->seq_len + DEC_BN - 1) / DEC_BN;
+    long want = (2L * sms + ctas - 1) / ctas;
+    const int most = nchunks / 2 > 1 ? nchunks / 2 : 1;
+    if (want > most) want = most;
+    if (want < 1) want = 1;
+    pl.chunks_per_split = (nchunks + (int)want - 1) / (int)want;
+    pl.splits = (nchunks + pl.chunks_per_split - 1) / pl.chunks_per_split;
+    return pl;
+}
+
+template <typename T, int D, int R> static int launch_rows(const dec_args &a, dim3 grid, cudaStream_t s)
+{
+    constexpr size_t smem = dec_cfg<D, R>::SMEM;
+    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, R>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (int)smem));
+    flash_decode_kernel<T, D, R><<<grid, DEC_THREADS, smem, s>>>(a);
+    LAUNCH_TRY("flash_decode_kernel");
+    return ATTN_OK;
+}
+
+template <typename T, int D> static int launch(const struct attn_problem *p, const dec_args &a, cudaStream_t s)
+{
+    const dim3 grid((unsigned)a.splits, (unsigned)(a.kv_heads * a.row_blocks), (unsigned)p->batch);
+    const int rows = a.group_rows < DEC_MAX_ROWS ? a.group_rows : DEC_MAX_ROWS;
+    switch (tiles_for(rows)) {
+    case 1: ATTN_TRY((launch_rows<T, D, 1>(a, grid, s))); break;
+    case 2: ATTN_TRY((launch_rows<T, D, 2>(a, grid, s))); break;
+    default: ATTN_TRY((launch_rows<T, D, 4>(a, grid, s))); break;
+    }
+    if (a.splits > 1) {
+        flash_decode_combine_kernel<T, D><<<(unsigned)a.total_rows, D, 0, s>>>(a);
+        LAUNCH_TRY("flash_decode_combine_kernel");
+    }
+    return ATTN_OK;
+}
+
+/* The most shared memory any instance asks for at this head_dim. */
+static size_t smem_for(int head_dim)
+{
+    return head_dim == 64 ? dec_cfg<64, 1>::SMEM : dec_cfg<128, 1>::SMEM; /* the same for every R */
+}
+
+struct dec_ctx {
+    struct attn_problem p;
+    struct dec_plan plan;
+    float *part_o, *part_lse;
+};
+
+static size_t part_rows(const struct attn_problem *p)
+{
+    return (size_t)p->batch * p->heads * attn_q_len(p);
+}
+
+static size_t decode_workspace_bytes(const struct attn_problem *p)
+{
+    const struct dec_plan pl = plan_of(p);
+    if (pl.splits == 1) return 0;
+    const size_t lse = ((size_t)pl.splits * part_rows(p) * sizeof(float) + 255) / 256 * 256;
+    return lse + (size_t)pl.splits * part_rows(p) * p->head_dim * sizeof(float);
+}
+
+static const char *decode_supports(const struct attn_problem *p, const struct device_info *dev)
+{
+    if (!dev->present) return "no CUDA device";
+    if (dev->cc_major < 8) return "needs compute capability 8.0 or newer (mma.sync bf16)";
+    if (p->pass != ATTN_PASS_FWD) return "decode is a forward pass: no backward";
+    if (attn_q_len(p) > DEC_MAX_Q) return "q_len above 8: a prefill (flash_mma, flash_hopper)";
+    if (p->head_dim != 64 && p->head_dim != 128) return "head_dim 64 and 128 only";
+    if (attn_is_varlen(p)) return "ragged batches: not implemented yet";
+    if (smem_for(p->head_dim) > dev->smem_optin_bytes) return "not enough shared memory per block";
+    const struct dec_plan pl = plan_of(p);
+    if (p->batch > 65535 || (long)attn_kv_heads(p) * pl.row_blocks > 65535) return "batch or kv_heads above the grid's limit";
+    return NULL;
+}
+
+static int decode_setup(void **ctx, const struct attn_problem *p, void *workspace)
+{
+    struct dec_ctx *c = (struct dec_ctx *)malloc(sizeof *c);
+    if (!c) return ATTN_FAIL(ATTN_ERR, "out of host memory");
+    c->p = *p;
+    c->plan = plan_of(p);
+    c->part_o = c->part_lse = NULL;
+    if (c->plan.splits > 1) {
+        if (!workspace) {
+            const int splits = c->plan.splits;
+            free(c);
+            return ATTN_FAIL(ATTN_ERR, "flash_decode: no workspace for %d splits", splits);
+        }
+        c->part_lse = (float *)workspace;
+        c->part_o = (float *)((unsigned char *)workspace +
+                              ((size_t)c->plan.splits * part_rows(p) * sizeof(float) + 255) / 256 * 256);
+    }
+    const int G = p->heads / attn_kv_heads(p), rows = G * attn_q_len(p);
+    attn_set_impl("rows %d (%d m16 tiles), %d split%s of %d keys", rows,
+                  tiles_for(rows < DEC_MAX_ROWS ? rows : DEC_MAX_ROWS), c->plan.splits, c->plan.splits == 1 ? "" : "s",
+                  c->plan.chunks_per_split * DEC_BN);
+    *ctx = c;
+    return ATTN_OK;
+}
+
+static int decode_run(void *ctx, const void *q, const void *k, const void *v, void *o, attn_stream_t stream)
+{
+    const struct dec_ctx *c = (const struct dec_ctx *)ctx;
+    const struct attn_problem *p = &c->p;
+    dec_args a;
+    a.q = q;
+    a.k = k;
+    a.v = v;
+    a.o = o;
+    a.part_o = c->part_o;
+    a.part_lse = c->part_lse;
+    a.heads = p->heads;
+    a.kv_heads = attn_kv_heads(p);
+    a.q_len = attn_q_len(p);
+    a.kv_len = p->seq_len;
+    a.causal = p->causal;
+    a.group_rows = p->heads / a.kv_heads * a.q_len;
+    a.row_blocks = c->plan.row_blocks;
+    a.chunks_per_split = c->plan.chunks_per_split;
+    a.splits = c->plan.splits;
+    a.total_rows = part_rows(p);
+    a.scale_log2 = p->scale * 1.4426950408889634f;
+    const cudaStream_t s = (cudaStream_t)stream;
+    attn_range_push("flash_decode");
+    int rc;
+    if (p->dtype == ATTN_BF16)
+        rc = p->head_dim == 64 ? launch<__nv_bfloat16, 64>(p, a, s) : launch<__nv_bfloat16, 128>(p, a, s);
+    else
+        rc = p->head_dim == 64 ? launch<__half, 64>(p, a, s) : launch<__half, 128>(p, a, s);
+    attn_range_pop();
+    return rc;
+}
+
+static void decode_teardown(void *ctx) { free(ctx); }
+
+extern "C" const struct attn_variant attn_variant_flash_decode = {
+    .name = "flash_decode",
+    .summary = "fused decode kernel: the cache split across CTAs, a K/V head's query rows in one read, mma.sync",
+    .fused = true,
+    .supports = decode_supports,
+    .workspace_bytes = decode_workspace_bytes,
+    .setup = decode_setup,
+    .run = decode_run,
+    .teardown = decode_teardown,
+    .framework = NULL,
+    .backward = NULL,
+};
