@@ -11,7 +11,9 @@
  *     S' = S · scale                    scale: a by-value float
  *     [ragged: S' = select(row < seq_len_q[b] && col < seq_len_kv[b], S', mask)]
  *     [causal: row = index(S', 2), col = index(S', 3), keep = row >= col,
- *              S' = select(keep, S', mask)]
+ *              S' = select(keep, S', mask); a decode (q_len < kv_len: Q, O
+ *              and S' have q_len rows) aligns it bottom-right,
+ *              keep = row + (kv_len − q_len) >= col]
  *     m = max(S'), e = exp(S' − m), l = sum(e), P = e / l
  *     Stats = m + log(l)                virtual, or written to the workspace
  *     O  = matmul(P, V)
@@ -124,6 +126,8 @@
 
 enum {
     UID_Q = 1, UID_K, UID_V, UID_O, UID_SCALE, UID_NEG_INF, UID_STATS,
+    /* a causal decode only: kv_len − q_len, the shift of the bottom-right diagonal */
+    UID_DIAG_SHIFT,
     /* ragged batches only: the padding mask's own mask value, the lengths
        and the ragged offsets of Q, K, V, O */
     UID_PAD_NEG_INF, UID_SEQ_LEN_Q, UID_SEQ_LEN_KV, UID_RAG_Q, UID_RAG_K, UID_RAG_V, UID_RAG_O,
@@ -315,22 +319,23 @@ static void shapes_of(const struct attn_problem *p, struct shapes *sh)
     const int64_t B = p->batch, H = p->heads, S = p->seq_len, D = p->head_dim;
     const int64_t KV = attn_kv_heads(p); /* grouped K/V heads: K and V carry KV heads, which
                                             cuDNN's fused attention maps to the query heads */
-    set4(sh->qd, B, H, S, D);
+    const int64_t L = attn_q_len(p);     /* Q's, O's and the scores' rows: S but in a decode */
+    set4(sh->qd, B, H, L, D);
     set4(sh->kd, B, KV, S, D);
     set4(sh->ktd, B, KV, D, S);
     if (attn_is_varlen(p)) {
         set4(sh->qs, S * H * D, D, H * D, 1);
         set4(sh->ks, S * KV * D, D, KV * D, 1);
     } else {
-        set4(sh->qs, H * S * D, S * D, D, 1);
+        set4(sh->qs, H * L * D, L * D, D, 1);
         set4(sh->ks, KV * S * D, S * D, D, 1);
     }
     set4(sh->kts, sh->ks[0], sh->ks[1], sh->ks[3], sh->ks[2]); /* K's last two swapped */
-    set4(sh->sd, B, H, S, S);
-    set4(sh->ss, H * S * S, S * S, S, 1);
-    set4(sh->tss, H * S * S, S * S, 1, S);
-    set4(sh->rd, B, H, S, 1);
-    set4(sh->rs, H * S, S, 1, 1);
+    set4(sh->sd, B, H, L, S);
+    set4(sh->ss, H * L * S, L * S, S, 1);
+    set4(sh->tss, H * L * S, L * S, 1, L);
+    set4(sh->rd, B, H, L, 1);
+    set4(sh->rs, H * L, L, 1, 1);
     set4(sh->one, 1, 1, 1, 1);
 }
 
@@ -598,14 +603,24 @@ static int padding_mask(struct graph *g, int64_t uid, const struct seqs *sq,
 
 /* frontend's causal mask (a diagonal band with right bound 0): keep x where
  * row >= col (top-left aligned diagonal; ragged: within each sequence, whose
- * rows and columns both start at 0), else the mask value. */
-static int causal_mask(struct graph *g, cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t *out)
+ * rows and columns both start at 0), else the mask value. A decode aligns
+ * it bottom-right, as frontend's causal_mask_bottom_right does: row + (kv_len
+ * − q_len) >= col (the shift a by-value scalar). */
+static int causal_mask(struct graph *g, bool bottom_right, cudnnBackendDescriptor_t x,
+                       cudnnBackendDescriptor_t *out)
 {
     const int64_t *sd = g->sh->sd, *ss = g->sh->ss;
     const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
     cudnnBackendDescriptor_t row = NULL, col = NULL, keep = NULL, neg_inf = NULL;
     ATTN_TRY(virtual_tensor(g, "row_index", CUDNN_DATA_INT32, sd, ss, &row));
     ATTN_TRY(pointwise(g, "gen_row_index", CUDNN_POINTWISE_GEN_INDEX, f32, 2, x, NULL, NULL, row));
+    if (bottom_right) {
+        cudnnBackendDescriptor_t shift = NULL, shifted = NULL;
+        ATTN_TRY(scalar(g, "kv_len-q_len", UID_DIAG_SHIFT, &shift));
+        ATTN_TRY(virtual_tensor(g, "row_index+shift", CUDNN_DATA_INT32, sd, ss, &shifted));
+        ATTN_TRY(pointwise(g, "row_idx_add_shift", CUDNN_POINTWISE_ADD, f32, -1, row, shift, NULL, shifted));
+        row = shifted;
+    }
     ATTN_TRY(virtual_tensor(g, "col_index", CUDNN_DATA_INT32, sd, ss, &col));
     ATTN_TRY(pointwise(g, "gen_col_index", CUDNN_POINTWISE_GEN_INDEX, f32, 3, x, NULL, NULL, col));
     ATTN_TRY(virtual_tensor(g, "row>=col", CUDNN_DATA_BOOLEAN, sd, ss, &keep));
@@ -665,7 +680,7 @@ static int build_graph(struct descs *a, const struct attn_problem *p, bool stats
     ATTN_TRY(pointwise(&g, "attn_scale", CUDNN_POINTWISE_MUL, f32, -1, s, scale, NULL, s_scaled));
     last = s_scaled;
     if (ragged) ATTN_TRY(padding_mask(&g, UID_PAD_NEG_INF, &sq, last, &last));
-    if (p->causal) ATTN_TRY(causal_mask(&g, last, &last));
+    if (p->causal) ATTN_TRY(causal_mask(&g, attn_is_decode(p), last, &last));
 
     ATTN_TRY(virtual_tensor(&g, "row_max", f32, rd, rs, &mx));
     ATTN_TRY(reduction(&g, "row_max", CUDNN_REDUCE_TENSOR_MAX, last, mx));
@@ -765,7 +780,7 @@ static int build_bwd_graph(struct descs *a, const struct attn_problem *p, bool p
     last = centred;
     if (padded && version < 91000) /* frontend: the padding value again after the Stats */
         ATTN_TRY(padding_mask(&g, UID_PAD2_NEG_INF, &sq, last, &last));
-    if (p->causal) ATTN_TRY(causal_mask(&g, last, &last));
+    if (p->causal) ATTN_TRY(causal_mask(&g, false, last, &last));
     ATTN_TRY(virtual_tensor(&g, "E", f32, sd, ss, &ex));
     ATTN_TRY(pointwise(&g, "exp_s", CUDNN_POINTWISE_EXP, f32, -1, last, NULL, NULL, ex));
 
@@ -953,7 +968,7 @@ struct plan {
     size_t dq_accum_offset, softmax_sum_offset; /* the backward's */
     char impl[240]; /* for the row's impl column (attn_set_impl; results.h holds 256) */
     /* set by setup() and the calls */
-    float scale, neg_inf, one;
+    float scale, neg_inf, one, diag_shift;
     char *workspace;
     cudnnBackendDescriptor_t pack, bwd_pack; /* variant packs for the pointers below */
     const void *pack_for[4], *bwd_pack_for[8];
@@ -1005,7 +1020,7 @@ static size_t align256(size_t n) { return (n + 255) / 256 * 256; }
 static void layout(struct plan *pl, int64_t cudnn_ws)
 {
     const struct attn_problem *p = &pl->p;
-    const size_t rows = (size_t)p->batch * p->heads * p->seq_len;
+    const size_t rows = (size_t)p->batch * p->heads * attn_q_len(p);
     size_t end = (size_t)cudnn_ws;
     pl->stats_offset = align256(end);
     if (pl->stats) end = pl->stats_offset + rows * sizeof(float);
@@ -1103,6 +1118,7 @@ static struct plan *plan_build(const struct attn_problem *p)
     const bool training = p->pass != ATTN_PASS_FWD;
     pl->p = *p;
     pl->neg_inf = -FLT_MAX; /* every mask's value: finite (the header says why) */
+    pl->diag_shift = (float)(p->seq_len - attn_q_len(p));
     pl->one = 1.0f;
     pl->ragged = attn_is_varlen(p);
     pl->off64 = pl->ragged && offsets_need_int64(p);
@@ -1165,7 +1181,6 @@ static const char *cudnn_supports(const struct attn_problem *p, const struct dev
 {
     static char why[320];
     if (!dev->present) return "no CUDA device";
-    if (attn_is_decode(p)) return "decode (q_len below kv_len): not built into this variant's graphs yet";
     if (dev->cc_major < 8) {
         snprintf(why, sizeof why, "cuDNN's fused attention needs sm_80 or newer, this is sm_%d%d",
                  dev->cc_major, dev->cc_minor);
@@ -1346,6 +1361,10 @@ static int make_pack(struct plan *pl, const void *q, const void *k, const void *
     if (pl->p.causal) {
         uids[n] = UID_NEG_INF;
         ptrs[n++] = &pl->neg_inf;
+    }
+    if (pl->p.causal && attn_is_decode(&pl->p)) {
+        uids[n] = UID_DIAG_SHIFT;
+        ptrs[n++] = &pl->diag_shift;
     }
     if (pl->stats) {
         uids[n] = UID_STATS;
