@@ -347,11 +347,21 @@ static struct dec_plan plan_of(const struct attn_problem *p)
 
 template <typename T, int D, int R> static int launch_rows(const dec_args &a, dim3 grid, cudaStream_t s)
 {
-    constexpr size_t smem = dec_cfg<D, R>::SMEM;
-    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, R>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  (int)smem));
-    flash_decode_kernel<T, D, R><<<grid, DEC_THREADS, smem, s>>>(a);
+    flash_decode_kernel<T, D, R><<<grid, DEC_THREADS, dec_cfg<D, R>::SMEM, s>>>(a);
     LAUNCH_TRY("flash_decode_kernel");
+    return ATTN_OK;
+}
+
+/* The shared memory every instance of (T, D) asks for, allowed once at
+ * setup (an attribute set while a stream is being captured is no launch). */
+template <typename T, int D> static int prepare(void)
+{
+    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (int)dec_cfg<D, 1>::SMEM));
+    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (int)dec_cfg<D, 2>::SMEM));
+    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (int)dec_cfg<D, 4>::SMEM));
     return ATTN_OK;
 }
 
@@ -412,6 +422,10 @@ static const char *decode_supports(const struct attn_problem *p, const struct de
 
 static int decode_setup(void **ctx, const struct attn_problem *p, void *workspace)
 {
+    const int prepared = p->dtype == ATTN_BF16
+                             ? (p->head_dim == 64 ? prepare<__nv_bfloat16, 64>() : prepare<__nv_bfloat16, 128>())
+                             : (p->head_dim == 64 ? prepare<__half, 64>() : prepare<__half, 128>());
+    ATTN_TRY(prepared);
     struct dec_ctx *c = (struct dec_ctx *)malloc(sizeof *c);
     if (!c) return ATTN_FAIL(ATTN_ERR, "out of host memory");
     c->p = *p;
