@@ -13,7 +13,7 @@
  * - The cache is split across CTAs (split-KV, "flash-decoding"): with few
  *   sequences or K/V heads, batch·kv_heads CTAs would leave most SMs idle,
  *   so each (sequence, K/V head) is cut into `splits` runs of whole 64-key
- *   chunks, enough to give every SM two CTAs; each CTA writes its rows'
+ *   chunks, as many as fit one wave of resident CTAs; each CTA writes its rows'
  *   partial output, normalised, and their log-sum-exp, and a second kernel
  *   combines the splits (weights 2^(lse − max)). With one split the first
  *   kernel writes O itself and the second is not launched.
@@ -321,30 +321,6 @@ static __global__ void __launch_bounds__(D) flash_decode_combine_kernel(const de
 /* Row tiles for a CTA of n rows. */
 static int tiles_for(int n) { return n <= 16 ? 1 : n <= 32 ? 2 : 4; }
 
-/* How the cache is split: whole chunks, enough CTAs for two per SM, at
- * least two chunks (128 keys) per split. */
-struct dec_plan {
-    int row_blocks, splits, chunks_per_split;
-};
-
-static struct dec_plan plan_of(const struct attn_problem *p)
-{
-    struct dec_plan pl;
-    const int G = p->heads / attn_kv_heads(p), rows = G * attn_q_len(p);
-    pl.row_blocks = (rows + DEC_MAX_ROWS - 1) / DEC_MAX_ROWS;
-    int sms = 0;
-    if (gpu_sm_count(&sms) != ATTN_OK || sms < 1) sms = 132; /* the plan only sizes the grid */
-    const long ctas = (long)p->batch * attn_kv_heads(p) * pl.row_blocks;
-    const int nchunks = (p->seq_len + DEC_BN - 1) / DEC_BN;
-    long want = (2L * sms + ctas - 1) / ctas;
-    const int most = nchunks / 2 > 1 ? nchunks / 2 : 1;
-    if (want > most) want = most;
-    if (want < 1) want = 1;
-    pl.chunks_per_split = (nchunks + (int)want - 1) / (int)want;
-    pl.splits = (nchunks + pl.chunks_per_split - 1) / pl.chunks_per_split;
-    return pl;
-}
-
 template <typename T, int D, int R> static int launch_rows(const dec_args &a, dim3 grid, cudaStream_t s)
 {
     flash_decode_kernel<T, D, R><<<grid, DEC_THREADS, dec_cfg<D, R>::SMEM, s>>>(a);
@@ -363,6 +339,55 @@ template <typename T, int D> static int prepare(void)
     CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   (int)dec_cfg<D, 4>::SMEM));
     return ATTN_OK;
+}
+
+/* CTAs of the (T, D, R) instance the GPU holds at once: the occupancy
+ * calculator's blocks per SM (after its shared memory is allowed) times
+ * the SMs; two per SM on the H200's 132 if either cannot be asked. */
+template <typename T, int D, int R> static long resident_ctas(void)
+{
+    int per_sm = 0, sms = 0;
+    if (prepare<T, D>() != ATTN_OK ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, flash_decode_kernel<T, D, R>, DEC_THREADS,
+                                                      dec_cfg<D, R>::SMEM) != cudaSuccess ||
+        per_sm < 1) {
+        (void)cudaGetLastError();
+        per_sm = 2;
+    }
+    if (gpu_sm_count(&sms) != ATTN_OK || sms < 1) sms = 132;
+    return (long)per_sm * sms;
+}
+
+template <typename T, int D> static long resident_for(int tiles)
+{
+    return tiles == 1 ? resident_ctas<T, D, 1>() : tiles == 2 ? resident_ctas<T, D, 2>() : resident_ctas<T, D, 4>();
+}
+
+/* How the cache is split: whole 64-key chunks, at least two per split; as
+ * many splits as keep the grid within one wave of resident CTAs (a second,
+ * nearly empty wave would cost as much as the first), one when
+ * batch·kv_heads fills the GPU already. */
+struct dec_plan {
+    int row_blocks, splits, chunks_per_split;
+};
+
+static struct dec_plan plan_of(const struct attn_problem *p)
+{
+    struct dec_plan pl;
+    const int G = p->heads / attn_kv_heads(p), rows = G * attn_q_len(p);
+    pl.row_blocks = (rows + DEC_MAX_ROWS - 1) / DEC_MAX_ROWS;
+    const int tiles = tiles_for(rows < DEC_MAX_ROWS ? rows : DEC_MAX_ROWS);
+    const bool bf16 = p->dtype == ATTN_BF16, d64 = p->head_dim == 64;
+    const long slots = bf16 ? (d64 ? resident_for<__nv_bfloat16, 64>(tiles) : resident_for<__nv_bfloat16, 128>(tiles))
+                            : (d64 ? resident_for<__half, 64>(tiles) : resident_for<__half, 128>(tiles));
+    const long ctas = (long)p->batch * attn_kv_heads(p) * pl.row_blocks;
+    const int nchunks = (p->seq_len + DEC_BN - 1) / DEC_BN;
+    long want = ctas >= slots ? 1 : slots / ctas;
+    const int most = nchunks / 2 > 1 ? nchunks / 2 : 1;
+    if (want > most) want = most;
+    pl.chunks_per_split = (nchunks + (int)want - 1) / (int)want;
+    pl.splits = (nchunks + pl.chunks_per_split - 1) / pl.chunks_per_split;
+    return pl;
 }
 
 template <typename T, int D> static int launch(const struct attn_problem *p, const dec_args &a, cudaStream_t s)
