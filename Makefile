@@ -429,7 +429,7 @@ trace: ## trace one call of each variant at TRACE_GRID's points: Chrome JSON + o
 # those, into the same place. bench/report/render.sh does the work; every
 # value reaches it in the environment (exported below), never through the
 # shell's parser, and it refuses one it cannot pass on safely.
-PLOT_SCRIPTS := headline throughput latency speedup speedup_torch memory energy ratio
+PLOT_SCRIPTS := headline throughput bandwidth latency speedup speedup_torch memory energy ratio
 plots report figures: export ATTN_REPORT = $(REPORT)
 plots report figures: export ATTN_PLOT_BUILD = $(BUILD)
 plots report figures: export ATTN_PLOT_SCRIPTS = $(PLOT_SCRIPTS)

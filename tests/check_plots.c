@@ -9,10 +9,12 @@
  * gnuplot code, a malformed file, and in tests/fixtures/compare/ a compare
  * run with its samples and a run of burst and sustained rows, both
  * hand-made, and passes.csv, the forward, the backward and forward +
- * backward of two variants, hand-made), build/report and every plots/
+ * backward of two variants, hand-made, and decode.csv, an H200 run of the
+ * decode grid with its .env, made without --peak), build/report and every plots/
  * script must produce PNG files with the PNG signature and SVG files that
  * parse as XML (xmllint) — or, where the run lacks what a figure needs
- * (cudnn_sdpa, naive, a baseline, power, PyTorch peers beside ours), say
+ * (cudnn_sdpa, naive, a baseline, power, PyTorch peers beside ours, decode
+ * rows), say
  * so and exit 0 without a file —, the report page must parse as HTML, the
  * peers must be drawn dashed and marked on the page, a run of several
  * model shapes must get a panel per shape (titles, files, the page's
@@ -23,7 +25,11 @@
  * (and two inits) must be separate series, every subtitle must say the
  * regime, each pass must be a family of figures of its own (the forward's
  * files those of its rows alone, the backward's in files, panels, titles
- * and page sections of their own), nothing in a results file may run when
+ * and page sections of their own), a decode run's bandwidth figure must
+ * draw its decode panels in GB/s titled with their q_len, with the read
+ * ceiling's line where the .env has one and the words that it was not
+ * measured where not, while a run without decode rows draws none and its
+ * page has no decode section, nothing in a results file may run when
  * gnuplot loads the data, and the malformed CSV must give exit 2 and a
  * message naming file:line. Needs gnuplot and xmllint (`make test`
  * installs them); run from the repository root after `make all`. */
@@ -99,10 +105,11 @@ struct fixture {
     bool power;                 /* energy needs rows with a TFLOP per joule */
     bool torch;                 /* speedup_torch needs PyTorch peer rows beside ours */
     bool together;              /* ratio needs the baseline measured with the run: one A/B pair */
+    bool decode;                /* bandwidth needs decode rows (q_len < seq_len) */
 };
 
-static const char *const scripts[] = {"headline", "throughput",    "latency", "speedup",
-                                      "memory",   "speedup_torch", "energy",  "ratio"};
+static const char *const scripts[] = {"headline", "throughput",    "bandwidth", "latency", "speedup",
+                                      "memory",   "speedup_torch", "energy",    "ratio"};
 #define NSCRIPTS (sizeof scripts / sizeof scripts[0])
 
 static bool draws(const struct fixture *fx, const char *script)
@@ -110,7 +117,7 @@ static bool draws(const struct fixture *fx, const char *script)
     return !(!strcmp(script, "headline") && !fx->cudnn) && !(!strcmp(script, "speedup") && !fx->naive) &&
            !(!strcmp(script, "ratio") && !(fx->baseline && fx->together)) &&
            !(!strcmp(script, "energy") && !fx->power) &&
-           !(!strcmp(script, "speedup_torch") && !fx->torch);
+           !(!strcmp(script, "speedup_torch") && !fx->torch) && !(!strcmp(script, "bandwidth") && !fx->decode);
 }
 
 static void report_data(const struct fixture *fx)
@@ -191,14 +198,29 @@ static bool svg_dashed_in(const char *file, int r, int g, int b)
     return sh("grep -Eq \"stroke='rgb\\( *%d, *%d, *%d\\)' stroke-dasharray\" %s/%s", r, g, b, dir, file) == 0;
 }
 
-static void assert_report_page(const char *fixture)
+/* Whether FILE (an SVG of gnuplot's) strokes n paths in rgb(r, g, b),
+ * dashed or solid. */
+static bool svg_paths_in(const char *file, int r, int g, int b, bool dashed, int n)
+{
+    return sh("test $(grep -Ec \"stroke='rgb\\( *%d, *%d, *%d\\)' +%s\" %s/%s) -eq %d", r, g, b,
+              dashed ? "stroke-dasharray" : "d=", dir, file, n) == 0;
+}
+
+/* build/report html of fixture into DIR/report.html, which must parse. */
+static void write_page(const char *fixture)
 {
     ck_assert_int_eq(sh("%s html %s %s >/dev/null", tool_path("report"), fixture, dir), 0);
     char page[128];
     snprintf(page, sizeof page, "%s/report.html", dir);
     ck_assert_msg(file_size(page) > 500, "%s missing", page);
     ck_assert_msg(sh("xmllint --html --noout %s 2>/dev/null", page) == 0, "%s does not parse", page);
-    ck_assert_msg(sh("grep -q 'latency.png' %s", page) == 0, "the page does not show the latency figure");
+}
+
+/* The page, showing the latency figure drawn beside it. */
+static void assert_report_page(const char *fixture)
+{
+    write_page(fixture);
+    ck_assert_msg(sh("grep -q 'latency.png' %s/report.html", dir) == 0, "the page does not show the latency figure");
 }
 
 START_TEST(test_tools_present)
@@ -213,7 +235,7 @@ END_TEST
 
 START_TEST(test_full_run_renders)
 {
-    render_all(&(struct fixture){"tests/fixtures/full.csv", "tests/fixtures/full.csv", false, true, false, false, false});
+    render_all(&(struct fixture){"tests/fixtures/full.csv", "tests/fixtures/full.csv", false, true, false, false, false, false});
     ck_assert_msg(data_has("meta.gp", "^ratio_why = 'the baseline is the run itself'$"), "no reason for the missing ratio figure");
     assert_report_page("tests/fixtures/full.csv");
 }
@@ -223,7 +245,7 @@ END_TEST
  * cudnn_sdpa; results/h200/power/): the energy figure is drawn. */
 START_TEST(test_power_run_renders)
 {
-    render_all(&(struct fixture){"tests/fixtures/power.csv", NULL, true, false, true, false, false});
+    render_all(&(struct fixture){"tests/fixtures/power.csv", NULL, true, false, true, false, false, false});
     ck_assert_msg(data_has("meta.gp", "^have_energy = 1$"), "meta.gp does not say the run has power");
 }
 END_TEST
@@ -234,7 +256,7 @@ START_TEST(test_fused_run_renders)
      * measured a day apart (fused_base.csv, no A/B run in common): its
      * ratio is not drawn, and meta.gp and the page say why */
     render_all(&(struct fixture){"tests/fixtures/fused.csv", "tests/fixtures/fused_base.csv", true, true, false, false,
-                                 false});
+                                 false, false});
     ck_assert_msg(data_has("meta.gp", "^peak_tflops = 798.2$"), "the peak of fused.env is not in meta.gp");
     /* no peers: every variant solid, each in its own look */
     ck_assert_msg(data_has("meta.gp", "^array variant_peer\\[5\\] = \\[0, 0, 0, 0, 0\\]$"),
@@ -278,7 +300,7 @@ START_TEST(test_ab_pair_ratio_drawn)
                         "NR > 1 && $c[\"seq_len\"] == 1024 && $c[\"head_dim\"] == 128 && $c[\"causal\"] == 1 "
                         "{ $c[\"ms_median\"] *= 1.08 } { print }' tests/fixtures/ab_cand.csv > %s",
                         cand), 0);
-    render_all(&(struct fixture){cand, "tests/fixtures/ab_base.csv", false, false, true, false, true});
+    render_all(&(struct fixture){cand, "tests/fixtures/ab_base.csv", false, false, true, false, true, false});
     ck_assert_msg(data_has("meta.gp", "^have_ratio = 1$") && data_has("meta.gp", "^ratio_rows = 12$") &&
                       data_has("meta.gp", "^nratio_panels = 6$"),
                   "the A/B pair's ratio figure lacks its 12 rows in 6 panels");
@@ -297,7 +319,7 @@ END_TEST
  * PyTorch peers (torch_*) at three points, cold and graph. */
 START_TEST(test_peers_run_renders)
 {
-    render_all(&(struct fixture){"tests/fixtures/peers.csv", NULL, true, true, true, true, false});
+    render_all(&(struct fixture){"tests/fixtures/peers.csv", NULL, true, true, true, true, false, false});
     /* the peers are marked, and paired by hue with ours (a darker shade):
      * torch_naive with naive, torch_sdpa_cudnn with cudnn_sdpa */
     ck_assert_msg(data_has("meta.gp", "^array variant_peer\\[12\\] = \\[0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1\\]$"),
@@ -344,7 +366,7 @@ END_TEST
  * set the peers against. */
 START_TEST(test_peers_only_run_renders)
 {
-    render_all(&(struct fixture){"tests/fixtures/peers_only.csv", NULL, false, false, true, false, false});
+    render_all(&(struct fixture){"tests/fixtures/peers_only.csv", NULL, false, false, true, false, false, false});
     ck_assert_msg(data_has("meta.gp", "^array variant_peer\\[7\\] = \\[1, 1, 1, 1, 1, 1, 1\\]$"),
                   "meta.gp does not mark the peers");
     ck_assert_msg(data_has("meta.gp", "^have_torch = 0$"), "speedup_torch claims data without our variants");
@@ -371,7 +393,7 @@ START_TEST(test_llm_run_has_a_panel_per_shape)
     /* ab_run is the last column but one (a reason before it may hold quoted commas) */
     ck_assert_int_eq(sh("sed -E '2,$ s/,[^,]*,([^,]*)$/,AB1,\\1/' tests/fixtures/llm.csv > %s && cp %s %s && "
                         "cp tests/fixtures/llm.env %s/llm.env", llm, llm, base, dir), 0);
-    render_all(&(struct fixture){llm, base, true, true, true, true, true});
+    render_all(&(struct fixture){llm, base, true, true, true, true, true, false});
     ck_assert_msg(data_has("meta.gp", "^npanels = 5$"), "meta.gp does not have one panel per model shape");
     ck_assert_msg(data_has("meta.gp", "^array panel_title\\[5\\] = \\['H=16 KV=1 (MQA), D=128, causal', "
                                       "'H=32 KV=8, D=128, causal', 'H=64 KV=8, D=128, causal', "
@@ -434,7 +456,7 @@ START_TEST(test_one_grouped_shape_is_named)
     snprintf(csv, sizeof csv, "%s/one_shape.csv", dir);
     ck_assert_int_eq(sh("(head -1 tests/fixtures/llm.csv; grep ',bf16,[0-9]*,64,8,' tests/fixtures/llm.csv) >%s", csv), 0);
     /* cudnn_sdpa skips every grouped point: the headline has nothing to draw */
-    render_all(&(struct fixture){csv, NULL, false, true, true, true, false});
+    render_all(&(struct fixture){csv, NULL, false, true, true, true, false, false});
     ck_assert_msg(data_has("meta.gp", "^array panel_title\\[1\\] = \\['H=64 KV=8, D=128, causal'\\]$"),
                   "a run of one grouped shape does not name it");
     ck_assert_msg(data_has("meta.gp", "panel_H64_KV8_D128_causal.dat"), "its panel file is not named by the shape");
@@ -481,7 +503,7 @@ END_TEST
 START_TEST(test_gaps_render)
 {
     /* oom and skipped rows and a variant missing at one point: still figures */
-    render_all(&(struct fixture){"tests/fixtures/gaps.csv", "tests/fixtures/full.csv", false, true, false, false, false});
+    render_all(&(struct fixture){"tests/fixtures/gaps.csv", "tests/fixtures/full.csv", false, true, false, false, false, false});
     char path[128];
     snprintf(path, sizeof path, "%s/data/panel_D128_full.dat", dir);
     /* the gap is kept as a gap: NaN where naive was oom at S=4096 */
@@ -494,14 +516,14 @@ END_TEST
 
 START_TEST(test_single_point_renders)
 {
-    render_all(&(struct fixture){"tests/fixtures/single.csv", NULL, false, true, false, false, false});
+    render_all(&(struct fixture){"tests/fixtures/single.csv", NULL, false, true, false, false, false, false});
 }
 END_TEST
 
 START_TEST(test_one_variant_renders)
 {
     /* inplace only: no naive to be faster than, no cudnn_sdpa */
-    render_all(&(struct fixture){"tests/fixtures/one_variant.csv", NULL, false, false, false, false, false});
+    render_all(&(struct fixture){"tests/fixtures/one_variant.csv", NULL, false, false, false, false, false, false});
 }
 END_TEST
 
@@ -527,7 +549,7 @@ START_TEST(test_data_strings_do_not_run)
     static const char *const pwned[] = {"/tmp/attnbench-pwned-gpu", "/tmp/attnbench-pwned-variant",
                                         "/tmp/attnbench-pwned-env"};
     for (size_t i = 0; i < 3; i++) remove(pwned[i]);
-    render_all(&(struct fixture){"tests/fixtures/hostile.csv", "tests/fixtures/hostile.csv", false, true, false, false, false});
+    render_all(&(struct fixture){"tests/fixtures/hostile.csv", "tests/fixtures/hostile.csv", false, true, false, false, false, false});
     for (size_t i = 0; i < 3; i++) ck_assert_msg(file_size(pwned[i]) < 0, "loading the data ran a command: %s", pwned[i]);
     /* the text is kept, as text */
     ck_assert_msg(data_has("meta.gp", "^gpu = 'x\\\";system(\\\"touch /tmp/attnbench-pwned-gpu\\\");y=\\\"'$"),
@@ -568,7 +590,7 @@ END_TEST
  * 1.02/0.95 = 1.0737. */
 START_TEST(test_compare_run_headline_interleaved)
 {
-    render_all(&(struct fixture){COMPARE_RUN ".csv", NULL, true, false, false, false, false});
+    render_all(&(struct fixture){COMPARE_RUN ".csv", NULL, true, false, false, false, false, false});
     const char *panel = "panel_D128_causal.dat";
     ck_assert_double_eq_tol(panel_value(panel, "flash_hopper", 2048, 6), 1.02 / 0.91, 1e-5);
     ck_assert_double_eq_tol(panel_value(panel, "flash_hopper", 2048, 10), 1.01 / 0.97, 1e-5);
@@ -620,7 +642,7 @@ START_TEST(test_plain_run_keeps_median_ratio)
     ck_assert_int_eq(sh("sed -E '2,$ s/,[^,]*,([^,]*)$/,,\\1/' " COMPARE_RUN ".csv > %s && "
                         "cp " COMPARE_RUN ".samples.csv " COMPARE_RUN ".env %s/", csv, dir), 0);
     ck_assert_msg(sh("grep -q ',20261210T120000Z,$' %s", csv) != 0, "a row keeps its compare_run");
-    render_all(&(struct fixture){csv, NULL, true, false, false, false, false});
+    render_all(&(struct fixture){csv, NULL, true, false, false, false, false, false});
     const char *panel = "panel_D128_causal.dat";
     ck_assert_double_eq_tol(panel_value(panel, "flash_hopper", 2048, 6), 1.02 / 0.95, 1e-5);
     ck_assert_msg(isnan(panel_value(panel, "flash_hopper", 2048, 10)) && isnan(panel_value(panel, "flash_hopper", 2048, 11)),
@@ -645,7 +667,7 @@ END_TEST
  * 1.00/0.95 burst, 1.10/1.00 sustained. */
 START_TEST(test_regimes_are_separate_series)
 {
-    render_all(&(struct fixture){"tests/fixtures/compare/regimes.csv", NULL, true, false, false, false, false});
+    render_all(&(struct fixture){"tests/fixtures/compare/regimes.csv", NULL, true, false, false, false, false, false});
     ck_assert_msg(data_has("meta.gp", "^array variant_name\\[4\\] = \\['cudnn_sdpa', 'cudnn_sdpa (sustained)', "
                                       "'flash_hopper', 'flash_hopper (sustained)'\\]$"),
                   "the regimes are not four series, the sustained ones named so");
@@ -680,7 +702,7 @@ START_TEST(test_regimes_are_separate_series)
     char csv[160];
     snprintf(csv, sizeof csv, "%s/normal.csv", dir);
     ck_assert_int_eq(sh("sed 's/,uniform,/,normal,/' tests/fixtures/compare/regimes.csv > %s && rm -rf %s/data", csv, dir), 0);
-    report_data(&(struct fixture){csv, NULL, true, false, false, false, false});
+    report_data(&(struct fixture){csv, NULL, true, false, false, false, false, false});
     ck_assert_msg(data_has("meta.gp", "cold mode, burst and sustained, init=normal, separate series'$"),
                   "the subtitles do not name the inputs' init");
     ck_assert_int_eq(sh("%s html %s %s >/dev/null", tool_path("report"), csv, dir), 0);
@@ -696,7 +718,7 @@ START_TEST(test_inits_are_separate_series)
     snprintf(csv, sizeof csv, "%s/inits.csv", dir);
     ck_assert_int_eq(sh("(cat tests/fixtures/compare/regimes.csv; grep ',burst,' tests/fixtures/compare/regimes.csv | "
                         "sed 's/,uniform,/,normal:0.5,/') > %s", csv), 0);
-    render_all(&(struct fixture){csv, NULL, true, false, false, false, false});
+    render_all(&(struct fixture){csv, NULL, true, false, false, false, false, false});
     ck_assert_msg(data_has("meta.gp", "'flash_hopper (init=uniform)', 'flash_hopper (init=normal:0.5)', "
                                       "'flash_hopper (sustained, init=uniform)'\\]$"),
                   "a second init is not a series of its own");
@@ -806,7 +828,8 @@ START_TEST(test_passes_render_titled)
                                  out, png ? "png" : "svg") == 0,
                               "gnuplot %s on the %s figures failed", scripts[i], other[k]);
                 const bool drawn = strcmp(scripts[i], "speedup") && strcmp(scripts[i], "speedup_torch") &&
-                                   strcmp(scripts[i], "energy") && strcmp(scripts[i], "ratio");
+                                   strcmp(scripts[i], "energy") && strcmp(scripts[i], "ratio") &&
+                                   strcmp(scripts[i], "bandwidth");
                 if (!drawn) ck_assert_msg(file_size(out) < 0, "%s drew what the run lacks", out);
                 else if (png) assert_png(out);
                 else assert_svg(out);
@@ -846,7 +869,7 @@ START_TEST(test_passes_ratio_per_pass)
     /* ab_run is the last column but two (compare_run and shard after it) */
     ck_assert_int_eq(sh("sed -E '2,$ s/,[^,]*,([^,]*),([^,]*)$/,AB1,\\1,\\2/' " PASSES_RUN " > %s && cp %s %s", run, run,
                         base), 0);
-    report_data(&(struct fixture){run, base, true, false, false, false, true});
+    report_data(&(struct fixture){run, base, true, false, false, false, true, false});
     ck_assert_msg(data_has("meta.gp", "^nratio_panels = 2$") && data_has("bwd/meta.gp", "^nratio_panels = 2$") &&
                       data_has("fwd_bwd/meta.gp", "^nratio_panels = 2$"),
                   "each pass's ratio figure does not have its two panels");
@@ -988,7 +1011,7 @@ START_TEST(test_looks_are_the_variants_own)
     static const char *const named[] = {"cudnn_sdpa", "flash_hopper"};
     char first[2][64];
     for (size_t r = 0; r < 3; r++) {
-        report_data(&(struct fixture){runs[r], NULL, false, false, false, false, false});
+        report_data(&(struct fixture){runs[r], NULL, false, false, false, false, false, false});
         for (int v = 0; v < 2; v++) {
             char look[64];
             look_of(named[v], look, sizeof look);
@@ -1015,11 +1038,11 @@ START_TEST(test_unlisted_variant_keeps_one_look)
     write_run("a.csv", a, 2, dims, 1);
     write_run("b.csv", b, 5, dims, 1);
     snprintf(csv, sizeof csv, "%s/a.csv", dir);
-    report_data(&(struct fixture){csv, NULL, false, false, false, false, false});
+    report_data(&(struct fixture){csv, NULL, false, false, false, false, false, false});
     look_of("zeta_kernel", look_a, sizeof look_a);
     ck_assert_int_eq(sh("rm -rf %s/data", dir), 0);
     snprintf(csv, sizeof csv, "%s/b.csv", dir);
-    report_data(&(struct fixture){csv, NULL, false, false, false, false, false});
+    report_data(&(struct fixture){csv, NULL, false, false, false, false, false, false});
     look_of("zeta_kernel", look_b, sizeof look_b);
     look_of("omega_kernel", other, sizeof other);
     look_of("torch_new_peer", peer, sizeof peer);
@@ -1032,7 +1055,7 @@ START_TEST(test_unlisted_variant_keeps_one_look)
     ck_assert_str_eq(dashed, "1");
     /* none of the listed colours (the twelve of the peers' run) */
     ck_assert_int_eq(sh("rm -rf %s/data", dir), 0);
-    report_data(&(struct fixture){"tests/fixtures/peers.csv", NULL, false, false, false, false, false});
+    report_data(&(struct fixture){"tests/fixtures/peers.csv", NULL, false, false, false, false, false, false});
     for (int i = 0; i < 12; i++) {
         char rgb[32];
         ck_assert(meta_item("", "variant_rgb", i, rgb, sizeof rgb));
@@ -1058,7 +1081,7 @@ START_TEST(test_every_variant_and_panel_drawn)
     write_run("wide.csv", variants, 17, dims, 20);
     char csv[192];
     snprintf(csv, sizeof csv, "%s/wide.csv", dir);
-    report_data(&(struct fixture){csv, NULL, true, true, false, false, false});
+    report_data(&(struct fixture){csv, NULL, true, true, false, false, false, false});
     ck_assert_msg(data_has("meta.gp", "^nvariants = 17$"), "not every variant is in meta.gp");
     ck_assert_msg(data_has("meta.gp", "^npanels = 24$") && data_has("page-2/meta.gp", "^npanels = 16$") &&
                       data_has("meta.gp", "^figure_pages = 2$"),
@@ -1207,7 +1230,7 @@ START_TEST(test_legend_strip_grows_with_its_rows)
         snprintf(csv, sizeof csv, "%s/legend.csv", dir);
         snprintf(out, sizeof out, "%s/latency.png", dir);
         ck_assert_int_eq(sh("rm -rf %s/data", dir), 0);
-        report_data(&(struct fixture){csv, NULL, true, true, false, false, false});
+        report_data(&(struct fixture){csv, NULL, true, true, false, false, false, false});
         ck_assert_int_eq(sh("gnuplot -c plots/latency.gp %s/data %s png 2>/dev/null", dir, out), 0);
         /* one row of two panels, 430 px, under a strip of 112 px for two legend rows, 17 px a row more */
         ck_assert_int_eq(png_height(out), 112 + 430 + (many ? 3 * 17 : 0));
@@ -1220,7 +1243,7 @@ END_TEST
  * run is "0.995", below the parity line, not "1.00"). */
 START_TEST(test_headline_label_keeps_its_side)
 {
-    report_data(&(struct fixture){"results/h200/20261201T034152Z.csv", NULL, false, false, false, false, false});
+    report_data(&(struct fixture){"results/h200/20261201T034152Z.csv", NULL, false, false, false, false, false, false});
     const double v = panel_value("panel_D64_full.dat", "flash_hopper", 8192, 6);
     ck_assert_msg(v >= 0.995 && v < 1, "the committed run's value moved (%g)", v);
     ck_assert_msg(isfinite(panel_value("panel_D64_full.dat", "flash_hopper", 8192, 9)), "the value has no label");
@@ -1236,7 +1259,7 @@ START_TEST(test_headline_labels_clear)
     labels_checked = bars_checked = 0;
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
         ck_assert_int_eq(sh("rm -rf %s/data", dir), 0);
-        report_data(&(struct fixture){runs[r], NULL, false, false, false, false, false});
+        report_data(&(struct fixture){runs[r], NULL, false, false, false, false, false, false});
         const int nv = (int)meta_number("nvariants"), np = (int)meta_number("npanels");
         bool shown[64];
         for (int v = 0; v < nv; v++) {
@@ -1256,6 +1279,104 @@ START_TEST(test_headline_labels_clear)
     }
     ck_assert_msg(labels_checked > 40, "only %d labels placed", labels_checked);
     ck_assert_msg(bars_checked > 0, "no error bar checked");
+}
+END_TEST
+
+/* tests/fixtures/decode.csv: an H200 run of the decode grid (naive and
+ * inplace; q_len 1 and 4 against 1024 to 131072 cached keys; four model
+ * shapes), made without --peak. The bandwidth figure has a panel per decode
+ * family, titled with its shape and q_len, its values the GB/s attnbench
+ * wrote (the bytes K and V at kv_len, Q and O at q_len, over the median);
+ * without a read ceiling its subtitle says it was not measured and no peak
+ * line is drawn. The throughput figure draws the same panels. */
+START_TEST(test_decode_run_draws_bandwidth)
+{
+    render_all(&(struct fixture){"tests/fixtures/decode.csv", NULL, false, true, true, false, false, true});
+    ck_assert_msg(data_has("meta.gp", "^have_decode = 1$") && data_has("meta.gp", "^nbw_panels = 5$") &&
+                      data_has("meta.gp", "^npanels = 5$"),
+                  "meta.gp does not give the bandwidth figure the run's 5 decode panels");
+    ck_assert_msg(data_has("meta.gp", "^array bw_panel_title\\[5\\] = \\['H=32 KV=8 Q=1, D=64, causal', "
+                                      "'H=16 KV=1 (MQA) Q=1, D=128, causal', 'H=32 KV=8 Q=1, D=128, causal', "
+                                      "'H=64 KV=8 Q=1, D=128, causal', 'H=32 KV=8 Q=4, D=128, causal'\\]$"),
+                  "the bandwidth panels' titles do not name their shapes and q_len, in order");
+    ck_assert_msg(data_has("meta.gp", "^peak_read_gbps = NaN$"), "a read peak appeared in a run without --peak");
+    /* GB/s (column 12) as the fixture's gbps column has them, to its 5 digits */
+    ck_assert_double_eq_tol(panel_value("panel_H32_KV8_D128_causal_q1.dat", "naive", 1024, 12), 3667.2, 0.06);
+    ck_assert_double_eq_tol(panel_value("panel_H32_KV8_D128_causal_q4.dat", "inplace", 131072, 12), 2200.4, 0.06);
+    ck_assert_double_eq_tol(panel_value("panel_H16_KV1_D128_causal_q1.dat", "naive", 32768, 12), 1957.7, 0.06);
+    /* the batch-1 points are off the families (their tokens differ): not drawn */
+    ck_assert_msg(!data_has("panel_H32_KV8_D128_causal_q1.dat", "^32768 0.0897"), "a batch-1 point was drawn");
+    char svg[192];
+    snprintf(svg, sizeof svg, "%s/bandwidth.svg", dir);
+    ck_assert_msg(sh("grep -q 'Decode bandwidth — NVIDIA H200' %s && grep -q '>bandwidth (GB/s)<' %s && "
+                     "grep -q '>H=32 KV=8 Q=4, D=128, causal<' %s && grep -q '>H=16 KV=1 (MQA) Q=1, D=128, causal<' %s",
+                     svg, svg, svg, svg) == 0,
+                  "bandwidth.svg lacks its title, its GB/s axis or the panels' q_len");
+    ck_assert_msg(sh("grep -q 'read peak not measured (run with --peak)' %s", svg) == 0 &&
+                      sh("grep -q 'read peak [0-9]* GB/s (measured)' %s", svg) != 0 &&
+                      svg_paths_in("bandwidth.svg", 68, 68, 68, false, 0) &&
+                      svg_paths_in("bandwidth.svg", 68, 68, 68, true, 0),
+                  "bandwidth.svg of a run without --peak does not say the peak was not measured, or draws one");
+    snprintf(svg, sizeof svg, "%s/throughput.svg", dir);
+    ck_assert_msg(sh("grep -q '>H=32 KV=8 Q=4, D=128, causal<' %s", svg) == 0,
+                  "the throughput figure does not draw the decode panels");
+}
+END_TEST
+
+/* The decode run with a read ceiling: its .env with a peak_read_gbps line,
+ * written here (a test value, not a measurement): the line at the peak,
+ * labelled, and a dashed one at 90 % of it; the subtitle names the ceiling. */
+START_TEST(test_decode_peak_line_drawn)
+{
+    char run[160];
+    snprintf(run, sizeof run, "%s/decode.csv", dir);
+    ck_assert_int_eq(sh("cp tests/fixtures/decode.csv %s && (cat tests/fixtures/decode.env; echo peak_read_gbps=4000.0) "
+                        "> %s/decode.env", run, dir), 0);
+    const struct fixture fx = {run, NULL, false, true, true, false, false, true};
+    report_data(&fx);
+    ck_assert_msg(data_has("meta.gp", "^peak_read_gbps = 4000$"), "the .env's read peak is not in meta.gp");
+    render(&fx, "bandwidth", false);
+    render(&fx, "bandwidth", true);
+    char svg[192];
+    snprintf(svg, sizeof svg, "%s/bandwidth.svg", dir);
+    ck_assert_msg(sh("grep -q '>read peak 4000 GB/s (measured)<' %s && grep -q '>90 %% of the read peak<' %s", svg,
+                     svg) == 0,
+                  "bandwidth.svg does not label the read peak and its 90 %% line");
+    /* in #444444, in each of the 5 panels and the legend: the peak solid, 90 % of it dashed */
+    ck_assert_msg(svg_paths_in("bandwidth.svg", 68, 68, 68, false, 6) && svg_paths_in("bandwidth.svg", 68, 68, 68, true, 6),
+                  "bandwidth.svg does not draw the peak's line and the 90 %% line dashed in every panel");
+    ck_assert_msg(sh("grep -q 'not measured' %s", svg) != 0 &&
+                      sh("grep -q 'read peak: the read-only stream measured at the start of the run (--peak)' %s", svg) == 0,
+                  "bandwidth.svg's subtitle does not name the measured read peak");
+}
+END_TEST
+
+/* A run without decode rows (fused.csv, the default grid's prefill): no
+ * bandwidth figure, said in one line, and no decode section on its page. */
+START_TEST(test_prefill_run_has_no_bandwidth)
+{
+    char data[128], out[192], err[160];
+    snprintf(data, sizeof data, "%s/data", dir);
+    snprintf(out, sizeof out, "%s/bandwidth.png", dir);
+    snprintf(err, sizeof err, "%s/err.txt", dir);
+    ck_assert_int_eq(sh("%s data tests/fixtures/fused.csv %s >/dev/null", tool_path("report"), data), 0);
+    ck_assert_msg(data_has("meta.gp", "^have_decode = 0$") && data_has("meta.gp", "^nbw_panels = 0$"),
+                  "meta.gp of a prefill run claims decode panels");
+    ck_assert_int_eq(sh("gnuplot -c plots/bandwidth.gp %s %s png 2>%s", data, out, err), 0);
+    ck_assert_msg(file_size(out) < 0, "a bandwidth figure was drawn without decode rows");
+    ck_assert_msg(sh("grep -q '^bandwidth.gp: no decode rows in this run: nothing to draw$' %s", err) == 0,
+                  "bandwidth.gp did not say why it drew nothing");
+    write_page("tests/fixtures/fused.csv");
+    ck_assert_msg(sh("grep -q 'id=\"decode\\|href=\"#decode\"\\|bandwidth.png' %s/report.html", dir) != 0,
+                  "the page of a prefill run has a decode section, link or figure");
+    /* the decode run's page has all three */
+    ck_assert_int_eq(sh("%s data tests/fixtures/decode.csv %s >/dev/null && gnuplot -c plots/bandwidth.gp %s %s png",
+                        tool_path("report"), data, data, out), 0);
+    write_page("tests/fixtures/decode.csv");
+    ck_assert_msg(sh("grep -q '<div class=\"section\" id=\"decode\">' %s/report.html && "
+                     "grep -q '<a href=\"#decode\">Decode</a>' %s/report.html && "
+                     "grep -q '<img src=\"bandwidth.png\"' %s/report.html", dir, dir, dir) == 0,
+                  "the decode run's page lacks its decode section, its link or the bandwidth figure");
 }
 END_TEST
 
@@ -1295,6 +1416,9 @@ static Suite *plots_suite(void)
     tcase_add_test(t, test_passes_render_titled);
     tcase_add_test(t, test_passes_ratio_per_pass);
     tcase_add_test(t, test_passes_page);
+    tcase_add_test(t, test_decode_run_draws_bandwidth);
+    tcase_add_test(t, test_decode_peak_line_drawn);
+    tcase_add_test(t, test_prefill_run_has_no_bandwidth);
     suite_add_tcase(s, t);
     return s;
 }

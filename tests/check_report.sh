@@ -18,7 +18,10 @@
 # ratios interleaved, with their intervals, and a run of burst and sustained
 # rows: a table per regime, fitting 1400 px; a run of the forward, the
 # backward and forward + backward (tests/fixtures/passes.csv): a table
-# section per pass, fitting 1400 px; and make plots / make report / make figures in a
+# section per pass, fitting 1400 px; a decode run (tests/fixtures/decode.csv):
+# a Decode section whose table lists each decode point's variants with
+# their GB/s (and % of the read peak, given one), fitting 1400 px, and none
+# for a run without decode rows; and make plots / make report / make figures in a
 # scratch tree: which run they draw, and that no file name or figures.conf
 # line runs a command.
 #
@@ -416,6 +419,86 @@ elif ! fits_width "$W"; then
     fail "passes: the page scrolls sideways at $WIDTH px (probe '${line:-none}')"
 else
     ok "passes: a table section per pass, panels titled by the pass, the headline per pass, no sideways scrolling"
+fi
+
+# decode_rows_listed PAGE CSV [PEAK]: every decode row of CSV (q_len <
+# seq_len) is in PAGE's decode table, under its panel's header (its shape
+# and q_len), in the line of its kv_len, batch and heads, in its variant's
+# columns (ms, GB/s, % read peak, TFLOP/s; the variants in the CSV's
+# order): GB/s the CSV's gbps to the page's whole GB/s, % read peak
+# 100·gbps/PEAK to its tenth, or – without PEAK. Prints how many rows it
+# found, or what is wrong (exit 1).
+decode_rows_listed() {
+    awk -F, -v peak="${3:-}" '
+    FNR == NR {
+        if (FNR == 1) { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        if ($c["q_len"] == "" || $c["q_len"] == $c["seq_len"]) next
+        v = $c["variant"]; h = $c["heads"]; kv = $c["kv_heads"]
+        if (!(v in col)) col[v] = nvar++
+        title = "H=" h (kv != h ? " KV=" kv (kv == 1 ? " (MQA)" : "") : "") " Q=" $c["q_len"] ", D=" $c["head_dim"] \
+            ", " ($c["causal"] ? "causal" : "non-causal")
+        want[title "|" $c["seq_len"] "|" $c["batch"] "|" h "|" v] = $c["gbps"]
+        rows++
+        next
+    }
+    /<div class="section" id="decode">/ { on = 1 }
+    /<div class="section" id="tables">/ { on = 0 }
+    !on { next }
+    /^<tr class="panel">/ { title = $0; sub(/^<tr class="panel"><th colspan="[0-9]*">/, "", title); sub(/<\/th>.*/, "", title); next }
+    /^<tr><td>/ {
+        line = $0; gsub(/<\/td>/, "\t", line); gsub(/<[^>]*>/, "", line); n = split(line, cell, "\t")
+        for (v in col) {
+            key = title "|" cell[1] "|" cell[2] "|" cell[3] "|" v
+            if (!(key in want)) continue
+            gb = cell[5 + 4 * col[v]]; pct = cell[6 + 4 * col[v]]
+            d = gb - want[key]; if (d < 0) d = -d
+            if (d > 0.6) { print key ": " gb " GB/s on the page, " want[key] " in the CSV"; bad = 1 }
+            if (peak == "" && pct != "–") { print key ": % read peak " pct " without a peak"; bad = 1 }
+            if (peak != "") { d = pct - 100 * want[key] / peak; if (d < 0) d = -d
+                if (d > 0.06) { print key ": % read peak " pct ", not " 100 * want[key] / peak; bad = 1 } }
+            delete want[key]; found++
+        }
+    }
+    END {
+        for (k in want) { print k ": not in the decode table"; bad = 1 }
+        if (!rows) { print "no decode row in the CSV"; bad = 1 }
+        if (bad) exit 1
+        print found
+    }' "$2" "$1"
+}
+
+# A decode run (tests/fixtures/decode.csv: an H200 run of the decode grid,
+# made without --peak): the page links a Decode section whose table lists
+# every decode point's variants with their GB/s as attnbench wrote them, the
+# fastest in bold, % read peak as – with the words that the peak was not
+# measured; the same run with a read peak in its .env (a test value written
+# here, not a measurement) gives each row its share of it; the committed
+# run, without decode rows, has no such section; the page fits 1400 px.
+K=$TMP/decode
+mkdir -p "$K/peak"
+cp tests/fixtures/decode.csv "$K/peak/run.csv"
+{ cat tests/fixtures/decode.env; echo peak_read_gbps=4000.0; } >"$K/peak/run.env"
+if ! "$REPORT_BIN" html tests/fixtures/decode.csv "$K" >"$K/out" 2>&1 ||
+    ! "$REPORT_BIN" html "$K/peak/run.csv" "$K/peak" >>"$K/out" 2>&1; then
+    fail "decode: build/report html refused tests/fixtures/decode.csv: $(tr '\n' ' ' <"$K/out")"
+elif ! grep -q '<a href="#decode">Decode</a>' "$K/report.html" || ! grep -q '<div class="section" id="decode">' "$K/report.html" ||
+    ! grep -q '<h3 id="decode-cold">cold, burst ' "$K/report.html"; then
+    fail "decode: the page has no Decode section with its cold table, or no link to it"
+elif ! listed=$(decode_rows_listed "$K/report.html" tests/fixtures/decode.csv); then
+    fail "decode: the table does not list the decode rows' GB/s: $(head -n 3 <<<"$listed" | tr '\n' ' ')"
+elif ! peaked=$(decode_rows_listed "$K/peak/report.html" "$K/peak/run.csv" 4000); then
+    fail "decode: with a read peak, the table's GB/s or % read peak are wrong: $(head -n 3 <<<"$peaked" | tr '\n' ' ')"
+elif [ "$(sed -n '/id="decode"/,/id="tables"/p' "$K/report.html" | grep -o '<td class="grp best">' | wc -l)" != 30 ]; then
+    fail "decode: the fastest variant of each of the 30 decode points is not marked once"
+elif ! grep -q 'not measured in this run (run with <code>--peak</code>)' "$K/report.html" ||
+    ! grep -q '<code>peak_read_gbps</code>: <b>4000 GB/s</b>)' "$K/peak/report.html"; then
+    fail "decode: the section does not say where the read peak comes from, or that it was not measured"
+elif grep -q 'id="decode"\|href="#decode"' "$PAGE"; then
+    fail "decode: the committed run, without decode rows, has a decode section or link"
+elif ! fits_width "$K"; then
+    fail "decode: the page scrolls sideways at $WIDTH px (probe '${line:-none}')"
+else
+    ok "decode: a Decode section listing the $listed decode rows' GB/s (and % of a read peak), the fastest marked, no sideways scrolling"
 fi
 
 # make plots, make report and make figures, run in a scratch tree whose

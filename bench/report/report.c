@@ -16,7 +16,9 @@
  *       fwd_bwd: what the row times) is a family of figures of its own,
  *       drawn from its rows alone (report_pass_rows): the forward's as
  *       above, a backward's panels ..._bwd.dat and ..._fwd_bwd.dat with
- *       their meta.gp in OUTDIR/bwd/ and OUTDIR/fwd_bwd/. Which panel a row
+ *       their meta.gp in OUTDIR/bwd/ and OUTDIR/fwd_bwd/. A decode's
+ *       points (q_len < seq_len) are panels of their own, ..._q{q}.dat,
+ *       which the bandwidth figure draws in GB/s. Which panel a row
  *       is in is decided here, once (report_panel_of: the pass is part of
  *       it), for the figures and the page's tables alike.
  *   report html RESULTS OUTDIR [--env ENVFILE] [--thresholds T] [--baseline B]
@@ -25,9 +27,9 @@
  *       measured: in turns or row after row), the headline and where each
  *       variant stands, the figures found in OUTDIR (with speedup_torch's
  *       numbers as a table; why the ratio figure is missing for a baseline
- *       measured apart), the full tables per mode and regime (each pass
- *       other than the forward in a section of its own) and the run's
- *       environment.
+ *       measured apart), a run's decode points in GB/s, the full tables
+ *       per mode and regime (each pass other than the forward in a section
+ *       of its own) and the run's environment.
  *   T (a thresholds file) gives the gate's confidence, which a compare
  *   run's intervals use, and the ratio figure's limits; without it, as the
  *   gate does, bench/gate/thresholds.conf where it can be read, else the
@@ -118,6 +120,14 @@ bool report_row_ok(const struct result_rec *r)
 {
     return r && !strcmp(r->status, row_status_names[STATUS_OK]) && isfinite(r->ms_median) &&
            r->ms_median > 0;
+}
+
+double report_row_gbps(const struct result_rec *r)
+{
+    if (!report_row_ok(r)) return NAN;
+    struct attn_problem p;
+    result_key_problem(&r->key, &p);
+    return attn_gbps(&p, r->ms_median);
 }
 
 bool report_is_peer(const char *variant)
@@ -246,14 +256,14 @@ int report_panel_cmp(const struct report_panel *a, const struct report_panel *b)
 const char *report_panel_title(const struct report_panel *p, char *buf, size_t len)
 {
     const char *causal = p->causal ? "causal" : "non-causal";
-    if (!p->shape) snprintf(buf, len, "D = %d, %s", p->head_dim, causal);
-    else if (p->kv_heads == p->heads) snprintf(buf, len, "H=%d, D=%d, %s", p->heads, p->head_dim, causal);
-    else snprintf(buf, len, "H=%d KV=%d%s, D=%d, %s", p->heads, p->kv_heads, p->kv_heads == 1 ? " (MQA)" : "",
-                  p->head_dim, causal);
+    char q[32] = ""; /* a decode's queries per sequence, after the heads */
+    if (p->q_len) snprintf(q, sizeof q, p->shape ? " Q=%d" : "Q = %d, ", p->q_len);
+    if (!p->shape) snprintf(buf, len, "%sD = %d, %s", q, p->head_dim, causal);
+    else if (p->kv_heads == p->heads) snprintf(buf, len, "H=%d%s, D=%d, %s", p->heads, q, p->head_dim, causal);
+    else snprintf(buf, len, "H=%d KV=%d%s%s, D=%d, %s", p->heads, p->kv_heads, p->kv_heads == 1 ? " (MQA)" : "",
+                  q, p->head_dim, causal);
     if (p->shape && p->varlen[0] && strlen(buf) < len)
         snprintf(buf + strlen(buf), len - strlen(buf), ", varlen %s", p->varlen);
-    if (p->q_len && strlen(buf) < len)
-        snprintf(buf + strlen(buf), len - strlen(buf), ", decode of %d quer%s", p->q_len, p->q_len == 1 ? "y" : "ies");
     if (p->pass != ATTN_PASS_FWD && strlen(buf) < len)
         snprintf(buf + strlen(buf), len - strlen(buf), ", %s", report_pass_title(p->pass));
     return buf;

@@ -40,6 +40,12 @@ const struct result_rec *report_twin(const struct result_set *, const struct res
                                      const char *variant);
 /* ok with a positive, finite time. */
 bool report_row_ok(const struct result_rec *);
+/* The row's GB/s: its point's bytes (attn_bytes: Q, K and V read once, O
+ * written once; a decode's K and V at all its cached keys, Q and O at its
+ * q_len rows) over its median, as attnbench computes the gbps column
+ * (attn_gbps); NaN when the row is not ok. The figures' and the page's
+ * bandwidth. */
+double report_row_gbps(const struct result_rec *);
 /* A PyTorch peer (tools/peers/torch_peers.py): a variant named torch_*. The
  * one place that says which variants are peers: the figures draw them dashed,
  * the page marks them, speedup_torch sets ours against the best of them. */
@@ -95,12 +101,16 @@ struct report_panel report_panel_of(const struct attn_problem *p, bool by_shape)
 /* Whether the row with key k is in the panel. */
 bool report_panel_has(const struct report_panel *, const struct result_key *k);
 bool report_panel_equal(const struct report_panel *, const struct report_panel *);
-/* The panels' order: the pass (fwd, bwd, fwd_bwd), head_dim, non-causal
- * first, then heads, then the more K/V heads first (multi-head, grouped,
- * multi-query), dense before ragged. */
+/* The panels' order: the pass (fwd, bwd, fwd_bwd), then q_len (a pass's
+ * prefill panels, q_len 0, before its decodes', so that the decode panels
+ * are the last of the forward's), head_dim, non-causal first, then heads,
+ * then the more K/V heads first (multi-head, grouped, multi-query), dense
+ * before ragged. */
 int report_panel_cmp(const struct report_panel *, const struct report_panel *);
 /* "D = 128, causal"; a shape's "H=64 KV=8, D=128, causal", "H=16 KV=1
  * (MQA), D=128, causal" or, when kv_heads = heads, "H=16, D=192, non-causal";
+ * a decode's names its queries per sequence: "H=32 KV=8 Q=4, D=128,
+ * causal", "Q = 1, D = 128, causal";
  * a ragged one ends in ", varlen uniform:0"; a panel of another pass than
  * the forward in its report_pass_title: "D = 128, causal, backward (dQ, dK,
  * dV)", "D = 128, causal, forward + backward". */

@@ -25,7 +25,10 @@
  *       block per series in the run's order (block i = series i), each
  *       "# SERIES" then one line per seq_len: "seq_len ms tflops extra_mib
  *       speedup_naive speedup_cudnn tflops_per_watt speedup_torch label_y
- *       cudnn_lo cudnn_hi"; NaN where the row is not ok, so gaps stay gaps.
+ *       cudnn_lo cudnn_hi gbps"; NaN where the row is not ok, so gaps stay
+ *       gaps. gbps is report_row_gbps's (the point's bytes over the median),
+ *       which the bandwidth figure draws for the decode panels (q_len <
+ *       seq_len: panels of their own, report_panel_of).
  *       Every ratio is report_speed_ratio's, between rows of one point, mode,
  *       regime and init: in a compare run the Hodges–Lehmann estimate from
  *       the samples, cudnn_lo and cudnn_hi speedup_cudnn's interval (the
@@ -48,8 +51,10 @@
  *   OUTDIR/meta.gp: what the scripts need to know (panels, series and
  *       their looks, peak, the grid, mode and regime in words, how the
  *       headline's ratios were measured, axis ranges, which series each
- *       figure's legend lists, what each figure leaves out; every key is
- *       listed in plots/README.md). A run of more than REPORT_PAGE_PANELS
+ *       figure's legend lists, what each figure leaves out; the bandwidth
+ *       figure's decode panels and the run's read ceiling, peak_read_gbps
+ *       from the .env; every key is listed in plots/README.md). A run of
+ *       more than REPORT_PAGE_PANELS
  *       panels is drawn as several figures: OUTDIR/page-K/meta.gp for page K
  *       >= 2, each with its share of the panels. Every string from the data
  *       is written by gp_quote, which no results file can make gnuplot run. */
@@ -67,9 +72,10 @@
 
 /* The columns of a panel file after seq_len (not the results file's COL_*);
  * PANEL_CUDNN_LO and _HI are speedup_cudnn's interval (the headline's
- * bars), NaN unless the two rows were measured interleaved. */
+ * bars), NaN unless the two rows were measured interleaved; PANEL_GBPS the
+ * row's GB/s (report_row_gbps), the bandwidth figure's. */
 enum { PANEL_MS, PANEL_TFLOPS, PANEL_MEM, PANEL_NAIVE, PANEL_CUDNN, PANEL_TFLOPS_W, PANEL_TORCH, PANEL_LABEL,
-       PANEL_CUDNN_LO, PANEL_CUDNN_HI, PANEL_NCOLS };
+       PANEL_CUDNN_LO, PANEL_CUDNN_HI, PANEL_GBPS, PANEL_NCOLS };
 
 /* A series of the figures: one variant's rows of one regime and one init
  * (its kind). A run of one kind has one series per variant, named by it; a
@@ -118,6 +124,8 @@ struct facts {
     int *n;                 /* finite values by panel, column, series (count_of) */
     bool *headline_show;    /* by series: drawn on the headline */
     double tflops_max;
+    double gbps_max;         /* the highest GB/s of a decode panel (the bandwidth figure's) */
+    int decode_seq_min, decode_seq_max; /* the decode panels' kv_len range */
     double torch_hi; /* the highest best-peer ms / our ms, over every panel */
     double headline_ymin, headline_ymax;
     int seq_min, seq_max;
@@ -399,6 +407,7 @@ static int panel_line(const struct result_set *s, const struct result_rec *r, do
     cols[PANEL_TFLOPS] = nan_if_bad(r->tflops);
     cols[PANEL_TFLOPS_W] = nan_if_bad(r->tflops_per_watt);
     cols[PANEL_MEM] = nan_if_bad(r->extra_mem_mib);
+    cols[PANEL_GBPS] = report_row_gbps(r);
     const struct result_rec *n = report_twin(s, &r->key, "naive");
     const struct result_rec *c = report_twin(s, &r->key, REPORT_HEADLINE_REF);
     const struct result_rec *t = report_is_peer(r->key.variant) ? NULL : report_best_peer(s, &r->key);
@@ -451,16 +460,25 @@ static void panel_data_free(struct panel_data *d)
     *d = (struct panel_data){0};
 }
 
-/* Folds panel p's numbers into *fx. */
-static void panel_facts(const struct panel_data *d, int p, int nv, struct facts *fx)
+/* Folds the seq_lens of d into the range [*lo, *hi] (0 and 0: empty). */
+static void seq_range(const struct panel_data *d, int *lo, int *hi)
 {
-    if (d->nseq && (!fx->seq_min || d->seq[0] < fx->seq_min)) fx->seq_min = d->seq[0];
-    if (d->nseq && d->seq[d->nseq - 1] > fx->seq_max) fx->seq_max = d->seq[d->nseq - 1];
+    if (d->nseq && (!*lo || d->seq[0] < *lo)) *lo = d->seq[0];
+    if (d->nseq && d->seq[d->nseq - 1] > *hi) *hi = d->seq[d->nseq - 1];
+}
+
+/* Folds panel p's numbers into *fx; a decode panel's also into the
+ * bandwidth figure's ranges. */
+static void panel_facts(const struct panel_data *d, int p, bool decode, int nv, struct facts *fx)
+{
+    seq_range(d, &fx->seq_min, &fx->seq_max);
+    if (decode) seq_range(d, &fx->decode_seq_min, &fx->decode_seq_max);
     for (int v = 0; v < nv; v++)
         for (int j = 0; j < d->nseq; j++) {
             const double *c = cell(d, v, j, 0);
             fx->mem_max[v] = fmax_nan(fx->mem_max[v], c[PANEL_MEM]);
             fx->tflops_max = fmax_nan(fx->tflops_max, c[PANEL_TFLOPS]);
+            if (decode) fx->gbps_max = fmax_nan(fx->gbps_max, c[PANEL_GBPS]);
             fx->hl_lo[v] = fmin_nan(fx->hl_lo[v], c[PANEL_CUDNN]);
             fx->hl_hi[v] = fmax_nan(fx->hl_hi[v], c[PANEL_CUDNN]);
             fx->hl_bar_lo[v] = fmin_nan(fx->hl_bar_lo[v], c[PANEL_CUDNN_LO]);
@@ -1002,12 +1020,24 @@ static void gp_int_array(FILE *f, const char *name, const int *v, int n)
     fputs("]\n", f);
 }
 
-/* A page of the figures: the panels [first, first + n) of the run's, and
- * of the ratio figure's [rfirst, rfirst + rn). */
+/* A page of the figures: the panels [first, first + n) of the run's, of
+ * the ratio figure's [rfirst, rfirst + rn), and of the bandwidth figure's
+ * decode panels [dfirst, dfirst + dn) (counted from the first decode
+ * panel; dpages pages of them). */
 struct page {
     int number, pages;
     int first, n, rfirst, rn;
+    int dfirst, dn, dpages;
 };
+
+/* The first of the decode panels, np when there is none: they are the last
+ * of a pass's (report_panel_cmp orders the panels by q_len, 0 first). */
+static int first_decode(const struct report_family *panels, int np)
+{
+    int d = 0;
+    while (d < np && !panels[d].key.q_len) d++;
+    return d;
+}
 
 static int panels_meta(FILE *f, const char *outdir, const char *prefix, const char *nname,
                        const char *fname, const char *tname, const struct report_family *p, int n)
@@ -1367,6 +1397,21 @@ static void kinds_note(const struct result_set *s, const char *mode, const struc
     if (both || ninits > 1) snprintf(buf + strlen(buf), len - strlen(buf), ", separate series");
 }
 
+/* A figure's subtitle: the grid of its panels (grid_note), the mode and
+ * the kinds of rows (kinds_note), and, for a figure of several pages,
+ * which page: "· panels 25–30 of 30 (figure 2 of 2)". */
+static void figure_note(const struct result_set *s, const char *mode, const struct report_family *panels, int np,
+                        const struct page *pg, char *buf, size_t len)
+{
+    char note[256], kinds[320];
+    grid_note(s, mode, panels, np, note, sizeof note);
+    kinds_note(s, mode, panels, np, kinds, sizeof kinds);
+    snprintf(buf, len, "%s, %s mode, %s", note, mode, kinds);
+    if (pg->pages > 1)
+        snprintf(buf + strlen(buf), len - strlen(buf), " · panels %d–%d of %d (figure %d of %d)", pg->first + 1,
+                 pg->first + pg->n, np, pg->number, pg->pages);
+}
+
 /* Which run, which GPU, which grid, which pass, which page: the titles and
  * subtitles. A pass other than the forward is named (pass, pass_title);
  * the forward's meta.gp has neither key, which the scripts read as the
@@ -1378,11 +1423,7 @@ static void run_meta(FILE *f, const struct result_set *s, const char *env, const
     env_string(env, "gpu_name", gpu_name, sizeof gpu_name);
     grid_note(s, mode, panels, np, note, sizeof note);
     kinds_note(s, mode, panels, np, kinds, sizeof kinds);
-    if (pg->pages > 1)
-        snprintf(with_mode, sizeof with_mode, "%s, %s mode, %s · panels %d–%d of %d (figure %d of %d)", note, mode,
-                 kinds, pg->first + 1, pg->first + pg->n, np, pg->number, pg->pages);
-    else
-        snprintf(with_mode, sizeof with_mode, "%s, %s mode, %s", note, mode, kinds);
+    figure_note(s, mode, panels, np, pg, with_mode, sizeof with_mode);
     gp_string(f, "run", s->path);
     gp_string(f, "run_id", s->rows[0].run_id);
     gp_string(f, "gpu", s->rows[0].gpu);
@@ -1398,6 +1439,35 @@ static void run_meta(FILE *f, const struct result_set *s, const char *env, const
     kinds_note(s, NULL, NULL, 0, kinds, sizeof kinds);
     gp_string(f, "kinds_note_all", kinds);
     fprintf(f, "figure_page = %d\nfigure_pages = %d\n", pg->number, pg->pages);
+}
+
+/* The bandwidth figure: whether the pass has decode panels, the run's
+ * read-only ceiling from the .env (NaN: run without --peak), and where it
+ * has some the page's (bw_panel_file[], their values per panel and their
+ * legend), their grid in words with the page among the bandwidth figure's
+ * own pages, and their kv_len and GB/s ranges. */
+static int bandwidth_meta(FILE *f, const struct result_set *s, const char *mode, const char *outdir, const char *env,
+                          const struct report_family *panels, int np, const struct facts *fx, const struct page *pg)
+{
+    const int d0 = first_decode(panels, np);
+    fprintf(f, "have_decode = %d\n", d0 < np);
+    gp_number(f, "peak_read_gbps", report_env_value(env, "peak_read_gbps"));
+    if (d0 == np) { /* nothing to draw: the script says so */
+        fputs("nbw_panels = 0\n", f);
+        return ATTN_OK;
+    }
+    gp_number(f, "bw_gbps_max", fx->gbps_max);
+    fprintf(f, "bw_seq_min = %d\nbw_seq_max = %d\n", fx->decode_seq_min, fx->decode_seq_max);
+    /* the page among the decode panels (the subtitle), and in fx's panel order */
+    const struct page of_decodes = {.number = pg->number, .pages = pg->dpages, .first = pg->dfirst, .n = pg->dn};
+    const struct page of_run = {.first = d0 + pg->dfirst, .n = pg->dn};
+    char note[700];
+    figure_note(s, mode, panels + d0, np - d0, &of_decodes, note, sizeof note);
+    gp_string(f, "bw_grid_note", note);
+    panel_counts(f, "panel_n_bandwidth", fx, &of_run, PANEL_GBPS, NULL);
+    legend_of(f, "bandwidth", fx, &of_run, PANEL_GBPS, NULL);
+    return panels_meta(f, outdir, "panel", "nbw_panels", "bw_panel_file", "bw_panel_title", panels + of_run.first,
+                       of_run.n);
 }
 
 static int write_meta(const struct report_args *a, const struct result_set *s, const char *mode,
@@ -1443,6 +1513,7 @@ static int write_meta(const struct report_args *a, const struct result_set *s, c
     memory_meta(f, ss, fx);
     if (rc == ATTN_OK) rc = torch_meta(f, variants, nv, fx, pg);
     if (rc == ATTN_OK) rc = ratio_meta(f, a, rf, nv, pg);
+    if (rc == ATTN_OK) rc = bandwidth_meta(f, s, mode, a->outdir, env, panels, np, fx, pg);
     if (fclose(f) != 0 && rc == ATTN_OK) rc = ATTN_FAIL(ATTN_ERR, "%s: write failed", path);
     return rc;
 }
@@ -1451,7 +1522,7 @@ static int write_meta(const struct report_args *a, const struct result_set *s, c
 
 static int facts_alloc(struct facts *fx, int nv, int np)
 {
-    *fx = (struct facts){.nv = nv, .np = np, .tflops_max = NAN, .torch_hi = NAN};
+    *fx = (struct facts){.nv = nv, .np = np, .tflops_max = NAN, .gbps_max = NAN, .torch_hi = NAN};
     const size_t v = (size_t)nv + 1;
     fx->mem_max = malloc(v * sizeof *fx->mem_max);
     fx->hl_lo = malloc(v * sizeof *fx->hl_lo);
@@ -1492,7 +1563,7 @@ static int write_panels(const struct result_set *s, const char *mode, const char
     for (int p = 0; p < np && rc == ATTN_OK; p++) {
         rc = collect_panel(s, mode, &panels[p], ss, fx->confidence, &d[p]);
         if (rc == ATTN_OK) {
-            panel_facts(&d[p], p, nv, fx);
+            panel_facts(&d[p], p, panels[p].key.q_len > 0, nv, fx);
             tally_best_peer(s, mode, &panels[p], &d[p], ss, fx);
         }
     }
@@ -1522,9 +1593,18 @@ static int make_dir(const char *dir)
     return ATTN_OK;
 }
 
+/* How many of n panels page k (from 0) holds. */
+static int on_page(int n, int k)
+{
+    const int left = n - k * REPORT_PAGE_PANELS;
+    return left <= 0 ? 0 : left < REPORT_PAGE_PANELS ? left : REPORT_PAGE_PANELS;
+}
+
 /* The meta.gp files of one pass's figures in dir: a figure per
  * REPORT_PAGE_PANELS panels (of the panels, or of the ratio panels where
- * those are more), each page after the first in dir/page-K; *pages of them. */
+ * those are more), each page after the first in dir/page-K; *pages of them.
+ * The bandwidth figure's decode panels, a part of the panels, take as
+ * many pages as they need of those. */
 static int write_pages(const struct report_args *a, const struct result_set *s, const char *mode,
                        const struct report_family *panels, int np, const struct series_set *ss,
                        const struct facts *fx, const struct ratio_facts *rf, const char *dir, int *pages)
@@ -1532,13 +1612,13 @@ static int write_pages(const struct report_args *a, const struct result_set *s, 
     const int most = np > rf->npanels ? np : rf->npanels;
     *pages = (most + REPORT_PAGE_PANELS - 1) / REPORT_PAGE_PANELS;
     int rc = ATTN_OK;
+    const int decodes = np - first_decode(panels, np);
     for (int k = 0; k < *pages && rc == ATTN_OK; k++) {
-        const int first = k * REPORT_PAGE_PANELS, rfirst = first;
-        struct page pg = {.number = k + 1, .pages = *pages, .first = first, .rfirst = rfirst,
-                          .n = np > first ? (np - first < REPORT_PAGE_PANELS ? np - first : REPORT_PAGE_PANELS) : 0,
-                          .rn = rf->npanels > rfirst ? (rf->npanels - rfirst < REPORT_PAGE_PANELS ? rf->npanels - rfirst
-                                                                                                 : REPORT_PAGE_PANELS)
-                                                     : 0};
+        const int first = k * REPORT_PAGE_PANELS;
+        struct page pg = {.number = k + 1, .pages = *pages, .first = first, .n = on_page(np, k),
+                          .rfirst = first, .rn = on_page(rf->npanels, k),
+                          .dfirst = first, .dn = on_page(decodes, k),
+                          .dpages = (decodes + REPORT_PAGE_PANELS - 1) / REPORT_PAGE_PANELS};
         char page_dir[1200];
         if (k) snprintf(page_dir, sizeof page_dir, "%s/page-%d", dir, k + 1);
         else snprintf(page_dir, sizeof page_dir, "%s", dir);

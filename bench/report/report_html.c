@@ -12,20 +12,28 @@
  *      largest S), the run's measured peaks, and the best kernel per point
  *      in every mode and regime, a table per pass, PyTorch peers (torch_*)
  *      competing;
- *   3. the figures found in OUTDIR (headline, throughput, latency, speedup,
- *      speedup_torch, memory, energy, each as several figures NAME-K when
- *      the run has more panels than one holds, each pass's in turn: NAME,
- *      NAME-bwd, NAME-fwd_bwd; and ratio with a baseline measured together
- *      with the run, else why it is not drawn); beside speedup_torch, when
- *      the run has PyTorch peers, its numbers as a table;
- *   4. one full table per pass, mode and regime, the backward's and forward
+ *   3. the figures found in OUTDIR (headline, throughput, bandwidth,
+ *      latency, speedup, speedup_torch, memory, energy, each as several
+ *      figures NAME-K when the run has more panels than one holds, each
+ *      pass's in turn: NAME, NAME-bwd, NAME-fwd_bwd; and ratio with a
+ *      baseline measured together with the run, else why it is not drawn);
+ *      beside speedup_torch, when the run has PyTorch peers, its numbers as
+ *      a table;
+ *   4. for a run with decode rows (q_len < seq_len), a section of them:
+ *      how a decode's bytes are counted and against which ceiling (the
+ *      .env's peak_read_gbps, or that it was not measured), the highest
+ *      GB/s, and per mode and regime every decode point × variant with its
+ *      ms, GB/s (report_row_gbps), % of the read ceiling and TFLOP/s, the
+ *      point's fastest in bold;
+ *   5. one full table per pass, mode and regime, the backward's and forward
  *      + backward's in sections of their own (tables-bwd, tables-fwd_bwd):
  *      every point × variant, the point's best in bold, a row that is not
  *      ok showing its status with its reason as a tooltip, a sustained row
- *      its settled SM clock and board power; this table and those of 2 and
- *      3 are grouped by the figures' panels (report_panel_of: pass ×
- *      head_dim × causal, or pass × model shape), under their titles;
- *   5. the run's environment (.env).
+ *      its settled SM clock and board power; this table and those of 2, 3
+ *      and 4 are grouped by the figures' panels (report_panel_of: pass ×
+ *      head_dim × causal, or pass × model shape, and a decode's q_len),
+ *      under their titles;
+ *   6. the run's environment (.env).
  * No sentence or table mixes burst and sustained rows, or the rows of two
  * passes (struct view), and each says its regime, and its pass when not
  * the forward. Every ratio between two rows is the figures'
@@ -1459,6 +1467,7 @@ static int section_figures(FILE *f, const struct report_args *a, const struct re
     static const char *const figs[][3] = {
         {"headline", "Each fused kernel's speed relative to cudnn_sdpa", ""},
         {"throughput", "Throughput vs sequence length", ""},
+        {"bandwidth", "Decode bandwidth: GB/s vs the cached keys", ""},
         {"latency", "Latency vs sequence length", ""},
         {"speedup", "Speedup over naive", ""},
         {"speedup_torch", "Speedup of our variants over the best PyTorch peer", ""},
@@ -1506,17 +1515,65 @@ static const char *regime_what(const struct view *v)
                         : "each row's own warm-up, then its samples";
 }
 
-/* Every point × variant of one view: median ms and TFLOP/s, and for a
- * sustained view the settled SM clock (MHz) and board power (W). */
-static void full_table(FILE *f, const struct result_set *s, const struct view *view,
-                       const struct attn_problem *pts, int np, const char *const *variants, int nv,
-                       bool by_shape)
+/* A table's cells per variant: the full tables' median ms and TFLOP/s;
+ * the decode table's ms, GB/s (report_row_gbps), GB/s as % of the run's
+ * read-only ceiling and TFLOP/s; a sustained view adds the settled SM clock
+ * and board power after them (put_settled). */
+enum cell { CELL_MS, CELL_GBPS, CELL_PCT_READ, CELL_TFLOPS };
+
+struct cells {
+    const enum cell *cell;
+    int n;
+    const char *id;   /* the tables' element ids: "table-cold", "decode-cold" */
+    double peak_read; /* GB/s of the read-only stream (--peak), NaN when not measured */
+};
+
+static const enum cell full_cells[] = {CELL_MS, CELL_TFLOPS};
+static const enum cell decode_cells[] = {CELL_MS, CELL_GBPS, CELL_PCT_READ, CELL_TFLOPS};
+
+static void put_cell_head(FILE *f, enum cell c, bool first)
 {
-    const int per = view->sustained ? 4 : 2;
+    static const char *const heads[] = {
+        [CELL_MS] = "<th%s>ms</th>",
+        [CELL_GBPS] = "<th%s title=\"the bytes a decode must move over its median time\">GB/s</th>",
+        [CELL_PCT_READ] = "<th%s title=\"GB/s as a share of the read-only stream measured by --peak\">% read peak</th>",
+        [CELL_TFLOPS] = "<th%s>TFLOP/s</th>",
+    };
+    fprintf(f, heads[c], first ? " class=\"grp\"" : "");
+}
+
+/* Cell c of ok row r, in bold when the row is its point's fastest; the
+ * first of a variant's cells opens its column group. */
+static void put_cell(FILE *f, const struct result_rec *r, enum cell c, const struct cells *cs, bool best, bool first)
+{
+    fputs(first && best ? "<td class=\"grp best\">" : first ? "<td class=\"grp\">" : best ? "<td class=\"best\">" : "<td>", f);
+    const double gbps = report_row_gbps(r);
+    switch (c) {
+    case CELL_MS: put_ms(f, r->ms_median); break;
+    case CELL_GBPS: fprintf(f, "%.0f", gbps); break;
+    case CELL_PCT_READ:
+        if (isfinite(cs->peak_read) && cs->peak_read > 0) fprintf(f, "%.1f", 100 * gbps / cs->peak_read);
+        else fputs("–", f);
+        break;
+    case CELL_TFLOPS:
+        put_tflops(f, r->tflops);
+        put_throttle(f, r);
+        break;
+    }
+    fputs("</td>", f);
+}
+
+/* Every point of pts × variant in one view, each variant's cells cs (and
+ * for a sustained view the settled SM clock, MHz, and board power, W). */
+static void point_table(FILE *f, const struct result_set *s, const struct view *view,
+                        const struct attn_problem *pts, int np, const char *const *variants, int nv,
+                        bool by_shape, const struct cells *cs)
+{
+    const int per = cs->n + 2 * view->sustained;
     bool dtypes = false;
     for (int i = 1; i < np; i++) dtypes |= pts[i].dtype != pts[0].dtype;
     char id[32];
-    fprintf(f, "<h3 id=\"table-%s\">", view_id(view, id, sizeof id));
+    fprintf(f, "<h3 id=\"%s-%s\">", cs->id, view_id(view, id, sizeof id));
     put_view(f, view);
     fprintf(f, " <span class=\"note\">(%s; %s)</span></h3>\n", mode_what(view->mode), regime_what(view));
     bool recorded = false; /* the note only for a run that recorded the reasons */
@@ -1533,7 +1590,7 @@ static void full_table(FILE *f, const struct result_set *s, const struct view *v
     }
     fputs("</tr>\n<tr><th>S</th><th>B</th><th>H</th>", f);
     for (int v = 0; v < nv; v++) {
-        fputs("<th class=\"grp\">ms</th><th>TFLOP/s</th>", f);
+        for (int c = 0; c < cs->n; c++) put_cell_head(f, cs->cell[c], c == 0);
         if (view->sustained) fputs("<th title=\"settled SM clock\">MHz</th><th title=\"settled board power\">W</th>", f);
     }
     fputs("</tr></thead>\n<tbody>\n", f);
@@ -1547,13 +1604,7 @@ static void full_table(FILE *f, const struct result_set *s, const struct view *v
         for (int v = 0; v < nv; v++) {
             const struct result_rec *r = find_row(s, p, view, variants[v]);
             if (report_row_ok(r)) {
-                bool best = r == b;
-                fprintf(f, "<td class=\"grp%s\">", best ? " best" : "");
-                put_ms(f, r->ms_median);
-                fputs(best ? "</td><td class=\"best\">" : "</td><td>", f);
-                put_tflops(f, r->tflops);
-                put_throttle(f, r);
-                fputs("</td>", f);
+                for (int c = 0; c < cs->n; c++) put_cell(f, r, cs->cell[c], cs, r == b, c == 0);
                 if (view->sustained) put_settled(f, r);
             } else if (r) {
                 const char *why = r->reason;
@@ -1600,10 +1651,86 @@ static void section_tables(FILE *f, const struct result_set *s, const struct vie
             fprintf(f, "</h2>\n<p class=\"note\">%s Every point × variant per mode and regime, as the forward's "
                        "tables.</p>\n", pass_what(views[m].pass));
         }
-        for (int k = m; k < m + n; k++) full_table(f, s, &views[k], pts, np, variants, nv, by_shape);
+        const struct cells full = {full_cells, sizeof full_cells / sizeof full_cells[0], "table", NAN};
+        for (int k = m; k < m + n; k++) point_table(f, s, &views[k], pts, np, variants, nv, by_shape, &full);
         m += n;
     }
     fputs("</div>\n", f);
+}
+
+/* The decode points of pts (q_len < seq_len), in pts's order, into out;
+ * returns how many. */
+static int decode_points(const struct attn_problem *pts, int np, struct attn_problem *out)
+{
+    int n = 0;
+    for (int i = 0; i < np; i++)
+        if (attn_is_decode(&pts[i])) out[n++] = pts[i];
+    return n;
+}
+
+/* The fastest decode row by GB/s (report_row_gbps), or NULL. */
+static const struct result_rec *widest_decode(const struct result_set *s)
+{
+    const struct result_rec *top = NULL;
+    for (size_t i = 0; i < s->count; i++) {
+        const struct result_rec *r = &s->rows[i];
+        struct attn_problem p;
+        result_key_problem(&r->key, &p);
+        if (attn_is_decode(&p) && report_row_ok(r) && (!top || report_row_gbps(r) > report_row_gbps(top))) top = r;
+    }
+    return top;
+}
+
+/* The decode points (a run's decode rows; none: no section): how their
+ * bandwidth is counted and against which ceiling, the highest, and per
+ * mode and regime every decode point × variant with its ms, GB/s, % of
+ * the read peak and TFLOP/s, grouped by the figures' panels (a model shape
+ * and q_len), the point's fastest in bold. */
+static int section_decode(FILE *f, const struct result_set *s, const struct env *e, const struct view *views,
+                          int nviews, const struct attn_problem *pts, int np, const char *const *variants, int nv,
+                          bool by_shape)
+{
+    struct attn_problem *dec = malloc(((size_t)np + 1) * sizeof *dec);
+    if (!dec) return ATTN_FAIL(ATTN_ERR, "out of host memory");
+    const int nd = decode_points(pts, np, dec);
+    if (!nd) {
+        free(dec);
+        return ATTN_OK;
+    }
+    const struct cells cells = {decode_cells, sizeof decode_cells / sizeof decode_cells[0], "decode",
+                                env_num(e, "peak_read_gbps")};
+    const bool peak = isfinite(cells.peak_read) && cells.peak_read > 0;
+    fputs("<div class=\"section\" id=\"decode\">\n<h2>Decode</h2>\n<p class=\"note\">A decode point: Q = q_len new "
+          "tokens per sequence against S = kv_len cached keys; memory-bound, it is judged by its bytes: GB/s = (K + V "
+          "at kv_len + Q + O at q_len) bytes / median time, the same count for every variant; % read peak: of the "
+          "read-only stream measured at the start of the run (<code>--peak</code>, the .env's "
+          "<code>peak_read_gbps</code>", f);
+    if (peak) fprintf(f, ": <b>%.0f GB/s</b>).", cells.peak_read);
+    else fputs("), not measured in this run (run with <code>--peak</code>): –.", f);
+    fputs(" The point's fastest in bold.", f);
+    const struct result_rec *top = widest_decode(s);
+    if (top) {
+        struct attn_problem at;
+        result_key_problem(&top->key, &at);
+        fprintf(f, " Highest: <b>%.0f GB/s</b> (", report_row_gbps(top));
+        put_variant(f, top->key.variant);
+        fputs(", ", f);
+        put_point(f, &at);
+        fputs(", ", f);
+        html_text(f, top->key.mode);
+        fputs(")", f);
+        if (peak) fprintf(f, ", %.1f %% of the read peak", 100 * report_row_gbps(top) / cells.peak_read);
+        fputs(".", f);
+    }
+    fputs("</p>\n", f);
+    for (int m = 0; m < nviews; m++) {
+        bool any = false;
+        for (int i = 0; i < nd && !any; i++) any = point_in_view(s, &dec[i], &views[m]);
+        if (any) point_table(f, s, &views[m], dec, nd, variants, nv, by_shape, &cells);
+    }
+    fputs("</div>\n", f);
+    free(dec);
+    return ATTN_OK;
 }
 
 static void section_env(FILE *f, const struct env *e, const char *path)
@@ -1704,8 +1831,12 @@ int report_html(const struct report_args *a, const struct result_set *s)
     fputs(", run ", f);
     html_text(f, s->rows[0].run_id);
     fputs("</h1>\n<div class=\"toc\"><a href=\"#run\">What ran</a> · <a href=\"#headline\">Headline</a> · "
-          "<a href=\"#figures\">Figures</a> · Tables:",
+          "<a href=\"#figures\">Figures</a> · ",
           f);
+    bool decode = false;
+    for (int i = 0; i < np && !decode; i++) decode = attn_is_decode(&pts[i]);
+    if (decode) fputs("<a href=\"#decode\">Decode</a> · ", f);
+    fputs("Tables:", f);
     for (int m = 0; m < nviews; m++) {
         char id[32];
         fprintf(f, " <a href=\"#table-%s\">%s%s%s%s</a>", view_id(&views[m], id, sizeof id), views[m].mode,
@@ -1718,6 +1849,7 @@ int report_html(const struct report_args *a, const struct result_set *s)
     rc = section_headline(f, a, s, &e, pts, np, views, nviews, variants, nv, by_shape, confidence);
     if (rc == ATTN_OK)
         rc = section_figures(f, a, s, pts, np, views, nviews, variants, nv, by_shape, ratio_why, confidence);
+    if (rc == ATTN_OK) rc = section_decode(f, s, &e, views, nviews, pts, np, variants, nv, by_shape);
     section_tables(f, s, views, nviews, pts, np, variants, nv, by_shape);
     section_env(f, &e, envpath);
     fputs("</body></html>\n", f);
