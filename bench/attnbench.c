@@ -200,6 +200,7 @@ static int dry_run(const struct options *o, const int *assign)
                 csv_add_int(&l, p->head_dim);
                 csv_add_int(&l, p->causal);
                 csv_add_str(&l, p->varlen);
+                csv_add_int(&l, p->page);
                 char init[ATTN_INIT_MAX];
                 csv_add_str(&l, attn_init_name(p->init_sigma, init, sizeof init));
                 csv_add_str(&l, attn_pass_name(p->pass));

@@ -331,6 +331,9 @@ static int prepare(struct runner *r, const struct attn_problem *p, uint64_t seed
     ATTN_TRY(gpu_fill_input(d->q, n, p, seed * 3 + 0, r->stream));
     ATTN_TRY(gpu_fill_input(d->k, nkv, p, seed * 3 + 1, r->stream));
     ATTN_TRY(gpu_fill_input(d->v, nkv, p, seed * 3 + 2, r->stream));
+    /* a paged cache's slots past seq_len: NaN, so that a kernel reading them fails validation */
+    ATTN_TRY(gpu_poison_page_tails(p, d->k, r->stream));
+    ATTN_TRY(gpu_poison_page_tails(p, d->v, r->stream));
     if (!grads) return ATTN_OK;
     CUDA_TRY(cudaMalloc(&d->dout, bytes));
     CUDA_TRY(cudaMalloc(&d->dq, bytes));
@@ -564,11 +567,12 @@ static int trace_row(struct runner *r, enum attn_mode mode, const struct timed_c
     if (r->opt->trace_dir) {
         char label[ATTN_LABEL_MAX + 64], file[160 + ATTN_VARLEN_MAX], path[1200], ops[1024];
         const struct attn_problem *p = &row->problem;
-        /* only where K/V heads are grouped, the point a decode or the batch
-         * ragged: other traces keep their names */
+        /* only where K/V heads are grouped, the point a decode, the cache
+         * paged or the batch ragged: other traces keep their names */
         char kv[48] = "", varlen[ATTN_VARLEN_MAX + 8] = "";
         if (attn_kv_heads(p) != p->heads) snprintf(kv, sizeof kv, "_KV%d", attn_kv_heads(p));
         if (attn_is_decode(p)) snprintf(kv + strlen(kv), sizeof kv - strlen(kv), "_Q%d", attn_q_len(p));
+        if (attn_is_paged(p)) snprintf(kv + strlen(kv), sizeof kv - strlen(kv), "_page%d", p->page);
         if (attn_is_varlen(p)) snprintf(varlen, sizeof varlen, "_varlen-%s", p->varlen);
         for (char *c = varlen; *c; c++)
             if (*c == ':') *c = '-';

@@ -9,8 +9,14 @@
  * them: Q and O are [tokens, heads, head_dim], K and V [tokens, kv_heads,
  * head_dim], sequence b on rows cu[b] .. cu[b+1]-1 where cu[b] is the sum of
  * the lengths before it; each sequence attends only to itself (causal: to its
- * own earlier tokens). The runner owns those four tensors; a variant owns
- * only the workspace the runner allocates for it (workspace_bytes). */
+ * own earlier tokens). A paged cache (page set, a dense batch): K and V are
+ * [pages, page, kv_heads, head_dim], FlashAttention's and vLLM's paged
+ * layout, batch·ceil(seq_len / page) pages of `page` tokens; token t of
+ * sequence b lies in page table[b·pages_per_seq + t / page], slot t % page,
+ * the table a permutation of the pages (attn_page_table), as a serving
+ * engine's allocator leaves them; the last page's slots past seq_len are
+ * never read. The runner owns those four tensors; a variant owns only the
+ * workspace the runner allocates for it (workspace_bytes). */
 #ifndef ATTN_H
 #define ATTN_H
 
@@ -79,6 +85,10 @@ struct attn_problem {
      * head_dim]; K and V keep seq_len. 0 means seq_len (a prefill); read it
      * through attn_q_len(). The forward of a dense batch only. */
     int q_len;
+    /* A paged K/V cache: tokens per page (the layout at the top); 0, the
+     * contiguous [batch, kv_heads, seq_len, head_dim]. The forward of a
+     * dense batch only. */
+    int page;
 };
 
 /* The init of a grid point that names none: N(0, 1), the field's
@@ -228,8 +238,23 @@ int attn_kv_heads(const struct attn_problem *);
 int attn_q_len(const struct attn_problem *);
 /* Whether the point is a decode (q_len set below seq_len). */
 bool attn_is_decode(const struct attn_problem *);
-/* Element count of K or V: tokens·kv_heads·head_dim. */
+/* Element count of K or V: tokens·kv_heads·head_dim (paged: every page,
+ * pages·page·kv_heads·head_dim). */
 size_t attn_kv_tensor_elems(const struct attn_problem *);
+/* Whether K and V are a paged cache (page set). */
+bool attn_is_paged(const struct attn_problem *);
+/* Pages per sequence of a paged cache: ceil(seq_len / page) (0 when not
+ * paged); the cache holds batch times as many. */
+int attn_pages_per_seq(const struct attn_problem *);
+/* The page table, batch·attn_pages_per_seq ints into table: sequence b's
+ * pages in order at table[b·pages_per_seq ..], together a permutation of
+ * 0 .. pages − 1 drawn with a generator seeded by batch, kv_heads, seq_len
+ * and page (the same table in every run and every variant). */
+int attn_page_table(const struct attn_problem *, int *table);
+/* The element offset of token t of sequence b, K/V head h, in K or V (its
+ * first of head_dim), dense or paged; table: attn_page_table's (NULL when
+ * not paged). */
+size_t attn_kv_offset(const struct attn_problem *, const int *table, int b, int h, int t);
 /* FLOPs of the problem's pass: the forward's 4·H·L²·D summed over the
  * sequences (L = S each when dense), halved when causal (a decode's
  * 4·B·H·q·S·D, causal 4·B·H·(q·S − q²/2)·D: the keys its queries see,
@@ -252,7 +277,7 @@ size_t attn_no_workspace(const struct attn_problem *);
 double attn_tflops(const struct attn_problem *, double ms);
 double attn_gbps(const struct attn_problem *, double ms);
 /* "B=4 H=16 S=4096 D=128 causal" (KV=n added when kv_heads is not heads,
- * Q=n for a decode, varlen=... when ragged, the dtype when not bf16,
+ * Q=n for a decode, page=n when paged, varlen=... when ragged, the dtype when not bf16,
  * init=... when not the default, the pass when not fwd) into buf;
  * ATTN_LABEL_MAX bytes hold any. */
 #define ATTN_LABEL_MAX (144 + ATTN_VARLEN_MAX)

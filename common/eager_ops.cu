@@ -7,6 +7,7 @@
  * both share. */
 #include "eager_ops.h"
 #include "errors.h"
+#include "gpu_util.h"
 #include "nvtx.h"
 
 #include <cuda_bf16.h>
@@ -581,11 +582,22 @@ static int own_grad_buffers(const struct attn_problem *p, int score_buffers)
     return free_fwd >= EAGER_GRAD_BUFFERS ? 0 : EAGER_GRAD_BUFFERS - free_fwd;
 }
 
+/* A paged cache's extra: K and V gathered contiguous (each 256-byte
+ * aligned), then the page table on the device. */
+static size_t paged_bytes(const struct attn_problem *p)
+{
+    if (!attn_is_paged(p)) return 0;
+    struct attn_problem dense = *p;
+    dense.page = 0;
+    const size_t kv = (attn_kv_tensor_elems(&dense) * attn_dtype_bytes(p->dtype) + 255) / 256 * 256;
+    return 2 * kv + (size_t)p->batch * attn_pages_per_seq(p) * sizeof(int);
+}
+
 static size_t workspace_of(const struct attn_problem *p, const int *lens, int score_buffers)
 {
     return EAGER_CUBLAS_WORKSPACE + (size_t)(score_buffers - 1) * aligned_scores_bytes(p) +
            probs_buffer_bytes(p, lens) +
-           (size_t)own_grad_buffers(p, score_buffers) * aligned_scores_bytes(p);
+           (size_t)own_grad_buffers(p, score_buffers) * aligned_scores_bytes(p) + paged_bytes(p);
 }
 
 size_t eager_workspace_bytes(const struct attn_problem *p, int score_buffers)
@@ -640,7 +652,17 @@ int eager_ctx_create(void **out, const struct attn_problem *p, void *workspace, 
             }
         }
     }
-    int rc = eager_cublas_create(&c->blas, workspace);
+    int rc = ATTN_OK;
+    if (attn_is_paged(p)) { /* K and V gathered here before each forward */
+        struct attn_problem dense = *p;
+        dense.page = 0;
+        const size_t kv = (attn_kv_tensor_elems(&dense) * attn_dtype_bytes(p->dtype) + 255) / 256 * 256;
+        c->k_dense = ws;
+        c->v_dense = ws + kv;
+        c->table = (int *)(ws + 2 * kv);
+        rc = gpu_upload_page_table(p, c->table);
+    }
+    if (rc == ATTN_OK) rc = eager_cublas_create(&c->blas, workspace);
     if (rc != ATTN_OK) {
         free(c->lens);
         free(c);
@@ -662,6 +684,13 @@ void eager_ctx_destroy(void *ctx)
 int eager_run(struct eager_ctx *c, eager_steps_fn steps, const void *q, const void *k,
               const void *v, void *o, attn_stream_t stream)
 {
+    if (attn_is_paged(&c->p)) { /* eager PyTorch's k_cache[block_table]: a gather each, then dense */
+        ATTN_STEP("gather_k", gpu_gather_pages(&c->p, c->table, k, c->k_dense, stream));
+        ATTN_STEP("gather_v", gpu_gather_pages(&c->p, c->table, v, c->v_dense, stream));
+        struct eager_pass whole = {c->p, false, 0, 0};
+        whole.p.page = 0;
+        return steps(c, &whole, q, c->k_dense, c->v_dense, o, stream);
+    }
     if (!attn_is_varlen(&c->p)) {
         const struct eager_pass whole = {c->p, false, 0, 0};
         return steps(c, &whole, q, k, v, o, stream);

@@ -133,6 +133,9 @@ struct eager_ctx {
     void *grad[2];
     bool keep_probs; /* every sequence's P in its own slice of probs */
     int *lens;
+    /* a paged cache: K and V gathered contiguous, and the page table (device) */
+    void *k_dense, *v_dense;
+    int *table;
 };
 /* The two S×S buffers the backward writes in turn. */
 #define EAGER_GRAD_BUFFERS 2

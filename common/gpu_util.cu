@@ -12,6 +12,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <type_traits>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -357,9 +358,120 @@ static int *varlen_offsets(const struct attn_problem *p, int *rc)
     return cu;
 }
 
+/* dense[b, h, t, :] = paged[table[b·pps + t / page], t % page, h, :], in
+ * chunks of VEC 16-bit elements (8: 16 bytes, when head_dim allows). */
+template <int VEC>
+static __global__ void gather_pages_kernel(const uint16_t *paged, uint16_t *dense, const int *table, int kv_heads,
+                                           int seq_len, int head_dim, int page, int pps, size_t chunks)
+{
+    typedef typename std::conditional<VEC == 8, uint4, uint16_t>::type chunk_t;
+    const int per_row = head_dim / VEC;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < chunks; i += (size_t)gridDim.x * blockDim.x) {
+        const size_t row = i / per_row; /* (b·kv_heads + h)·seq_len + t */
+        const int c = (int)(i % per_row), t = (int)(row % seq_len);
+        const size_t bh = row / seq_len;
+        const int h = (int)(bh % kv_heads), b = (int)(bh / kv_heads);
+        const size_t pg = (size_t)table[(size_t)b * pps + t / page];
+        const size_t src = ((pg * page + t % page) * kv_heads + h) * head_dim + (size_t)c * VEC;
+        ((chunk_t *)dense)[i] = *(const chunk_t *)(paged + src);
+    }
+}
+
+extern "C" int gpu_gather_pages(const struct attn_problem *p, const int *table, const void *paged, void *dense,
+                                attn_stream_t s)
+{
+    const int vec = p->head_dim % 8 == 0 ? 8 : 1;
+    const size_t chunks = (size_t)p->batch * attn_kv_heads(p) * p->seq_len * (size_t)(p->head_dim / vec);
+    int sms = 0;
+    ATTN_TRY(gpu_sm_count(&sms));
+    const size_t want = (chunks + 255) / 256, most = (size_t)sms * 16;
+    const unsigned blocks = (unsigned)(want < most ? want : most);
+    if (vec == 8)
+        gather_pages_kernel<8><<<blocks, 256, 0, (cudaStream_t)s>>>((const uint16_t *)paged, (uint16_t *)dense, table,
+                                                                   attn_kv_heads(p), p->seq_len, p->head_dim,
+                                                                   p->page, attn_pages_per_seq(p), chunks);
+    else
+        gather_pages_kernel<1><<<blocks, 256, 0, (cudaStream_t)s>>>((const uint16_t *)paged, (uint16_t *)dense, table,
+                                                                   attn_kv_heads(p), p->seq_len, p->head_dim,
+                                                                   p->page, attn_pages_per_seq(p), chunks);
+    LAUNCH_TRY("gather_pages_kernel");
+    return ATTN_OK;
+}
+
+extern "C" int gpu_upload_page_table(const struct attn_problem *p, int *table)
+{
+    const size_t n = (size_t)p->batch * attn_pages_per_seq(p);
+    int *host = (int *)malloc(n * sizeof *host);
+    if (!host) return ATTN_FAIL(ATTN_ERR, "out of host memory for the page table");
+    int rc = attn_page_table(p, host);
+    if (rc == ATTN_OK) {
+        const cudaError_t e = cudaMemcpy(table, host, n * sizeof *host, cudaMemcpyHostToDevice);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            rc = ATTN_FAIL(ATTN_ERR, "copying the page table: %s", cudaGetErrorString(e));
+        }
+    }
+    free(host);
+    return rc;
+}
+
+extern "C" int gpu_poison_page_tails(const struct attn_problem *p, void *kv, attn_stream_t s)
+{
+    const int tail = attn_pages_per_seq(p) * p->page - p->seq_len; /* unused slots of each last page */
+    if (!attn_is_paged(p) || tail == 0) return ATTN_OK;
+    const int pps = attn_pages_per_seq(p);
+    int *table = (int *)malloc((size_t)p->batch * pps * sizeof *table);
+    if (!table) return ATTN_FAIL(ATTN_ERR, "out of host memory for the page table");
+    int rc = attn_page_table(p, table);
+    const size_t slot_bytes = (size_t)attn_kv_heads(p) * p->head_dim * attn_dtype_bytes(p->dtype);
+    for (int b = 0; rc == ATTN_OK && b < p->batch; b++) {
+        const size_t last = (size_t)table[(size_t)b * pps + pps - 1];
+        const size_t at = (last * p->page + (size_t)(p->page - tail)) * slot_bytes;
+        const cudaError_t e = cudaMemsetAsync((char *)kv + at, 0xff, (size_t)tail * slot_bytes, (cudaStream_t)s);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            rc = ATTN_FAIL(ATTN_ERR, "cudaMemsetAsync(a page's tail): %s", cudaGetErrorString(e));
+        }
+    }
+    free(table);
+    return rc;
+}
+
+/* A paged cache: its table onto the device, K and V gathered into dense
+ * copies, the dense reference over them; waits for it all (the caller may
+ * free its inputs). */
+static int reference_paged(const struct attn_problem *p, const void *q, const void *k, const void *v, float *o,
+                           cudaStream_t s)
+{
+    struct attn_problem dense = *p;
+    dense.page = 0;
+    const size_t kv_bytes = attn_kv_tensor_elems(&dense) * attn_dtype_bytes(p->dtype);
+    int *table = NULL;
+    void *dk = NULL, *dv = NULL;
+    int rc = ATTN_OK;
+    cudaError_t e;
+    if ((e = cudaMalloc(&table, (size_t)p->batch * attn_pages_per_seq(p) * sizeof *table)) != cudaSuccess ||
+        (e = cudaMalloc(&dk, kv_bytes)) != cudaSuccess || (e = cudaMalloc(&dv, kv_bytes)) != cudaSuccess) {
+        (void)cudaGetLastError();
+        rc = ATTN_FAIL(e == cudaErrorMemoryAllocation ? ATTN_ERR_OOM : ATTN_ERR,
+                       "cudaMalloc(GPU reference, paged cache): %s", cudaGetErrorString(e));
+    }
+    if (rc == ATTN_OK) rc = gpu_upload_page_table(p, table);
+    if (rc == ATTN_OK) rc = gpu_gather_pages(p, table, k, dk, (attn_stream_t)s);
+    if (rc == ATTN_OK) rc = gpu_gather_pages(p, table, v, dv, (attn_stream_t)s);
+    if (rc == ATTN_OK) rc = gpu_reference_f32(&dense, q, dk, dv, o, (attn_stream_t)s);
+    if (rc == ATTN_OK && (e = cudaStreamSynchronize(s)) != cudaSuccess)
+        rc = ATTN_FAIL(ATTN_ERR, "GPU reference (paged): %s", cudaGetErrorString(e));
+    (void)cudaFree(table);
+    (void)cudaFree(dk);
+    (void)cudaFree(dv);
+    return rc;
+}
+
 extern "C" int gpu_reference_f32(const struct attn_problem *p, const void *q, const void *k,
                                  const void *v, float *o, attn_stream_t s)
 {
+    if (attn_is_paged(p)) return reference_paged(p, q, k, v, o, (cudaStream_t)s);
     if (p->head_dim > REF_MAX_DIM)
         return ATTN_FAIL(ATTN_ERR, "GPU reference supports head_dim <= %d, not %d", REF_MAX_DIM,
                          p->head_dim);

@@ -51,6 +51,18 @@ int gpu_busy_cycles(long long cycles, attn_stream_t);
  * SM, and writes nothing but an impossible result: the card's read-only
  * bandwidth (peak.c). */
 int gpu_read_stream(const void *src, size_t bytes, attn_stream_t);
+/* K or V of a paged cache (attn.h) gathered into the contiguous [batch,
+ * kv_heads, seq_len, head_dim]: what `k_cache[block_table]` is in eager
+ * PyTorch. table: attn_page_table's, on the device. One launch. */
+int gpu_gather_pages(const struct attn_problem *, const int *table, const void *paged, void *dense,
+                     attn_stream_t);
+/* The point's page table (attn_page_table) into table on the device;
+ * finished when it returns. */
+int gpu_upload_page_table(const struct attn_problem *, int *table);
+/* The slots past seq_len of each sequence's last page of K or V set to NaN
+ * (the 0xff bytes gpu_poison writes): a kernel that reads them produces
+ * NaN. Nothing when the pages divide seq_len. */
+int gpu_poison_page_tails(const struct attn_problem *, void *kv, attn_stream_t);
 /* The current device's SM count into *sms, asked once (one device per
  * process): how wide the streaming kernels and flash_decode's split go. */
 int gpu_sm_count(int *sms);

@@ -26,12 +26,12 @@
 #define MAX_LINE_BYTES (1L << 20)
 
 enum axis { AX_BATCH, AX_TOKENS, AX_HEADS, AX_HIDDEN, AX_KV, AX_SEQ, AX_KVLEN, AX_QLEN, AX_DIM,
-            AX_CAUSAL, AX_DTYPE, AX_VARLEN, AX_LENS, AX_INIT, AX_PASS, AX_COUNT };
+            AX_CAUSAL, AX_DTYPE, AX_VARLEN, AX_LENS, AX_INIT, AX_PASS, AX_PAGE, AX_COUNT };
 static const char *const axis_names[AX_COUNT] = {
     "batch", "tokens", "heads", "hidden", "kv_heads", "seq", "kv_len", "q_len", "dim", "causal", "dtype",
-    "varlen", "lens", "init", "pass"};
+    "varlen", "lens", "init", "pass", "page"};
 #define AXIS_NAMES_LISTED                                                                            \
-    "batch, tokens, heads, hidden, kv_heads, seq, kv_len, q_len, dim, causal, dtype, varlen, lens, init, pass"
+    "batch, tokens, heads, hidden, kv_heads, seq, kv_len, q_len, dim, causal, dtype, varlen, lens, init, pass, page"
 
 /* An axis's values; the text axes (varlen, lens) keep theirs in text[], each
  * as attn_problem.varlen will hold it ("" for a dense batch). */
@@ -218,6 +218,8 @@ static int parse_axis(struct axis_values *axes, const char *word, const char *wh
                 return ATTN_FAIL(ATTN_ERR_INPUT, "%s: 'pass=%s': expected %s", where,
                                  text_shown(item, SIZE_MAX, shown_text), ATTN_PASSES_LISTED);
             ATTN_TRY(push_value(ax, (long)pass, where, "pass"));
+        } else if (a == AX_PAGE && !strcmp(item, "0")) {
+            ATTN_TRY(push_value(ax, 0, where, "page")); /* the contiguous cache beside paged ones */
         } else {
             ATTN_TRY(parse_int_item(ax, item, where, axis_names[a]));
         }
@@ -239,7 +241,7 @@ static uint64_t mix64(uint64_t x)
 
 /* Hashes exactly the fields attn_problem_equal() (problem.c) compares:
  * batch, heads, K/V heads, seq_len, head_dim, causal, dtype, varlen, init,
- * pass, q_len.
+ * pass, q_len, page.
  * Equal points must hash alike, so a field added to the equality is added
  * here too. */
 static uint64_t point_hash(const struct attn_problem *p)
@@ -253,6 +255,7 @@ static uint64_t point_hash(const struct attn_problem *p)
     h = mix64(h ^ init);
     h = mix64(h ^ (uint64_t)p->pass);
     h = mix64(h ^ (uint64_t)(uint32_t)attn_q_len(p));
+    h = mix64(h ^ (uint64_t)(uint32_t)p->page << 7);
     return mix64(h ^ ((uint64_t)p->causal << 1 | (uint64_t)p->dtype));
 }
 
@@ -377,6 +380,7 @@ int grid_add_spec(struct grid *g, const char *spec, const char *where)
         push_value(&axes[AX_INIT], (long)bits, where, "init");
     }
     if (!axes[AX_PASS].given) push_value(&axes[AX_PASS], (long)g->pass, where, "pass");
+    if (!axes[AX_PAGE].given) push_value(&axes[AX_PAGE], 0, where, "page");
 
     /* Values are distinct per axis, and batch (heads) is a one-to-one
      * function of tokens (hidden) for a given seq (dim), as batch and seq
@@ -389,7 +393,7 @@ int grid_add_spec(struct grid *g, const char *spec, const char *where)
     const int counts[] = {bax->n, hax->n, axes[AX_KV].given ? axes[AX_KV].n : 1,
                           lens ? 1 : axes[AX_SEQ].n, axes[AX_DIM].n, axes[AX_CAUSAL].n,
                           axes[AX_DTYPE].n, axes[AX_VARLEN].n, axes[AX_INIT].n, axes[AX_PASS].n,
-                          axes[AX_QLEN].n};
+                          axes[AX_QLEN].n, axes[AX_PAGE].n};
     size_t points = 1;
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
         points = mul_saturated(points, (size_t)counts[i]);
@@ -432,6 +436,7 @@ static int add_product(struct grid *g, const struct axis_values *axes, size_t po
                                                            : &axes[AX_TOKENS];
     const struct axis_values *hax = axes[AX_HEADS].given ? &axes[AX_HEADS] : &axes[AX_HIDDEN];
     ATTN_TRY(index_reserve(g, points));
+    for (int ig = 0; ig < axes[AX_PAGE].n; ig++)
     for (int iq = 0; iq < axes[AX_QLEN].n; iq++)
     for (int ip = 0; ip < axes[AX_PASS].n; ip++)
     for (int ii = 0; ii < axes[AX_INIT].n; ii++)
@@ -473,6 +478,7 @@ static int add_product(struct grid *g, const struct axis_values *axes, size_t po
         p.pass = (enum attn_pass)axes[AX_PASS].v[ip];
         const long q_len = axes[AX_QLEN].v[iq];
         p.q_len = q_len == seq ? 0 : (int)q_len; /* all of the sequence's tokens: a prefill */
+        p.page = (int)axes[AX_PAGE].v[ig];
         if (attn_problem_check(&p) != ATTN_OK) return failed_at(where);
         ATTN_TRY(check_elems(batch, heads, seq, dim, where));
         ATTN_TRY(add_point(g, &p));

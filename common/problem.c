@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -163,6 +164,17 @@ int attn_problem_check(const struct attn_problem *p)
             return ATTN_FAIL(ATTN_ERR_INPUT, "q_len=%d with pass=%s: a decode is inference, its forward "
                              "only", p->q_len, attn_pass_name(p->pass));
     }
+    if (p->page) {
+        if (p->page < 1 || p->page > ATTN_SEQ_LEN_MAX)
+            return ATTN_FAIL(ATTN_ERR_INPUT, "page=%d is not in 1 .. %d (tokens per page of the K/V cache)",
+                             p->page, ATTN_SEQ_LEN_MAX);
+        if (attn_is_varlen(p))
+            return ATTN_FAIL(ATTN_ERR_INPUT, "page=%d with a ragged batch (varlen '%s'): a paged cache's "
+                             "batch is dense here", p->page, p->varlen);
+        if (p->pass != ATTN_PASS_FWD)
+            return ATTN_FAIL(ATTN_ERR_INPUT, "page=%d with pass=%s: a paged cache serves inference, its "
+                             "forward only", p->page, attn_pass_name(p->pass));
+    }
     const int kv = attn_kv_heads(p);
     if (kv < 1 || kv > p->heads)
         return ATTN_FAIL(ATTN_ERR_INPUT, "kv_heads=%d is not in 1 .. heads=%d (each K/V head serves "
@@ -224,7 +236,44 @@ bool attn_is_decode(const struct attn_problem *p) { return attn_q_len(p) != p->s
 
 size_t attn_kv_tensor_elems(const struct attn_problem *p)
 {
-    return token_elems(p, attn_kv_heads(p), p->seq_len);
+    if (!attn_is_paged(p)) return token_elems(p, attn_kv_heads(p), p->seq_len);
+    if (p->batch < 1 || attn_pages_per_seq(p) > INT_MAX / p->batch) return p->batch < 1 ? 0 : SIZE_MAX;
+    const int dims[4] = {p->batch * attn_pages_per_seq(p), p->page, attn_kv_heads(p), p->head_dim};
+    return elems_of(dims);
+}
+
+bool attn_is_paged(const struct attn_problem *p) { return p->page > 0; }
+
+int attn_pages_per_seq(const struct attn_problem *p)
+{
+    return attn_is_paged(p) ? (p->seq_len + p->page - 1) / p->page : 0;
+}
+
+int attn_page_table(const struct attn_problem *p, int *table)
+{
+    if (!attn_is_paged(p) || p->batch < 1 || p->seq_len < 1)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "a page table for a point without a paged cache (page=%d)", p->page);
+    const long n = (long)p->batch * attn_pages_per_seq(p);
+    for (long i = 0; i < n; i++) table[i] = (int)i;
+    /* Fisher-Yates, seeded by the point: the same shuffle in every run */
+    uint64_t state = ((uint64_t)(unsigned)p->batch * 1099511628211ull ^ (uint64_t)(unsigned)attn_kv_heads(p)) *
+                         1469598103934665603ull ^
+                     ((uint64_t)(unsigned)p->seq_len << 20 ^ (uint64_t)(unsigned)p->page);
+    for (long i = n - 1; i > 0; i--) {
+        const long j = (long)(splitmix64(&state) % (uint64_t)(i + 1));
+        const int t = table[i];
+        table[i] = table[j];
+        table[j] = t;
+    }
+    return ATTN_OK;
+}
+
+size_t attn_kv_offset(const struct attn_problem *p, const int *table, int b, int h, int t)
+{
+    const size_t D = (size_t)p->head_dim, KV = (size_t)attn_kv_heads(p);
+    if (!attn_is_paged(p)) return (((size_t)b * KV + (size_t)h) * (size_t)p->seq_len + (size_t)t) * D;
+    const size_t page = (size_t)table[(size_t)b * (size_t)attn_pages_per_seq(p) + (size_t)(t / p->page)];
+    return ((page * (size_t)p->page + (size_t)(t % p->page)) * KV + (size_t)h) * D;
 }
 
 /* The lengths' sum and sum of squares; 0 when varlen is malformed. */
@@ -289,9 +338,11 @@ const char *attn_problem_label(const struct attn_problem *p, char *buf, size_t l
     char kv[48] = "";
     if (attn_kv_heads(p) != p->heads) snprintf(kv, sizeof kv, " KV=%d", attn_kv_heads(p));
     if (attn_is_decode(p)) snprintf(kv + strlen(kv), sizeof kv - strlen(kv), " Q=%d", attn_q_len(p));
-    char name[ATTN_INIT_MAX], init[ATTN_INIT_MAX + 8] = "";
+    char name[ATTN_INIT_MAX], init[ATTN_INIT_MAX + 24] = "";
+    if (attn_is_paged(p)) snprintf(init, sizeof init, " page=%d", p->page);
     if (p->init_sigma != ATTN_INIT_DEFAULT_SIGMA)
-        snprintf(init, sizeof init, " init=%s", attn_init_name(p->init_sigma, name, sizeof name));
+        snprintf(init + strlen(init), sizeof init - strlen(init), " init=%s",
+                 attn_init_name(p->init_sigma, name, sizeof name));
     snprintf(buf, len, "B=%d H=%d%s S=%d D=%d %s%s%s%s%s%s%s%s", p->batch, p->heads, kv, p->seq_len,
              p->head_dim, p->causal ? "causal" : "full", attn_is_varlen(p) ? " varlen=" : "",
              p->varlen, p->dtype == ATTN_BF16 ? "" : " ",
@@ -326,7 +377,8 @@ bool attn_problem_equal(const struct attn_problem *a, const struct attn_problem 
     return a->batch == b->batch && a->heads == b->heads && attn_kv_heads(a) == attn_kv_heads(b) &&
            a->seq_len == b->seq_len && attn_q_len(a) == attn_q_len(b) &&
            a->head_dim == b->head_dim && a->causal == b->causal && a->dtype == b->dtype &&
-           strcmp(a->varlen, b->varlen) == 0 && a->init_sigma == b->init_sigma && a->pass == b->pass;
+           strcmp(a->varlen, b->varlen) == 0 && a->init_sigma == b->init_sigma && a->pass == b->pass &&
+           a->page == b->page;
 }
 
 const char *attn_init_name(float sigma, char *buf, size_t len)

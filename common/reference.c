@@ -87,6 +87,15 @@ static void head_offsets(const struct attn_problem *p, int b, size_t h, size_t f
     *kvoff = packed ? (first * KVH + kvh) * D : ((size_t)b * KVH + kvh) * S * D;
 }
 
+/* Where key (value) row j of sequence b's K/V head kvh starts: kvoff +
+ * j·kvstride (head_offsets'), or through the page table of a paged cache. */
+static size_t kv_row(const struct attn_problem *p, const int *table, size_t kvoff, int b, size_t h, size_t j,
+                     size_t kvstride)
+{
+    if (!table) return kvoff + j * kvstride;
+    return attn_kv_offset(p, table, b, (int)(h / ((size_t)p->heads / (size_t)attn_kv_heads(p))), (int)j);
+}
+
 int attn_reference_f64(const struct attn_problem *p, const uint16_t *q, const uint16_t *k,
                        const uint16_t *v, double *o)
 {
@@ -97,14 +106,18 @@ int attn_reference_f64(const struct attn_problem *p, const uint16_t *q, const ui
     int *lens = malloc((p->batch > 0 ? (size_t)p->batch : 1) * sizeof *lens);
     double *scores = malloc(S * sizeof *scores);
     double *qrow = malloc(D * sizeof *qrow);
-    if (!lens || !scores || !qrow) {
+    int *table = attn_is_paged(p) ? malloc(((size_t)p->batch * (size_t)attn_pages_per_seq(p) + 1) * sizeof *table)
+                                  : NULL;
+    if (!lens || !scores || !qrow || (attn_is_paged(p) && !table)) {
         free(lens);
         free(scores);
         free(qrow);
+        free(table);
         return ATTN_FAIL(ATTN_ERR, "out of host memory for the reference");
     }
     int rc = attn_seq_lens(p, lens); /* seq_len each when dense */
-    size_t first = 0;                /* the sequence's first token (packed) */
+    if (rc == ATTN_OK && table) rc = attn_page_table(p, table);
+    size_t first = 0; /* the sequence's first token (packed) */
     for (int b = 0; rc == ATTN_OK && b < p->batch; b++) {
         /* a decode's queries are the sequence's last QL tokens: causal, query
          * i sees keys 0 .. L - QL + i (bottom-right) */
@@ -112,7 +125,7 @@ int attn_reference_f64(const struct attn_problem *p, const uint16_t *q, const ui
         for (size_t h = 0; h < H; h++) {
             size_t qoff, kvoff;
             head_offsets(p, b, h, first, &qoff, &kvoff);
-            const uint16_t *qh = q + qoff, *kh = k + kvoff, *vh = v + kvoff;
+            const uint16_t *qh = q + qoff;
             double *oh = o + qoff;
             for (size_t i = 0; i < QL; i++) {
                 size_t keys = p->causal ? L - QL + i + 1 : L;
@@ -121,8 +134,8 @@ int attn_reference_f64(const struct attn_problem *p, const uint16_t *q, const ui
                 double max = -INFINITY;
                 for (size_t j = 0; j < keys; j++) {
                     double dot = 0;
-                    for (size_t d = 0; d < D; d++)
-                        dot += qrow[d] * attn_half_to_float(kh[j * kvstride + d], p->dtype);
+                    const uint16_t *kr = k + kv_row(p, table, kvoff, b, h, j, kvstride);
+                    for (size_t d = 0; d < D; d++) dot += qrow[d] * attn_half_to_float(kr[d], p->dtype);
                     scores[j] = dot * (double)p->scale;
                     if (scores[j] > max) max = scores[j];
                 }
@@ -135,8 +148,8 @@ int attn_reference_f64(const struct attn_problem *p, const uint16_t *q, const ui
                 for (size_t d = 0; d < D; d++) orow[d] = 0;
                 for (size_t j = 0; j < keys; j++) {
                     double w = scores[j] / sum;
-                    for (size_t d = 0; d < D; d++)
-                        orow[d] += w * attn_half_to_float(vh[j * kvstride + d], p->dtype);
+                    const uint16_t *vr = v + kv_row(p, table, kvoff, b, h, j, kvstride);
+                    for (size_t d = 0; d < D; d++) orow[d] += w * attn_half_to_float(vr[d], p->dtype);
                 }
             }
         }
@@ -145,6 +158,7 @@ int attn_reference_f64(const struct attn_problem *p, const uint16_t *q, const ui
     free(lens);
     free(scores);
     free(qrow);
+    free(table);
     return rc;
 }
 

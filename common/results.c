@@ -106,6 +106,7 @@ static void key_cells(struct cells *c, const struct result_row *r)
     set_int(c, COL_DIM, p->head_dim);
     set_int(c, COL_CAUSAL, p->causal);
     c->text[COL_VARLEN] = p->varlen;
+    set_int(c, COL_PAGE, p->page);
     c->text[COL_INIT] = attn_init_name(p->init_sigma, c->num[COL_INIT], sizeof c->num[COL_INIT]);
     c->text[COL_PASS] = attn_pass_name(p->pass);
     c->text[COL_MODE] = r->mode;

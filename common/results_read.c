@@ -96,6 +96,13 @@ static int parse_key(const char *path, int line, char **f, const int *idx, struc
                              f[idx[COL_Q_LEN]], k->seq_len);
         k->q_len = v == k->seq_len ? 0 : (int)v;
     }
+    k->page = 0; /* a file from before the column, or the field left empty: contiguous */
+    if (idx[COL_PAGE] >= 0 && *f[idx[COL_PAGE]]) {
+        if (parse_int(f[idx[COL_PAGE]], 0, 1L << 30, &v))
+            return ATTN_FAIL(ATTN_ERR_INPUT, "%s:%d: page '%s' is not 0 (contiguous) or tokens per page",
+                             path, line, f[idx[COL_PAGE]]);
+        k->page = (int)v;
+    }
     k->kv_heads = k->heads; /* a file from before the column, or the field left empty */
     if (idx[COL_KV_HEADS] >= 0 && *f[idx[COL_KV_HEADS]]) {
         if (parse_int(f[idx[COL_KV_HEADS]], 1, 1L << 30, &v) || k->heads % v != 0)
@@ -249,6 +256,7 @@ static uint64_t key_hash(const struct result_key *k)
     h = (h ^ init) * 1099511628211ull;
     h = (h ^ (unsigned)p.pass) * 1099511628211ull;
     h = (h ^ (unsigned)attn_q_len(&p)) * 1099511628211ull;
+    h = (h ^ (unsigned)p.page) * 1099511628211ull;
     for (const char *c = k->varlen; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
     return h;
 }
@@ -517,10 +525,11 @@ static int read_samples(struct sample_src *f, const char *path, struct result_se
             at[S_NAMES - 2] = S_SAMPLE;
             names[S_NAMES - 1] = SAMPLES_MS_COLUMN;
             at[S_NAMES - 1] = S_MS;
-            int nall = 0; /* kv_heads, q_len, varlen, init, pass and regime may be missing: a file from before them */
+            int nall = 0; /* kv_heads, q_len, varlen, page, init, pass and regime may be missing: a file
+                             from before them */
             for (int c = 0; c < S_NAMES; c++)
-                if (at[c] != COL_KV_HEADS && at[c] != COL_Q_LEN && at[c] != COL_VARLEN && at[c] != COL_INIT &&
-                    at[c] != COL_PASS && at[c] != COL_REGIME)
+                if (at[c] != COL_KV_HEADS && at[c] != COL_Q_LEN && at[c] != COL_VARLEN && at[c] != COL_PAGE &&
+                    at[c] != COL_INIT && at[c] != COL_PASS && at[c] != COL_REGIME)
                     all[nall++] = c;
             ATTN_TRY(read_header(path, lineno, fields, n, S_NAMES, names, all, nall, found));
             for (int c = 0; c < S_COUNT; c++) idx[c] = -1;
@@ -718,7 +727,7 @@ void result_key_problem(const struct result_key *k, struct attn_problem *p)
                                .head_dim = k->head_dim, .causal = k->causal != 0,
                                .dtype = ATTN_BF16, .kv_heads = k->kv_heads,
                                .init_sigma = k->init_sigma, .pass = (enum attn_pass)k->pass,
-                               .q_len = k->q_len};
+                               .q_len = k->q_len, .page = k->page};
     snprintf(p->varlen, sizeof p->varlen, "%s", k->varlen);
     enum attn_dtype dt;
     if (attn_dtype_parse(k->dtype, &dt) == ATTN_OK) p->dtype = dt;
@@ -740,6 +749,7 @@ void result_key_of(const char *variant, const struct attn_problem *p, enum attn_
     k->kv_heads = attn_kv_heads(p);
     k->seq_len = p->seq_len;
     k->q_len = attn_is_decode(p) ? attn_q_len(p) : 0;
+    k->page = p->page;
     k->head_dim = p->head_dim;
     k->causal = p->causal;
     snprintf(k->varlen, sizeof k->varlen, "%s", p->varlen);

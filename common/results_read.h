@@ -15,8 +15,8 @@ extern "C" {
 #endif
 
 /* The row key of design.md (schema.h's RESULT_KEY_FIRST .. RESULT_KEY_LAST):
- * variant, dtype, batch, heads, kv_heads, seq_len, head_dim, causal, varlen,
- * init, pass, mode, regime. */
+ * variant, dtype, batch, heads, kv_heads, seq_len, q_len, head_dim, causal,
+ * varlen, page, init, pass, mode, regime. */
 struct result_key {
     char variant[64];
     char dtype[8];
@@ -25,6 +25,7 @@ struct result_key {
     float init_sigma;             /* attn_problem.init_sigma: 0 (uniform) when absent */
     int pass;                     /* enum attn_pass: the forward when absent */
     int q_len;                    /* attn_problem.q_len: 0 (= seq_len, a prefill) when absent or equal */
+    int page;                     /* attn_problem.page: 0 (a contiguous cache) when absent */
     char mode[8];
     char regime[12];              /* burst, sustained: burst when absent */
 };

@@ -19,7 +19,7 @@ extern "C" {
     X(VARIANT, "variant") X(DTYPE, "dtype") X(BATCH, "batch") X(HEADS, "heads")       \
     X(KV_HEADS, "kv_heads")                                                          \
     X(SEQ, "seq_len") X(Q_LEN, "q_len") X(DIM, "head_dim") X(CAUSAL, "causal")       \
-    X(VARLEN, "varlen")                                                              \
+    X(VARLEN, "varlen") X(PAGE, "page")                                              \
     X(INIT, "init") X(PASS, "pass") X(MODE, "mode") X(REGIME, "regime")              \
     X(STATUS, "status") X(REASON, "reason")                                          \
     X(SAMPLES, "samples") X(MS, "ms_median") X(MS_MIN, "ms_min") X(MS_P10, "ms_p10")  \
@@ -49,10 +49,10 @@ extern const char *const result_column_names[COL_COUNT];
 
 /* The row key: the columns from RESULT_KEY_FIRST to RESULT_KEY_LAST (variant,
  * dtype, batch, heads, kv_heads, seq_len, q_len, head_dim, causal, varlen,
- * init, pass, mode, regime), unique within a run (a file without kv_heads,
- * q_len, varlen, init, pass or regime, written before them, reads as
- * kv_heads = heads, q_len = seq_len, a dense batch (varlen ""), init
- * uniform, pass fwd and regime burst);
+ * page, init, pass, mode, regime), unique within a run (a file without
+ * kv_heads, q_len, varlen, page, init, pass or regime, written before them,
+ * reads as kv_heads = heads, q_len = seq_len, a dense batch (varlen ""), a
+ * contiguous cache (page 0), init uniform, pass fwd and regime burst);
  * the samples file starts its lines with them (results.h). */
 #define RESULT_KEY_FIRST COL_VARIANT
 #define RESULT_KEY_LAST COL_REGIME

@@ -1324,6 +1324,116 @@ START_TEST(test_reference_decode_is_prefills_last_rows)
 }
 END_TEST
 
+/* page=: a paged cache's tokens per page, 0 the contiguous cache beside it;
+ * its own points (dense and paged rows of one point are two); refused with
+ * a ragged batch or a backward pass. */
+START_TEST(test_grid_page_key)
+{
+    struct grid g = {0};
+    ck_assert_int_eq(grid_add_spec(&g, "batch=8 heads=32 kv_heads=8 kv_len=1000 q_len=1 dim=128 causal=1 page=0,16,128", "t"),
+                     ATTN_OK);
+    ck_assert_uint_eq(g.count, 3);
+    ck_assert(!attn_is_paged(&g.points[0]));
+    ck_assert_int_eq(g.points[1].page, 16);
+    ck_assert_int_eq(attn_pages_per_seq(&g.points[1]), 63); /* 1000 / 16, the last page holding 8 */
+    ck_assert_int_eq(attn_pages_per_seq(&g.points[2]), 8);
+    ck_assert_uint_eq(attn_kv_tensor_elems(&g.points[1]), 8u * 63 * 16 * 8 * 128);
+    ck_assert_uint_eq(attn_kv_tensor_elems(&g.points[0]), 8u * 8 * 1000 * 128);
+    ck_assert_double_eq(attn_bytes(&g.points[1]), attn_bytes(&g.points[0])); /* the bytes read are the same */
+    ck_assert(!attn_problem_equal(&g.points[0], &g.points[1]));
+    char buf[ATTN_LABEL_MAX];
+    ck_assert_str_eq(attn_problem_label(&g.points[2], buf, sizeof buf), "B=8 H=32 KV=8 Q=1 S=1000 D=128 causal page=128");
+    static const struct {
+        const char *spec, *why;
+    } bad[] = {
+        {"batch=2 heads=4 seq=64 dim=64 page=-1", "'page=-1': expected an integer"},
+        {"batch=2 heads=4 seq=64 dim=64 page=16 varlen=uniform:0.5", "page=16 with a ragged batch"},
+        {"batch=2 heads=4 seq=64 dim=64 page=16 pass=bwd", "a paged cache serves inference"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_msg(grid_add_spec(&g, bad[i].spec, "f:3") == ATTN_ERR_INPUT, "%s accepted", bad[i].spec);
+        ck_assert_message_has("f:3: ");
+        ck_assert_message_has(bad[i].why);
+    }
+    ck_assert_uint_eq(g.count, 3);
+    grid_free(&g);
+}
+END_TEST
+
+/* The page table: a permutation of the cache's pages, the same for the same
+ * point, another for another page size; not the identity (the pages are
+ * shuffled, as a serving engine's allocator leaves them); and the offset of
+ * a token through it. */
+START_TEST(test_page_table_is_a_shuffle)
+{
+    struct attn_problem p = {.batch = 5, .heads = 4, .kv_heads = 2, .seq_len = 100, .head_dim = 8, .page = 16, .q_len = 1};
+    const int n = p.batch * attn_pages_per_seq(&p);
+    ck_assert_int_eq(n, 35);
+    int t1[35], t2[35], seen[35] = {0};
+    ck_assert_int_eq(attn_page_table(&p, t1), ATTN_OK);
+    ck_assert_int_eq(attn_page_table(&p, t2), ATTN_OK);
+    int moved = 0;
+    for (int i = 0; i < n; i++) {
+        ck_assert(t1[i] >= 0 && t1[i] < n);
+        seen[t1[i]]++;
+        ck_assert_int_eq(t1[i], t2[i]);
+        moved += t1[i] != i;
+    }
+    for (int i = 0; i < n; i++) ck_assert_int_eq(seen[i], 1);
+    ck_assert_int_gt(moved, n / 2);
+    /* sequence 3, K/V head 1, token 37: page t[3·7 + 2], slot 5 */
+    ck_assert_uint_eq(attn_kv_offset(&p, t1, 3, 1, 37), (((size_t)t1[23] * 16 + 5) * 2 + 1) * 8);
+    struct attn_problem dense = p;
+    dense.page = 0;
+    ck_assert_uint_eq(attn_kv_offset(&dense, NULL, 3, 1, 37), ((3u * 2 + 1) * 100 + 37) * 8);
+    p.page = 32;
+    int t3[20];
+    ck_assert_int_eq(attn_page_table(&p, t3), ATTN_OK);
+    dense.page = 0;
+    ck_assert_int_eq(attn_page_table(&dense, t3), ATTN_ERR_INPUT);
+}
+END_TEST
+
+/* The reference over a paged cache is the contiguous one's: the same K and
+ * V scattered into shuffled pages (the last page's spare slots NaN, which
+ * must not be read), decode and prefill, causal and not, exactly equal. */
+START_TEST(test_reference_paged_is_dense)
+{
+    const int B = 3, H = 4, KV = 2, S = 45, D = 16;
+    for (int causal = 0; causal <= 1; causal++)
+        for (int ql = 0; ql <= 3; ql += 3) {
+            struct attn_problem dense = {.batch = B, .heads = H, .kv_heads = KV, .seq_len = S, .head_dim = D,
+                                         .causal = causal, .dtype = ATTN_BF16, .scale = 0.25f, .q_len = ql};
+            struct attn_problem paged = dense;
+            paged.page = 16;
+            const size_t nq = attn_tensor_elems(&dense), nkv = attn_kv_tensor_elems(&dense);
+            const size_t npg = attn_kv_tensor_elems(&paged);
+            uint16_t *q = malloc(nq * 2), *k = malloc(nkv * 2), *v = malloc(nkv * 2);
+            uint16_t *kp = malloc(npg * 2), *vp = malloc(npg * 2);
+            double *o = malloc(nq * sizeof *o), *op = malloc(nq * sizeof *op);
+            int *table = malloc((size_t)B * attn_pages_per_seq(&paged) * sizeof *table);
+            ck_assert(q && k && v && kp && vp && o && op && table);
+            uint32_t x = 777u + (uint32_t)(causal * 10 + ql);
+            for (size_t i = 0; i < nq; i++) q[i] = attn_float_to_half((float)((x = x * 1664525u + 1013904223u) >> 8) / (1 << 23) - 1, ATTN_BF16);
+            for (size_t i = 0; i < nkv; i++) k[i] = attn_float_to_half((float)((x = x * 1664525u + 1013904223u) >> 8) / (1 << 23) - 1, ATTN_BF16);
+            for (size_t i = 0; i < nkv; i++) v[i] = attn_float_to_half((float)((x = x * 1664525u + 1013904223u) >> 8) / (1 << 23) - 1, ATTN_BF16);
+            for (size_t i = 0; i < npg; i++) kp[i] = vp[i] = 0x7fc0; /* bf16 NaN: slots nothing fills */
+            ck_assert_int_eq(attn_page_table(&paged, table), ATTN_OK);
+            for (int b = 0; b < B; b++)
+                for (int h = 0; h < KV; h++)
+                    for (int t = 0; t < S; t++) {
+                        memcpy(kp + attn_kv_offset(&paged, table, b, h, t), k + attn_kv_offset(&dense, NULL, b, h, t), D * 2);
+                        memcpy(vp + attn_kv_offset(&paged, table, b, h, t), v + attn_kv_offset(&dense, NULL, b, h, t), D * 2);
+                    }
+            ck_assert_int_eq(attn_reference_f64(&dense, q, k, v, o), ATTN_OK);
+            ck_assert_int_eq(attn_reference_f64(&paged, q, kp, vp, op), ATTN_OK);
+            for (size_t i = 0; i < nq; i++)
+                ck_assert_msg(o[i] == op[i], "causal=%d q_len=%d element %zu: %g against %g", causal, ql, i, op[i], o[i]);
+            free(q), free(k), free(v), free(kp), free(vp), free(o), free(op), free(table);
+        }
+}
+END_TEST
+
 START_TEST(test_grid_lists_and_defaults)
 {
     struct grid g = {0};
@@ -1493,6 +1603,40 @@ START_TEST(test_results_q_len_column)
                      "naive,bf16,64,32,4096,4097,128,1,cold,ok,1.0,0.01\n");
     ck_assert_int_eq(results_read(path, &set), ATTN_ERR_INPUT);
     ck_assert_message_has(":2: q_len '4097' is not in 1 .. seq_len 4096");
+    unlink(path);
+}
+END_TEST
+
+/* page in a results file: read when there, 0 (contiguous) when empty or
+ * the file predates it; a paged and a contiguous row of one point are two
+ * rows; the label says page=. */
+START_TEST(test_results_page_column)
+{
+    char path[32];
+    write_temp(path, "variant,dtype,batch,heads,seq_len,q_len,head_dim,causal,varlen,page,mode,status,ms_median,noise_rel\n"
+                     "naive,bf16,64,32,4096,1,128,1,,0,cold,ok,1.0,0.01\n"
+                     "naive,bf16,64,32,4096,1,128,1,,16,cold,ok,1.1,0.01\n"
+                     "naive,bf16,64,32,4096,1,128,1,,,hot,ok,1.2,0.01\n");
+    struct result_set set;
+    ck_assert_int_eq(results_read(path, &set), ATTN_OK);
+    unlink(path);
+    ck_assert_uint_eq(set.count, 3);
+    ck_assert_int_eq(set.rows[0].key.page, 0);
+    ck_assert_int_eq(set.rows[1].key.page, 16);
+    ck_assert_int_eq(set.rows[2].key.page, 0);
+    struct attn_problem p = {.batch = 64, .heads = 32, .seq_len = 4096, .head_dim = 128, .causal = true, .q_len = 1,
+                             .page = 16};
+    struct result_key k;
+    result_key_of("naive", &p, MODE_COLD, REGIME_BURST, &k);
+    ck_assert_ptr_eq(results_find(&set, &k), &set.rows[1]);
+    char label[256];
+    ck_assert_str_eq(result_key_label(&k, label, sizeof label),
+                     "naive bf16 B=64 H=32 Q=1 S=4096 D=128 causal page=16 init=uniform cold");
+    results_free(&set);
+    write_temp(path, "variant,dtype,batch,heads,seq_len,head_dim,causal,page,mode,status,ms_median,noise_rel\n"
+                     "naive,bf16,64,32,4096,128,1,-3,cold,ok,1.0,0.01\n");
+    ck_assert_int_eq(results_read(path, &set), ATTN_ERR_INPUT);
+    ck_assert_message_has(":2: page '-3' is not 0 (contiguous) or tokens per page");
     unlink(path);
 }
 END_TEST
@@ -3289,7 +3433,7 @@ START_TEST(test_options_empty_paths)
 }
 END_TEST
 
-/* --help says how many key columns --dry-run prints: the schema's fourteen. */
+/* --help says how many key columns --dry-run prints: the schema's fifteen. */
 START_TEST(test_options_usage_key_columns)
 {
     char *text = NULL;
@@ -3297,8 +3441,8 @@ START_TEST(test_options_usage_key_columns)
     FILE *f = open_memstream(&text, &len);
     options_usage(f);
     fclose(f);
-    ck_assert_int_eq(RESULT_KEY_COLUMNS, 14);
-    ck_assert_msg(strstr(text, "(the\n                      14 key columns variant .. regime, shard,"),
+    ck_assert_int_eq(RESULT_KEY_COLUMNS, 15);
+    ck_assert_msg(strstr(text, "(the\n                      15 key columns variant .. regime, shard,"),
                   "%s", text);
     ck_assert_ptr_null(strstr(text, "nine"));
     free(text);
@@ -3493,6 +3637,10 @@ static Suite *grid_suite(void)
     tcase_add_test(tc, test_results_q_len_column);
     tcase_add_test(tc, test_problem_decode_counts);
     tcase_add_test(tc, test_reference_decode_is_prefills_last_rows);
+    tcase_add_test(tc, test_grid_page_key);
+    tcase_add_test(tc, test_page_table_is_a_shuffle);
+    tcase_add_test(tc, test_reference_paged_is_dense);
+    tcase_add_test(tc, test_results_page_column);
     tcase_add_test(tc, test_grid_range_powers_of_two);
     tcase_add_test(tc, test_grid_tokens_and_hidden);
     tcase_add_test(tc, test_grid_kv_heads);

@@ -42,6 +42,7 @@ struct shape {
     int kv_heads;
     const char *varlen; /* a ragged batch (attn_problem.varlen), NULL when dense */
     int q_len;          /* a decode's queries per sequence (attn_problem.q_len), 0 when not */
+    int page;           /* a paged cache's tokens per page (attn_problem.page), 0 when contiguous */
 };
 
 static const int odd_seqs[] = {1, 17, 1000};
@@ -63,7 +64,7 @@ static struct attn_problem problem_of(struct shape s)
     struct attn_problem p = {.batch = s.batch, .heads = s.heads, .seq_len = s.seq,
                              .head_dim = s.dim, .causal = s.causal, .dtype = s.dtype,
                              .scale = 1.0f / sqrtf((float)s.dim), .kv_heads = s.kv_heads,
-                             .q_len = s.q_len};
+                             .q_len = s.q_len, .page = s.page};
     if (s.varlen) snprintf(p.varlen, sizeof p.varlen, "%s", s.varlen);
     return p;
 }
@@ -109,6 +110,8 @@ static void case_open_ref(struct case_data *c, struct shape s, uint64_t seed, bo
     ck_assert_int_eq(gpu_fill_random(c->q, c->n, s.dtype, seed, stream), ATTN_OK);
     ck_assert_int_eq(gpu_fill_random(c->k, c->nkv, s.dtype, seed + 1, stream), ATTN_OK);
     ck_assert_int_eq(gpu_fill_random(c->v, c->nkv, s.dtype, seed + 2, stream), ATTN_OK);
+    ck_assert_int_eq(gpu_poison_page_tails(&c->p, c->k, stream), ATTN_OK); /* NaN where no token is */
+    ck_assert_int_eq(gpu_poison_page_tails(&c->p, c->v, stream), ATTN_OK);
     c->hq = malloc(c->bytes);
     c->hk = malloc(c->kv_bytes);
     c->hv = malloc(c->kv_bytes);
@@ -560,25 +563,30 @@ END_TEST
 START_TEST(test_fused_variants_launch_at_most_two_kernels)
 {
     if (!trace_available()) return;
-    struct shape s = {.batch = 2, .heads = 4, .seq = 1000, .dim = 128, .causal = true};
-    struct case_data c;
-    case_open(&c, s, fresh_seed());
+    /* a prefill, and a decode whose cache flash_decode splits (its combine kernel the second) */
+    const struct shape shapes[] = {{.batch = 2, .heads = 4, .seq = 1000, .dim = 128, .causal = true},
+                                   {.batch = 1, .heads = 8, .kv_heads = 1, .seq = 4097, .dim = 128, .causal = true,
+                                    .q_len = 2}};
     int fused = 0;
-    for (size_t i = 0; i < registry_count(); i++) {
-        const struct attn_variant *v = registry_get(i);
-        if (!v->fused || v->supports(&c.p, &dev)) continue;
-        struct trace_capture cap = {0};
-        traced_call(v, &c, &cap);
-        struct trace_summary sum;
-        trace_summarize(&cap, 1, &sum);
-        ck_assert_msg(sum.kernels_per_call <= 2 && sum.memcpy_per_call == 0,
-                      "%s: %g kernels, %g copies per call", v->name, sum.kernels_per_call,
-                      sum.memcpy_per_call);
-        trace_capture_free(&cap);
-        fused++;
+    for (int at = 0; at < 2; at++) {
+        struct case_data c;
+        case_open(&c, shapes[at], fresh_seed());
+        for (size_t i = 0; i < registry_count(); i++) {
+            const struct attn_variant *v = registry_get(i);
+            if (!v->fused || v->supports(&c.p, &dev)) continue;
+            struct trace_capture cap = {0};
+            traced_call(v, &c, &cap);
+            struct trace_summary sum;
+            trace_summarize(&cap, 1, &sum);
+            ck_assert_msg(sum.kernels_per_call <= 2 && sum.memcpy_per_call == 0,
+                          "%s: %g kernels, %g copies per call", v->name, sum.kernels_per_call,
+                          sum.memcpy_per_call);
+            trace_capture_free(&cap);
+            fused++;
+        }
+        case_close(&c);
     }
     fprintf(stderr, "  %d fused variant(s) traced\n", fused);
-    case_close(&c);
 }
 END_TEST
 
@@ -1062,8 +1070,10 @@ END_TEST
  * refused one would otherwise pass unseen): a cache of one key; q_len 1
  * to 8; 80 rows per K/V head (two row blocks, the second partly padding);
  * a long cache split across many CTAs with a short last chunk; 64 rows (four
- * m16 tiles) in fp16; every split-count path (one split, several). Each in
- * a captured graph too (the combine kernel after the split kernel). */
+ * m16 tiles) in fp16; every split-count path (one split, several); paged
+ * caches of 16 to 128 tokens a page, the last page partial. Each in a
+ * captured graph too (the combine kernel after the split kernel). The eager
+ * variants run the paged ones through their gather. */
 static const struct shape decode_shapes[] = {
     {.batch = 2, .heads = 2, .seq = 1, .q_len = 1, .dim = 128, .causal = true},
     {.batch = 3, .heads = 4, .kv_heads = 2, .seq = 17, .q_len = 3, .dim = 64, .causal = true},
@@ -1072,6 +1082,11 @@ static const struct shape decode_shapes[] = {
     {.batch = 1, .heads = 64, .kv_heads = 8, .seq = 700, .q_len = 8, .dim = 128, .dtype = ATTN_FP16},
     {.batch = 64, .heads = 32, .kv_heads = 8, .seq = 1000, .q_len = 1, .dim = 128, .causal = true},
     {.batch = 1, .heads = 16, .kv_heads = 1, .seq = 20000, .q_len = 7, .dim = 64, .causal = true},
+    /* paged caches, each with a partial last page (its spare slots NaN) */
+    {.batch = 3, .heads = 8, .kv_heads = 2, .seq = 1000, .q_len = 1, .dim = 128, .causal = true, .page = 16},
+    {.batch = 1, .heads = 16, .kv_heads = 1, .seq = 4097, .q_len = 4, .dim = 64, .causal = true, .page = 128},
+    {.batch = 2, .heads = 4, .seq = 17, .q_len = 8, .dim = 64, .causal = true, .page = 64},
+    {.batch = 64, .heads = 32, .kv_heads = 8, .seq = 300, .q_len = 2, .dim = 128, .dtype = ATTN_FP16, .page = 32},
 };
 #define N_DECODE ((int)(sizeof decode_shapes / sizeof decode_shapes[0]))
 
@@ -1085,6 +1100,9 @@ START_TEST(test_flash_decode_matches_reference)
     ck_assert_msg(why == NULL, "flash_decode refuses decode shape %d: %s", _i, why);
     check_variant_on(v, &c, false);
     check_variant_on(v, &c, true);
+    if (c.p.page)
+        for (size_t i = 0; i < registry_count(); i++)
+            if (registry_get(i) != v) check_variant_on(registry_get(i), &c, false);
     case_close(&c);
 }
 END_TEST
@@ -1271,7 +1289,7 @@ static Suite *gpu_suite(void)
 }
 
 /* Tests in gpu_suite(), for the skipped count: keep in step with it. */
-#define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_LONG + N_MODERN + N_ODD + N_MODERN_CPU_REF + N_BWD_SHAPES + N_GRAD_SHAPES + \
+#define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_LONG + N_MODERN + N_DECODE + N_ODD + N_MODERN_CPU_REF + N_BWD_SHAPES + N_GRAD_SHAPES + \
                         3 + 2 + 2 + 1 + N_CUDNN_TESTS + 4 + 3 + N_HOPPER_TESTS)
 
 int main(void)

@@ -142,8 +142,8 @@ class Compare(unittest.TestCase):
 class Schema(unittest.TestCase):
     def test_key_columns(self):
         cols = attnpeer.columns()
-        key = ["variant", "dtype", "batch", "heads", "kv_heads", "seq_len", "q_len", "head_dim", "causal", "varlen", "init",
-               "pass", "mode", "regime"]
+        key = ["variant", "dtype", "batch", "heads", "kv_heads", "seq_len", "q_len", "head_dim", "causal", "varlen", "page",
+               "init", "pass", "mode", "regime"]
         start = cols.index("variant")
         self.assertEqual(cols[start:start + len(key)], key)
         for c in ("status", "ms_median", "samples", "noise_rel", "tflops", "kernels_per_call", "settled_mhz",

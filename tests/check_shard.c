@@ -156,8 +156,8 @@ START_TEST(test_dry_run_shards_cover_the_sweep)
     for (int n = 1; n <= 8; n *= 2) {
         char cmd[2048];
         snprintf(cmd, sizeof cmd,
-                 "set -e; all=$(%s --dry-run %s | tail -n +2 | cut -d, -f1-13 | sort); "
-                 "parts=$(for i in $(seq 1 %d); do %s --dry-run --shard $i/%d %s | tail -n +2 | cut -d, -f1-13; done | sort); "
+                 "set -e; all=$(%s --dry-run %s | tail -n +2 | cut -d, -f1-14 | sort); "
+                 "parts=$(for i in $(seq 1 %d); do %s --dry-run --shard $i/%d %s | tail -n +2 | cut -d, -f1-14; done | sort); "
                  "[ \"$all\" = \"$parts\" ] && [ $(echo \"$all\" | wc -l) = %zu ] && "
                  "[ -z \"$(echo \"$parts\" | uniq -d)\" ]",
                  bin, sweep, n, bin, n, sweep, rows);
@@ -165,7 +165,7 @@ START_TEST(test_dry_run_shards_cover_the_sweep)
     }
     char cmd[512];
     snprintf(cmd, sizeof cmd, "%s --dry-run --shard 3/8 --point 'batch=1 heads=2 seq=64 dim=64' | head -n 1 | "
-                              "grep -qx 'variant,dtype,batch,heads,kv_heads,seq_len,q_len,head_dim,causal,varlen,init,pass,mode,regime,shard,cost'", bin);
+                              "grep -qx 'variant,dtype,batch,heads,kv_heads,seq_len,q_len,head_dim,causal,varlen,page,init,pass,mode,regime,shard,cost'", bin);
     ck_assert_int_eq(system(cmd), 0);
     snprintf(cmd, sizeof cmd, "%s --dry-run --shard 9/8 2>&1 | grep -q 'needs 1 <= I <= N'", bin);
     ck_assert_int_eq(system(cmd), 0);

@@ -256,7 +256,7 @@ END_TEST
 START_TEST(test_orphan_samples_cut)
 {
     char line[256];
-    snprintf(line, sizeof line, "naive,bf16,1,2,2,64,64,64,0,,uniform,fwd,cold,burst,0,1.5\nnaive,bf16,1,2,2,64,64,64,0,,uniform,fwd,cold,burst,1,1.4\n");
+    snprintf(line, sizeof line, "naive,bf16,1,2,2,64,64,64,0,,0,uniform,fwd,cold,burst,0,1.5\nnaive,bf16,1,2,2,64,64,64,0,,0,uniform,fwd,cold,burst,1,1.4\n");
     put("samples", line, "w");
     ck_assert_int_eq(run_fake("orphan\nok\n", 0.3), 0);
     struct result_set s;
@@ -314,12 +314,12 @@ START_TEST(test_trim_keeps_whole_rows_and_their_samples)
     format_row("naive", "cold", "ok", true, &l);
     char key_samples[256];
     snprintf(key_samples, sizeof key_samples,
-             "naive,bf16,1,2,2,64,64,64,0,,uniform,fwd,cold,burst,0,1\nnaive,bf16,1,2,2,64,64,64,0,,uniform,fwd,cold,burst,1,1.1\n"
-             "naive,bf16,1,2,2,64,64,64,0,,uniform,fwd,cold,burst,2,0.9\n");
+             "naive,bf16,1,2,2,64,64,64,0,,0,uniform,fwd,cold,burst,0,1\nnaive,bf16,1,2,2,64,64,64,0,,0,uniform,fwd,cold,burst,1,1.1\n"
+             "naive,bf16,1,2,2,64,64,64,0,,0,uniform,fwd,cold,burst,2,0.9\n");
     put("RUN.samples.csv", key_samples, "a");
     put("RUN.csv", l.text, "a");
     /* a crash: the next row's samples written, its row torn */
-    put("RUN.samples.csv", "naive,bf16,1,2,2,64,64,64,0,,uniform,fwd,hot,burst,0,1\nnaive,bf16,1,2,2,64,64,64,0,,uniform,fwd,hot,burst,1,1", "a");
+    put("RUN.samples.csv", "naive,bf16,1,2,2,64,64,64,0,,0,uniform,fwd,hot,burst,0,1\nnaive,bf16,1,2,2,64,64,64,0,,0,uniform,fwd,hot,burst,1,1", "a");
     put("RUN.csv", "RUN,2026-12-01T00:0", "a");
     struct result_set s;
     ck_assert_int_eq(resume_trim(csv_path, &s), ATTN_OK);
@@ -580,7 +580,7 @@ START_TEST(test_samples_disagreeing_refused)
     /* a sample too many */
     write_gz_run(3, NULL);
     int fd = open(gz, O_WRONLY | O_APPEND);
-    static const char extra[] = "naive,bf16,1,2,2,64,64,64,0,,uniform,fwd,graph,burst,3,1\n";
+    static const char extra[] = "naive,bf16,1,2,2,64,64,64,0,,0,uniform,fwd,graph,burst,3,1\n";
     ck_assert_int_eq(results_samples_write(fd, extra, sizeof extra - 1), ATTN_OK);
     close(fd);
     ck_assert_int_eq(results_read(csv_path, &s), ATTN_ERR_INPUT);

@@ -133,7 +133,7 @@ BLOCKS=0 CYCLE_I=0
 TAKEN=() # this mode's samples
 
 # key MODE [VARIANT]: the row key, in the order both files give it.
-key() { printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,,%s,%s,%s,%s' "${2:-$VARIANT}" "$DT" "$B" "$H" "$H" "$S" "$S" "$D" "$C" "$INIT" "$PASS" "$1" "$REGIME"; }
+key() { printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,,0,%s,%s,%s,%s' "${2:-$VARIANT}" "$DT" "$B" "$H" "$H" "$S" "$S" "$D" "$C" "$INIT" "$PASS" "$1" "$REGIME"; }
 
 # Rows in the run's CSV.
 rows_written() { echo $(($(wc -l <"$CSV") - 1)); }

@@ -6,10 +6,10 @@
 # points, from DIR/run.grid, so that a change to bench/grids/ leaves the
 # fixture whole), DIR/plan.csv (attnbench --dry-run of both shards) and
 # DIR/part-1.csv, DIR/part-2.csv, each with the samples of its own rows and
-# a copy of the run's .env. The run predates the kv_heads, q_len, varlen, init, pass
-# and regime columns: it is first put in this build's schema (kv_heads =
-# heads, an empty varlen, init uniform, pass fwd and regime burst, as the
-# reader takes them;
+# a copy of the run's .env. The run predates the kv_heads, q_len, varlen, page, init,
+# pass and regime columns: it is first put in this build's schema (kv_heads =
+# heads, an empty varlen, page 0, init uniform, pass fwd and regime burst, as
+# the reader takes them;
 # its inputs were uniform, so its points say init=uniform). CASE spoils them on purpose:
 #   missing        three rows of shard 2 left out (a shard that failed)
 #   gpu            part 2 measured on an h100
@@ -29,7 +29,7 @@ mapfile -t sweep < "$dir/sweep.args"
 { "$bin" --dry-run --shard 1/2 "${sweep[@]}"; "$bin" --dry-run --shard 2/2 "${sweep[@]}" | tail -n +2; } > "$dir/plan.csv"
 # the run in this build's schema, column by column by name (the names and
 # their order from common/schema.h's RESULT_COLUMNS): kv_heads = heads, an
-# empty varlen, init uniform, pass fwd, regime burst, every other column it lacks
+# empty varlen, page 0, init uniform, pass fwd, regime burst, every other column it lacks
 # empty, as the reader takes them; its samples likewise over the key
 columns=$(sed -n '/define RESULT_COLUMNS/,/^$/p' common/schema.h | grep -o 'X([A-Z_0-9]*, "[a-z_0-9]*")' |
   sed 's/.*"\(.*\)")/\1/' | paste -sd, -)
@@ -41,6 +41,7 @@ to_schema() { # to_schema COLUMNS FILE: FILE's rows with COLUMNS, in that order
         c = w[j]; v = (c in at) ? $(at[c]) : ""
         if (!(c in at) && c == "kv_heads") v = $(at["heads"])
         if (!(c in at) && c == "q_len") v = $(at["seq_len"])
+        if (!(c in at) && c == "page") v = 0
         if (!(c in at) && c == "init") v = "uniform"
         if (!(c in at) && c == "pass") v = "fwd"
         if (!(c in at) && c == "regime") v = "burst"

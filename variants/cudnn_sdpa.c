@@ -1193,6 +1193,7 @@ static const char *cudnn_supports(const struct attn_problem *p, const struct dev
         return why;
     }
     if (p->dtype != ATTN_BF16 && p->dtype != ATTN_FP16) return "only bf16 and fp16";
+    if (attn_is_paged(p)) return "a paged cache: not built into this variant's graphs yet";
     if (attn_is_varlen(p)) {
         if (attn_varlen_check(p) != ATTN_OK) {
             snprintf(why, sizeof why, "%s", attn_error_message());

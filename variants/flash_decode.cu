@@ -29,8 +29,12 @@
  *   keys 0 .. kv_len − q_len + i; only the last chunk or two are masked.
  *
  * Layouts (attn.h): Q and O [batch, heads, q_len, head_dim], K and V
- * [batch, kv_heads, kv_len, head_dim]. Extra memory, only with more than
- * one split: splits·batch·heads·q_len·(head_dim + 1) floats. */
+ * [batch, kv_heads, kv_len, head_dim], or a paged cache [pages, page,
+ * kv_heads, head_dim] read through the page table: each key row's address
+ * from its page's entry, so pages of any size (16 tokens: four pages a
+ * chunk) stream as a contiguous cache does. Extra memory: with more than
+ * one split, splits·batch·heads·q_len·(head_dim + 1) floats; with a paged
+ * cache, its table (batch·pages per sequence ints). */
 #include "../common/errors.h"
 #include "../common/gpu_util.h"
 #include "../common/kernel_util.cuh"
@@ -73,6 +77,8 @@ template <int D, int R> struct dec_cfg {
 struct dec_args {
     const void *q, *k, *v;
     void *o;
+    const int *table; /* a paged cache's page table (device), else NULL */
+    int page, pages_per_seq;
     float *part_o;   /* splits > 1: [split][row][D], normalised */
     float *part_lse; /* [split][row], log2 units, -inf for a row with no key */
     int heads, kv_heads, q_len, kv_len, causal;
@@ -116,7 +122,6 @@ static __global__ void __launch_bounds__(DEC_THREADS) flash_decode_kernel(const 
     /* the group's rows are contiguous in Q and O: heads kvh·G .. kvh·G + G − 1, q_len each */
     const size_t qrow0 = ((size_t)b * a.heads + (size_t)kvh * G) * L + row0;
     const size_t kv_off = ((size_t)b * a.kv_heads + kvh) * (size_t)S * D;
-    const T *kb = (const T *)a.k + kv_off, *vb = (const T *)a.v + kv_off;
 
     const int nchunks = (S + DEC_BN - 1) / DEC_BN;
     const int c0 = split * a.chunks_per_split, c1 = min(c0 + a.chunks_per_split, nchunks);
@@ -126,12 +131,29 @@ static __global__ void __launch_bounds__(DEC_THREADS) flash_decode_kernel(const 
 
     load_rows<T, D, C::ROWS>(sQ, (const T *)a.q + qrow0 * D, rows);
     cp_async_commit();
-    /* K and V of chunk c into stage st; keys past S as zeros */
+    /* K and V of chunk c into stage st; keys past S as zeros. Token t's
+     * row: kv_off + t·D in a contiguous cache; in a paged one slot t % page
+     * of page table[b·pages_per_seq + t / page], its K/V head's D elements
+     * at (slot's row)·kv_heads + kvh. */
     auto load_chunk = [&](int c, int st) {
         T *sk = sKV + st * C::STAGE, *sv = sk + DEC_BN * LD;
         const int n = min(DEC_BN, S - c * DEC_BN);
-        load_rows<T, D, DEC_BN>(sk, kb + (size_t)c * DEC_BN * D, n);
-        load_rows<T, D, DEC_BN>(sv, vb + (size_t)c * DEC_BN * D, n);
+        if (!a.table) {
+            load_rows<T, D, DEC_BN>(sk, (const T *)a.k + kv_off + (size_t)c * DEC_BN * D, n);
+            load_rows<T, D, DEC_BN>(sv, (const T *)a.v + kv_off + (size_t)c * DEC_BN * D, n);
+            return;
+        }
+        constexpr int CHUNKS = D / 8, PER_PASS = DEC_THREADS / CHUNKS;
+        const int r0 = threadIdx.x / CHUNKS, col = (threadIdx.x % CHUNKS) * 8;
+        const int *pages = a.table + (size_t)b * a.pages_per_seq;
+#pragma unroll
+        for (int r = r0; r < DEC_BN; r += PER_PASS) {
+            const int t = c * DEC_BN + r;
+            const bool in = r < n;
+            const size_t row = in ? ((size_t)pages[t / a.page] * a.page + t % a.page) * a.kv_heads + kvh : 0;
+            cp_async_16(sk + r * LD + col, (const T *)a.k + row * D + col, in ? 16 : 0);
+            cp_async_16(sv + r * LD + col, (const T *)a.v + row * D + col, in ? 16 : 0);
+        }
     };
 #pragma unroll
     for (int st = 0; st < DEC_STAGES - 1; st++) {
@@ -416,6 +438,7 @@ struct dec_ctx {
     struct attn_problem p;
     struct dec_plan plan;
     float *part_o, *part_lse;
+    int *table; /* a paged cache's page table, on the device */
 };
 
 static size_t part_rows(const struct attn_problem *p)
@@ -423,12 +446,30 @@ static size_t part_rows(const struct attn_problem *p)
     return (size_t)p->batch * p->heads * attn_q_len(p);
 }
 
+static size_t round256(size_t n) { return (n + 255) / 256 * 256; }
+
+/* The workspace: with more than one split, the parts' lse then their O;
+ * with a paged cache, the page table after them. */
+struct dec_layout {
+    size_t lse, o, table, total;
+};
+
+static struct dec_layout layout_of(const struct attn_problem *p, const struct dec_plan *pl)
+{
+    struct dec_layout l = {0, 0, 0, 0};
+    if (pl->splits > 1) {
+        l.o = round256((size_t)pl->splits * part_rows(p) * sizeof(float));
+        l.total = l.o + round256((size_t)pl->splits * part_rows(p) * p->head_dim * sizeof(float));
+    }
+    l.table = l.total;
+    if (attn_is_paged(p)) l.total += (size_t)p->batch * attn_pages_per_seq(p) * sizeof(int);
+    return l;
+}
+
 static size_t decode_workspace_bytes(const struct attn_problem *p)
 {
     const struct dec_plan pl = plan_of(p);
-    if (pl.splits == 1) return 0;
-    const size_t lse = ((size_t)pl.splits * part_rows(p) * sizeof(float) + 255) / 256 * 256;
-    return lse + (size_t)pl.splits * part_rows(p) * p->head_dim * sizeof(float);
+    return layout_of(p, &pl).total;
 }
 
 static const char *decode_supports(const struct attn_problem *p, const struct device_info *dev)
@@ -455,16 +496,16 @@ static int decode_setup(void **ctx, const struct attn_problem *p, void *workspac
     if (!c) return ATTN_FAIL(ATTN_ERR, "out of host memory");
     c->p = *p;
     c->plan = plan_of(p);
-    c->part_o = c->part_lse = NULL;
-    if (c->plan.splits > 1) {
-        if (!workspace) {
-            const int splits = c->plan.splits;
-            free(c);
-            return ATTN_FAIL(ATTN_ERR, "flash_decode: no workspace for %d splits", splits);
-        }
-        c->part_lse = (float *)workspace;
-        c->part_o = (float *)((unsigned char *)workspace +
-                              ((size_t)c->plan.splits * part_rows(p) * sizeof(float) + 255) / 256 * 256);
+    const struct dec_layout l = layout_of(p, &c->plan);
+    unsigned char *ws = (unsigned char *)workspace;
+    c->part_lse = c->plan.splits > 1 ? (float *)(ws + l.lse) : NULL;
+    c->part_o = c->plan.splits > 1 ? (float *)(ws + l.o) : NULL;
+    c->table = attn_is_paged(p) ? (int *)(ws + l.table) : NULL;
+    int rc = l.total && !ws ? ATTN_FAIL(ATTN_ERR, "flash_decode: no workspace") : ATTN_OK;
+    if (rc == ATTN_OK && c->table) rc = gpu_upload_page_table(p, c->table);
+    if (rc != ATTN_OK) {
+        free(c);
+        return rc;
     }
     const int G = p->heads / attn_kv_heads(p), rows = G * attn_q_len(p);
     attn_set_impl("rows %d (%d m16 tiles), %d split%s of %d keys", rows,
@@ -483,6 +524,9 @@ static int decode_run(void *ctx, const void *q, const void *k, const void *v, vo
     a.k = k;
     a.v = v;
     a.o = o;
+    a.table = c->table;
+    a.page = p->page;
+    a.pages_per_seq = attn_pages_per_seq(p);
     a.part_o = c->part_o;
     a.part_lse = c->part_lse;
     a.heads = p->heads;

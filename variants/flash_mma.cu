@@ -627,7 +627,8 @@ static const char *flash_supports(const struct attn_problem *p, const struct dev
     if (!dev->present) return "no CUDA device";
     if (dev->cc_major < 8) return "needs compute capability 8.0 or newer (mma.sync bf16)";
     if (p->head_dim != 64 && p->head_dim != 128) return "head_dim 64 and 128 only";
-    if (attn_is_decode(p)) return "decode (q_len below kv_len): not implemented yet";
+    if (attn_is_decode(p)) return "decode (q_len below kv_len): not implemented yet (flash_decode runs it)";
+    if (attn_is_paged(p)) return "a paged cache: not implemented (flash_decode reads one)";
     const struct flash_cfg *c = pick_cfg(p);
     if (!c) return "ATTN_FLASH_MMA_TILE names no tile shape compiled for this dtype and head_dim (lab)";
     if (c->smem > dev->smem_optin_bytes) return "not enough shared memory per block";

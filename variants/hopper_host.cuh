@@ -172,6 +172,7 @@ static const char *hop_supports_shape(const struct attn_problem *p, const struct
     if (!grouped && attn_kv_heads(p) != p->heads) return "grouped K/V heads (kv_heads < heads): not implemented yet";
     if (!ragged && attn_is_varlen(p)) return "ragged batches (varlen): not implemented yet";
     if (attn_is_decode(p)) return "decode (q_len below kv_len): not implemented yet";
+    if (attn_is_paged(p)) return "a paged cache: not implemented (flash_decode reads one)";
     if (p->seq_len < 1) return "seq_len must be at least 1";
     if (!attn_is_varlen(p) && (size_t)p->batch * p->heads > 65535) return "batch*heads above 65535";
     return NULL;

@@ -999,13 +999,14 @@ static int run_variant(struct ab *ab, const char *variant, const char *label, si
  * from before it draws uniform inputs, and then only uniform points run:
  * run()), so that an older base still reads the points it can run; pass=
  * only for a backward point (protocol 4: start_sides), q_len= only for a
- * decode (protocol 5). */
+ * decode (protocol 5), page= only for a paged cache (protocol 6). */
 static void point_spec(const struct ab *ab, const struct attn_problem *p, char *buf, size_t len)
 {
     char kv[32] = "", varlen[ATTN_VARLEN_MAX + 8] = "", init[ATTN_INIT_MAX + 8] = "", name[ATTN_INIT_MAX];
-    char pass[24] = "", qlen[24] = "";
+    char pass[24] = "", qlen[48] = "";
     if (attn_kv_heads(p) != p->heads) snprintf(kv, sizeof kv, " kv_heads=%d", attn_kv_heads(p));
     if (attn_is_decode(p)) snprintf(qlen, sizeof qlen, " q_len=%d", attn_q_len(p));
+    if (attn_is_paged(p)) snprintf(qlen + strlen(qlen), sizeof qlen - strlen(qlen), " page=%d", p->page);
     if (attn_is_varlen(p)) snprintf(varlen, sizeof varlen, " varlen=%s", p->varlen);
     if (ab->spec_init) snprintf(init, sizeof init, " init=%s", attn_init_name(p->init_sigma, name, sizeof name));
     if (p->pass != ATTN_PASS_FWD) snprintf(pass, sizeof pass, " pass=%s", attn_pass_name(p->pass));
@@ -1490,13 +1491,13 @@ static int resume_parts(struct ab *ab)
 
 /* Every side's worker started and greeted: one GPU, and protocols that do
  * what the run asks (a compare run, --sustain and init= need protocol 3,
- * pass= protocol 4, q_len= protocol 5). */
+ * pass= protocol 4, q_len= protocol 5, page= protocol 6). */
 static int start_sides(struct ab *ab)
 {
     const struct ab_args *a = &ab->a;
     const double limit = deadline_s(a, STEP_PLAIN);
     for (int k = 0; k < ab->nsides; k++) ATTN_TRY(side_spawn(&ab->sides[k], &a->opt));
-    bool all_init = true, all_pass = true, all_decode = true;
+    bool all_init = true, all_pass = true, all_decode = true, all_paged = true;
     for (int k = 0; k < ab->nsides; k++) {
         struct side *s = &ab->sides[k];
         int rc = side_hello(s, limit);
@@ -1514,7 +1515,13 @@ static int start_sides(struct ab *ab)
         all_init &= s->proto >= 3;
         all_pass &= s->proto >= 4;
         all_decode &= s->proto >= 5;
+        all_paged &= s->proto >= 6;
     }
+    for (size_t i = 0; i < a->opt.grid.count && !all_paged; i++)
+        if (attn_is_paged(&a->opt.grid.points[i]))
+            return ATTN_FAIL(ATTN_ERR_INPUT, "a side's build predates the page key; this grid has paged "
+                             "caches (page=%d): measure them with builds that know it",
+                             a->opt.grid.points[i].page);
     for (size_t i = 0; i < a->opt.grid.count && !all_decode; i++)
         if (attn_is_decode(&a->opt.grid.points[i]))
             return ATTN_FAIL(ATTN_ERR_INPUT, "a side's build predates the q_len key; this grid has decode "

@@ -9,7 +9,8 @@
  *     open|reopen DIR RUN_ID ID compare   the same for one variant of compare
  *                                 run ID (rows' compare_run = ID)            → ok CSV   (3)
  *     point SEED SPEC...          the point's tensors from SEED (grid syntax;
- *                                 pass= in it from protocol 4, q_len= from 5) → ok
+ *                                 pass= in it from protocol 4, q_len= from 5,
+ *                                 page= from 6)                              → ok
  *     row VARIANT MODE,...        supports, setup, validate                  → ok | done | absent
  *     mode MODE                   graph capture, warm-up                     → ok CALLS | done
  *     block MIN_SAMPLES MIN_MS    one untimed batch, then samples           → ok N MS... | done
@@ -27,12 +28,12 @@
  * worker of protocol 1, which has neither reopen nor fail, the run stops
  * there instead. A sustained run (--sustain) and a compare run need
  * protocol 3, a point of pass bwd or fwd_bwd protocol 4, a decode point
- * (q_len=) protocol 5. A worker of a protocol outside AB_PROTO_MIN ..
+ * (q_len=) protocol 5, a paged cache (page=) protocol 6. A worker of a protocol outside AB_PROTO_MIN ..
  * AB_PROTO_VERSION is refused by the driver. */
 #ifndef ATTN_AB_PROTO_H
 #define ATTN_AB_PROTO_H
 
-#define AB_PROTO_VERSION 5
+#define AB_PROTO_VERSION 6
 #define AB_PROTO_MIN 1 /* the oldest a driver still speaks: a base revision from before 2 */
 #define AB_LINE_MAX 4096 /* a command line; replies (samples) may be longer */
 

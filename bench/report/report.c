@@ -222,7 +222,8 @@ struct report_panel report_panel_of(const struct attn_problem *p, bool by_shape)
                                  .kv_heads = by_shape ? attn_kv_heads(p) : 0,
                                  .head_dim = p->head_dim,
                                  .causal = p->causal,
-                                 .q_len = attn_is_decode(p) ? attn_q_len(p) : 0};
+                                 .q_len = attn_is_decode(p) ? attn_q_len(p) : 0,
+                                 .page = p->page};
     if (by_shape) snprintf(panel.varlen, sizeof panel.varlen, "%s", p->varlen);
     return panel;
 }
@@ -239,13 +240,14 @@ bool report_panel_equal(const struct report_panel *a, const struct report_panel 
 {
     return a->pass == b->pass && a->shape == b->shape && a->heads == b->heads && a->kv_heads == b->kv_heads &&
            a->head_dim == b->head_dim && a->causal == b->causal && !strcmp(a->varlen, b->varlen) &&
-           a->q_len == b->q_len;
+           a->q_len == b->q_len && a->page == b->page;
 }
 
 int report_panel_cmp(const struct report_panel *a, const struct report_panel *b)
 {
     if (a->pass != b->pass) return (int)a->pass - (int)b->pass;
     if (a->q_len != b->q_len) return a->q_len - b->q_len;
+    if (a->page != b->page) return a->page - b->page;
     if (a->head_dim != b->head_dim) return a->head_dim - b->head_dim;
     if (a->causal != b->causal) return (int)a->causal - (int)b->causal;
     if (a->heads != b->heads) return a->heads - b->heads;
@@ -264,6 +266,7 @@ const char *report_panel_title(const struct report_panel *p, char *buf, size_t l
                   q, p->head_dim, causal);
     if (p->shape && p->varlen[0] && strlen(buf) < len)
         snprintf(buf + strlen(buf), len - strlen(buf), ", varlen %s", p->varlen);
+    if (p->page && strlen(buf) < len) snprintf(buf + strlen(buf), len - strlen(buf), ", pages of %d", p->page);
     if (p->pass != ATTN_PASS_FWD && strlen(buf) < len)
         snprintf(buf + strlen(buf), len - strlen(buf), ", %s", report_pass_title(p->pass));
     return buf;
@@ -281,6 +284,7 @@ const char *report_panel_stem(const struct report_panel *p, char *buf, size_t le
             if (!isalnum((unsigned char)*c)) *c = '-';
     }
     if (p->q_len && strlen(buf) < len) snprintf(buf + strlen(buf), len - strlen(buf), "_q%d", p->q_len);
+    if (p->page && strlen(buf) < len) snprintf(buf + strlen(buf), len - strlen(buf), "_page%d", p->page);
     if (p->pass != ATTN_PASS_FWD && strlen(buf) < len)
         snprintf(buf + strlen(buf), len - strlen(buf), "_%s", attn_pass_name(p->pass));
     return buf;

@@ -85,6 +85,7 @@ struct report_panel {
     bool causal;
     char varlen[ATTN_VARLEN_MAX]; /* attn_problem.varlen; "" when dense or not a shape */
     int q_len;           /* a decode's queries per sequence; 0 for a prefill (its own panels either way) */
+    int page;            /* a paged cache's tokens per page; 0 when contiguous (its own panels either way) */
 };
 /* Room for report_panel_title's and report_panel_stem's text, its NUL
  * included. */
