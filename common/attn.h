@@ -83,7 +83,12 @@ struct attn_problem {
      * q_len + i, as FlashAttention and FlashInfer define it (PyTorch's
      * is_causal aligns top-left). Q and O are [batch, heads, q_len,
      * head_dim]; K and V keep seq_len. 0 means seq_len (a prefill); read it
-     * through attn_q_len(). The forward of a dense batch only. */
+     * through attn_q_len(). The forward only. With varlen set, varlen
+     * gives each sequence's cached length (at least q_len, seq_len the
+     * longest; FlashAttention's cache_seqlens): Q and O stay [batch, heads,
+     * q_len, head_dim], K and V [batch, kv_heads, seq_len, head_dim] (or
+     * paged) with sequence b's first lens[b] tokens its cache, the rest
+     * never read; causal aligns each bottom-right on its own length. */
     int q_len;
     /* A paged K/V cache: tokens per page (the layout at the top); 0, the
      * contiguous [batch, kv_heads, seq_len, head_dim]. The forward of a
@@ -238,6 +243,9 @@ int attn_kv_heads(const struct attn_problem *);
 int attn_q_len(const struct attn_problem *);
 /* Whether the point is a decode (q_len set below seq_len). */
 bool attn_is_decode(const struct attn_problem *);
+/* Whether Q, K, V and O are packed one sequence after another (a ragged
+ * batch that is not a decode; a decode's varlen gives its cached lengths). */
+bool attn_is_packed(const struct attn_problem *);
 /* Element count of K or V: tokens·kv_heads·head_dim (paged: every page,
  * pages·page·kv_heads·head_dim). */
 size_t attn_kv_tensor_elems(const struct attn_problem *);

@@ -773,6 +773,7 @@ const char *eager_supports(const struct attn_problem *p, const struct device_inf
 {
     if (!dev->present) return "no CUDA device";
     if (dev->cc_major < 8) return "needs compute capability 8.0 or newer (bf16 GEMMs)";
+    if (attn_is_varlen(p) && attn_is_decode(p)) return "a ragged cache (a decode's cached lengths): not implemented yet";
     /* the mask and softmax launches cover one pass's score rows: the whole
      * batch's when dense, one sequence's (at most heads·seq_len) when ragged */
     if (attn_is_varlen(p)) {

@@ -266,15 +266,50 @@ static __device__ void reference_row(const T *q, const T *k, const T *v, float *
 /* grid: (QL, up to 65535): block (i, y) computes row i of query heads y, y +
  * gridDim.y, ... of the batch·heads, head h reading K/V head h / group (=
  * b·kv_heads + h_in_batch / group); QL query rows a head (q_len: S but for a
- * decode), S keys. */
+ * decode), S keys of the kv_rows a K/V head holds (S but in a ragged cache). */
 template <typename T>
 static __global__ void reference_kernel(const T *q, const T *k, const T *v, float *o, int S, int QL,
-                                        int D, int causal, float scale, size_t heads, int group)
+                                        int D, int causal, float scale, size_t heads, int group, int kv_rows)
 {
     __shared__ float qrow[REF_MAX_DIM], chunk[REF_CHUNK], scratch[REF_THREADS / 32];
     for (size_t h = blockIdx.y; h < heads; h += gridDim.y)
-        reference_row(q, k, v, o, S, D, D, D, causal, S - QL, scale, h * QL * D, h / group * S * D,
+        reference_row(q, k, v, o, S, D, D, D, causal, S - QL, scale, h * QL * D, h / group * (size_t)kv_rows * D,
                       (int)blockIdx.x, qrow, chunk, scratch);
+}
+
+/* One dense launch of reference_kernel over `heads` query heads from q, k,
+ * v, o: S keys of kv_rows a K/V head. */
+static int reference_dense(const struct attn_problem *p, const void *q, const void *k, const void *v, float *o,
+                           int S, size_t heads, int kv_rows, cudaStream_t s)
+{
+    const int group = p->heads / attn_kv_heads(p), ql = attn_q_len(p);
+    dim3 grid((unsigned)ql, (unsigned)(heads < REF_MAX_GRID_Y ? heads : REF_MAX_GRID_Y));
+    if (p->dtype == ATTN_FP16)
+        reference_kernel<<<grid, REF_THREADS, 0, s>>>((const __half *)q, (const __half *)k, (const __half *)v, o, S,
+                                                      ql, p->head_dim, p->causal, p->scale, heads, group, kv_rows);
+    else
+        reference_kernel<<<grid, REF_THREADS, 0, s>>>((const __nv_bfloat16 *)q, (const __nv_bfloat16 *)k,
+                                                      (const __nv_bfloat16 *)v, o, S, ql, p->head_dim, p->causal,
+                                                      p->scale, heads, group, kv_rows);
+    LAUNCH_TRY("reference_kernel");
+    return ATTN_OK;
+}
+
+/* A decode over a ragged cache: sequence by sequence, each over its own
+ * cached length of the seq_len rows its K/V heads hold. */
+static int reference_ragged_cache(const struct attn_problem *p, const void *q, const void *k, const void *v,
+                                  float *o, cudaStream_t s)
+{
+    int *lens = (int *)malloc((size_t)p->batch * sizeof *lens);
+    if (!lens) return ATTN_FAIL(ATTN_ERR, "out of host memory for the GPU reference");
+    int rc = attn_seq_lens(p, lens);
+    const size_t es = attn_dtype_bytes(p->dtype), D = (size_t)p->head_dim;
+    const size_t qper = (size_t)p->heads * attn_q_len(p) * D, kvper = (size_t)attn_kv_heads(p) * p->seq_len * D;
+    for (int b = 0; rc == ATTN_OK && b < p->batch; b++)
+        rc = reference_dense(p, (const char *)q + b * qper * es, (const char *)k + b * kvper * es,
+                             (const char *)v + b * kvper * es, o + b * qper, lens[b], (size_t)p->heads, p->seq_len, s);
+    free(lens);
+    return rc;
 }
 
 /* A packed (THD) ragged batch. grid: (seq_len, up to 65535): block (i, y)
@@ -415,24 +450,47 @@ extern "C" int gpu_upload_page_table(const struct attn_problem *p, int *table)
     return rc;
 }
 
-extern "C" int gpu_poison_page_tails(const struct attn_problem *p, void *kv, attn_stream_t s)
+/* NaN bytes over `tokens` token rows of K or V from row t of sequence b:
+ * per K/V head in a contiguous cache, per page (its slots hold every head)
+ * in a paged one. */
+static int poison_rows(const struct attn_problem *p, const int *table, void *kv, int b, int t, int tokens,
+                       cudaStream_t s)
 {
-    const int tail = attn_pages_per_seq(p) * p->page - p->seq_len; /* unused slots of each last page */
-    if (!attn_is_paged(p) || tail == 0) return ATTN_OK;
-    const int pps = attn_pages_per_seq(p);
-    int *table = (int *)malloc((size_t)p->batch * pps * sizeof *table);
-    if (!table) return ATTN_FAIL(ATTN_ERR, "out of host memory for the page table");
-    int rc = attn_page_table(p, table);
-    const size_t slot_bytes = (size_t)attn_kv_heads(p) * p->head_dim * attn_dtype_bytes(p->dtype);
-    for (int b = 0; rc == ATTN_OK && b < p->batch; b++) {
-        const size_t last = (size_t)table[(size_t)b * pps + pps - 1];
-        const size_t at = (last * p->page + (size_t)(p->page - tail)) * slot_bytes;
-        const cudaError_t e = cudaMemsetAsync((char *)kv + at, 0xff, (size_t)tail * slot_bytes, (cudaStream_t)s);
-        if (e != cudaSuccess) {
-            (void)cudaGetLastError();
-            rc = ATTN_FAIL(ATTN_ERR, "cudaMemsetAsync(a page's tail): %s", cudaGetErrorString(e));
+    const size_t es = attn_dtype_bytes(p->dtype), D = (size_t)p->head_dim, KV = (size_t)attn_kv_heads(p);
+    while (tokens > 0) {
+        int run = tokens;
+        size_t at, bytes;
+        if (table) {
+            run = p->page - t % p->page < tokens ? p->page - t % p->page : tokens;
+            at = attn_kv_offset(p, table, b, 0, t);
+            bytes = (size_t)run * KV * D * es;
+            CUDA_TRY(cudaMemsetAsync((char *)kv + at * es, 0xff, bytes, s));
+        } else {
+            for (size_t h = 0; h < KV; h++)
+                CUDA_TRY(cudaMemsetAsync((char *)kv + attn_kv_offset(p, NULL, b, (int)h, t) * es, 0xff,
+                                         (size_t)tokens * D * es, s));
         }
+        t += run;
+        tokens -= run;
     }
+    return ATTN_OK;
+}
+
+extern "C" int gpu_poison_cache_tails(const struct attn_problem *p, void *kv, attn_stream_t s)
+{
+    const bool ragged = attn_is_decode(p) && attn_is_varlen(p);
+    const int cap = attn_is_paged(p) ? attn_pages_per_seq(p) * p->page : p->seq_len; /* token rows a sequence has */
+    if (!ragged && cap == p->seq_len) return ATTN_OK;
+    int *lens = (int *)malloc((size_t)p->batch * sizeof *lens);
+    int *table = attn_is_paged(p) ? (int *)malloc((size_t)p->batch * attn_pages_per_seq(p) * sizeof *table) : NULL;
+    int rc = lens && (table || !attn_is_paged(p)) ? attn_seq_lens(p, lens)
+                                                  : ATTN_FAIL(ATTN_ERR, "out of host memory for the cache's tails");
+    if (rc == ATTN_OK && table) rc = attn_page_table(p, table);
+    for (int b = 0; rc == ATTN_OK && b < p->batch; b++) {
+        const int len = ragged ? lens[b] : p->seq_len;
+        rc = poison_rows(p, table, kv, b, len, cap - len, (cudaStream_t)s);
+    }
+    free(lens);
     free(table);
     return rc;
 }
@@ -475,7 +533,7 @@ extern "C" int gpu_reference_f32(const struct attn_problem *p, const void *q, co
     if (p->head_dim > REF_MAX_DIM)
         return ATTN_FAIL(ATTN_ERR, "GPU reference supports head_dim <= %d, not %d", REF_MAX_DIM,
                          p->head_dim);
-    if (attn_is_varlen(p)) {
+    if (attn_is_packed(p)) {
         int rc;
         int *cu = varlen_offsets(p, &rc);
         if (!cu) return rc;
@@ -496,20 +554,8 @@ extern "C" int gpu_reference_f32(const struct attn_problem *p, const void *q, co
         CUDA_TRY(cudaFree(dcu));
         return ATTN_OK;
     }
-    const size_t heads = (size_t)p->batch * p->heads;
-    const int group = p->heads / attn_kv_heads(p);
-    const int ql = attn_q_len(p);
-    dim3 grid((unsigned)ql, (unsigned)(heads < REF_MAX_GRID_Y ? heads : REF_MAX_GRID_Y));
-    if (p->dtype == ATTN_FP16)
-        reference_kernel<<<grid, REF_THREADS, 0, s>>>((const __half *)q, (const __half *)k,
-                                                      (const __half *)v, o, p->seq_len, ql,
-                                                      p->head_dim, p->causal, p->scale, heads, group);
-    else
-        reference_kernel<<<grid, REF_THREADS, 0, s>>>(
-            (const __nv_bfloat16 *)q, (const __nv_bfloat16 *)k, (const __nv_bfloat16 *)v, o,
-            p->seq_len, ql, p->head_dim, p->causal, p->scale, heads, group);
-    LAUNCH_TRY("reference_kernel");
-    return ATTN_OK;
+    if (attn_is_varlen(p) && attn_is_decode(p)) return reference_ragged_cache(p, q, k, v, o, (cudaStream_t)s);
+    return reference_dense(p, q, k, v, o, p->seq_len, (size_t)p->batch * p->heads, p->seq_len, (cudaStream_t)s);
 }
 
 /* ---------------------------------------------------------------- backward */

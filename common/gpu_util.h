@@ -59,10 +59,11 @@ int gpu_gather_pages(const struct attn_problem *, const int *table, const void *
 /* The point's page table (attn_page_table) into table on the device;
  * finished when it returns. */
 int gpu_upload_page_table(const struct attn_problem *, int *table);
-/* The slots past seq_len of each sequence's last page of K or V set to NaN
- * (the 0xff bytes gpu_poison writes): a kernel that reads them produces
- * NaN. Nothing when the pages divide seq_len. */
-int gpu_poison_page_tails(const struct attn_problem *, void *kv, attn_stream_t);
+/* K's or V's token rows that hold no token set to NaN (the 0xff bytes
+ * gpu_poison writes): a sequence's rows past its cached length in a ragged
+ * cache, and the spare slots of each last page of a paged one. A kernel
+ * that reads them produces NaN. Nothing when there are none. */
+int gpu_poison_cache_tails(const struct attn_problem *, void *kv, attn_stream_t);
 /* The current device's SM count into *sms, asked once (one device per
  * process): how wide the streaming kernels and flash_decode's split go. */
 int gpu_sm_count(int *sms);

@@ -31,7 +31,8 @@ static const char *const axis_names[AX_COUNT] = {
     "batch", "tokens", "heads", "hidden", "kv_heads", "seq", "kv_len", "q_len", "dim", "causal", "dtype",
     "varlen", "lens", "init", "pass", "page"};
 #define AXIS_NAMES_LISTED                                                                            \
-    "batch, tokens, heads, hidden, kv_heads, seq, kv_len, q_len, dim, causal, dtype, varlen, lens, init, pass, page"
+    "batch, tokens, heads, hidden, kv_heads, seq, kv_len, q_len, dim, causal, dtype, varlen, lens, init, pass, page, " \
+    "kv_lens, kv_varlen"
 
 /* An axis's values; the text axes (varlen, lens) keep theirs in text[], each
  * as attn_problem.varlen will hold it ("" for a dense batch). */
@@ -347,7 +348,12 @@ int grid_add_spec(struct grid *g, const char *spec, const char *where)
     strcpy(line, spec);
     char *save = NULL;
     int words = 0;
+    bool cache_named = false; /* kv_lens= or kv_varlen=: a decode's cached lengths */
     for (char *w = strtok_r(line, " \t\r\n", &save); w; w = strtok_r(NULL, " \t\r\n", &save)) {
+        if (!strncmp(w, "kv_lens=", 8) || !strncmp(w, "kv_varlen=", 10)) {
+            w += 3; /* lens= and varlen= by a decode's names */
+            cache_named = true;
+        }
         ATTN_TRY(parse_axis(axes, w, where));
         words++;
     }
@@ -358,6 +364,9 @@ int grid_add_spec(struct grid *g, const char *spec, const char *where)
         axes[AX_SEQ] = axes[AX_KVLEN];
         axes[AX_KVLEN].given = false;
     }
+    if (cache_named && !axes[AX_QLEN].given)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "%s: kv_lens= and kv_varlen= are a decode's cached lengths: give q_len=",
+                         where);
     if (!axes[AX_QLEN].given) push_value(&axes[AX_QLEN], 0, where, "q_len"); /* q_len = seq */
     const bool lens = axes[AX_LENS].given;
     if (lens && (axes[AX_BATCH].given || axes[AX_TOKENS].given || axes[AX_SEQ].given ||

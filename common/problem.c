@@ -157,9 +157,6 @@ int attn_problem_check(const struct attn_problem *p)
         if (p->q_len < 1 || p->q_len > p->seq_len)
             return ATTN_FAIL(ATTN_ERR_INPUT, "q_len=%d is not in 1 .. kv_len=%d (a decode's queries are "
                              "the last tokens of its sequence)", p->q_len, p->seq_len);
-        if (attn_is_varlen(p))
-            return ATTN_FAIL(ATTN_ERR_INPUT, "q_len=%d with a ragged batch (varlen '%s'): a decode's "
-                             "batch is dense here", p->q_len, p->varlen);
         if (p->pass != ATTN_PASS_FWD)
             return ATTN_FAIL(ATTN_ERR_INPUT, "q_len=%d with pass=%s: a decode is inference, its forward "
                              "only", p->q_len, attn_pass_name(p->pass));
@@ -168,9 +165,9 @@ int attn_problem_check(const struct attn_problem *p)
         if (p->page < 1 || p->page > ATTN_SEQ_LEN_MAX)
             return ATTN_FAIL(ATTN_ERR_INPUT, "page=%d is not in 1 .. %d (tokens per page of the K/V cache)",
                              p->page, ATTN_SEQ_LEN_MAX);
-        if (attn_is_varlen(p))
-            return ATTN_FAIL(ATTN_ERR_INPUT, "page=%d with a ragged batch (varlen '%s'): a paged cache's "
-                             "batch is dense here", p->page, p->varlen);
+        if (attn_is_packed(p))
+            return ATTN_FAIL(ATTN_ERR_INPUT, "page=%d with a packed ragged batch (varlen '%s'): pages hold "
+                             "a decode's cache (q_len set)", p->page, p->varlen);
         if (p->pass != ATTN_PASS_FWD)
             return ATTN_FAIL(ATTN_ERR_INPUT, "page=%d with pass=%s: a paged cache serves inference, its "
                              "forward only", p->page, attn_pass_name(p->pass));
@@ -184,6 +181,18 @@ int attn_problem_check(const struct attn_problem *p)
                          "heads/kv_heads query heads)", kv, p->heads);
     double tokens, sum2;
     ATTN_TRY(lens_walk(p, NULL, &tokens, &sum2, true));
+    if (attn_is_decode(p) && attn_is_varlen(p)) { /* a ragged cache: each holds its q_len new tokens */
+        int *lens = (int *)malloc((size_t)p->batch * sizeof *lens);
+        if (!lens) return ATTN_FAIL(ATTN_ERR, "out of host memory for the batch's %d lengths", p->batch);
+        int shortest = p->seq_len;
+        (void)lens_walk(p, lens, &tokens, &sum2, false);
+        for (int b = 0; b < p->batch; b++)
+            if (lens[b] < shortest) shortest = lens[b];
+        free(lens);
+        if (shortest < p->q_len)
+            return ATTN_FAIL(ATTN_ERR_INPUT, "q_len=%d with cached lengths '%s': the shortest holds %d tokens, "
+                             "fewer than its new ones", p->q_len, p->varlen, shortest);
+    }
     if (attn_is_varlen(p) && tokens > (double)ATTN_TOKENS_MAX)
         return ATTN_FAIL(ATTN_ERR_INPUT, "varlen '%s': batch=%d of seq=%d holds %.0f tokens, more "
                          "than a ragged batch may hold (%d)", p->varlen, p->batch, p->seq_len,
@@ -216,7 +225,7 @@ static size_t elems_of(const int dims[4])
  * batch's sequence (seq_len, or a decode's q_len for Q and O). */
 static size_t token_elems(const struct attn_problem *p, int heads, int len)
 {
-    if (!attn_is_varlen(p)) {
+    if (!attn_is_packed(p)) {
         const int dims[4] = {p->batch, heads, len, p->head_dim};
         return elems_of(dims);
     }
@@ -233,6 +242,8 @@ int attn_kv_heads(const struct attn_problem *p) { return p->kv_heads ? p->kv_hea
 int attn_q_len(const struct attn_problem *p) { return p->q_len ? p->q_len : p->seq_len; }
 
 bool attn_is_decode(const struct attn_problem *p) { return attn_q_len(p) != p->seq_len; }
+
+bool attn_is_packed(const struct attn_problem *p) { return attn_is_varlen(p) && !attn_is_decode(p); }
 
 size_t attn_kv_tensor_elems(const struct attn_problem *p)
 {
@@ -290,12 +301,12 @@ static double pass_flops_factor(enum attn_pass pass)
 
 double attn_flops(const struct attn_problem *p)
 {
-    if (attn_is_decode(p)) { /* dense, forward (attn_problem_check) */
-        const double q = attn_q_len(p), s = p->seq_len;
-        return 4.0 * p->batch * p->heads * p->head_dim * (p->causal ? q * s - q * q / 2 : q * s);
-    }
     double sum, sum2;
     lens_sums(p, &sum, &sum2);
+    if (attn_is_decode(p)) { /* forward (attn_problem_check); sum: the cached lengths' */
+        const double q = attn_q_len(p);
+        return 4.0 * p->heads * p->head_dim * (p->causal ? q * sum - p->batch * q * q / 2 : q * sum);
+    }
     double f = 4.0 * p->heads * sum2 * p->head_dim;
     return (p->causal ? f / 2.0 : f) * pass_flops_factor(p->pass);
 }

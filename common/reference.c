@@ -82,7 +82,7 @@ static void head_offsets(const struct attn_problem *p, int b, size_t h, size_t f
 {
     const size_t H = (size_t)p->heads, KVH = (size_t)attn_kv_heads(p), S = (size_t)p->seq_len;
     const size_t D = (size_t)p->head_dim, kvh = h / (H / KVH);
-    const bool packed = attn_is_varlen(p);
+    const bool packed = attn_is_packed(p);
     *qoff = packed ? (first * H + h) * D : ((size_t)b * H + h) * (size_t)attn_q_len(p) * D;
     *kvoff = packed ? (first * KVH + kvh) * D : ((size_t)b * KVH + kvh) * S * D;
 }
@@ -101,7 +101,7 @@ int attn_reference_f64(const struct attn_problem *p, const uint16_t *q, const ui
 {
     const size_t S = (size_t)p->seq_len, D = (size_t)p->head_dim;
     const size_t H = (size_t)p->heads, KVH = (size_t)attn_kv_heads(p);
-    const bool packed = attn_is_varlen(p);
+    const bool packed = attn_is_packed(p);
     const size_t qstride = packed ? H * D : D, kvstride = packed ? KVH * D : D;
     int *lens = malloc((p->batch > 0 ? (size_t)p->batch : 1) * sizeof *lens);
     double *scores = malloc(S * sizeof *scores);

@@ -437,18 +437,18 @@ START_TEST(test_reference_ragged_is_each_sequence_alone)
             const int L = lens[b];
             struct attn_problem one = problem(1, H, L, D, causal);
             one.kv_heads = KV;
-            uint16_t q1[H * S * D], k1[KV * S * D], v1[KV * S * D];
+            uint16_t q1[H * S * D], kseq[KV * S * D], vseq[KV * S * D];
             double o1[H * S * D];
             for (int t = 0; t < L; t++)
                 for (int d = 0; d < D; d++) {
                     for (int h = 0; h < H; h++)
                         q1[(h * L + t) * D + d] = q[((starts[b] + t) * H + h) * D + d];
                     for (int h = 0; h < KV; h++) {
-                        k1[(h * L + t) * D + d] = k[((starts[b] + t) * KV + h) * D + d];
-                        v1[(h * L + t) * D + d] = v[((starts[b] + t) * KV + h) * D + d];
+                        kseq[(h * L + t) * D + d] = k[((starts[b] + t) * KV + h) * D + d];
+                        vseq[(h * L + t) * D + d] = v[((starts[b] + t) * KV + h) * D + d];
                     }
                 }
-            ck_assert_int_eq(attn_reference_f64(&one, q1, k1, v1, o1), ATTN_OK);
+            ck_assert_int_eq(attn_reference_f64(&one, q1, kseq, vseq, o1), ATTN_OK);
             for (int t = 0; t < L; t++)
                 for (int h = 0; h < H; h++)
                     for (int d = 0; d < D; d++)
@@ -1256,8 +1256,7 @@ START_TEST(test_grid_decode_keys)
     } bad[] = {
         {"batch=2 heads=4 seq=64 q_len=65 dim=64", "q_len=65 is not in 1 .. kv_len=64"},
         {"batch=2 heads=4 seq=64 kv_len=64 dim=64", "kv_len= and seq= are one key"},
-        {"batch=2 heads=4 seq=64 q_len=1 dim=64 varlen=uniform:0.5", "q_len=1 with a ragged batch"},
-        {"heads=4 lens=3+64 q_len=1 dim=64", "q_len=1 with a ragged batch"},
+        {"heads=4 lens=3+64 q_len=4 dim=64", "the shortest holds 3 tokens"},
         {"batch=2 heads=4 seq=64 q_len=1 dim=64 pass=bwd", "a decode is inference"},
         {"batch=2 heads=4 seq=64 q_len=0 dim=64", "'q_len=0': expected an integer"},
     };
@@ -1347,7 +1346,7 @@ START_TEST(test_grid_page_key)
         const char *spec, *why;
     } bad[] = {
         {"batch=2 heads=4 seq=64 dim=64 page=-1", "'page=-1': expected an integer"},
-        {"batch=2 heads=4 seq=64 dim=64 page=16 varlen=uniform:0.5", "page=16 with a ragged batch"},
+        {"batch=2 heads=4 seq=64 dim=64 page=16 varlen=uniform:0.5", "page=16 with a packed ragged batch"},
         {"batch=2 heads=4 seq=64 dim=64 page=16 pass=bwd", "a paged cache serves inference"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -1431,6 +1430,75 @@ START_TEST(test_reference_paged_is_dense)
                 ck_assert_msg(o[i] == op[i], "causal=%d q_len=%d element %zu: %g against %g", causal, ql, i, op[i], o[i]);
             free(q), free(k), free(v), free(kp), free(vp), free(o), free(op), free(table);
         }
+}
+END_TEST
+
+/* A ragged cache (kv_lens=, kv_varlen=: a decode's varlen): Q and O dense
+ * at q_len rows, K and V padded to the longest (seq_len rows a head), the
+ * counts over the lengths; each sequence's rows are those of a dense
+ * decode of its own length, exactly; refused without q_len, or when a
+ * cache is shorter than its new tokens. */
+START_TEST(test_ragged_cache_decode)
+{
+    struct grid g = {0};
+    ck_assert_int_eq(grid_add_spec(&g, "heads=4 kv_heads=2 kv_lens=1+40+17 q_len=1 dim=16 causal=0,1", "t"), ATTN_OK);
+    ck_assert_uint_eq(g.count, 2);
+    const struct attn_problem *rp = &g.points[1];
+    ck_assert(attn_is_decode(rp) && attn_is_varlen(rp) && !attn_is_packed(rp));
+    ck_assert_int_eq(rp->batch, 3);
+    ck_assert_int_eq(rp->seq_len, 40);
+    ck_assert_uint_eq(attn_tensor_elems(rp), 3u * 4 * 1 * 16);
+    ck_assert_uint_eq(attn_kv_tensor_elems(rp), 3u * 2 * 40 * 16);
+    ck_assert_double_eq(attn_flops(rp), 4.0 * 4 * 16 * (1.0 * 58 - 3 * 0.5));
+    ck_assert_double_eq(attn_bytes(rp), 2 * (3.0 * 4 * 1 * 16 * 2) + 2 * (58.0 * 2 * 16 * 2));
+    static const struct {
+        const char *spec, *why;
+    } bad[] = {
+        {"heads=4 kv_lens=1+40 dim=16", "kv_lens= and kv_varlen= are a decode's cached lengths: give q_len="},
+        {"heads=4 kv_lens=3+40 q_len=4 dim=16", "the shortest holds 3 tokens, fewer than its new ones"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_msg(grid_add_spec(&g, bad[i].spec, "f:9") == ATTN_ERR_INPUT, "%s accepted", bad[i].spec);
+        ck_assert_message_has(bad[i].why);
+    }
+    /* the reference: sequence b against its own first lens[b] keys, as a dense decode of that length */
+    for (int causal = 0; causal <= 1; causal++) {
+        const int B = 3, H = 4, KV = 2, S = 40, D = 16, QL = 2, lens[3] = {2, 40, 17};
+        struct attn_problem p = {.batch = B, .heads = H, .kv_heads = KV, .seq_len = S, .head_dim = D, .causal = causal,
+                                 .dtype = ATTN_BF16, .scale = 0.25f, .q_len = QL};
+        snprintf(p.varlen, sizeof p.varlen, "lens:2+40+17");
+        const size_t nq = attn_tensor_elems(&p), nkv = attn_kv_tensor_elems(&p);
+        uint16_t *q = malloc(nq * 2), *k = malloc(nkv * 2), *v = malloc(nkv * 2);
+        double *o = malloc(nq * sizeof *o), *one = malloc(nq * sizeof *one);
+        uint32_t x = 4242u + (uint32_t)causal;
+        for (size_t i = 0; i < nq; i++) q[i] = attn_float_to_half((float)((x = x * 1664525u + 1013904223u) >> 8) / (1 << 23) - 1, ATTN_BF16);
+        for (size_t i = 0; i < nkv; i++) k[i] = v[i] = 0x7fc0; /* NaN past each cache */
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < KV; h++)
+                for (int t = 0; t < lens[b]; t++)
+                    for (int d = 0; d < D; d++) {
+                        const size_t at = (((size_t)b * KV + h) * S + t) * D + d;
+                        k[at] = attn_float_to_half((float)((x = x * 1664525u + 1013904223u) >> 8) / (1 << 23) - 1, ATTN_BF16);
+                        v[at] = attn_float_to_half((float)((x = x * 1664525u + 1013904223u) >> 8) / (1 << 23) - 1, ATTN_BF16);
+                    }
+        ck_assert_int_eq(attn_reference_f64(&p, q, k, v, o), ATTN_OK);
+        for (int b = 0; b < B; b++) {
+            struct attn_problem seq = {.batch = 1, .heads = H, .kv_heads = KV, .seq_len = lens[b], .head_dim = D,
+                                       .causal = causal, .dtype = ATTN_BF16, .scale = 0.25f, .q_len = QL};
+            const size_t n1 = (size_t)H * QL * D, nk1 = (size_t)KV * lens[b] * D;
+            uint16_t *kseq = malloc(nk1 * 2), *vseq = malloc(nk1 * 2);
+            for (int h = 0; h < KV; h++) {
+                memcpy(kseq + (size_t)h * lens[b] * D, k + ((size_t)b * KV + h) * S * D, (size_t)lens[b] * D * 2);
+                memcpy(vseq + (size_t)h * lens[b] * D, v + ((size_t)b * KV + h) * S * D, (size_t)lens[b] * D * 2);
+            }
+            ck_assert_int_eq(attn_reference_f64(&seq, q + b * n1, kseq, vseq, one), ATTN_OK);
+            for (size_t i = 0; i < n1; i++)
+                ck_assert_msg(o[b * n1 + i] == one[i], "causal=%d sequence %d element %zu", causal, b, i);
+            free(kseq), free(vseq);
+        }
+        free(q), free(k), free(v), free(o), free(one);
+    }
+    grid_free(&g);
 }
 END_TEST
 
@@ -3641,6 +3709,7 @@ static Suite *grid_suite(void)
     tcase_add_test(tc, test_page_table_is_a_shuffle);
     tcase_add_test(tc, test_reference_paged_is_dense);
     tcase_add_test(tc, test_results_page_column);
+    tcase_add_test(tc, test_ragged_cache_decode);
     tcase_add_test(tc, test_grid_range_powers_of_two);
     tcase_add_test(tc, test_grid_tokens_and_hidden);
     tcase_add_test(tc, test_grid_kv_heads);

@@ -110,8 +110,8 @@ static void case_open_ref(struct case_data *c, struct shape s, uint64_t seed, bo
     ck_assert_int_eq(gpu_fill_random(c->q, c->n, s.dtype, seed, stream), ATTN_OK);
     ck_assert_int_eq(gpu_fill_random(c->k, c->nkv, s.dtype, seed + 1, stream), ATTN_OK);
     ck_assert_int_eq(gpu_fill_random(c->v, c->nkv, s.dtype, seed + 2, stream), ATTN_OK);
-    ck_assert_int_eq(gpu_poison_page_tails(&c->p, c->k, stream), ATTN_OK); /* NaN where no token is */
-    ck_assert_int_eq(gpu_poison_page_tails(&c->p, c->v, stream), ATTN_OK);
+    ck_assert_int_eq(gpu_poison_cache_tails(&c->p, c->k, stream), ATTN_OK); /* NaN where no token is */
+    ck_assert_int_eq(gpu_poison_cache_tails(&c->p, c->v, stream), ATTN_OK);
     c->hq = malloc(c->bytes);
     c->hk = malloc(c->kv_bytes);
     c->hv = malloc(c->kv_bytes);
@@ -1071,7 +1071,9 @@ END_TEST
  * to 8; 80 rows per K/V head (two row blocks, the second partly padding);
  * a long cache split across many CTAs with a short last chunk; 64 rows (four
  * m16 tiles) in fp16; every split-count path (one split, several); paged
- * caches of 16 to 128 tokens a page, the last page partial. Each in a
+ * caches of 16 to 128 tokens a page, the last page partial; ragged caches
+ * (a sequence of one cached token; paged too), their rows past each
+ * length NaN. Each in a
  * captured graph too (the combine kernel after the split kernel). The eager
  * variants run the paged ones through their gather. */
 static const struct shape decode_shapes[] = {
@@ -1087,6 +1089,11 @@ static const struct shape decode_shapes[] = {
     {.batch = 1, .heads = 16, .kv_heads = 1, .seq = 4097, .q_len = 4, .dim = 64, .causal = true, .page = 128},
     {.batch = 2, .heads = 4, .seq = 17, .q_len = 8, .dim = 64, .causal = true, .page = 64},
     {.batch = 64, .heads = 32, .kv_heads = 8, .seq = 300, .q_len = 2, .dim = 128, .dtype = ATTN_FP16, .page = 32},
+    /* ragged caches (each sequence its own cached length, one of a single token), contiguous and paged */
+    {.batch = 3, .heads = 8, .kv_heads = 2, .seq = 1000, .q_len = 1, .dim = 128, .causal = true,
+     .varlen = "lens:1+1000+333"},
+    {.batch = 4, .heads = 16, .kv_heads = 1, .seq = 4097, .q_len = 4, .dim = 64, .causal = true,
+     .varlen = "lens:4+4097+100+2000", .page = 16},
 };
 #define N_DECODE ((int)(sizeof decode_shapes / sizeof decode_shapes[0]))
 
@@ -1100,7 +1107,7 @@ START_TEST(test_flash_decode_matches_reference)
     ck_assert_msg(why == NULL, "flash_decode refuses decode shape %d: %s", _i, why);
     check_variant_on(v, &c, false);
     check_variant_on(v, &c, true);
-    if (c.p.page)
+    if (c.p.page || c.p.varlen[0])
         for (size_t i = 0; i < registry_count(); i++)
             if (registry_get(i) != v) check_variant_on(registry_get(i), &c, false);
     case_close(&c);

@@ -1194,6 +1194,8 @@ static const char *cudnn_supports(const struct attn_problem *p, const struct dev
     }
     if (p->dtype != ATTN_BF16 && p->dtype != ATTN_FP16) return "only bf16 and fp16";
     if (attn_is_paged(p)) return "a paged cache: not built into this variant's graphs yet";
+    if (attn_is_varlen(p) && attn_is_decode(p))
+        return "a ragged cache (a decode's cached lengths): not built into this variant's graphs yet";
     if (attn_is_varlen(p)) {
         if (attn_varlen_check(p) != ATTN_OK) {
             snprintf(why, sizeof why, "%s", attn_error_message());

@@ -32,9 +32,13 @@
  * [batch, kv_heads, kv_len, head_dim], or a paged cache [pages, page,
  * kv_heads, head_dim] read through the page table: each key row's address
  * from its page's entry, so pages of any size (16 tokens: four pages a
- * chunk) stream as a contiguous cache does. Extra memory: with more than
- * one split, splits·batch·heads·q_len·(head_dim + 1) floats; with a paged
- * cache, its table (batch·pages per sequence ints). */
+ * chunk) stream as a contiguous cache does. A ragged cache (each
+ * sequence its own cached length, attn.h) gives each CTA its sequence's
+ * length: its chunks, its causal limit; a split past the end writes an
+ * empty part (log-sum-exp −inf) that the combine weighs 0. Extra memory:
+ * with more than one split, splits·batch·heads·q_len·(head_dim + 1) floats;
+ * with a paged cache, its table (batch·pages per sequence ints); with a
+ * ragged one, its lengths (batch ints). */
 #include "../common/errors.h"
 #include "../common/gpu_util.h"
 #include "../common/kernel_util.cuh"
@@ -78,6 +82,7 @@ struct dec_args {
     const void *q, *k, *v;
     void *o;
     const int *table; /* a paged cache's page table (device), else NULL */
+    const int *lens;  /* a ragged cache's lengths (device), else NULL: kv_len each */
     int page, pages_per_seq;
     float *part_o;   /* splits > 1: [split][row][D], normalised */
     float *part_lse; /* [split][row], log2 units, -inf for a row with no key */
@@ -118,10 +123,10 @@ static __global__ void __launch_bounds__(DEC_THREADS) flash_decode_kernel(const 
     const int kvh = blockIdx.y / a.row_blocks, rb = blockIdx.y % a.row_blocks;
     const int row0 = rb * DEC_MAX_ROWS; /* first of this CTA's rows within the K/V head's group */
     const int rows = min(a.group_rows - row0, C::ROWS);
-    const int G = a.heads / a.kv_heads, S = a.kv_len, L = a.q_len;
+    const int G = a.heads / a.kv_heads, S = a.lens ? a.lens[b] : a.kv_len, L = a.q_len;
     /* the group's rows are contiguous in Q and O: heads kvh·G .. kvh·G + G − 1, q_len each */
     const size_t qrow0 = ((size_t)b * a.heads + (size_t)kvh * G) * L + row0;
-    const size_t kv_off = ((size_t)b * a.kv_heads + kvh) * (size_t)S * D;
+    const size_t kv_off = ((size_t)b * a.kv_heads + kvh) * (size_t)a.kv_len * D; /* kv_len rows a head */
 
     const int nchunks = (S + DEC_BN - 1) / DEC_BN;
     const int c0 = split * a.chunks_per_split, c1 = min(c0 + a.chunks_per_split, nchunks);
@@ -439,6 +444,7 @@ struct dec_ctx {
     struct dec_plan plan;
     float *part_o, *part_lse;
     int *table; /* a paged cache's page table, on the device */
+    int *lens;  /* a ragged cache's lengths, on the device */
 };
 
 static size_t part_rows(const struct attn_problem *p)
@@ -449,21 +455,41 @@ static size_t part_rows(const struct attn_problem *p)
 static size_t round256(size_t n) { return (n + 255) / 256 * 256; }
 
 /* The workspace: with more than one split, the parts' lse then their O;
- * with a paged cache, the page table after them. */
+ * with a paged cache, the page table after them; with a ragged cache, its
+ * lengths last. */
 struct dec_layout {
-    size_t lse, o, table, total;
+    size_t lse, o, table, lens, total;
 };
 
 static struct dec_layout layout_of(const struct attn_problem *p, const struct dec_plan *pl)
 {
-    struct dec_layout l = {0, 0, 0, 0};
+    struct dec_layout l = {0, 0, 0, 0, 0};
     if (pl->splits > 1) {
         l.o = round256((size_t)pl->splits * part_rows(p) * sizeof(float));
         l.total = l.o + round256((size_t)pl->splits * part_rows(p) * p->head_dim * sizeof(float));
     }
     l.table = l.total;
-    if (attn_is_paged(p)) l.total += (size_t)p->batch * attn_pages_per_seq(p) * sizeof(int);
+    if (attn_is_paged(p)) l.total += round256((size_t)p->batch * attn_pages_per_seq(p) * sizeof(int));
+    l.lens = l.total;
+    if (attn_is_varlen(p)) l.total += (size_t)p->batch * sizeof(int);
     return l;
+}
+
+/* A ragged cache's lengths onto the device (synchronous: setup). */
+static int upload_lens(const struct attn_problem *p, int *dev)
+{
+    int *lens = (int *)malloc((size_t)p->batch * sizeof *lens);
+    if (!lens) return ATTN_FAIL(ATTN_ERR, "out of host memory for the batch's %d lengths", p->batch);
+    int rc = attn_seq_lens(p, lens);
+    if (rc == ATTN_OK) {
+        const cudaError_t e = cudaMemcpy(dev, lens, (size_t)p->batch * sizeof *lens, cudaMemcpyHostToDevice);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            rc = ATTN_FAIL(ATTN_ERR, "flash_decode: copying the cached lengths: %s", cudaGetErrorString(e));
+        }
+    }
+    free(lens);
+    return rc;
 }
 
 static size_t decode_workspace_bytes(const struct attn_problem *p)
@@ -479,7 +505,7 @@ static const char *decode_supports(const struct attn_problem *p, const struct de
     if (p->pass != ATTN_PASS_FWD) return "decode is a forward pass: no backward";
     if (attn_q_len(p) > DEC_MAX_Q) return "q_len above 8: a prefill (flash_mma, flash_hopper)";
     if (p->head_dim != 64 && p->head_dim != 128) return "head_dim 64 and 128 only";
-    if (attn_is_varlen(p)) return "ragged batches: not implemented yet";
+    if (attn_is_packed(p)) return "a packed ragged batch: a prefill (flash_mma, flash_hopper)";
     if (smem_for(p->head_dim) > dev->smem_optin_bytes) return "not enough shared memory per block";
     const struct dec_plan pl = plan_of(p);
     if (p->batch > 65535 || (long)attn_kv_heads(p) * pl.row_blocks > 65535) return "batch or kv_heads above the grid's limit";
@@ -501,8 +527,10 @@ static int decode_setup(void **ctx, const struct attn_problem *p, void *workspac
     c->part_lse = c->plan.splits > 1 ? (float *)(ws + l.lse) : NULL;
     c->part_o = c->plan.splits > 1 ? (float *)(ws + l.o) : NULL;
     c->table = attn_is_paged(p) ? (int *)(ws + l.table) : NULL;
+    c->lens = attn_is_varlen(p) ? (int *)(ws + l.lens) : NULL;
     int rc = l.total && !ws ? ATTN_FAIL(ATTN_ERR, "flash_decode: no workspace") : ATTN_OK;
     if (rc == ATTN_OK && c->table) rc = gpu_upload_page_table(p, c->table);
+    if (rc == ATTN_OK && c->lens) rc = upload_lens(p, c->lens);
     if (rc != ATTN_OK) {
         free(c);
         return rc;
@@ -525,6 +553,7 @@ static int decode_run(void *ctx, const void *q, const void *k, const void *v, vo
     a.v = v;
     a.o = o;
     a.table = c->table;
+    a.lens = c->lens;
     a.page = p->page;
     a.pages_per_seq = attn_pages_per_seq(p);
     a.part_o = c->part_o;

@@ -383,6 +383,8 @@ def register(peer):
     def supports(p, _dev):
         if p.contents.page:  # K and V in pages (common/attn.h): no peer reads them yet
             return _cstring("a paged cache: not implemented for the Python peers yet")
+        if p.contents.varlen and p.contents.q_len_or_0:  # a decode's cached lengths, K and V padded
+            return _cstring("a ragged cache (a decode's cached lengths): not implemented for the Python peers yet")
         try:
             why = peer.supports(p.contents)
             return _cstring(why) if why else None
