@@ -582,15 +582,20 @@ static int own_grad_buffers(const struct attn_problem *p, int score_buffers)
     return free_fwd >= EAGER_GRAD_BUFFERS ? 0 : EAGER_GRAD_BUFFERS - free_fwd;
 }
 
-/* A paged cache's extra: K and V gathered contiguous (each 256-byte
- * aligned), then the page table on the device. */
+/* A paged cache's K or V gathered contiguous, 256-byte aligned. */
+static size_t gathered_kv_bytes(const struct attn_problem *p)
+{
+    struct attn_problem dense = *p;
+    dense.page = 0;
+    return (attn_kv_tensor_elems(&dense) * attn_dtype_bytes(p->dtype) + 255) / 256 * 256;
+}
+
+/* A paged cache's extra: K and V gathered contiguous, then the page table
+ * on the device. */
 static size_t paged_bytes(const struct attn_problem *p)
 {
     if (!attn_is_paged(p)) return 0;
-    struct attn_problem dense = *p;
-    dense.page = 0;
-    const size_t kv = (attn_kv_tensor_elems(&dense) * attn_dtype_bytes(p->dtype) + 255) / 256 * 256;
-    return 2 * kv + (size_t)p->batch * attn_pages_per_seq(p) * sizeof(int);
+    return 2 * gathered_kv_bytes(p) + (size_t)p->batch * attn_pages_per_seq(p) * sizeof(int);
 }
 
 static size_t workspace_of(const struct attn_problem *p, const int *lens, int score_buffers)
@@ -654,9 +659,7 @@ int eager_ctx_create(void **out, const struct attn_problem *p, void *workspace, 
     }
     int rc = ATTN_OK;
     if (attn_is_paged(p)) { /* K and V gathered here before each forward */
-        struct attn_problem dense = *p;
-        dense.page = 0;
-        const size_t kv = (attn_kv_tensor_elems(&dense) * attn_dtype_bytes(p->dtype) + 255) / 256 * 256;
+        const size_t kv = gathered_kv_bytes(p);
         c->k_dense = ws;
         c->v_dense = ws + kv;
         c->table = (int *)(ws + 2 * kv);

@@ -476,6 +476,22 @@ static int poison_rows(const struct attn_problem *p, const int *table, void *kv,
     return ATTN_OK;
 }
 
+extern "C" int gpu_upload_seq_lens(const struct attn_problem *p, int *dev)
+{
+    int *lens = (int *)malloc((size_t)p->batch * sizeof *lens);
+    if (!lens) return ATTN_FAIL(ATTN_ERR, "out of host memory for the batch's %d lengths", p->batch);
+    int rc = attn_seq_lens(p, lens);
+    if (rc == ATTN_OK) {
+        const cudaError_t e = cudaMemcpy(dev, lens, (size_t)p->batch * sizeof *lens, cudaMemcpyHostToDevice);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            rc = ATTN_FAIL(ATTN_ERR, "copying the sequence lengths: %s", cudaGetErrorString(e));
+        }
+    }
+    free(lens);
+    return rc;
+}
+
 extern "C" int gpu_poison_cache_tails(const struct attn_problem *p, void *kv, attn_stream_t s)
 {
     const bool ragged = attn_is_decode(p) && attn_is_varlen(p);

@@ -59,6 +59,9 @@ int gpu_gather_pages(const struct attn_problem *, const int *table, const void *
 /* The point's page table (attn_page_table) into table on the device;
  * finished when it returns. */
 int gpu_upload_page_table(const struct attn_problem *, int *table);
+/* The batch's sequence lengths (attn_seq_lens) into lens on the device;
+ * finished when it returns. */
+int gpu_upload_seq_lens(const struct attn_problem *, int *lens);
 /* K's or V's token rows that hold no token set to NaN (the 0xff bytes
  * gpu_poison writes): a sequence's rows past its cached length in a ragged
  * cache, and the spare slots of each last page of a paged one. A kernel

@@ -1229,6 +1229,26 @@ START_TEST(test_problem_pass_counts)
 }
 END_TEST
 
+/* A grid spec and why grid_add_spec refuses it. */
+struct refused_spec {
+    const char *spec, *why;
+};
+
+/* Each spec of bad[] refused (ATTN_ERR_INPUT) with a message that starts
+ * with where and says its why; g keeps the points it had. */
+static void assert_specs_refused(struct grid *g, const struct refused_spec *bad, size_t n, const char *where)
+{
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "%s: ", where);
+    const size_t count = g->count;
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_msg(grid_add_spec(g, bad[i].spec, where) == ATTN_ERR_INPUT, "%s accepted", bad[i].spec);
+        ck_assert_message_has(prefix);
+        ck_assert_message_has(bad[i].why);
+    }
+    ck_assert_uint_eq(g->count, count);
+}
+
 /* Decode points: q_len= (a list) with kv_len= (seq= by another name); a
  * q_len equal to the sequence is the prefill point; a q_len past the
  * sequence, a ragged batch or a backward pass with it, and kv_len= beside
@@ -1251,20 +1271,14 @@ START_TEST(test_grid_decode_keys)
     ck_assert_int_eq(grid_add_spec(&g, "batch=2 heads=4 seq=64 q_len=64 dim=64", "t"), ATTN_OK);
     ck_assert_uint_eq(g.count, 5); /* q_len = seq: the prefill point again, dropped */
     ck_assert(!attn_is_decode(&g.points[4]) && g.points[4].q_len == 0);
-    static const struct {
-        const char *spec, *why;
-    } bad[] = {
+    static const struct refused_spec bad[] = {
         {"batch=2 heads=4 seq=64 q_len=65 dim=64", "q_len=65 is not in 1 .. kv_len=64"},
         {"batch=2 heads=4 seq=64 kv_len=64 dim=64", "kv_len= and seq= are one key"},
         {"heads=4 lens=3+64 q_len=4 dim=64", "the shortest holds 3 tokens"},
         {"batch=2 heads=4 seq=64 q_len=1 dim=64 pass=bwd", "a decode is inference"},
         {"batch=2 heads=4 seq=64 q_len=0 dim=64", "'q_len=0': expected an integer"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        ck_assert_msg(grid_add_spec(&g, bad[i].spec, "f:7") == ATTN_ERR_INPUT, "%s accepted", bad[i].spec);
-        ck_assert_message_has("f:7: ");
-        ck_assert_message_has(bad[i].why);
-    }
+    assert_specs_refused(&g, bad, sizeof bad / sizeof bad[0], "f:7");
     ck_assert_uint_eq(g.count, 5);
     grid_free(&g);
 }
@@ -1342,18 +1356,12 @@ START_TEST(test_grid_page_key)
     ck_assert(!attn_problem_equal(&g.points[0], &g.points[1]));
     char buf[ATTN_LABEL_MAX];
     ck_assert_str_eq(attn_problem_label(&g.points[2], buf, sizeof buf), "B=8 H=32 KV=8 Q=1 S=1000 D=128 causal page=128");
-    static const struct {
-        const char *spec, *why;
-    } bad[] = {
+    static const struct refused_spec bad[] = {
         {"batch=2 heads=4 seq=64 dim=64 page=-1", "'page=-1': expected an integer"},
         {"batch=2 heads=4 seq=64 dim=64 page=16 varlen=uniform:0.5", "page=16 with a packed ragged batch"},
         {"batch=2 heads=4 seq=64 dim=64 page=16 pass=bwd", "a paged cache serves inference"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        ck_assert_msg(grid_add_spec(&g, bad[i].spec, "f:3") == ATTN_ERR_INPUT, "%s accepted", bad[i].spec);
-        ck_assert_message_has("f:3: ");
-        ck_assert_message_has(bad[i].why);
-    }
+    assert_specs_refused(&g, bad, sizeof bad / sizeof bad[0], "f:3");
     ck_assert_uint_eq(g.count, 3);
     grid_free(&g);
 }
@@ -1451,16 +1459,11 @@ START_TEST(test_ragged_cache_decode)
     ck_assert_uint_eq(attn_kv_tensor_elems(rp), 3u * 2 * 40 * 16);
     ck_assert_double_eq(attn_flops(rp), 4.0 * 4 * 16 * (1.0 * 58 - 3 * 0.5));
     ck_assert_double_eq(attn_bytes(rp), 2 * (3.0 * 4 * 1 * 16 * 2) + 2 * (58.0 * 2 * 16 * 2));
-    static const struct {
-        const char *spec, *why;
-    } bad[] = {
+    static const struct refused_spec bad[] = {
         {"heads=4 kv_lens=1+40 dim=16", "kv_lens= and kv_varlen= are a decode's cached lengths: give q_len="},
         {"heads=4 kv_lens=3+40 q_len=4 dim=16", "the shortest holds 3 tokens, fewer than its new ones"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        ck_assert_msg(grid_add_spec(&g, bad[i].spec, "f:9") == ATTN_ERR_INPUT, "%s accepted", bad[i].spec);
-        ck_assert_message_has(bad[i].why);
-    }
+    assert_specs_refused(&g, bad, sizeof bad / sizeof bad[0], "f:9");
     /* the reference: sequence b against its own first lens[b] keys, as a dense decode of that length */
     for (int causal = 0; causal <= 1; causal++) {
         const int B = 3, H = 4, KV = 2, S = 40, D = 16, QL = 2, lens[3] = {2, 40, 17};

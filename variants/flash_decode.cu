@@ -370,9 +370,12 @@ template <typename T, int D> static int prepare(void)
 
 /* CTAs of the (T, D, R) instance the GPU holds at once: the occupancy
  * calculator's blocks per SM (after its shared memory is allowed) times
- * the SMs; two per SM on the H200's 132 if either cannot be asked. */
+ * the SMs, asked once; two per SM on the H200's 132 if either cannot be
+ * asked. */
 template <typename T, int D, int R> static long resident_ctas(void)
 {
+    static long resident; /* one device per process: asked once per instance */
+    if (resident) return resident;
     int per_sm = 0, sms = 0;
     if (prepare<T, D>() != ATTN_OK ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, flash_decode_kernel<T, D, R>, DEC_THREADS,
@@ -382,7 +385,8 @@ template <typename T, int D, int R> static long resident_ctas(void)
         per_sm = 2;
     }
     if (gpu_sm_count(&sms) != ATTN_OK || sms < 1) sms = 132;
-    return (long)per_sm * sms;
+    resident = (long)per_sm * sms;
+    return resident;
 }
 
 template <typename T, int D> static long resident_for(int tiles)
@@ -475,23 +479,6 @@ static struct dec_layout layout_of(const struct attn_problem *p, const struct de
     return l;
 }
 
-/* A ragged cache's lengths onto the device (synchronous: setup). */
-static int upload_lens(const struct attn_problem *p, int *dev)
-{
-    int *lens = (int *)malloc((size_t)p->batch * sizeof *lens);
-    if (!lens) return ATTN_FAIL(ATTN_ERR, "out of host memory for the batch's %d lengths", p->batch);
-    int rc = attn_seq_lens(p, lens);
-    if (rc == ATTN_OK) {
-        const cudaError_t e = cudaMemcpy(dev, lens, (size_t)p->batch * sizeof *lens, cudaMemcpyHostToDevice);
-        if (e != cudaSuccess) {
-            (void)cudaGetLastError();
-            rc = ATTN_FAIL(ATTN_ERR, "flash_decode: copying the cached lengths: %s", cudaGetErrorString(e));
-        }
-    }
-    free(lens);
-    return rc;
-}
-
 static size_t decode_workspace_bytes(const struct attn_problem *p)
 {
     const struct dec_plan pl = plan_of(p);
@@ -530,7 +517,7 @@ static int decode_setup(void **ctx, const struct attn_problem *p, void *workspac
     c->lens = attn_is_varlen(p) ? (int *)(ws + l.lens) : NULL;
     int rc = l.total && !ws ? ATTN_FAIL(ATTN_ERR, "flash_decode: no workspace") : ATTN_OK;
     if (rc == ATTN_OK && c->table) rc = gpu_upload_page_table(p, c->table);
-    if (rc == ATTN_OK && c->lens) rc = upload_lens(p, c->lens);
+    if (rc == ATTN_OK && c->lens) rc = gpu_upload_seq_lens(p, c->lens);
     if (rc != ATTN_OK) {
         free(c);
         return rc;
