@@ -7,15 +7,19 @@
  * causal and non-causal points use the classic pattern graph that cuDNN's
  * fused-attention engines recognise:
  *
+ *     [paged: Kᵀ = paged_load(K pages, page table, seq_len_kv)]
  *     S  = matmul(Q, Kᵀ)                Kᵀ: K viewed as [B,H,D,S] by strides
  *     S' = S · scale                    scale: a by-value float
- *     [ragged: S' = select(row < seq_len_q[b] && col < seq_len_kv[b], S', mask)]
+ *     [ragged or a cache: S' = select(row < seq_len_q[b] && col <
+ *              seq_len_kv[b], S', mask)]
  *     [causal: row = index(S', 2), col = index(S', 3), keep = row >= col,
  *              S' = select(keep, S', mask); a decode (q_len < kv_len: Q, O
  *              and S' have q_len rows) aligns it bottom-right,
- *              keep = row + (kv_len − q_len) >= col]
+ *              keep = row + (kv_len − q_len) >= col; a cache per sequence,
+ *              keep = row + seq_len_kv[b] − seq_len_q[b] >= col]
  *     m = max(S'), e = exp(S' − m), l = sum(e), P = e / l
  *     Stats = m + log(l)                virtual, or written to the workspace
+ *     [paged: V = paged_load(V pages, page table, seq_len_kv)]
  *     O  = matmul(P, V)
  *
  * (As cudnn-frontend builds it: virtual intermediates in fp32 except P, in
@@ -48,6 +52,47 @@
  *   - Stats stays [B,H,S_max,1] padded, as in frontend's ragged tests.
  *   The lengths and offsets live in the workspace, after the cuDNN workspace
  *   and Stats; setup() uploads them.
+ *
+ * Caches: a point whose K/V cache is paged, or a decode that gives each
+ * sequence its own cached length lens[b] (varlen with q_len: a ragged
+ * cache), runs the same graph with the padding mask and variable lengths,
+ * as frontend lowers sdpa with padding_mask, seq_len_q/kv,
+ * causal_mask_bottom_right and paged_attention_k/v_table
+ * (scaled_dot_product_flash_attention.h, paged_cache_load.h,
+ * attn_score_modifiers.h):
+ *   - Q and O stay dense [B, H, q_len, D]; no ragged offsets anywhere. A
+ *     ragged cache's K and V are dense [B, KV, S, D], S the longest cache,
+ *     sequence b's rows past lens[b] never to be read.
+ *   - seq_len_q[b] = q_len and seq_len_kv[b] = lens[b] (S each when the
+ *     cache is paged but not ragged): the GEMM overrides and the padding
+ *     mask as for a ragged batch, so that no score past a sequence's cache
+ *     counts.
+ *   - causal aligns each sequence bottom-right on its own length: query row
+ *     i sees key j iff j <= lens[b] − q_len + i. The shift differs by
+ *     sequence, so it is not the dense decode's by-value scalar but int32
+ *     pointwise ops on the lengths: row + seq_len_kv[b] (ADD), − seq_len_q[b]
+ *     (SUB), CMP_GE against col — frontend's lowering of a bottom-right mask
+ *     with variable lengths for cuDNN before 9.20. A single query row (q_len
+ *     1) sees every key of its cache, which the padding mask keeps already:
+ *     that graph has no causal mask (as FlashAttention drops causal at one
+ *     query), and frontend refuses a causal q_len 1 up to cuDNN 9.9 anyway.
+ *   - paged (cuDNN 9.5+): K and V arrive as attn.h lays them out, [pages,
+ *     page, KV, D], declared [pages, KV, page, D] with strides {page·KV·D, D,
+ *     KV·D, 1} (a page's tokens KV·D apart, its heads D apart). A paged cache
+ *     load operation (CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR:
+ *     container = the pages, page table, sequence = seq_len_kv) yields each
+ *     as a virtual dense tensor: Kᵀ [B, KV, D, S] with strides {KV·D·S, D·S,
+ *     1, D} before the first matmul, V [B, KV, S, D] row-major before the
+ *     second, S the longest cache (frontend's paged max_seq_len_kv). The
+ *     page table is attn_page_table's, [B, 1, n, 1] int32 for n = ⌈S /
+ *     page⌉ pages a sequence, the batch outermost (strides {n, n, 1, 1});
+ *     frontend gives K and V a table each, so the graph has two tensors (own
+ *     uids) over one array in the workspace, after the lengths.
+ *   What cuDNN refuses is a skipped row with its reason: paged caches before
+ *   9.5 (at build time and at run time), paged head_dim above 128 up to 9.9,
+ *   and a bottom-right causal mask below 9.6 unless q_len and kv_len are
+ *   multiples of 64 (frontend's refusals); the engines' own refusals (a page
+ *   size, a dtype) come from the heuristics and the plans as for any point.
  *
  * The backward (points of pass bwd and fwd_bwd) is cuDNN's fused flash-
  * attention backward, reached the same way: the pattern graph that frontend
@@ -98,7 +143,10 @@
  * runtime-compiled kernel, only the module load faked): every forward and
  * backward graph of B 1..8, H 16 (and 32 over 8 K/V heads), S 1024 and 4096,
  * D 64 and 128, causal or not, bf16 and fp16, dense and ragged, finalizes an
- * execution plan.
+ * execution plan. The cache graphs were checked that way only up to the
+ * heuristics (their support checks pass: candidate engines for paged caches
+ * of 1 to 128 tokens a page, ragged caches, both, q_len 1 to 8, D 64 to 256,
+ * bf16 and fp16), not to a finalized plan.
  */
 #include "../common/attn.h"
 #include "../common/errors.h"
@@ -134,6 +182,9 @@ enum {
     /* the backward graph's own: dO, dQ, dK, dV, the by-value 1, softmax_sum
        and the dQ accumulator (workspace), the second padding mask's value */
     UID_DO, UID_DQ, UID_DK, UID_DV, UID_ONE, UID_SOFTMAX_SUM, UID_DQ_ACCUM, UID_PAD2_NEG_INF,
+    /* a paged cache only: the page table, once for K's load and once for V's
+       (one array in the workspace) */
+    UID_PAGE_TABLE_K, UID_PAGE_TABLE_V,
     UID_VIRTUAL = 100
 };
 
@@ -295,10 +346,13 @@ static int handle_get(void)
 /* ---------------------------------------------------------------- the graph */
 
 /* A problem's tensor shapes, dims (d) and strides (s), as the graphs declare
- * them. Dense: [B, H, S, D] row-major. Ragged: the same dims (S = the longest
- * sequence) over packed tokens — a token is H·D (KV·D) elements, a head D
- * within it; the batch stride S·H·D is frontend's (its THD tests); where each
- * sequence really starts comes from the ragged offsets. */
+ * them. Dense: [B, H, S, D] row-major (a decode: Q, O and the scores with
+ * q_len rows; a ragged cache's K and V padded to S, so dense too; a paged
+ * cache's K and V as the paged loads produce them, dense). Packed: the same
+ * dims (S = the longest sequence) over packed tokens — a token is H·D (KV·D)
+ * elements, a head D within it; the batch stride S·H·D is frontend's (its
+ * THD tests); where each sequence really starts comes from the ragged
+ * offsets. */
 struct shapes {
     int64_t qd[4], qs[4];   /* Q, O, dO, dQ */
     int64_t kd[4], ks[4];   /* K, V, dK, dV: [B, KV, S, D] */
@@ -323,7 +377,7 @@ static void shapes_of(const struct attn_problem *p, struct shapes *sh)
     set4(sh->qd, B, H, L, D);
     set4(sh->kd, B, KV, S, D);
     set4(sh->ktd, B, KV, D, S);
-    if (attn_is_varlen(p)) {
+    if (attn_is_packed(p)) {
         set4(sh->qs, S * H * D, D, H * D, 1);
         set4(sh->ks, S * KV * D, D, KV * D, 1);
     } else {
@@ -495,16 +549,21 @@ static int reshape(struct graph *g, const char *name, cudnnBackendDescriptor_t x
 
 /* ---------------------------------------------- lengths and ragged offsets */
 
-/* The lengths' and offsets' device arrays (a ragged batch's; a dense
+/* The lengths', offsets' and page table's device arrays (a packed batch's
+ * lengths and offsets; a cache's lengths and, paged, its table; a dense
  * backward with the padding workaround uses the lengths only), in the
  * workspace from the plan's aux_offset, each 256-byte aligned: the sequence
  * lengths given as Q's and as K/V's ([B] int32), then the ragged offsets of
- * Q, K, V and O ([B+1], int32 or int64). The two lengths and the four
- * offsets are separate tensors with their own uids, as frontend has them, so
- * each gets its own array. */
-enum { AUX_SEQ_Q, AUX_SEQ_KV, AUX_RAG_Q, AUX_RAG_K, AUX_RAG_V, AUX_RAG_O, AUX_COUNT };
+ * Q, K, V and O ([B+1], int32 or int64), then the page table ([B, pages per
+ * sequence] int32; empty unless paged). The two lengths and the four offsets
+ * are separate tensors with their own uids, as frontend has them, so each
+ * gets its own array; the page table's two tensors (K's and V's) share one. */
+enum {
+    AUX_SEQ_Q, AUX_SEQ_KV, AUX_RAG_Q, AUX_RAG_K, AUX_RAG_V, AUX_RAG_O, AUX_PAGE_TABLE, AUX_COUNT
+};
 static const int64_t aux_uid[AUX_COUNT] = {UID_SEQ_LEN_Q, UID_SEQ_LEN_KV, UID_RAG_Q,
-                                           UID_RAG_K,     UID_RAG_V,      UID_RAG_O};
+                                           UID_RAG_K,     UID_RAG_V,      UID_RAG_O,
+                                           UID_PAGE_TABLE_K};
 
 /* Whether the ragged offsets need int64: their last entry is the element
  * count of Q (or of K/V, never larger), which int32 holds up to 2^31 − 1. */
@@ -515,13 +574,15 @@ static bool offsets_need_int64(const struct attn_problem *p)
 
 /* Fills at[] with each array's offset from the start of the block; returns
  * the block's size. */
-static size_t aux_layout(int64_t batch, bool off64, size_t at[AUX_COUNT])
+static size_t aux_layout(const struct attn_problem *p, bool off64, size_t at[AUX_COUNT])
 {
+    const size_t batch = (size_t)p->batch, pages = batch * (size_t)attn_pages_per_seq(p);
+    const size_t offset_bytes = off64 ? sizeof(int64_t) : sizeof(int32_t);
     size_t used = 0;
     for (int i = 0; i < AUX_COUNT; i++) {
-        const size_t offset_bytes = off64 ? sizeof(int64_t) : sizeof(int32_t);
-        const size_t n = i < AUX_RAG_Q ? (size_t)batch * sizeof(int32_t)
-                                       : ((size_t)batch + 1) * offset_bytes;
+        const size_t n = i < AUX_RAG_Q        ? batch * sizeof(int32_t)
+                         : i < AUX_PAGE_TABLE ? (batch + 1) * offset_bytes
+                                              : pages * sizeof(int32_t);
         at[i] = used;
         used += (n + 255) / 256 * 256;
     }
@@ -536,20 +597,38 @@ static bool bwd_padding_workaround(const struct attn_problem *p)
     return !attn_is_varlen(p) && p->seq_len % 128 != 0 && cudnnGetVersion() <= 91500;
 }
 
+/* Whether p's K and V are a cache given per sequence (the file's header,
+ * "Caches"): paged, or a decode's with each sequence's own cached length.
+ * Its graph takes the lengths, the padding mask and the lengths' causal
+ * mask. */
+static bool is_cache(const struct attn_problem *p)
+{
+    return attn_is_paged(p) || (attn_is_varlen(p) && attn_is_decode(p));
+}
+
+/* Whether the forward graph has a causal mask: a cache's single query row
+ * needs none (it sees every key below its sequence's length, which the
+ * padding mask keeps already). */
+static bool has_causal_mask(const struct attn_problem *p)
+{
+    return p->causal && !(is_cache(p) && attn_q_len(p) == 1);
+}
+
 /* ---------------------------------------------------- the pattern graphs */
 
 /* What a graph takes besides the I/O tensors: the lengths (seq_len_q/kv,
- * [B,1,1,1] int32) of a graph with a padding mask and the ragged offsets of a
- * ragged batch's Q, K, V, O ([B+1,1,1,1]); NULL where it has none. */
+ * [B,1,1,1] int32) of a graph with a padding mask, the ragged offsets of a
+ * packed batch's Q, K, V, O ([B+1,1,1,1]) and a paged cache's page table for
+ * K and for V ([B,1,pages per sequence,1] int32); NULL where it has none. */
 struct seqs {
-    cudnnBackendDescriptor_t q, kv, rag_q, rag_k, rag_v, rag_o;
+    cudnnBackendDescriptor_t q, kv, rag_q, rag_k, rag_v, rag_o, table_k, table_v;
 };
 
 static int seq_tensors(struct graph *g, const struct attn_problem *p, bool padded,
                        struct seqs *sq)
 {
     memset(sq, 0, sizeof *sq);
-    const bool ragged = attn_is_varlen(p), off64 = ragged && offsets_need_int64(p);
+    const bool ragged = attn_is_packed(p), off64 = ragged && offsets_need_int64(p);
     if (off64 && cudnnGetVersion() < 90600)
         return ATTN_FAIL(RC_UNSUPPORTED,
                          "ragged offsets past 2^31 elements need int64 offsets, which "
@@ -561,6 +640,14 @@ static int seq_tensors(struct graph *g, const struct attn_problem *p, bool padde
         ATTN_TRY(tensor(g, "seq_len_q", UID_SEQ_LEN_Q, CUDNN_DATA_INT32, lens_d, one, 0, &sq->q));
         ATTN_TRY(tensor(g, "seq_len_kv", UID_SEQ_LEN_KV, CUDNN_DATA_INT32, lens_d, one, 0,
                         &sq->kv));
+    }
+    if (attn_is_paged(p)) { /* sequence b's pages in order, batch outermost (frontend's layout) */
+        const int64_t pps = attn_pages_per_seq(p), table_d[4] = {B, 1, pps, 1};
+        const int64_t table_s[4] = {pps, pps, 1, 1};
+        ATTN_TRY(tensor(g, "page_table_k", UID_PAGE_TABLE_K, CUDNN_DATA_INT32, table_d, table_s, 0,
+                        &sq->table_k));
+        ATTN_TRY(tensor(g, "page_table_v", UID_PAGE_TABLE_V, CUDNN_DATA_INT32, table_d, table_s, 0,
+                        &sq->table_v));
     }
     if (!ragged) return ATTN_OK;
     const cudnnDataType_t ot = off64 ? CUDNN_DATA_INT64 : CUDNN_DATA_INT32;
@@ -601,27 +688,45 @@ static int padding_mask(struct graph *g, int64_t uid, const struct seqs *sq,
                      value, keep, *out);
 }
 
+/* Where the causal mask's diagonal lies: top-left (row >= col: a prefill,
+ * packed or not), bottom-right by kv_len − q_len (a by-value scalar: a dense
+ * decode), or bottom-right per sequence by seq_len_kv[b] − seq_len_q[b] (a
+ * cache, whose lengths differ by sequence). */
+enum diagonal { DIAG_TOP_LEFT, DIAG_SHIFT, DIAG_LENGTHS };
+
 /* frontend's causal mask (a diagonal band with right bound 0): keep x where
  * row >= col (top-left aligned diagonal; ragged: within each sequence, whose
  * rows and columns both start at 0), else the mask value. A decode aligns
  * it bottom-right, as frontend's causal_mask_bottom_right does: row + (kv_len
- * − q_len) >= col (the shift a by-value scalar). */
-static int causal_mask(struct graph *g, bool bottom_right, cudnnBackendDescriptor_t x,
-                       cudnnBackendDescriptor_t *out)
+ * − q_len) >= col, the shift a by-value scalar, or, with the lengths sq
+ * (DIAG_LENGTHS), row + seq_len_kv[b] − seq_len_q[b] >= col in int32, as
+ * frontend lowers a bottom-right mask with variable lengths for cuDNN
+ * before 9.20 (no diagonal band operation). */
+static int causal_mask(struct graph *g, enum diagonal diag, const struct seqs *sq,
+                       cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t *out)
 {
     const int64_t *sd = g->sh->sd, *ss = g->sh->ss;
-    const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
+    const cudnnDataType_t f32 = CUDNN_DATA_FLOAT, i32 = CUDNN_DATA_INT32;
     cudnnBackendDescriptor_t row = NULL, col = NULL, keep = NULL, neg_inf = NULL;
-    ATTN_TRY(virtual_tensor(g, "row_index", CUDNN_DATA_INT32, sd, ss, &row));
+    ATTN_TRY(virtual_tensor(g, "row_index", i32, sd, ss, &row));
     ATTN_TRY(pointwise(g, "gen_row_index", CUDNN_POINTWISE_GEN_INDEX, f32, 2, x, NULL, NULL, row));
-    if (bottom_right) {
+    if (diag == DIAG_SHIFT) {
         cudnnBackendDescriptor_t shift = NULL, shifted = NULL;
         ATTN_TRY(scalar(g, "kv_len-q_len", UID_DIAG_SHIFT, &shift));
-        ATTN_TRY(virtual_tensor(g, "row_index+shift", CUDNN_DATA_INT32, sd, ss, &shifted));
+        ATTN_TRY(virtual_tensor(g, "row_index+shift", i32, sd, ss, &shifted));
         ATTN_TRY(pointwise(g, "row_idx_add_shift", CUDNN_POINTWISE_ADD, f32, -1, row, shift, NULL, shifted));
         row = shifted;
+    } else if (diag == DIAG_LENGTHS) {
+        cudnnBackendDescriptor_t plus_kv = NULL, shifted = NULL;
+        ATTN_TRY(virtual_tensor(g, "row_index+seq_len_kv", i32, sd, ss, &plus_kv));
+        ATTN_TRY(pointwise(g, "row_idx_add_skv", CUDNN_POINTWISE_ADD, i32, -1, row, sq->kv, NULL,
+                           plus_kv));
+        ATTN_TRY(virtual_tensor(g, "row_index+seq_len_kv-seq_len_q", i32, sd, ss, &shifted));
+        ATTN_TRY(pointwise(g, "row_idx_add_skv_sub_sq", CUDNN_POINTWISE_SUB, i32, -1, plus_kv,
+                           sq->q, NULL, shifted));
+        row = shifted;
     }
-    ATTN_TRY(virtual_tensor(g, "col_index", CUDNN_DATA_INT32, sd, ss, &col));
+    ATTN_TRY(virtual_tensor(g, "col_index", i32, sd, ss, &col));
     ATTN_TRY(pointwise(g, "gen_col_index", CUDNN_POINTWISE_GEN_INDEX, f32, 3, x, NULL, NULL, col));
     ATTN_TRY(virtual_tensor(g, "row>=col", CUDNN_DATA_BOOLEAN, sd, ss, &keep));
     ATTN_TRY(pointwise(g, "row_greater_than_col", CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, -1,
@@ -630,6 +735,31 @@ static int causal_mask(struct graph *g, bool bottom_right, cudnnBackendDescripto
     ATTN_TRY(virtual_tensor(g, "S_masked", f32, sd, ss, out));
     return pointwise(g, "causal_select", CUDNN_POINTWISE_BINARY_SELECT, f32, -1, x, neg_inf, keep,
                      *out);
+}
+
+/* The paged load of K or V: y (virtual, as the dense cache would be) from
+ * the container (the pages) through the page table, each sequence to its
+ * length seq_len_kv[b]. */
+static int paged_load(struct graph *g, const char *name, cudnnBackendDescriptor_t container,
+                      cudnnBackendDescriptor_t table, cudnnBackendDescriptor_t seq_len_kv,
+                      cudnnBackendDescriptor_t y)
+{
+#if CUDNN_VERSION >= 90500
+    char opwhat[64];
+    snprintf(opwhat, sizeof opwhat, "paged cache load operation '%s'", name);
+    cudnnBackendDescriptor_t op = NULL;
+    ATTN_TRY(descs_new(g->a, CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR, opwhat, &op));
+    SET(op, opwhat, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_CONTAINER_DESC, DESC, 1, &container);
+    SET(op, opwhat, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_PAGE_TABLE_DESC, DESC, 1, &table);
+    SET(op, opwhat, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_SEQUENCE_DESC, DESC, 1, &seq_len_kv);
+    SET(op, opwhat, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_YDESC, DESC, 1, &y);
+    FINALIZE(op, opwhat);
+    return add_op(g, op);
+#else /* cache_refusal() refuses paged points first */
+    (void)g, (void)name, (void)container, (void)table, (void)seq_len_kv, (void)y;
+    return ATTN_FAIL(RC_UNSUPPORTED, "cuDNN %d.%d headers have no paged cache load (9.5 adds it)",
+                     CUDNN_MAJOR, CUDNN_MINOR);
+#endif
 }
 
 /* The operation graph of g's operations, finalized, into *out. */
@@ -658,29 +788,46 @@ static int build_graph(struct descs *a, const struct attn_problem *p, bool stats
     struct shapes sh;
     shapes_of(p, &sh);
     struct graph g = {.a = a, .sh = &sh, .next_uid = UID_VIRTUAL};
-    const bool ragged = attn_is_varlen(p);
+    const bool cache = is_cache(p), paged = attn_is_paged(p);
+    const bool padded = attn_is_packed(p) || cache;
     const int64_t *sd = sh.sd, *ss = sh.ss, *rd = sh.rd, *rs = sh.rs;
     const cudnnDataType_t io = io_type(p), f32 = CUDNN_DATA_FLOAT;
 
     cudnnBackendDescriptor_t q = NULL, k = NULL, v = NULL, o = NULL, scale = NULL, s = NULL;
     cudnnBackendDescriptor_t s_scaled = NULL, last = NULL, mx = NULL, sub = NULL, ex = NULL;
-    cudnnBackendDescriptor_t sum = NULL, prob = NULL;
-    struct seqs sq; /* ragged only: the lengths and the ragged offsets */
-    ATTN_TRY(seq_tensors(&g, p, ragged, &sq));
+    cudnnBackendDescriptor_t sum = NULL, prob = NULL, k_pages = NULL, v_pages = NULL;
+    struct seqs sq; /* padded only: the lengths, the ragged offsets, the page tables */
+    ATTN_TRY(seq_tensors(&g, p, padded, &sq));
     ATTN_TRY(tensor_ragged(&g, "Q", UID_Q, io, sh.qd, sh.qs, 0, sq.rag_q, &q));
-    ATTN_TRY(tensor_ragged(&g, "K^T", UID_K, io, sh.ktd, sh.kts, 0, sq.rag_k, &k));
-    ATTN_TRY(tensor_ragged(&g, "V", UID_V, io, sh.kd, sh.ks, 0, sq.rag_v, &v));
+    if (paged) { /* the pages [pages, page, KV, D] as [pages, KV, page, D]; K^T and V virtual */
+        const int64_t KV = attn_kv_heads(p), P = p->page, D = p->head_dim;
+        const int64_t pages_d[4] = {(int64_t)p->batch * attn_pages_per_seq(p), KV, P, D};
+        const int64_t pages_s[4] = {P * KV * D, D, KV * D, 1};
+        ATTN_TRY(tensor(&g, "K_pages", UID_K, io, pages_d, pages_s, 0, &k_pages));
+        ATTN_TRY(tensor(&g, "V_pages", UID_V, io, pages_d, pages_s, 0, &v_pages));
+        ATTN_TRY(virtual_tensor(&g, "K^T", io, sh.ktd, sh.kts, &k));
+        ATTN_TRY(virtual_tensor(&g, "V", io, sh.kd, sh.ks, &v));
+    } else {
+        ATTN_TRY(tensor_ragged(&g, "K^T", UID_K, io, sh.ktd, sh.kts, 0, sq.rag_k, &k));
+        ATTN_TRY(tensor_ragged(&g, "V", UID_V, io, sh.kd, sh.ks, 0, sq.rag_v, &v));
+    }
     ATTN_TRY(tensor_ragged(&g, "O", UID_O, io, sh.qd, sh.qs, 0, sq.rag_o, &o));
     ATTN_TRY(scalar(&g, "attn_scale", UID_SCALE, &scale));
 
-    /* ragged: M = the query rows, N = the key columns of each sequence */
+    if (paged) ATTN_TRY(paged_load(&g, "paged_k_cache", k_pages, sq.table_k, sq.kv, k));
+    /* padded: M = the query rows, N = the key columns of each sequence */
     ATTN_TRY(virtual_tensor(&g, "S", f32, sd, ss, &s));
     ATTN_TRY(matmul(&g, "bmm1 Q.K^T", q, k, s, sq.q, sq.kv, NULL));
     ATTN_TRY(virtual_tensor(&g, "S*scale", f32, sd, ss, &s_scaled));
     ATTN_TRY(pointwise(&g, "attn_scale", CUDNN_POINTWISE_MUL, f32, -1, s, scale, NULL, s_scaled));
     last = s_scaled;
-    if (ragged) ATTN_TRY(padding_mask(&g, UID_PAD_NEG_INF, &sq, last, &last));
-    if (p->causal) ATTN_TRY(causal_mask(&g, attn_is_decode(p), last, &last));
+    if (padded) ATTN_TRY(padding_mask(&g, UID_PAD_NEG_INF, &sq, last, &last));
+    if (has_causal_mask(p)) {
+        const enum diagonal diag = cache                ? DIAG_LENGTHS
+                                   : attn_is_decode(p) ? DIAG_SHIFT
+                                                       : DIAG_TOP_LEFT;
+        ATTN_TRY(causal_mask(&g, diag, &sq, last, &last));
+    }
 
     ATTN_TRY(virtual_tensor(&g, "row_max", f32, rd, rs, &mx));
     ATTN_TRY(reduction(&g, "row_max", CUDNN_REDUCE_TENSOR_MAX, last, mx));
@@ -704,7 +851,8 @@ static int build_graph(struct descs *a, const struct attn_problem *p, bool stats
     /* The second matmul's A operand must be of the I/O type (cuDNN requires it). */
     ATTN_TRY(virtual_tensor(&g, "P", io, sd, ss, &prob));
     ATTN_TRY(pointwise(&g, "softmax_div", CUDNN_POINTWISE_DIV, f32, -1, ex, sum, NULL, prob));
-    /* ragged: M = the query rows, K = the key rows of each sequence */
+    if (paged) ATTN_TRY(paged_load(&g, "paged_v_cache", v_pages, sq.table_v, sq.kv, v));
+    /* padded: M = the query rows, K = the key rows of each sequence */
     ATTN_TRY(matmul(&g, "bmm2 P.V", prob, v, o, sq.q, NULL, sq.kv));
     return finish_graph(&g, out);
 }
@@ -780,7 +928,7 @@ static int build_bwd_graph(struct descs *a, const struct attn_problem *p, bool p
     last = centred;
     if (padded && version < 91000) /* frontend: the padding value again after the Stats */
         ATTN_TRY(padding_mask(&g, UID_PAD2_NEG_INF, &sq, last, &last));
-    if (p->causal) ATTN_TRY(causal_mask(&g, false, last, &last));
+    if (p->causal) ATTN_TRY(causal_mask(&g, DIAG_TOP_LEFT, &sq, last, &last));
     ATTN_TRY(virtual_tensor(&g, "E", f32, sd, ss, &ex));
     ATTN_TRY(pointwise(&g, "exp_s", CUDNN_POINTWISE_EXP, f32, -1, last, NULL, NULL, ex));
 
@@ -960,9 +1108,11 @@ struct plan {
     cudnnBackendDescriptor_t exec;     /* the forward */
     cudnnBackendDescriptor_t bwd_exec; /* the backward (passes bwd and fwd_bwd), else NULL */
     bool stats; /* the stats graph: Stats go to the workspace at stats_offset */
-    bool ragged, off64; /* a ragged batch; its offsets in int64 (else int32) */
+    bool packed, off64; /* a packed ragged batch; its offsets in int64 (else int32) */
+    bool cache;         /* K and V a cache given per sequence (is_cache) */
     bool bwd_padded;    /* the backward has the padding mask (ragged, or the workaround) */
-    bool lengths;       /* the lengths (and a ragged batch's offsets) are in the workspace */
+    bool lengths; /* the lengths (and a packed batch's offsets, a paged cache's table) are in
+                     the workspace */
     size_t stats_offset, ws_bytes;
     size_t aux_offset, aux_at[AUX_COUNT]; /* the lengths and offsets (aux_layout) */
     size_t dq_accum_offset, softmax_sum_offset; /* the backward's */
@@ -1026,7 +1176,7 @@ static void layout(struct plan *pl, int64_t cudnn_ws)
     if (pl->stats) end = pl->stats_offset + rows * sizeof(float);
     if (pl->lengths) {
         pl->aux_offset = align256(end);
-        end = pl->aux_offset + aux_layout(p->batch, pl->off64, pl->aux_at);
+        end = pl->aux_offset + aux_layout(p, pl->off64, pl->aux_at);
     }
     if (pl->bwd_exec) {
         pl->dq_accum_offset = align256(end);
@@ -1037,10 +1187,15 @@ static void layout(struct plan *pl, int64_t cudnn_ws)
     pl->ws_bytes = end;
 }
 
-/* "-ragged", "-ragged64", "-padded" or "": how a graph takes the batch. */
+/* "-ragged", "-ragged64", "-padded", "-paged", "-kvlens", "-paged-kvlens" or
+ * "": how a graph takes the batch (a cache: paged, with its own lengths). */
 static const char *batch_tag(const struct plan *pl, bool padded)
 {
-    return pl->ragged ? (pl->off64 ? "-ragged64" : "-ragged") : padded ? "-padded" : "";
+    if (pl->cache) {
+        const bool paged = attn_is_paged(&pl->p), lens = attn_is_varlen(&pl->p);
+        return paged && lens ? "-paged-kvlens" : paged ? "-paged" : "-kvlens";
+    }
+    return pl->packed ? (pl->off64 ? "-ragged64" : "-ragged") : padded ? "-padded" : "";
 }
 
 /* Records why the plan is unusable: not supported when every refusal was
@@ -1120,10 +1275,11 @@ static struct plan *plan_build(const struct attn_problem *p)
     pl->neg_inf = -FLT_MAX; /* every mask's value: finite (the header says why) */
     pl->diag_shift = (float)(p->seq_len - attn_q_len(p));
     pl->one = 1.0f;
-    pl->ragged = attn_is_varlen(p);
-    pl->off64 = pl->ragged && offsets_need_int64(p);
-    pl->bwd_padded = training && (pl->ragged || bwd_padding_workaround(p));
-    pl->lengths = pl->ragged || pl->bwd_padded;
+    pl->packed = attn_is_packed(p);
+    pl->cache = is_cache(p);
+    pl->off64 = pl->packed && offsets_need_int64(p);
+    pl->bwd_padded = training && (pl->packed || bwd_padding_workaround(p));
+    pl->lengths = pl->packed || pl->cache || pl->bwd_padded;
     attn_error_clear();
     forget_last_error();
     int rc = handle_get();
@@ -1137,11 +1293,10 @@ static struct plan *plan_build(const struct attn_problem *p)
         plan_training(pl);
     else
         plan_forward(pl);
-    if (pl->state == PLAN_READY)
-        DEBUGF("B=%d H=%d KV=%d S=%d D=%d %s%s%s %s %s: %s\n", p->batch, p->heads,
-               attn_kv_heads(p), p->seq_len, p->head_dim, p->causal ? "causal" : "full",
-               pl->ragged ? " varlen=" : "", p->varlen, attn_dtype_name(p->dtype),
-               attn_pass_name(p->pass), pl->impl);
+    if (pl->state == PLAN_READY && debug_on()) {
+        char label[ATTN_LABEL_MAX];
+        DEBUGF("%s: %s\n", attn_problem_label(p, label, sizeof label), pl->impl);
+    }
     return pl;
 }
 
@@ -1177,6 +1332,47 @@ static const char *backward_refusal(const struct attn_problem *p, size_t version
     return NULL;
 }
 
+/* Why cuDNN cannot run p's cache graph (a paged or ragged cache: is_cache),
+ * or NULL: the paged cache load needs 9.5, in the headers built against and
+ * in the library loaded; frontend's own refusals (sdpa_support_surface.h):
+ * paged head_dim above 128 up to 9.9, a bottom-right causal mask below 9.6
+ * unless q_len and kv_len are multiples of 64. */
+static const char *cache_refusal(const struct attn_problem *p, size_t version, char *why,
+                                 size_t len)
+{
+    const unsigned major = (unsigned)(version / 10000), minor = (unsigned)(version % 10000 / 100),
+                   patch = (unsigned)(version % 100);
+    if (attn_is_paged(p) && CUDNN_VERSION < 90500) {
+        snprintf(why, len,
+                 "a paged cache: cudnn_sdpa was built against cuDNN %d.%d headers, which have no "
+                 "paged cache load (9.5 adds it)",
+                 CUDNN_MAJOR, CUDNN_MINOR);
+        return why;
+    }
+    if (attn_is_paged(p) && version < 90500) {
+        snprintf(why, len,
+                 "a paged cache: cuDNN %u.%u.%u is loaded, its paged cache load needs 9.5 or newer",
+                 major, minor, patch);
+        return why;
+    }
+    if (attn_is_paged(p) && p->head_dim > 128 && version <= 90900) {
+        snprintf(why, len,
+                 "a paged cache with head_dim %d: cuDNN %u.%u.%u pages head_dim 128 at most (9.10 "
+                 "lifts that)",
+                 p->head_dim, major, minor, patch);
+        return why;
+    }
+    const int q = attn_q_len(p);
+    if (has_causal_mask(p) && version < 90600 && (q % 64 != 0 || p->seq_len % 64 != 0)) {
+        snprintf(why, len,
+                 "cuDNN %u.%u.%u aligns a causal mask bottom-right only when q_len and kv_len are "
+                 "multiples of 64 (9.6 lifts that)",
+                 major, minor, patch);
+        return why;
+    }
+    return NULL;
+}
+
 static const char *cudnn_supports(const struct attn_problem *p, const struct device_info *dev)
 {
     static char why[320];
@@ -1193,14 +1389,15 @@ static const char *cudnn_supports(const struct attn_problem *p, const struct dev
         return why;
     }
     if (p->dtype != ATTN_BF16 && p->dtype != ATTN_FP16) return "only bf16 and fp16";
-    if (attn_is_paged(p)) return "a paged cache: not built into this variant's graphs yet";
-    if (attn_is_varlen(p) && attn_is_decode(p))
-        return "a ragged cache (a decode's cached lengths): not built into this variant's graphs yet";
-    if (attn_is_varlen(p)) {
-        if (attn_varlen_check(p) != ATTN_OK) {
-            snprintf(why, sizeof why, "%s", attn_error_message());
-            return why;
-        }
+    if (attn_is_varlen(p) && attn_varlen_check(p) != ATTN_OK) {
+        snprintf(why, sizeof why, "%s", attn_error_message());
+        return why;
+    }
+    if (is_cache(p)) {
+        const char *refusal = cache_refusal(p, v, why, sizeof why);
+        if (refusal) return refusal;
+    }
+    if (attn_is_packed(p)) {
         /* frontend's support surface (sdpa_support_surface.h): THD before
            Hopper only from cuDNN 9.18.1 on */
         if (dev->cc_major < 9 && v < 91801) {
@@ -1237,18 +1434,22 @@ static int copy_to_device(void *dst, const void *src, size_t n)
     return ATTN_OK;
 }
 
-/* The lengths and a ragged batch's offsets (aux_layout, in the workspace
- * from aux_offset) onto the device: each sequence's length as seq_len_q and
- * seq_len_kv (S each for a dense batch: the backward's padding workaround),
- * and where it starts — cu[b], the tokens before it — in elements: cu[b]·H·D
- * in Q and O, cu[b]·KV·D in K and V, for b = 0 .. B (the last one is where
- * the batch ends). */
+/* The lengths, a packed batch's offsets and a paged cache's table
+ * (aux_layout, in the workspace from aux_offset) onto the device: each
+ * sequence's length as seq_len_q and seq_len_kv (S each for a dense batch:
+ * the backward's padding workaround; a decode's q_len as seq_len_q, its
+ * cached length as seq_len_kv), where each packed sequence starts — cu[b],
+ * the tokens before it — in elements: cu[b]·H·D in Q and O, cu[b]·KV·D in K
+ * and V, for b = 0 .. B (the last one is where the batch ends), and the page
+ * table (attn_page_table's). */
+_Static_assert(sizeof(int) == sizeof(int32_t), "the page table is int32 on the device");
+
 static int upload_lengths(struct plan *pl)
 {
     const struct attn_problem *p = &pl->p;
     const int64_t B = p->batch, HD = (int64_t)p->heads * p->head_dim;
     const int64_t KVD = (int64_t)attn_kv_heads(p) * p->head_dim;
-    const int64_t per_token[AUX_COUNT] = {0, 0, HD, KVD, KVD, HD}; /* of each offsets array */
+    const int64_t per_token[AUX_PAGE_TABLE] = {0, 0, HD, KVD, KVD, HD}; /* of each offsets array */
     const size_t *at = pl->aux_at, bytes = pl->ws_bytes - pl->aux_offset;
     int *lens = malloc((size_t)B * sizeof *lens);
     unsigned char *host = calloc(1, bytes);
@@ -1259,20 +1460,24 @@ static int upload_lengths(struct plan *pl)
                          (long long)B);
     }
     int rc = attn_seq_lens(p, lens);
+    if (rc == ATTN_OK && attn_is_paged(p)) /* straight into the int32 array */
+        rc = attn_page_table(p, (int *)(host + at[AUX_PAGE_TABLE]));
     if (rc == ATTN_OK) {
         int32_t *seq_q = (int32_t *)(host + at[AUX_SEQ_Q]);
         int32_t *seq_kv = (int32_t *)(host + at[AUX_SEQ_KV]);
+        const bool decode = attn_is_decode(p);
         int64_t cu = 0; /* tokens before sequence b */
         for (int64_t b = 0; b <= B; b++) {
-            for (int i = AUX_RAG_Q; pl->ragged && i < AUX_COUNT; i++) {
+            for (int i = AUX_RAG_Q; pl->packed && i < AUX_PAGE_TABLE; i++) {
                 const int64_t off = cu * per_token[i];
                 if (pl->off64)
                     ((int64_t *)(host + at[i]))[b] = off;
                 else /* fits: offsets_need_int64 said so */
                     ((int32_t *)(host + at[i]))[b] = (int32_t)off;
             }
-            if (b < B) {
-                seq_q[b] = seq_kv[b] = lens[b]; /* self-attention: the same lengths */
+            if (b < B) { /* self-attention: the same lengths; a decode: its q_len queries */
+                seq_q[b] = decode ? attn_q_len(p) : lens[b];
+                seq_kv[b] = lens[b];
                 cu += lens[b];
             }
         }
@@ -1338,15 +1543,23 @@ static int new_pack(struct plan *pl, int64_t n, const int64_t *uids, void **ptrs
     return ATTN_OK;
 }
 
-/* Appends the padding mask's value and the lengths (and a ragged batch's
- * offsets) to a pack's uids and pointers. */
+/* Appends the padding mask's value and the lengths (and a packed batch's
+ * offsets, a paged cache's table for K and for V) to a pack's uids and
+ * pointers. */
 static int64_t pack_lengths(struct plan *pl, int64_t n, int64_t *uids, void **ptrs)
 {
+    char *aux = pl->workspace + pl->aux_offset;
     uids[n] = UID_PAD_NEG_INF;
     ptrs[n++] = &pl->neg_inf;
-    for (int i = 0; i < (pl->ragged ? AUX_COUNT : AUX_RAG_Q); i++) {
+    for (int i = 0; i < (pl->packed ? AUX_PAGE_TABLE : AUX_RAG_Q); i++) {
         uids[n] = aux_uid[i];
-        ptrs[n++] = pl->workspace + pl->aux_offset + pl->aux_at[i];
+        ptrs[n++] = aux + pl->aux_at[i];
+    }
+    if (attn_is_paged(&pl->p)) {
+        uids[n] = UID_PAGE_TABLE_K;
+        ptrs[n++] = aux + pl->aux_at[AUX_PAGE_TABLE];
+        uids[n] = UID_PAGE_TABLE_V;
+        ptrs[n++] = aux + pl->aux_at[AUX_PAGE_TABLE];
     }
     return n;
 }
@@ -1361,11 +1574,11 @@ static int make_pack(struct plan *pl, const void *q, const void *k, const void *
     int64_t uids[16] = {UID_Q, UID_K, UID_V, UID_O, UID_SCALE};
     void *ptrs[16] = {(void *)q, (void *)k, (void *)v, o, &pl->scale};
     int64_t n = 5;
-    if (pl->p.causal) {
+    if (has_causal_mask(&pl->p)) {
         uids[n] = UID_NEG_INF;
         ptrs[n++] = &pl->neg_inf;
     }
-    if (pl->p.causal && attn_is_decode(&pl->p)) {
+    if (has_causal_mask(&pl->p) && attn_is_decode(&pl->p) && !pl->cache) {
         uids[n] = UID_DIAG_SHIFT;
         ptrs[n++] = &pl->diag_shift;
     }
@@ -1373,7 +1586,7 @@ static int make_pack(struct plan *pl, const void *q, const void *k, const void *
         uids[n] = UID_STATS;
         ptrs[n++] = pl->workspace + pl->stats_offset;
     }
-    if (pl->ragged) n = pack_lengths(pl, n, uids, ptrs);
+    if (pl->packed || pl->cache) n = pack_lengths(pl, n, uids, ptrs);
     ATTN_TRY(new_pack(pl, n, uids, ptrs, &pl->pack));
     memcpy(pl->pack_for, now, sizeof now);
     return ATTN_OK;
