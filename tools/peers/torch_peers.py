@@ -627,11 +627,11 @@ class Flex(TorchPeer):
     cached row loads whole and its masked probabilities (zeros) multiply its
     V rows past the length too, so those rows must be finite: the runner's
     are NaN, and its validation says whether the kernel's output is. A
-    paged cache is skipped: the runner's
-    table is not a block mask, and PyTorch's paged FlexAttention
-    (torch.nn.attention.experimental._paged_attention) keeps a page table
-    of its own over a [1, KV, pages·page, D] cache, with block-mask blocks
-    of one page each."""
+    paged cache is skipped: flex_attention reads K and V through a block
+    mask, not a page table, and PyTorch's paged form of it
+    (torch.nn.attention.experimental._paged_attention.PagedAttention: the
+    cache as [1, KV, pages·page, D], a logical block mask of page-sized
+    blocks converted to physical pages) is not implemented here."""
     name = "torch_flex"
     summary = "PyTorch FlexAttention under torch.compile (Triton kernel)"
     fused = True
@@ -639,8 +639,8 @@ class Flex(TorchPeer):
 
     def supports(self, problem):
         if problem.is_paged:
-            return ("PyTorch FlexAttention takes no page table: its experimental PagedAttention keeps its own "
-                    "over a [1, KV, pages*page, D] cache with page-sized mask blocks, not run here")
+            return ("PyTorch FlexAttention takes no page table; its experimental paged form (PagedAttention: "
+                    "a block mask of page-sized blocks converted to physical pages) is not implemented in this peer")
         return None
 
     def prepare(self, st):
