@@ -2,7 +2,9 @@
 build/libattnpeer.so, tested with neither PyTorch nor a GPU: the statistics,
 the stop and warm-up rules, the FLOP and byte counts, the output comparison
 give the values the C tests hold the runner to; a ragged batch's Problem
-built in Python gets its lengths and counts from the C side; a row written by Python
+built in Python gets its lengths and counts from the C side, a paged
+decode's its page table (a permutation of the pages, where attn_kv_offset
+puts each token) and a ragged cache its cached lengths; a row written by Python
 with attnpeer.columns() is read and gated by the C tools unchanged; a Peer
 registered from Python is a variant of attnbench's own command line (--list,
 --dry-run), and a bad one is refused; without PyTorch, torch_peers.py and
@@ -13,12 +15,16 @@ hot and graph, writes every C variant's and every peer's rows into one
 run: refusals skipped with PyTorch's reason, the seed's 7 vs 6 ops in both
 pairs; and in the backward passes every peer's gradients validated, the
 seed's backward ops the same in both pairs; decode points (q_len below
-kv_len, causal bottom-right) by every peer. With flash-attn-4 too (else
-skipped): its peer in every pass. Prints `peers: N passed, N failed, N
+kv_len, causal bottom-right) by every peer; a paged decode with a partial
+last page and a ragged cache with a length-1 sequence (paged and not): the
+eager peers, flex on the ragged cache and the SDPA math backend ok, SDPA
+and flex skipped on a paged cache with their reasons. With flash-attn-4 too
+(else skipped): its peer in every pass, and on the paged and ragged caches. Prints `peers: N passed, N failed, N
 skipped`; run from the repository root after `make build/libattnpeer.so
 build/regress build/attnbench`."""
 
 import csv
+import ctypes
 import os
 import subprocess
 import sys
@@ -118,6 +124,69 @@ class RaggedProblem(unittest.TestCase):
         self.assertEqual(attnpeer.counts(3, 4, 1000, 64, True, "bf16", varlen="lens:1+17+1000"), p.counts())
         with self.assertRaises(ValueError):
             attnpeer.counts(2, 4, 1000, 64, True, "bf16", varlen="lens:1+17+1000")
+
+
+class PagedProblem(unittest.TestCase):
+    """A paged or ragged decode's Problem built in Python: the shapes the
+    runner's buffers have, the page table the runner laid K and V out
+    through and the cached lengths, all from the C side."""
+
+    @staticmethod
+    def problem(batch=3, seq_len=100, page=16, varlen="", kv_heads=2, q_len=4):
+        return attnpeer.Problem(batch=batch, heads=4, seq_len=seq_len, head_dim=64, causal=True, dtype_id=0,
+                                scale=0.125, kv_heads_or_0=kv_heads, varlen=varlen, q_len_or_0=q_len,
+                                page=page)
+
+    def test_shapes_of_a_paged_decode(self):
+        p = self.problem()  # 100 tokens in pages of 16: 7 a sequence, the last holding 4
+        self.assertTrue(p.is_paged and p.is_decode)
+        self.assertFalse(p.is_packed or p.is_ragged_cache)
+        self.assertEqual(p.pages_per_seq, 7)
+        self.assertEqual(p.shape, (3, 4, 4, 64))
+        self.assertEqual(p.kv_shape, (21, 16, 2, 64))
+        dense = self.problem(page=0)
+        self.assertEqual((dense.is_paged, dense.pages_per_seq), (False, 0))
+        self.assertEqual(dense.kv_shape, (3, 2, 100, 64))
+
+    def test_page_table_is_a_permutation_drawn_by_the_point(self):
+        table = self.problem().page_table()
+        self.assertEqual(sorted(table), list(range(21)))
+        self.assertNotEqual(table, list(range(21)))  # shuffled, as an allocator leaves pages
+        self.assertEqual(self.problem().page_table(), table)  # the same draw every time
+        self.assertNotEqual(self.problem(page=20).page_table(), self.problem(page=20, seq_len=101).page_table())
+        with self.assertRaisesRegex(ValueError, "without a paged cache"):
+            self.problem(page=0).page_table()
+
+    def test_page_table_is_where_the_runner_puts_each_token(self):
+        """Token t of sequence b, K/V head h, lies where attn_kv_offset (the
+        runner's fill and reference) puts it: page table[b·pages_per_seq +
+        t / page], slot t % page of the [pages, page, KV, D] cache."""
+        lib = attnpeer._lib
+        lib.attn_kv_offset.argtypes = [ctypes.POINTER(attnpeer._ProblemLayout), ctypes.POINTER(ctypes.c_int),
+                                       ctypes.c_int, ctypes.c_int, ctypes.c_int]
+        lib.attn_kv_offset.restype = ctypes.c_size_t
+        p = self.problem()
+        table = p.page_table()
+        c_table = (ctypes.c_int * len(table))(*table)
+        pages, page, kv, d = p.kv_shape
+        for b in range(p.batch):
+            for h in range(kv):
+                for t in range(p.seq_len):
+                    want = ((table[b * p.pages_per_seq + t // page] * page + t % page) * kv + h) * d
+                    self.assertEqual(lib.attn_kv_offset(ctypes.byref(p), c_table, b, h, t), want, (b, h, t))
+
+    def test_ragged_cache(self):
+        """A decode's varlen: each sequence's cached length, Q and K not packed."""
+        p = self.problem(page=0, varlen="lens:1+100+50", q_len=1)
+        self.assertTrue(p.is_ragged_cache)
+        self.assertFalse(p.is_packed)
+        self.assertEqual(p.cache_lens(), [1, 100, 50])
+        self.assertEqual((p.shape, p.kv_shape), ((3, 4, 1, 64), (3, 2, 100, 64)))
+        paged = self.problem(varlen="lens:1+100+50", q_len=1)
+        self.assertEqual(paged.kv_shape, (21, 16, 2, 64))
+        self.assertEqual(paged.page_table(), self.problem(q_len=1).page_table())  # lengths do not redraw it
+        self.assertEqual(self.problem(page=0).cache_lens(), [100, 100, 100])
+        self.assertFalse(self.problem(page=0).is_ragged_cache)
 
 
 class Compare(unittest.TestCase):
@@ -384,16 +453,16 @@ TORCH_PEERS = ("torch_naive", "torch_inplace", "torch_sdpa_math", "torch_sdpa_ef
 
 
 class PeersRun(unittest.TestCase):
-    """One make bench PEERS=torch run (bench/peers.sh) over POINTS in MODES,
+    """One make bench PEERS=MODULE run (bench/peers.sh) over POINTS in MODES,
     with naive and inplace beside the peers: its process, CSV and rows."""
-    POINTS, MODES = (), ""
+    POINTS, MODES, MODULE = (), "", "torch"
 
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         env = dict(os.environ, ATTNBENCH=os.path.join(BUILD, "attnbench"), ATTN_BUILD=BUILD)
         points = [arg for point in cls.POINTS for arg in ("--point", point)]
-        cls.proc = subprocess.run(["bench/peers.sh", "torch"] + points +
+        cls.proc = subprocess.run(["bench/peers.sh", cls.MODULE] + points +
                                   ["--variants", "naive,inplace", "--mode", cls.MODES, "--warm-ms", "0",
                                    "--budget-ms", "100", "--out", cls.tmp.name, "--quiet"],
                                   capture_output=True, text=True, env=env, cwd=ROOT)
@@ -546,6 +615,43 @@ class TorchBackwardOnGpu(PeersRun):
                                  (mode, ops))
 
 
+# 300 tokens in pages of 16: 19 a sequence, the last holding 12 (its spare slots NaN)
+PAGED_DECODE_POINT = "batch=2 heads=8 kv_heads=2 kv_len=300 q_len=1,4 dim=64 causal=1 page=16"
+# cached lengths 1, 300 and 129 (the rows past each NaN), contiguous and in pages of 16
+RAGGED_CACHE_POINT = "heads=8 kv_heads=2 kv_lens=1+300+129 q_len=1 dim=64 causal=0,1 page=0,16"
+
+
+@unittest.skipUnless(torch_on_gpu(), "needs PyTorch and a GPU")
+class TorchCacheOnGpu(PeersRun):
+    """make bench PEERS=torch on a paged decode with a partial last page and
+    a ragged cache with a length-1 sequence (contiguous and paged), cold and
+    graph: the eager peers (pages gathered, each sequence against its own
+    cached rows), flex on the contiguous ragged cache and the SDPA math
+    backend's loop over the sequences ok against the reference; SDPA and
+    flex skipped on a paged cache with their one-line reasons; the other
+    SDPA backends ok or skipped with PyTorch's reason."""
+    POINTS, MODES = (PAGED_DECODE_POINT, RAGGED_CACHE_POINT), "cold,graph"
+
+    def test_every_row(self):
+        self.assertEqual(self.proc.returncode, 0, self.proc.stderr[-3000:])
+        self.assertEqual(len(self.rows), (2 + len(TORCH_PEERS)) * (2 + 4) * 2)
+        self.assertEqual({r["page"] for r in self.rows}, {"0", "16"})
+
+    def test_cache_rows(self):
+        for r in self.rows:
+            if r["variant"] in ("naive", "inplace"):
+                continue  # the C variants' own tests hold them
+            what = f"{r['variant']} q_len={r['q_len']} page={r['page']} {r['varlen']} {r['mode']}: {r['reason']}"
+            paged = r["page"] != "0"
+            if paged and r["variant"].startswith(("torch_sdpa", "torch_flex")):
+                self.assertEqual(r["status"], "skipped", what)
+                self.assertRegex(r["reason"], r"^PyTorch (SDPA takes no paged cache|FlexAttention takes no page "
+                                              r"table)", what)
+                self.assertEqual(len(r["reason"].splitlines()), 1, what)
+                continue
+            self.check_row(r, ("torch_naive", "torch_inplace", "torch_sdpa_math", "torch_flex"), 0.02, what)
+
+
 def fa4_on_gpu():
     if not torch_on_gpu():
         return False
@@ -594,6 +700,23 @@ class Fa4OnGpu(unittest.TestCase):
                 continue
             self.assertEqual(r["status"], "ok", what)
             self.assertGreater(float(r["ms_median"]), 0, what)
+
+
+@unittest.skipUnless(fa4_on_gpu(), "needs PyTorch, a GPU and flash-attn-4")
+class Fa4CacheOnGpu(PeersRun):
+    """make bench PEERS=fa4 on the paged decode with a partial last page and
+    the ragged cache with a length-1 sequence (contiguous and paged), cold
+    and graph: page_table and seqused_k through flash_attn_varlen_func, every
+    row ok against the reference."""
+    POINTS, MODES, MODULE = (PAGED_DECODE_POINT, RAGGED_CACHE_POINT), "cold,graph", "fa4"
+
+    def test_every_row_ok(self):
+        self.assertEqual(self.proc.returncode, 0, self.proc.stderr[-3000:])
+        rows = [r for r in self.rows if r["variant"] == "fa4"]
+        self.assertEqual(len(rows), (2 + 4) * 2)
+        for r in rows:
+            what = f"fa4 q_len={r['q_len']} page={r['page']} {r['varlen']} {r['mode']}: {r['reason']}"
+            self.check_row(r, ("fa4",), 0.02, what)
 
 
 if __name__ == "__main__":

@@ -157,7 +157,13 @@ class Problem(_ProblemLayout):
     """struct attn_problem (common/attn.h). A ragged batch (varlen set) has
     its sequences' lengths from the C side (seq_lens), packed one after the
     other: Q and O [tokens, heads, head_dim], K and V [tokens, kv_heads,
-    head_dim], sequence b on rows cu[b] .. cu[b+1]-1 (cu_seqlens)."""
+    head_dim], sequence b on rows cu[b] .. cu[b+1]-1 (cu_seqlens). A
+    decode's varlen instead gives each sequence's cached length
+    (cache_lens): Q and O stay [B, H, q_len, D], K and V padded to seq_len.
+    A paged cache (page set) holds K and V as [pages, page, kv_heads, D]
+    through the C side's page table (page_table). Every fact about the
+    layout (packed or not, the pages, the table, the lengths) is the C
+    side's, read through its functions, never worked out again here."""
 
     @property
     def dtype(self):
@@ -212,18 +218,66 @@ class Problem(_ProblemLayout):
         return sum(self.seq_lens())
 
     @property
+    def is_decode(self):
+        """Whether the point is a decode: q_len queries below seq_len keys (attn_is_decode)."""
+        return bool(_lib.attn_is_decode(ctypes.byref(self)))
+
+    @property
+    def is_packed(self):
+        """Whether Q, K, V and O are packed one sequence after another: a
+        ragged batch that is not a decode (attn_is_packed)."""
+        return bool(_lib.attn_is_packed(ctypes.byref(self)))
+
+    @property
+    def is_ragged_cache(self):
+        """Whether a decode's sequences have their own cached lengths (varlen
+        on a decode): K and V padded to seq_len, the rows past each length
+        never read."""
+        return bool(_lib.attn_is_varlen(ctypes.byref(self))) and self.is_decode
+
+    def cache_lens(self):
+        """Each sequence's cached length, batch of them: a ragged cache's
+        lengths (seq_lens), seq_len each for a decode's dense cache."""
+        return self.seq_lens()
+
+    @property
+    def is_paged(self):
+        """Whether K and V are a paged cache (attn_is_paged)."""
+        return bool(_lib.attn_is_paged(ctypes.byref(self)))
+
+    @property
+    def pages_per_seq(self):
+        """Pages per sequence of a paged cache, ceil(seq_len / page); 0 when
+        not paged (attn_pages_per_seq)."""
+        return _lib.attn_pages_per_seq(ctypes.byref(self))
+
+    def page_table(self):
+        """The page table the runner laid K and V out through, a list of
+        batch·pages_per_seq page indices, sequence b's pages in order from
+        b·pages_per_seq: the C side's draw (attn_page_table), the very one
+        the runner and the reference use. ValueError when not paged."""
+        n = self.batch * self.pages_per_seq
+        table = (ctypes.c_int * max(n, 1))()
+        if _lib.attn_page_table(ctypes.byref(self), table) != 0:
+            raise ValueError(_lib.attn_peer_error().decode(errors="replace"))
+        return list(table[:n])
+
+    @property
     def shape(self):
         """Q's and O's shape: [B, H, S, D] ([B, H, q_len, D] for a decode), or
-        [tokens, H, D] when ragged."""
-        if self.varlen:
+        [tokens, H, D] when packed."""
+        if self.is_packed:
             return (self.tokens, self.heads, self.head_dim)
         return (self.batch, self.heads, self.q_len, self.head_dim)
 
     @property
     def kv_shape(self):
-        """K's and V's shape: [B, KV, S, D], or [tokens, KV, D] when ragged."""
-        if self.varlen:
+        """K's and V's shape: [B, KV, S, D], [tokens, KV, D] when packed, or
+        [pages, page, KV, D] when paged (batch·pages_per_seq pages)."""
+        if self.is_packed:
             return (self.tokens, self.kv_heads, self.head_dim)
+        if self.is_paged:
+            return (self.batch * self.pages_per_seq, self.page, self.kv_heads, self.head_dim)
         return (self.batch, self.kv_heads, self.seq_len, self.head_dim)
 
     def counts(self):
@@ -238,6 +292,10 @@ class Problem(_ProblemLayout):
 _P_ARG = ctypes.POINTER(_ProblemLayout)
 _lib.attn_seq_lens.argtypes = [_P_ARG, ctypes.POINTER(ctypes.c_int)]
 _lib.attn_varlen_check.argtypes = [_P_ARG]
+for _f in (_lib.attn_is_varlen, _lib.attn_is_decode, _lib.attn_is_packed, _lib.attn_is_paged):
+    _f.argtypes, _f.restype = [_P_ARG], ctypes.c_bool
+_lib.attn_pages_per_seq.argtypes, _lib.attn_pages_per_seq.restype = [_P_ARG], ctypes.c_int
+_lib.attn_page_table.argtypes = [_P_ARG, ctypes.POINTER(ctypes.c_int)]
 for _f in (_lib.attn_flops, _lib.attn_bytes):
     _f.argtypes, _f.restype = [_P_ARG], ctypes.c_double
 
@@ -288,8 +346,9 @@ for _name, _struct in (("variant", _Variant), ("problem", Problem), ("op_counts"
 class Peer:
     """A variant written in Python. Subclasses set name, summary, fused and
     define the ops; the runner owns Q, K, V (device pointers of the problem's
-    dtype in Problem.shape and kv_shape: [B, H, S, D], or packed [tokens, H,
-    D] when the batch is ragged) and calls them as it calls a C variant's. An op
+    dtype in Problem.shape and kv_shape: [B, H, S, D], packed [tokens, H, D]
+    when the batch is ragged, K and V [pages, page, KV, D] when paged) and
+    calls them as it calls a C variant's. An op
     raises PeerError to fail with a status; any other exception is an error
     row with its message."""
     name = summary = None
@@ -381,10 +440,6 @@ def register(peer):
     states, counter = {}, [0]
 
     def supports(p, _dev):
-        if p.contents.page:  # K and V in pages (common/attn.h): no peer reads them yet
-            return _cstring("a paged cache: not implemented for the Python peers yet")
-        if p.contents.varlen and p.contents.q_len_or_0:  # a decode's cached lengths, K and V padded
-            return _cstring("a ragged cache (a decode's cached lengths): not implemented for the Python peers yet")
         try:
             why = peer.supports(p.contents)
             return _cstring(why) if why else None

@@ -22,6 +22,28 @@ A decode point (q_len below kv_len) goes in as it is: FlashAttention's
 causal mask aligns bottom-right when the queries are fewer than the keys,
 as attnbench's does.
 
+A decode's cache may be paged, ragged, or both, and goes in as a serving
+engine hands it to FlashAttention: through flash_attn_varlen_func (in
+flash-attn-4, flash_attn_func takes neither a page table nor cached
+lengths), Q as its [B, q_len, H, D] view, with seqused_k (int32 [B]: each
+sequence's cached length, Problem.cache_lens) and max_seqlen_k = kv_len.
+A paged cache, [pages, page, KV, D], is FlashAttention's own paged layout
+and goes in as it is, with page_table (int32 [B, pages_per_seq], the
+runner's table, Problem.page_table); seqused_k then bounds each sequence
+even when every length is kv_len, since without it the kernel reads a
+sequence to the end of its last page, spare slots included. Both tensors
+are made once per point (setup, untimed). Causal aligns bottom-right on
+each sequence's own length, as attnbench's does. flash_attn.cute's
+refusal of a point (a page size it has no kernel for, by assertion) is a
+skipped row with its reason. On sm90 a page of tile_n tokens (the
+forward's key tile, 128 for head_dim 128) loads by TMA, other sizes by
+cp.async; with TMA, flash_attn.cute's docstring says, a tile loads the rows
+past a sequence's length in its last page and needs them finite (its zero
+probabilities times a NaN row are NaN). A contiguous cache's tiles load by
+TMA too (over each sequence's whole padded rows), so the same holds for a
+ragged one. The runner's rows past a length are NaN: its validation says
+whether the output is finite.
+
 A ragged batch (varlen) is packed [tokens, H, D], one sequence after
 another, which is flash_attn_varlen_func's own layout: the tensors go in as
 they are, with cu_seqlens (int32, made once per point) and the longest
@@ -77,19 +99,25 @@ class Fa4(TorchPeer):
         return None
 
     def prepare(self, st):
-        if st.varlen:
+        if st.packed:
             st.extra["cu_seqlens"] = torch.tensor(st.cu, dtype=torch.int32, device="cuda")
             st.extra["max_seqlen"] = max(st.lens)
+        if st.paged or st.cache_lens is not None:  # a cache's lengths bound every sequence's keys
+            st.extra["seqused_k"] = torch.tensor(st.p.cache_lens(), dtype=torch.int32, device="cuda")
 
     def impl(self, st):
-        path = "flash_attn_varlen_func, packed [tokens, H, D]" if st.varlen else \
-            "flash_attn_func, [B, S, H, D] views of the [B, H, S, D] buffers"
+        cache = " and page_table" if st.paged else ""
+        path = "flash_attn_varlen_func, packed [tokens, H, D]" if st.packed else \
+            f"flash_attn_varlen_func, seqused_k{cache}, [B, q_len, H, D] views of Q and O" \
+            if "seqused_k" in st.extra else "flash_attn_func, [B, S, H, D] views of the [B, H, S, D] buffers"
         return (f"flash-attn-4 {_version('flash-attn-4')}, nvidia-cutlass-dsl {_version('nvidia-cutlass-dsl')}, "
                 f"{st.extra['versions']}, {path}")
 
     def views(self, st, q, k, v):
-        if st.varlen:
+        if st.packed:
             return q, k, v
+        if st.paged:  # [pages, page, KV, D]: FlashAttention's paged layout already
+            return q.transpose(1, 2), k, v
         return tuple(t.transpose(1, 2) for t in (q, k, v))
 
     def refused(self, st, exc):
@@ -103,12 +131,17 @@ class Fa4(TorchPeer):
         return "flash_attn.cute"
 
     def call(self, st, q, k, v):
-        if st.varlen:
+        if st.packed:
             cu, longest = st.extra["cu_seqlens"], st.extra["max_seqlen"]
             out, _ = flash_attn_varlen_func(q, k, v, cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=longest,
                                             max_seqlen_k=longest, softmax_scale=st.p.scale,
                                             causal=bool(st.p.causal))
             return out
+        if "seqused_k" in st.extra:
+            out, _ = flash_attn_varlen_func(q, k, v, seqused_k=st.extra["seqused_k"], page_table=st.page_table,
+                                            max_seqlen_q=st.p.q_len, max_seqlen_k=st.p.seq_len,
+                                            softmax_scale=st.p.scale, causal=bool(st.p.causal))
+            return out.transpose(1, 2)
         out, _ = flash_attn_func(q, k, v, softmax_scale=st.p.scale, causal=bool(st.p.causal))
         return out.transpose(1, 2)
 

@@ -29,6 +29,16 @@ jagged tensors (PyTorch's own varlen path), a backend's refusal skipped with
 PyTorch's reason; FlexAttention sees one sequence of all the tokens with a
 document block mask.
 
+A decode's cache may be paged ([pages, page, KV, D] through the runner's
+page table, Problem.page_table) or ragged (each sequence its own cached
+length, K and V padded to kv_len, Problem.cache_lens), or both. The eager
+peers gather the pages through the table inside the timed call
+(k_cache[block_table], as engine eager code and our naive and inplace do)
+and loop over a ragged cache's sequences, each against its own cached rows;
+SDPA has no paged cache (skipped) and runs a ragged cache as that loop too,
+one call per sequence; FlexAttention takes a ragged cache as a mask_mod on
+the cached lengths and skips a paged one (each peer's docstring says why).
+
 usage: python3 tools/peers/torch_peers.py [attnbench options]
   e.g. --extend RUN_ID, which adds the peers' rows to a run of the C
   variants (make bench PEERS=torch does that); --variants picks peers.
@@ -126,17 +136,36 @@ def _capture_error(exc):
     return _brief(exc) + (f" (after {_brief(ctx)})" if ctx is not None else "")
 
 
+def each_cache(st, q, k, v, attend):
+    """A ragged cache as PyTorch code without a cached-lengths argument runs
+    it: a loop over the sequences, attend(b, n, q[b], k[b, :, :n], v[b, :, :n])
+    for sequence b of cached length n ([H, q_len, D] queries against its own
+    [KV, n, D] rows), the outputs stacked into [B, H, q_len, D]. Only the
+    cached rows are read: masking a padded cache instead would still multiply
+    the rows past a length by their zero probabilities, and those rows hold
+    no token (the runner fills them with NaN, a serving engine with whatever
+    its allocator left)."""
+    return torch.stack([attend(b, n, q[b], k[b, :, :n], v[b, :, :n]) for b, n in enumerate(st.cache_lens)])
+
+
 class State:
-    """One point's tensors, stream, output and graph; a ragged batch's
-    lengths and offsets (cu: batch + 1 of them from 0) from the C side,
-    None when dense."""
+    """One point's tensors, stream, output and graph; a packed ragged
+    batch's lengths and offsets (cu: batch + 1 of them from 0) from the C
+    side, None otherwise; a decode's cached lengths (cache_lens: a ragged
+    cache's, None when every sequence caches seq_len) and a paged cache's
+    table (page_table: the runner's, [batch, pages_per_seq] int32 on the
+    device, made here once per point, untimed; None when not paged)."""
 
     def __init__(self, problem):
         self.p = problem
         self.dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[problem.dtype]
-        self.varlen = bool(problem.varlen)
-        self.lens = problem.seq_lens() if self.varlen else None
-        self.cu = problem.cu_seqlens() if self.varlen else None
+        self.packed = problem.is_packed
+        self.lens = problem.seq_lens() if self.packed else None
+        self.cu = problem.cu_seqlens() if self.packed else None
+        self.cache_lens = problem.cache_lens() if problem.is_ragged_cache else None
+        self.paged = problem.is_paged
+        self.page_table = torch.tensor(problem.page_table(), dtype=torch.int32, device="cuda").view(
+            problem.batch, problem.pages_per_seq) if self.paged else None
         self.inputs = None  # ((q_ptr, k_ptr, v_ptr), the peer's views of them)
         self.stream_ptr = None
         self.out = None
@@ -385,16 +414,37 @@ class Eager(TorchPeer):
     over them, each one's attention with the same ops on its rows of the
     packed tensors ([L, H, D] seen as [H, L, D]) and the mask's top-left
     [L, L] (causal within the sequence), written into its rows of a packed
-    output."""
+    output.
+
+    A paged cache as an engine's eager code reads it, and as our naive and
+    inplace do: inside the call, K and V gathered through the page table
+    (k_cache[block_table], one copy each) into [B, S, KV, D] and seen as
+    [B, KV, S, D], the last page's spare slots cut off; then the dense ops.
+    A ragged cache (a decode's cached lengths): a loop over the sequences
+    (each_cache), each one's queries against its own n cached rows with the
+    mask's last n columns, which are the causal triangle aligned
+    bottom-right on n (query i sees keys up to n − q_len + i)."""
     in_place = False
 
     def prepare(self, st):
         s, ql = st.p.seq_len, st.p.q_len  # a decode's q_len rows are the sequence's last
         ones = torch.ones(ql, s, dtype=torch.bool, device="cuda")
         st.extra["mask"] = torch.triu(ones, s - ql + 1) if st.p.causal else torch.zeros_like(ones)
+        if st.paged:  # the table as indexing takes it without a conversion in the call
+            st.extra["page_index"] = st.page_table.long()
 
     def impl(self, st):
-        return st.extra["versions"] + (", a loop over the sequences" if st.varlen else "")
+        paths = ([", a loop over the sequences"] if st.packed else []) + \
+            ([", pages gathered through the table"] if st.paged else []) + \
+            ([", a loop over the sequences' caches"] if st.cache_lens is not None else [])
+        return st.extra["versions"] + "".join(paths)
+
+    @staticmethod
+    def gathered(st, cache):
+        """A paged cache's K or V, [pages, page, KV, D], gathered through the
+        table into sequence order and seen as [B, KV, S, D]."""
+        pages = cache[st.extra["page_index"]]  # [B, pages_per_seq, page, KV, D]
+        return pages.flatten(1, 2)[:, :st.p.seq_len].transpose(1, 2)
 
     def attend(self, st, q, k, v, mask):
         """The seed's ops on [..., heads, seq, dim] tensors."""
@@ -411,7 +461,12 @@ class Eager(TorchPeer):
 
     def call(self, st, q, k, v):
         mask = st.extra["mask"]
-        if not st.varlen:
+        if st.paged:
+            k, v = self.gathered(st, k), self.gathered(st, v)
+        if st.cache_lens is not None:
+            s = st.p.seq_len
+            return each_cache(st, q, k, v, lambda _b, n, qb, kb, vb: self.attend(st, qb, kb, vb, mask[:, s - n:]))
+        if not st.packed:
             return self.attend(st, q, k, v, mask)
         out = torch.empty_like(q)
         for start, end in zip(st.cu, st.cu[1:]):
@@ -443,13 +498,23 @@ class Sdpa(TorchPeer):
     point. The output's values are O packed. Whatever PyTorch refuses on
     that path (a backend without nested tensors, is_causal on the math
     backend, grouped-query heads) is skipped with its reason, as is graph
-    mode when a CUDA graph cannot capture the call."""
+    mode when a CUDA graph cannot capture the call.
+
+    SDPA takes no paged cache (no page-table argument): paged points are
+    skipped (the eager peers gather the pages, as code around SDPA would).
+    It takes no cached lengths either: a ragged cache runs as a loop over
+    the sequences (each_cache), one SDPA call per sequence on its own cached
+    rows, causal through causal_lower_right on its length; a backend's
+    refusal of a call is skipped with PyTorch's reason."""
     backend = None
     log_header = None  # how nested tensors' SDPA heads its lines on this backend
     fused = True
 
     def supports(self, problem):
-        if problem.varlen and not (hasattr(torch, "jagged") and "max_seqlen" in inspect.signature(
+        if problem.is_paged:
+            return ("PyTorch SDPA takes no paged cache (no page-table argument; "
+                    "torch_naive and torch_inplace gather the pages first)")
+        if problem.is_packed and not (hasattr(torch, "jagged") and "max_seqlen" in inspect.signature(
                 torch.nested.nested_tensor_from_jagged).parameters):
             return (f"PyTorch {torch.__version__}: torch.nested.nested_tensor_from_jagged takes no "
                     "min_seqlen/max_seqlen: ragged batches not run (every call would read them back "
@@ -460,18 +525,29 @@ class Sdpa(TorchPeer):
         guard = sdpa_kernel(getattr(SDPBackend, self.backend))
         guard.__enter__()
         st.extra["backend"] = guard
-        if st.varlen:
+        if st.packed:
             st.extra["offsets"] = torch.tensor(st.cu, dtype=torch.int64, device="cuda")
-        if st.p.causal and st.p.q_len != st.p.seq_len:  # a decode: bottom-right, not is_causal's top-left
+        st.extra["mask"] = self.mask_args(st.p.q_len, st.p.seq_len, st.p.causal)
+        if st.cache_lens is not None:
+            st.extra["cache_masks"] = [self.mask_args(st.p.q_len, n, st.p.causal) for n in st.cache_lens]
+
+    @staticmethod
+    def mask_args(q_len, kv_len, causal):
+        """SDPA's mask arguments for q_len queries, the last of kv_len keys:
+        a decode's causal aligned bottom-right (causal_lower_right), since
+        is_causal aligns top-left (the same only when q_len is kv_len)."""
+        if causal and q_len != kv_len:
             from torch.nn.attention.bias import causal_lower_right
-            st.extra["bias"] = causal_lower_right(st.p.q_len, st.p.seq_len)
+            return {"attn_mask": causal_lower_right(q_len, kv_len)}
+        return {"is_causal": bool(causal)}
 
     def impl(self, st):
-        path = ", nested jagged tensors" if st.varlen else ""
+        path = ", nested jagged tensors" if st.packed else \
+            ", a loop over the sequences' caches" if st.cache_lens is not None else ""
         return f"{st.extra['versions']}, SDPBackend.{self.backend}{path}"
 
     def views(self, st, q, k, v):
-        if not st.varlen:
+        if not st.packed:
             return q, k, v
         offsets, shortest, longest = st.extra["offsets"], min(st.lens), max(st.lens)
         return tuple(torch.nested.nested_tensor_from_jagged(t, offsets, min_seqlen=shortest,
@@ -480,27 +556,30 @@ class Sdpa(TorchPeer):
 
     def refused(self, st, exc):
         # how the nested path refuses (TypeError: a keyword its PyTorch lacks,
-        # enable_gqa), and the causal bias of a decode's
-        if st.varlen or "bias" in st.extra:
+        # enable_gqa), and the causal bias of a decode's, the loop over a ragged cache's
+        if st.packed or st.cache_lens is not None or "attn_mask" in st.extra["mask"]:
             return isinstance(exc, (RuntimeError, ValueError, NotImplementedError, TypeError))
         return super().refused(st, exc)
 
     def refusal(self, st, exc, caught, logged):
-        if not st.varlen:
+        if not st.packed:
             return super().refusal(st, exc, caught, logged)
         if isinstance(exc, RuntimeError) and "No viable backend" in str(exc):  # why: its checks' lines
             return _reason(exc, caught, _section(logged, self.log_header), "nested jagged tensors")
         return f"PyTorch: nested jagged tensors: {_brief(exc)}"  # chosen, then refused: the error says why
 
     def capture_refused(self, st):
-        return "nested jagged tensors" if st.varlen else None
+        return "nested jagged tensors" if st.packed else None
 
     def call(self, st, q, k, v):
         # enable_gqa only when grouped: a keyword older nested SDPA lacks (False is its default)
         gqa = {"enable_gqa": True} if st.p.kv_heads != st.p.heads else {}
-        mask = {"attn_mask": st.extra["bias"]} if "bias" in st.extra else {"is_causal": bool(st.p.causal)}
-        out = F.scaled_dot_product_attention(q, k, v, scale=st.p.scale, **mask, **gqa)
-        return out.transpose(1, 2).values() if st.varlen else out
+        if st.cache_lens is not None:
+            masks = st.extra["cache_masks"]
+            return each_cache(st, q, k, v, lambda b, _n, qb, kb, vb: F.scaled_dot_product_attention(
+                qb.unsqueeze(0), kb.unsqueeze(0), vb.unsqueeze(0), scale=st.p.scale, **masks[b], **gqa)[0])
+        out = F.scaled_dot_product_attention(q, k, v, scale=st.p.scale, **st.extra["mask"], **gqa)
+        return out.transpose(1, 2).values() if st.packed else out
 
 
 class SdpaMath(Sdpa):
@@ -537,11 +616,32 @@ class Flex(TorchPeer):
     tokens, [1, H, tokens, D] over the packed tensors, with a document mask:
     a query attends to the keys of its own sequence (and, causal, to those
     not after it: q_idx and kv_idx are token indices of the packed batch, so
-    within a sequence kv_idx <= q_idx is causal from its first token)."""
+    within a sequence kv_idx <= q_idx is causal from its first token).
+
+    A ragged cache (a decode's cached lengths) is a mask_mod over the padded
+    [B, KV, S, D] cache: key kv_idx of sequence b is seen when kv_idx <
+    lens[b], and, causal, when kv_idx <= lens[b] − q_len + q_idx (bottom-right
+    on its own length, which implies the first), the lengths a device tensor
+    and the block mask made once per point, so that the blocks past a
+    sequence's length are skipped. The block holding a sequence's last
+    cached row loads whole and its masked probabilities (zeros) multiply its
+    V rows past the length too, so those rows must be finite: the runner's
+    are NaN, and its validation says whether the kernel's output is. A
+    paged cache is skipped: flex_attention reads K and V through a block
+    mask, not a page table, and PyTorch's paged form of it
+    (torch.nn.attention.experimental._paged_attention.PagedAttention: the
+    cache as [1, KV, pages·page, D], a logical block mask of page-sized
+    blocks converted to physical pages) is not implemented here."""
     name = "torch_flex"
     summary = "PyTorch FlexAttention under torch.compile (Triton kernel)"
     fused = True
     refusals_skip = True
+
+    def supports(self, problem):
+        if problem.is_paged:
+            return ("PyTorch FlexAttention takes no page table; its experimental paged form (PagedAttention: "
+                    "a block mask of page-sized blocks converted to physical pages) is not implemented in this peer")
+        return None
 
     def prepare(self, st):
         from torch.nn.attention.flex_attention import create_block_mask, flex_attention
@@ -549,7 +649,7 @@ class Flex(TorchPeer):
         if hasattr(torch._dynamo.config, "fail_on_recompile_limit_hit"):
             torch._dynamo.config.fail_on_recompile_limit_hit = True
         st.extra["compiled"] = torch.compile(flex_attention, dynamic=False)
-        if st.varlen:
+        if st.packed:
             tokens = st.cu[-1]
             doc = torch.repeat_interleave(torch.arange(len(st.lens), dtype=torch.int32),
                                           torch.tensor(st.lens)).to("cuda")
@@ -563,6 +663,18 @@ class Flex(TorchPeer):
             st.extra["document"] = doc
             st.extra["block_mask"] = create_block_mask(causal_document if st.p.causal else same_document,
                                                        None, None, tokens, tokens, device="cuda")
+        elif st.cache_lens is not None:
+            lens, ql = torch.tensor(st.cache_lens, dtype=torch.int32, device="cuda"), st.p.q_len
+
+            def cached(b, h, q_idx, kv_idx):
+                return kv_idx < lens[b]
+
+            def causal_cached(b, h, q_idx, kv_idx):
+                return kv_idx <= lens[b] - ql + q_idx
+
+            st.extra["cache_lens"] = lens
+            st.extra["block_mask"] = create_block_mask(causal_cached if st.p.causal else cached, st.p.batch,
+                                                       None, ql, st.p.seq_len, device="cuda")
         elif st.p.causal:  # bottom-right: query qi is token s - ql + qi (a prefill: ql = s)
             s, ql = st.p.seq_len, st.p.q_len
             st.extra["block_mask"] = create_block_mask(lambda b, h, qi, ki: qi + (s - ql) >= ki, None, None,
@@ -570,17 +682,18 @@ class Flex(TorchPeer):
 
     def impl(self, st):
         return f"{st.extra['versions']}, torch.compile(flex_attention)" + (
-            ", document block mask" if st.varlen else "")
+            ", document block mask" if st.packed else
+            ", cached-lengths block mask" if st.cache_lens is not None else "")
 
     def views(self, st, q, k, v):
-        if not st.varlen:
+        if not st.packed:
             return q, k, v
         return tuple(t.transpose(0, 1).unsqueeze(0) for t in (q, k, v))  # [tokens, H, D] as [1, H, tokens, D]
 
     def call(self, st, q, k, v):
         out = st.extra["compiled"](q, k, v, block_mask=st.extra.get("block_mask"), scale=st.p.scale,
                                    enable_gqa=st.p.kv_heads != st.p.heads)
-        return out[0].transpose(0, 1) if st.varlen else out
+        return out[0].transpose(0, 1) if st.packed else out
 
 
 PEERS = (TorchNaive, TorchInplace, SdpaMath, SdpaEfficient, SdpaFlash, SdpaCudnn, Flex)
