@@ -332,7 +332,7 @@ static int prepare(struct runner *r, const struct attn_problem *p, uint64_t seed
     ATTN_TRY(gpu_fill_input(d->k, nkv, p, seed * 3 + 1, r->stream));
     ATTN_TRY(gpu_fill_input(d->v, nkv, p, seed * 3 + 2, r->stream));
     /* cache rows that hold no token (past a ragged cache's length, a last page's spare
-     * slots): NaN, so that a kernel reading them fails validation */
+     * slots): 256s, so that a kernel attending to them fails validation */
     ATTN_TRY(gpu_poison_cache_tails(p, d->k, r->stream));
     ATTN_TRY(gpu_poison_cache_tails(p, d->v, r->stream));
     if (!grads) return ATTN_OK;

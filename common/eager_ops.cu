@@ -658,7 +658,17 @@ int eager_ctx_create(void **out, const struct attn_problem *p, void *workspace, 
         }
     }
     int rc = ATTN_OK;
-    if (attn_is_paged(p)) { /* K and V gathered here before each forward */
+    /* The backward's buffers zeroed once: its vectorized kernels load whole
+     * 16-byte chunks of rows that the forward's and the GEMMs' writes (each
+     * sequence's own extent in a ragged batch) may leave partly unwritten,
+     * and compute-sanitizer's initcheck counts any such load, even of lanes
+     * whose values are never used. */
+    if (p->pass != ATTN_PASS_FWD && (cudaMemset(c->scores, 0, (size_t)(ws - (char *)c->scores)) != cudaSuccess ||
+                                     cudaStreamSynchronize(0) != cudaSuccess)) {
+        (void)cudaGetLastError();
+        rc = ATTN_FAIL(ATTN_ERR, "eager: zeroing the backward's buffers");
+    }
+    if (rc == ATTN_OK && attn_is_paged(p)) { /* K and V gathered here before each forward */
         const size_t kv = gathered_kv_bytes(p);
         c->k_dense = ws;
         c->v_dense = ws + kv;

@@ -8,6 +8,7 @@
 #include "gpu_util.h"
 #include "errors.h"
 #include "problem.h"
+#include "reference.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -433,42 +434,60 @@ extern "C" int gpu_gather_pages(const struct attn_problem *p, const int *table, 
     return ATTN_OK;
 }
 
+extern "C" int gpu_copy_to_device(void *dev, const void *host, size_t bytes, const char *what)
+{
+    cudaError_t e = cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(0);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return ATTN_FAIL(ATTN_ERR, "copying %s to the device: %s", what, cudaGetErrorString(e));
+    }
+    return ATTN_OK;
+}
+
 extern "C" int gpu_upload_page_table(const struct attn_problem *p, int *table)
 {
     const size_t n = (size_t)p->batch * attn_pages_per_seq(p);
     int *host = (int *)malloc(n * sizeof *host);
     if (!host) return ATTN_FAIL(ATTN_ERR, "out of host memory for the page table");
     int rc = attn_page_table(p, host);
-    if (rc == ATTN_OK) {
-        const cudaError_t e = cudaMemcpy(table, host, n * sizeof *host, cudaMemcpyHostToDevice);
-        if (e != cudaSuccess) {
-            (void)cudaGetLastError();
-            rc = ATTN_FAIL(ATTN_ERR, "copying the page table: %s", cudaGetErrorString(e));
-        }
-    }
+    if (rc == ATTN_OK) rc = gpu_copy_to_device(table, host, n * sizeof *host, "the page table");
     free(host);
     return rc;
 }
 
-/* NaN bytes over `tokens` token rows of K or V from row t of sequence b:
- * per K/V head in a contiguous cache, per page (its slots hold every head)
- * in a paged one. */
+static __global__ void fill_u16_kernel(uint16_t *dst, size_t n, uint16_t value)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        dst[i] = value;
+}
+
+/* n 16-bit elements at dst set to value. */
+static int fill_u16(uint16_t *dst, size_t n, uint16_t value, cudaStream_t s)
+{
+    const size_t want = (n + 255) / 256;
+    fill_u16_kernel<<<(unsigned)(want < 1024 ? want : 1024), 256, 0, s>>>(dst, n, value);
+    LAUNCH_TRY("fill_u16_kernel");
+    return ATTN_OK;
+}
+
+/* attn_cache_tail over `tokens` token rows of K or V from row t of
+ * sequence b: per K/V head in a contiguous cache, per page (its slots
+ * hold every head) in a paged one. */
 static int poison_rows(const struct attn_problem *p, const int *table, void *kv, int b, int t, int tokens,
                        cudaStream_t s)
 {
-    const size_t es = attn_dtype_bytes(p->dtype), D = (size_t)p->head_dim, KV = (size_t)attn_kv_heads(p);
+    const size_t D = (size_t)p->head_dim, KV = (size_t)attn_kv_heads(p);
+    const uint16_t bits = attn_cache_tail(p->dtype);
+    uint16_t *base = (uint16_t *)kv;
     while (tokens > 0) {
         int run = tokens;
-        size_t at, bytes;
         if (table) {
             run = p->page - t % p->page < tokens ? p->page - t % p->page : tokens;
-            at = attn_kv_offset(p, table, b, 0, t);
-            bytes = (size_t)run * KV * D * es;
-            CUDA_TRY(cudaMemsetAsync((char *)kv + at * es, 0xff, bytes, s));
+            ATTN_TRY(fill_u16(base + attn_kv_offset(p, table, b, 0, t), (size_t)run * KV * D, bits, s));
         } else {
             for (size_t h = 0; h < KV; h++)
-                CUDA_TRY(cudaMemsetAsync((char *)kv + attn_kv_offset(p, NULL, b, (int)h, t) * es, 0xff,
-                                         (size_t)tokens * D * es, s));
+                ATTN_TRY(fill_u16(base + attn_kv_offset(p, NULL, b, (int)h, t), (size_t)tokens * D, bits, s));
         }
         t += run;
         tokens -= run;
@@ -481,13 +500,7 @@ extern "C" int gpu_upload_seq_lens(const struct attn_problem *p, int *dev)
     int *lens = (int *)malloc((size_t)p->batch * sizeof *lens);
     if (!lens) return ATTN_FAIL(ATTN_ERR, "out of host memory for the batch's %d lengths", p->batch);
     int rc = attn_seq_lens(p, lens);
-    if (rc == ATTN_OK) {
-        const cudaError_t e = cudaMemcpy(dev, lens, (size_t)p->batch * sizeof *lens, cudaMemcpyHostToDevice);
-        if (e != cudaSuccess) {
-            (void)cudaGetLastError();
-            rc = ATTN_FAIL(ATTN_ERR, "copying the sequence lengths: %s", cudaGetErrorString(e));
-        }
-    }
+    if (rc == ATTN_OK) rc = gpu_copy_to_device(dev, lens, (size_t)p->batch * sizeof *lens, "the sequence lengths");
     free(lens);
     return rc;
 }

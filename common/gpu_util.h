@@ -56,16 +56,21 @@ int gpu_read_stream(const void *src, size_t bytes, attn_stream_t);
  * PyTorch. table: attn_page_table's, on the device. One launch. */
 int gpu_gather_pages(const struct attn_problem *, const int *table, const void *paged, void *dense,
                      attn_stream_t);
+/* bytes from host memory to dev, finished when it returns: a copy from
+ * pageable memory may return before its DMA is done, and a kernel on a
+ * non-blocking stream could then read the old bytes, so the legacy stream
+ * is waited for. what names the data in the error. */
+int gpu_copy_to_device(void *dev, const void *host, size_t bytes, const char *what);
 /* The point's page table (attn_page_table) into table on the device;
  * finished when it returns. */
 int gpu_upload_page_table(const struct attn_problem *, int *table);
 /* The batch's sequence lengths (attn_seq_lens) into lens on the device;
  * finished when it returns. */
 int gpu_upload_seq_lens(const struct attn_problem *, int *lens);
-/* K's or V's token rows that hold no token set to NaN (the 0xff bytes
- * gpu_poison writes): a sequence's rows past its cached length in a ragged
- * cache, and the spare slots of each last page of a paged one. A kernel
- * that reads them produces NaN. Nothing when there are none. */
+/* K's or V's token rows that hold no token set to attn_cache_tail
+ * (reference.h): a sequence's rows past its cached length in a ragged
+ * cache, and the spare slots of each last page of a paged one. Nothing
+ * when there are none. */
 int gpu_poison_cache_tails(const struct attn_problem *, void *kv, attn_stream_t);
 /* The current device's SM count into *sms, asked once (one device per
  * process): how wide the streaming kernels and flash_decode's split go. */

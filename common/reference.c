@@ -68,6 +68,8 @@ uint16_t attn_float_to_half(float f, enum attn_dtype t)
     return (uint16_t)(u >> 16);
 }
 
+uint16_t attn_cache_tail(enum attn_dtype t) { return attn_float_to_half(256.0f, t); }
+
 /* Sequence by sequence, head by head, row by row. Row i of query head h of
  * sequence b is at qh + i·qstride, key row j of its K/V head at kh +
  * j·kvstride: consecutive rows (stride head_dim) of one head's [S, D] block

@@ -13,6 +13,14 @@ extern "C" {
 float attn_half_to_float(uint16_t bits, enum attn_dtype);
 /* Round to nearest even; overflow goes to infinity, NaN stays NaN. */
 uint16_t attn_float_to_half(float, enum attn_dtype);
+/* What a cache's rows that hold no token are filled with (past a ragged
+ * cache's lengths, a last page's spare slots): 256 in every element, in
+ * the dtype. Finite, as the stale values of a serving engine's cache are:
+ * a kernel may load such a row in a whole tile and mask its score, but one
+ * that gives it any weight moves its outputs by about 256 times that
+ * weight (its key of 256s scores far from the others), and fails
+ * validation. */
+uint16_t attn_cache_tail(enum attn_dtype);
 
 /* O = softmax(scale · Q·Kᵀ [+ causal mask]) · V in float64, from 16-bit
  * inputs laid out as in attn.h (query head h reads K/V head h / (heads /

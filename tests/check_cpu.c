@@ -1424,7 +1424,7 @@ START_TEST(test_reference_paged_is_dense)
             for (size_t i = 0; i < nq; i++) q[i] = attn_float_to_half((float)((x = x * 1664525u + 1013904223u) >> 8) / (1 << 23) - 1, ATTN_BF16);
             for (size_t i = 0; i < nkv; i++) k[i] = attn_float_to_half((float)((x = x * 1664525u + 1013904223u) >> 8) / (1 << 23) - 1, ATTN_BF16);
             for (size_t i = 0; i < nkv; i++) v[i] = attn_float_to_half((float)((x = x * 1664525u + 1013904223u) >> 8) / (1 << 23) - 1, ATTN_BF16);
-            for (size_t i = 0; i < npg; i++) kp[i] = vp[i] = 0x7fc0; /* bf16 NaN: slots nothing fills */
+            for (size_t i = 0; i < npg; i++) kp[i] = vp[i] = attn_cache_tail(ATTN_BF16); /* slots no token fills */
             ck_assert_int_eq(attn_page_table(&paged, table), ATTN_OK);
             for (int b = 0; b < B; b++)
                 for (int h = 0; h < KV; h++)
@@ -1444,8 +1444,9 @@ END_TEST
 /* A ragged cache (kv_lens=, kv_varlen=: a decode's varlen): Q and O dense
  * at q_len rows, K and V padded to the longest (seq_len rows a head), the
  * counts over the lengths; each sequence's rows are those of a dense
- * decode of its own length, exactly; refused without q_len, or when a
- * cache is shorter than its new tokens. */
+ * decode of its own length, exactly, and a reference that attends to the
+ * rows past the lengths (attn_cache_tail) fails the comparison; refused
+ * without q_len, or when a cache is shorter than its new tokens. */
 START_TEST(test_ragged_cache_decode)
 {
     struct grid g = {0};
@@ -1475,7 +1476,7 @@ START_TEST(test_ragged_cache_decode)
         double *o = malloc(nq * sizeof *o), *one = malloc(nq * sizeof *one);
         uint32_t x = 4242u + (uint32_t)causal;
         for (size_t i = 0; i < nq; i++) q[i] = attn_float_to_half((float)((x = x * 1664525u + 1013904223u) >> 8) / (1 << 23) - 1, ATTN_BF16);
-        for (size_t i = 0; i < nkv; i++) k[i] = v[i] = 0x7fc0; /* NaN past each cache */
+        for (size_t i = 0; i < nkv; i++) k[i] = v[i] = attn_cache_tail(ATTN_BF16); /* what the runner leaves past each cache */
         for (int b = 0; b < B; b++)
             for (int h = 0; h < KV; h++)
                 for (int t = 0; t < lens[b]; t++)
@@ -1499,6 +1500,16 @@ START_TEST(test_ragged_cache_decode)
                 ck_assert_msg(o[b * n1 + i] == one[i], "causal=%d sequence %d element %zu", causal, b, i);
             free(kseq), free(vseq);
         }
+        /* a kernel that attends to the rows past each length fails validation */
+        struct attn_problem all = p;
+        all.varlen[0] = '\0';
+        double *o_all = malloc(nq * sizeof *o_all);
+        uint16_t *got = malloc(nq * 2);
+        ck_assert(o_all && got);
+        ck_assert_int_eq(attn_reference_f64(&all, q, k, v, o_all), ATTN_OK);
+        for (size_t i = 0; i < nq; i++) got[i] = attn_float_to_half((float)o_all[i], ATTN_BF16);
+        ck_assert(!attn_compare(o, got, nq, ATTN_BF16, attn_tolerance_for(ATTN_BF16)).ok);
+        free(o_all), free(got);
         free(q), free(k), free(v), free(o), free(one);
     }
     grid_free(&g);

@@ -615,9 +615,9 @@ class TorchBackwardOnGpu(PeersRun):
                                  (mode, ops))
 
 
-# 300 tokens in pages of 16: 19 a sequence, the last holding 12 (its spare slots NaN)
+# 300 tokens in pages of 16: 19 a sequence, the last holding 12 (its spare slots attn_cache_tail's)
 PAGED_DECODE_POINT = "batch=2 heads=8 kv_heads=2 kv_len=300 q_len=1,4 dim=64 causal=1 page=16"
-# cached lengths 1, 300 and 129 (the rows past each NaN), contiguous and in pages of 16
+# cached lengths 1, 300 and 129 (the rows past each attn_cache_tail's), contiguous and in pages of 16
 RAGGED_CACHE_POINT = "heads=8 kv_heads=2 kv_lens=1+300+129 q_len=1 dim=64 causal=0,1 page=0,16"
 
 

@@ -14,9 +14,9 @@
  *              seq_len_kv[b], S', mask)]
  *     [causal: row = index(S', 2), col = index(S', 3), keep = row >= col,
  *              S' = select(keep, S', mask); a decode (q_len < kv_len: Q, O
- *              and S' have q_len rows) aligns it bottom-right,
- *              keep = row + (kv_len − q_len) >= col; a cache per sequence,
- *              keep = row + seq_len_kv[b] − seq_len_q[b] >= col]
+ *              and S' have q_len rows) is a cache (below) and aligns it
+ *              bottom-right, keep = row + seq_len_kv[b] − seq_len_q[b] >= col;
+ *              a decode of one query row has no causal mask]
  *     m = max(S'), e = exp(S' − m), l = sum(e), P = e / l
  *     Stats = m + log(l)                virtual, or written to the workspace
  *     [paged: V = paged_load(V pages, page table, seq_len_kv)]
@@ -53,9 +53,11 @@
  *   The lengths and offsets live in the workspace, after the cuDNN workspace
  *   and Stats; setup() uploads them.
  *
- * Caches: a point whose K/V cache is paged, or a decode that gives each
+ * Caches: a point whose K/V cache is paged, a decode that gives each
  * sequence its own cached length lens[b] (varlen with q_len: a ragged
- * cache), runs the same graph with the padding mask and variable lengths,
+ * cache), or a causal decode of more than one query row (lens[b] = kv_len:
+ * cuDNN 9.14's fused engine got a by-value shift of the diagonal wrong on
+ * the H200), runs the same graph with the padding mask and variable lengths,
  * as frontend lowers sdpa with padding_mask, seq_len_q/kv,
  * causal_mask_bottom_right and paged_attention_k/v_table
  * (scaled_dot_product_flash_attention.h, paged_cache_load.h,
@@ -64,12 +66,12 @@
  *     ragged cache's K and V are dense [B, KV, S, D], S the longest cache,
  *     sequence b's rows past lens[b] never to be read.
  *   - seq_len_q[b] = q_len and seq_len_kv[b] = lens[b] (S each when the
- *     cache is paged but not ragged): the GEMM overrides and the padding
+ *     cache is not ragged): the GEMM overrides and the padding
  *     mask as for a ragged batch, so that no score past a sequence's cache
  *     counts.
  *   - causal aligns each sequence bottom-right on its own length: query row
- *     i sees key j iff j <= lens[b] − q_len + i. The shift differs by
- *     sequence, so it is not the dense decode's by-value scalar but int32
+ *     i sees key j iff j <= lens[b] − q_len + i. The shift may differ by
+ *     sequence, so it is int32
  *     pointwise ops on the lengths: row + seq_len_kv[b] (ADD), − seq_len_q[b]
  *     (SUB), CMP_GE against col — frontend's lowering of a bottom-right mask
  *     with variable lengths for cuDNN before 9.20. A single query row (q_len
@@ -150,6 +152,7 @@
  */
 #include "../common/attn.h"
 #include "../common/errors.h"
+#include "../common/gpu_util.h"
 
 #include <cuda_runtime_api.h>
 #include <cudnn_graph.h>
@@ -174,8 +177,6 @@
 
 enum {
     UID_Q = 1, UID_K, UID_V, UID_O, UID_SCALE, UID_NEG_INF, UID_STATS,
-    /* a causal decode only: kv_len − q_len, the shift of the bottom-right diagonal */
-    UID_DIAG_SHIFT,
     /* ragged batches only: the padding mask's own mask value, the lengths
        and the ragged offsets of Q, K, V, O */
     UID_PAD_NEG_INF, UID_SEQ_LEN_Q, UID_SEQ_LEN_KV, UID_RAG_Q, UID_RAG_K, UID_RAG_V, UID_RAG_O,
@@ -597,22 +598,34 @@ static bool bwd_padding_workaround(const struct attn_problem *p)
     return !attn_is_varlen(p) && p->seq_len % 128 != 0 && cudnnGetVersion() <= 91500;
 }
 
-/* Whether p's K and V are a cache given per sequence (the file's header,
- * "Caches"): paged, or a decode's with each sequence's own cached length.
- * Its graph takes the lengths, the padding mask and the lengths' causal
- * mask. */
-static bool is_cache(const struct attn_problem *p)
-{
-    return attn_is_paged(p) || (attn_is_varlen(p) && attn_is_decode(p));
-}
-
-/* Whether the forward graph has a causal mask: a cache's single query row
- * needs none (it sees every key below its sequence's length, which the
- * padding mask keeps already). */
+/* Whether the forward graph has a causal mask: a decode's single query row
+ * needs none (it sees every key of its cache; a shorter cache's end is the
+ * padding mask's). */
 static bool has_causal_mask(const struct attn_problem *p)
 {
-    return p->causal && !(is_cache(p) && attn_q_len(p) == 1);
+    return p->causal && !(attn_is_decode(p) && attn_q_len(p) == 1);
 }
+
+/* Whether a decode needs a bottom-right causal diagonal (q_len above 1).
+ * It is built from the lengths, as a cache's is: with the shift kv_len −
+ * q_len as a by-value scalar added to the row index, cuDNN 9.14's fused
+ * engine returned wrong outputs on the H200 (q_len 4 and 8; the error
+ * shrinking with kv_len, as if a few keys past the diagonal were seen). */
+static bool has_diagonal(const struct attn_problem *p)
+{
+    return has_causal_mask(p) && attn_is_decode(p);
+}
+
+/* Whether p's K and V are a cache given per sequence (the file's header,
+ * "Caches"): paged, a decode's with each sequence's own cached length, or
+ * a decode with a bottom-right diagonal. Its graph takes the lengths, the
+ * padding mask and the lengths' causal mask. */
+static bool is_cache(const struct attn_problem *p)
+{
+    return attn_is_paged(p) || (attn_is_decode(p) && (attn_is_varlen(p) || has_diagonal(p)));
+}
+
+
 
 /* ---------------------------------------------------- the pattern graphs */
 
@@ -689,17 +702,15 @@ static int padding_mask(struct graph *g, int64_t uid, const struct seqs *sq,
 }
 
 /* Where the causal mask's diagonal lies: top-left (row >= col: a prefill,
- * packed or not), bottom-right by kv_len − q_len (a by-value scalar: a dense
- * decode), or bottom-right per sequence by seq_len_kv[b] − seq_len_q[b] (a
- * cache, whose lengths differ by sequence). */
-enum diagonal { DIAG_TOP_LEFT, DIAG_SHIFT, DIAG_LENGTHS };
+ * packed or not) or bottom-right per sequence by seq_len_kv[b] −
+ * seq_len_q[b] (a cache, is_cache: every decode with a diagonal). */
+enum diagonal { DIAG_TOP_LEFT, DIAG_LENGTHS };
 
 /* frontend's causal mask (a diagonal band with right bound 0): keep x where
  * row >= col (top-left aligned diagonal; ragged: within each sequence, whose
  * rows and columns both start at 0), else the mask value. A decode aligns
- * it bottom-right, as frontend's causal_mask_bottom_right does: row + (kv_len
- * − q_len) >= col, the shift a by-value scalar, or, with the lengths sq
- * (DIAG_LENGTHS), row + seq_len_kv[b] − seq_len_q[b] >= col in int32, as
+ * it bottom-right, as frontend's causal_mask_bottom_right does: with the
+ * lengths sq (DIAG_LENGTHS), row + seq_len_kv[b] − seq_len_q[b] >= col in int32, as
  * frontend lowers a bottom-right mask with variable lengths for cuDNN
  * before 9.20 (no diagonal band operation). */
 static int causal_mask(struct graph *g, enum diagonal diag, const struct seqs *sq,
@@ -710,13 +721,7 @@ static int causal_mask(struct graph *g, enum diagonal diag, const struct seqs *s
     cudnnBackendDescriptor_t row = NULL, col = NULL, keep = NULL, neg_inf = NULL;
     ATTN_TRY(virtual_tensor(g, "row_index", i32, sd, ss, &row));
     ATTN_TRY(pointwise(g, "gen_row_index", CUDNN_POINTWISE_GEN_INDEX, f32, 2, x, NULL, NULL, row));
-    if (diag == DIAG_SHIFT) {
-        cudnnBackendDescriptor_t shift = NULL, shifted = NULL;
-        ATTN_TRY(scalar(g, "kv_len-q_len", UID_DIAG_SHIFT, &shift));
-        ATTN_TRY(virtual_tensor(g, "row_index+shift", i32, sd, ss, &shifted));
-        ATTN_TRY(pointwise(g, "row_idx_add_shift", CUDNN_POINTWISE_ADD, f32, -1, row, shift, NULL, shifted));
-        row = shifted;
-    } else if (diag == DIAG_LENGTHS) {
+    if (diag == DIAG_LENGTHS) {
         cudnnBackendDescriptor_t plus_kv = NULL, shifted = NULL;
         ATTN_TRY(virtual_tensor(g, "row_index+seq_len_kv", i32, sd, ss, &plus_kv));
         ATTN_TRY(pointwise(g, "row_idx_add_skv", CUDNN_POINTWISE_ADD, i32, -1, row, sq->kv, NULL,
@@ -823,10 +828,7 @@ static int build_graph(struct descs *a, const struct attn_problem *p, bool stats
     last = s_scaled;
     if (padded) ATTN_TRY(padding_mask(&g, UID_PAD_NEG_INF, &sq, last, &last));
     if (has_causal_mask(p)) {
-        const enum diagonal diag = cache                ? DIAG_LENGTHS
-                                   : attn_is_decode(p) ? DIAG_SHIFT
-                                                       : DIAG_TOP_LEFT;
-        ATTN_TRY(causal_mask(&g, diag, &sq, last, &last));
+        ATTN_TRY(causal_mask(&g, cache ? DIAG_LENGTHS : DIAG_TOP_LEFT, &sq, last, &last));
     }
 
     ATTN_TRY(virtual_tensor(&g, "row_max", f32, rd, rs, &mx));
@@ -1118,7 +1120,7 @@ struct plan {
     size_t dq_accum_offset, softmax_sum_offset; /* the backward's */
     char impl[240]; /* for the row's impl column (attn_set_impl; results.h holds 256) */
     /* set by setup() and the calls */
-    float scale, neg_inf, one, diag_shift;
+    float scale, neg_inf, one;
     char *workspace;
     cudnnBackendDescriptor_t pack, bwd_pack; /* variant packs for the pointers below */
     const void *pack_for[4], *bwd_pack_for[8];
@@ -1273,7 +1275,6 @@ static struct plan *plan_build(const struct attn_problem *p)
     const bool training = p->pass != ATTN_PASS_FWD;
     pl->p = *p;
     pl->neg_inf = -FLT_MAX; /* every mask's value: finite (the header says why) */
-    pl->diag_shift = (float)(p->seq_len - attn_q_len(p));
     pl->one = 1.0f;
     pl->packed = attn_is_packed(p);
     pl->cache = is_cache(p);
@@ -1424,16 +1425,6 @@ static size_t cudnn_workspace_bytes(const struct attn_problem *p)
     return pl && pl->state == PLAN_READY ? pl->ws_bytes : 0;
 }
 
-/* n bytes from the host to the device, finished when it returns (a copy
- * from pageable memory may return before its DMA is done: the stream sync
- * waits for it, so that no later stream can read the arrays early). */
-static int copy_to_device(void *dst, const void *src, size_t n)
-{
-    CUDA_TRY(cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice));
-    CUDA_TRY(cudaStreamSynchronize(0));
-    return ATTN_OK;
-}
-
 /* The lengths, a packed batch's offsets and a paged cache's table
  * (aux_layout, in the workspace from aux_offset) onto the device: each
  * sequence's length as seq_len_q and seq_len_kv (S each for a dense batch:
@@ -1481,7 +1472,7 @@ static int upload_lengths(struct plan *pl)
                 cu += lens[b];
             }
         }
-        rc = copy_to_device(pl->workspace + pl->aux_offset, host, bytes);
+        rc = gpu_copy_to_device(pl->workspace + pl->aux_offset, host, bytes, "cudnn_sdpa's lengths and tables");
     }
     free(lens);
     free(host);
@@ -1577,10 +1568,6 @@ static int make_pack(struct plan *pl, const void *q, const void *k, const void *
     if (has_causal_mask(&pl->p)) {
         uids[n] = UID_NEG_INF;
         ptrs[n++] = &pl->neg_inf;
-    }
-    if (has_causal_mask(&pl->p) && attn_is_decode(&pl->p) && !pl->cache) {
-        uids[n] = UID_DIAG_SHIFT;
-        ptrs[n++] = &pl->diag_shift;
     }
     if (pl->stats) {
         uids[n] = UID_STATS;

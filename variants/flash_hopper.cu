@@ -14,6 +14,7 @@
 #include "flash_hopper.h"
 
 #include "../common/errors.h"
+#include "../common/gpu_util.h"
 #include "../common/nvtx.h"
 #include "flash_hopper_kernel.cuh"
 #include "hopper_host.cuh"
@@ -363,13 +364,14 @@ static int setup_ragged(struct hopper_ctx *c, const struct hopper_cfg *cfg)
     hop_ragged_tile *host = NULL, *dev = NULL;
     int n = 0;
     ATTN_TRY(hop_ragged_tiles(&c->p, cfg->bm, cfg->bn, &host, &n));
-    cudaError_t e = cudaMalloc((void **)&dev, (size_t)n * sizeof *host);
-    if (e == cudaSuccess) {
+    const cudaError_t e = cudaMalloc((void **)&dev, (size_t)n * sizeof *host);
+    int rc = e == cudaSuccess ? ATTN_OK : ATTN_FAIL(ATTN_ERR, "flash_hopper: work-tile list: %s", cudaGetErrorString(e));
+    if (rc == ATTN_OK) {
         c->launch.tiles = dev;
-        e = cudaMemcpy(dev, host, (size_t)n * sizeof *host, cudaMemcpyHostToDevice);
+        rc = gpu_copy_to_device(dev, host, (size_t)n * sizeof *host, "flash_hopper's work-tile list");
     }
     free(host);
-    if (e != cudaSuccess) return ATTN_FAIL(ATTN_ERR, "flash_hopper: work-tile list: %s", cudaGetErrorString(e));
+    if (rc != ATTN_OK) return rc;
     c->launch.n_ragged = n;
     return ATTN_OK;
 }

@@ -52,6 +52,7 @@
  * variants/NOTES.md has the measurements behind the defaults and the
  * backward's floor and prediction. */
 #include "../common/errors.h"
+#include "../common/gpu_util.h"
 #include "../common/kernel_util.cuh"
 #include "../common/nvtx.h"
 #include "mma_sync.cuh"
@@ -659,12 +660,7 @@ static int upload_starts(const struct attn_problem *p, int *dev_cu)
     if (rc == ATTN_OK) {
         cu[0] = 0;
         for (int b = 0; b < p->batch; b++) cu[b + 1] = cu[b] + lens[b];
-        const cudaError_t e = cudaMemcpy(dev_cu, cu, ((size_t)p->batch + 1) * sizeof *cu, cudaMemcpyHostToDevice);
-        const cudaError_t e2 = e == cudaSuccess ? cudaStreamSynchronize(0) : e;
-        if (e2 != cudaSuccess) {
-            (void)cudaGetLastError();
-            rc = ATTN_FAIL(ATTN_ERR, "flash_mma: copying the sequence starts: %s", cudaGetErrorString(e2));
-        }
+        rc = gpu_copy_to_device(dev_cu, cu, ((size_t)p->batch + 1) * sizeof *cu, "flash_mma's sequence starts");
     }
     free(lens);
     free(cu);

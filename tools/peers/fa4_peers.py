@@ -41,8 +41,8 @@ cp.async; with TMA, flash_attn.cute's docstring says, a tile loads the rows
 past a sequence's length in its last page and needs them finite (its zero
 probabilities times a NaN row are NaN). A contiguous cache's tiles load by
 TMA too (over each sequence's whole padded rows), so the same holds for a
-ragged one. The runner's rows past a length are NaN: its validation says
-whether the output is finite.
+ragged one; the runner's rows past a length are finite (attn_cache_tail),
+as a serving engine's stale cache rows are.
 
 A ragged batch (varlen) is packed [tokens, H, D], one sequence after
 another, which is flash_attn_varlen_func's own layout: the tensors go in as

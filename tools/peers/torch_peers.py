@@ -140,11 +140,8 @@ def each_cache(st, q, k, v, attend):
     """A ragged cache as PyTorch code without a cached-lengths argument runs
     it: a loop over the sequences, attend(b, n, q[b], k[b, :, :n], v[b, :, :n])
     for sequence b of cached length n ([H, q_len, D] queries against its own
-    [KV, n, D] rows), the outputs stacked into [B, H, q_len, D]. Only the
-    cached rows are read: masking a padded cache instead would still multiply
-    the rows past a length by their zero probabilities, and those rows hold
-    no token (the runner fills them with NaN, a serving engine with whatever
-    its allocator left)."""
+    [KV, n, D] rows), the outputs stacked into [B, H, q_len, D]: only the
+    cached rows are read, one attention call per sequence."""
     return torch.stack([attend(b, n, q[b], k[b, :, :n], v[b, :, :n]) for b, n in enumerate(st.cache_lens)])
 
 
@@ -625,9 +622,8 @@ class Flex(TorchPeer):
     and the block mask made once per point, so that the blocks past a
     sequence's length are skipped. The block holding a sequence's last
     cached row loads whole and its masked probabilities (zeros) multiply its
-    V rows past the length too, so those rows must be finite: the runner's
-    are NaN, and its validation says whether the kernel's output is. A
-    paged cache is skipped: flex_attention reads K and V through a block
+    V rows past the length too, as a serving engine's stale cache rows
+    would be (the runner's are finite, attn_cache_tail). A paged cache is skipped: flex_attention reads K and V through a block
     mask, not a page table, and PyTorch's paged form of it
     (torch.nn.attention.experimental._paged_attention.PagedAttention: the
     cache as [1, KV, pages·page, D], a logical block mask of page-sized
