@@ -1284,28 +1284,34 @@ END_TEST
 
 /* tests/fixtures/decode.csv: an H200 run of the decode grid (naive and
  * inplace; q_len 1 and 4 against 1024 to 131072 cached keys; four model
- * shapes), made without --peak. The bandwidth figure has a panel per decode
- * family, titled with its shape and q_len, its values the GB/s attnbench
+ * shapes; two batch-1 caches), made without --peak. The bandwidth figure
+ * has a panel per decode family, titled with its shape and q_len (the
+ * batch-1 points a panel of their own), its values the GB/s attnbench
  * wrote (the bytes K and V at kv_len, Q and O at q_len, over the median);
  * without a read ceiling its subtitle says it was not measured and no peak
  * line is drawn. The throughput figure draws the same panels. */
 START_TEST(test_decode_run_draws_bandwidth)
 {
     render_all(&(struct fixture){"tests/fixtures/decode.csv", NULL, false, true, true, false, false, true});
-    ck_assert_msg(data_has("meta.gp", "^have_decode = 1$") && data_has("meta.gp", "^nbw_panels = 5$") &&
-                      data_has("meta.gp", "^npanels = 5$"),
-                  "meta.gp does not give the bandwidth figure the run's 5 decode panels");
-    ck_assert_msg(data_has("meta.gp", "^array bw_panel_title\\[5\\] = \\['H=32 KV=8 Q=1, D=64, causal', "
+    ck_assert_msg(data_has("meta.gp", "^have_decode = 1$") && data_has("meta.gp", "^nbw_panels = 6$") &&
+                      data_has("meta.gp", "^npanels = 6$"),
+                  "meta.gp does not give the bandwidth figure the run's 6 decode panels");
+    ck_assert_msg(data_has("meta.gp", "^array bw_panel_title\\[6\\] = \\['H=32 KV=8 Q=1, D=64, causal', "
                                       "'H=16 KV=1 (MQA) Q=1, D=128, causal', 'H=32 KV=8 Q=1, D=128, causal', "
-                                      "'H=64 KV=8 Q=1, D=128, causal', 'H=32 KV=8 Q=4, D=128, causal'\\]$"),
+                                      "'H=64 KV=8 Q=1, D=128, causal', 'H=32 KV=8 Q=1, D=128, causal, batch 1', "
+                                      "'H=32 KV=8 Q=4, D=128, causal'\\]$"),
                   "the bandwidth panels' titles do not name their shapes and q_len, in order");
     ck_assert_msg(data_has("meta.gp", "^peak_read_gbps = NaN$"), "a read peak appeared in a run without --peak");
     /* GB/s (column 12) as the fixture's gbps column has them, to its 5 digits */
     ck_assert_double_eq_tol(panel_value("panel_H32_KV8_D128_causal_q1.dat", "naive", 1024, 12), 3667.2, 0.06);
     ck_assert_double_eq_tol(panel_value("panel_H32_KV8_D128_causal_q4.dat", "inplace", 131072, 12), 2200.4, 0.06);
     ck_assert_double_eq_tol(panel_value("panel_H16_KV1_D128_causal_q1.dat", "naive", 32768, 12), 1957.7, 0.06);
-    /* the batch-1 points are off the families (their tokens differ): not drawn */
-    ck_assert_msg(!data_has("panel_H32_KV8_D128_causal_q1.dat", "^32768 0.0897"), "a batch-1 point was drawn");
+    /* the batch-1 points are off the family (their tokens differ): a panel of their own */
+    ck_assert_msg(!data_has("panel_H32_KV8_D128_causal_q1.dat", "^32768 0.0897"), "a batch-1 point was drawn among B·S = 2^19");
+    ck_assert_msg(data_has("panel_H32_KV8_D128_causal_q1_b1.dat", "^32768 0.0897") &&
+                      data_has("panel_H32_KV8_D128_causal_q1_b1.dat", "^131072 0.315888") &&
+                      !data_has("panel_H32_KV8_D128_causal_q1_b1.dat", "^16384 "),
+                  "the batch-1 panel does not hold the batch-1 points alone");
     char svg[192];
     snprintf(svg, sizeof svg, "%s/bandwidth.svg", dir);
     ck_assert_msg(sh("grep -q 'Decode bandwidth — NVIDIA H200' %s && grep -q '>bandwidth (GB/s)<' %s && "
@@ -1342,8 +1348,8 @@ START_TEST(test_decode_peak_line_drawn)
     ck_assert_msg(sh("grep -q '>read peak 4000 GB/s (measured)<' %s && grep -q '>90 %% of the read peak<' %s", svg,
                      svg) == 0,
                   "bandwidth.svg does not label the read peak and its 90 %% line");
-    /* in #444444, in each of the 5 panels and the legend: the peak solid, 90 % of it dashed */
-    ck_assert_msg(svg_paths_in("bandwidth.svg", 68, 68, 68, false, 6) && svg_paths_in("bandwidth.svg", 68, 68, 68, true, 6),
+    /* in #444444, in each of the 6 panels and the legend: the peak solid, 90 % of it dashed */
+    ck_assert_msg(svg_paths_in("bandwidth.svg", 68, 68, 68, false, 7) && svg_paths_in("bandwidth.svg", 68, 68, 68, true, 7),
                   "bandwidth.svg does not draw the peak's line and the 90 %% line dashed in every panel");
     ck_assert_msg(sh("grep -q 'not measured' %s", svg) != 0 &&
                       sh("grep -q 'read peak: the read-only stream measured at the start of the run (--peak)' %s", svg) == 0,

@@ -232,7 +232,8 @@ bool report_panel_has(const struct report_panel *panel, const struct result_key 
 {
     struct attn_problem p;
     result_key_problem(k, &p);
-    const struct report_panel of = report_panel_of(&p, panel->shape);
+    struct report_panel of = report_panel_of(&p, panel->shape);
+    if (panel->batch) of.batch = k->batch; /* a batch family's panel: its rows of that batch */
     return report_panel_equal(&of, panel);
 }
 
@@ -240,7 +241,7 @@ bool report_panel_equal(const struct report_panel *a, const struct report_panel 
 {
     return a->pass == b->pass && a->shape == b->shape && a->heads == b->heads && a->kv_heads == b->kv_heads &&
            a->head_dim == b->head_dim && a->causal == b->causal && !strcmp(a->varlen, b->varlen) &&
-           a->q_len == b->q_len && a->page == b->page;
+           a->q_len == b->q_len && a->page == b->page && a->batch == b->batch;
 }
 
 int report_panel_cmp(const struct report_panel *a, const struct report_panel *b)
@@ -248,6 +249,7 @@ int report_panel_cmp(const struct report_panel *a, const struct report_panel *b)
     if (a->pass != b->pass) return (int)a->pass - (int)b->pass;
     if (a->q_len != b->q_len) return a->q_len - b->q_len;
     if (a->page != b->page) return a->page - b->page;
+    if (a->batch != b->batch) return a->batch - b->batch;
     if (a->head_dim != b->head_dim) return a->head_dim - b->head_dim;
     if (a->causal != b->causal) return (int)a->causal - (int)b->causal;
     if (a->heads != b->heads) return a->heads - b->heads;
@@ -267,6 +269,7 @@ const char *report_panel_title(const struct report_panel *p, char *buf, size_t l
     if (p->shape && p->varlen[0] && strlen(buf) < len)
         snprintf(buf + strlen(buf), len - strlen(buf), ", varlen %s", p->varlen);
     if (p->page && strlen(buf) < len) snprintf(buf + strlen(buf), len - strlen(buf), ", pages of %d", p->page);
+    if (p->batch && strlen(buf) < len) snprintf(buf + strlen(buf), len - strlen(buf), ", batch %d", p->batch);
     if (p->pass != ATTN_PASS_FWD && strlen(buf) < len)
         snprintf(buf + strlen(buf), len - strlen(buf), ", %s", report_pass_title(p->pass));
     return buf;
@@ -285,6 +288,7 @@ const char *report_panel_stem(const struct report_panel *p, char *buf, size_t le
     }
     if (p->q_len && strlen(buf) < len) snprintf(buf + strlen(buf), len - strlen(buf), "_q%d", p->q_len);
     if (p->page && strlen(buf) < len) snprintf(buf + strlen(buf), len - strlen(buf), "_page%d", p->page);
+    if (p->batch && strlen(buf) < len) snprintf(buf + strlen(buf), len - strlen(buf), "_b%d", p->batch);
     if (p->pass != ATTN_PASS_FWD && strlen(buf) < len)
         snprintf(buf + strlen(buf), len - strlen(buf), "_%s", attn_pass_name(p->pass));
     return buf;
@@ -299,7 +303,8 @@ static bool in_panel(const struct result_key *k, const char *mode, const struct 
 
 bool report_in_family(const struct report_family *f, const struct result_key *k, const char *mode)
 {
-    return in_panel(k, mode, &f->key) && (long)k->batch * k->seq_len == f->tokens;
+    const bool main = (long)k->batch * k->seq_len == f->tokens;
+    return in_panel(k, mode, &f->key) && (f->key.batch ? !main : main);
 }
 
 /* The batch·seq_len most rows of a panel share; -1 when the panel is empty. */
@@ -359,6 +364,38 @@ int report_families(const struct result_set *s, const char *mode, bool by_shape,
         long tokens = main_family(s, mode, &(*out)[i].key);
         if (tokens > 0) (*out)[kept++] = (struct report_family){(*out)[i].key, tokens};
     }
+    /* a decode panel's rows off its family: a family per batch size, each
+     * knowing its panel's family (tokens) to leave its rows out */
+    struct report_family *extra = NULL;
+    int n_extra = 0, cap_extra = 0;
+    for (int i = 0; i < kept; i++) {
+        if (!(*out)[i].key.q_len) continue;
+        for (size_t r = 0; r < s->count; r++) {
+            const struct result_key *k = &s->rows[r].key;
+            if (!in_panel(k, mode, &(*out)[i].key) || (long)k->batch * k->seq_len == (*out)[i].tokens) continue;
+            struct report_panel key = (*out)[i].key;
+            key.batch = k->batch;
+            const int had = n_extra;
+            int rc = report_family_add(&extra, &n_extra, &cap_extra, &key);
+            if (rc != ATTN_OK) {
+                free(extra);
+                return rc;
+            }
+            for (int j = 0; had != n_extra && j < n_extra; j++)
+                if (report_panel_equal(&extra[j].key, &key)) extra[j].tokens = (*out)[i].tokens;
+        }
+    }
+    for (int j = 0; j < n_extra; j++) {
+        const int at = kept;
+        int rc = report_family_add(out, &kept, &cap, &extra[j].key);
+        if (rc != ATTN_OK) {
+            free(extra);
+            return rc;
+        }
+        for (int i = 0; at != kept && i < kept; i++)
+            if (report_panel_equal(&(*out)[i].key, &extra[j].key)) (*out)[i].tokens = extra[j].tokens;
+    }
+    free(extra);
     *np = kept;
     return ATTN_OK;
 }

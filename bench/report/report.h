@@ -86,6 +86,7 @@ struct report_panel {
     char varlen[ATTN_VARLEN_MAX]; /* attn_problem.varlen; "" when dense or not a shape */
     int q_len;           /* a decode's queries per sequence; 0 for a prefill (its own panels either way) */
     int page;            /* a paged cache's tokens per page; 0 when contiguous (its own panels either way) */
+    int batch;           /* a decode panel's points of one batch size off its family (report_families), else 0 */
 };
 /* Room for report_panel_title's and report_panel_stem's text, its NUL
  * included. */
@@ -126,8 +127,11 @@ const char *report_panel_stem(const struct report_panel *, char *buf, size_t len
 /* A panel and the family of its points that the figures draw: the
  * batch·seq_len most of the panel's rows in the mode share (the
  * FlashAttention grid keeps batch·seq_len = 16384; points off it, such as
- * the seed's, are not drawn). The headline, its data and the page's "Where
- * it stands" all take their points from here. */
+ * the seed's, are not drawn). A decode panel's points off that family are
+ * families of their own, one per batch size (key.batch set, the same
+ * tokens: the decode grid's batch-1 caches beside its fixed-size ones). The
+ * headline, its data and the page's "Where it stands" all take their
+ * points from here. */
 struct report_family {
     struct report_panel key;
     long tokens;

@@ -28,7 +28,8 @@
  *       cudnn_lo cudnn_hi gbps"; NaN where the row is not ok, so gaps stay
  *       gaps. gbps is report_row_gbps's (the point's bytes over the median),
  *       which the bandwidth figure draws for the decode panels (q_len <
- *       seq_len: panels of their own, report_panel_of).
+ *       seq_len: panels of their own, report_panel_of; a decode panel's
+ *       points off its family, one more panel per batch size, _b{batch}).
  *       Every ratio is report_speed_ratio's, between rows of one point, mode,
  *       regime and init: in a compare run the Hodges–Lehmann estimate from
  *       the samples, cudnn_lo and cudnn_hi speedup_cudnn's interval (the
