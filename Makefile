@@ -360,11 +360,14 @@ ab: ## measure BASE=rev against CAND=rev (default: the working tree) interleaved
 # the reference (default: the first); writes results/<gpu>/compare/ID.csv
 # and ID.txt, the table of each variant's time relative to REF's.
 REF ?=
+# make compare measures the card's ceilings only when PEAK=1 is given (each
+# worker alone on the GPU as it starts, so that none shares it)
 COMPARE_ARGS = $(call opt,--grid,$(GRID)) $(call opt,--mode,$(MODE)) $(call opt,--warm-ms,$(WARM_MS)) \
                $(call opt,--ref,$(REF)) $(call opt,--out,$(OUT)) $(call opt,--block-ms,$(BLOCK_MS)) \
                $(call opt,--budget-ms,$(BUDGET_MS)) $(call opt,--sustain,$(SUSTAIN)) $(call opt,--init,$(INIT)) $(call opt,--pass,$(PASS)) \
-               $(call opt,--row-timeout,$(ROW_TIMEOUT)) $(call opt,--resume,$(RESUME))
-compare: ## measure VARIANTS=a,b,c (built in or Python peers) in turns at each point on one GPU; REF=a; SUSTAIN=S; RESUME=ID continues one; writes results/<gpu>/compare/ID.csv and its table ID.txt
+               $(call opt,--row-timeout,$(ROW_TIMEOUT)) $(call opt,--resume,$(RESUME)) \
+               $(if $(filter override,$(origin PEAK)),$(if $(filter 1,$(PEAK)),--peak))
+compare: ## measure VARIANTS=a,b,c (built in or Python peers) in turns at each point on one GPU; REF=a; SUSTAIN=S; RESUME=ID continues one; PEAK=1 measures the ceilings first (each worker alone); writes results/<gpu>/compare/ID.csv and its table ID.txt
 	@[ -n $(call shq,$(VARIANTS)) ] || { echo "make compare: VARIANTS=a,b[,...] is required (e.g. make compare VARIANTS=flash_hopper,cudnn_sdpa)" >&2; exit 2; }
 	@$(call gpu_check,compare)
 	@$(MAKE) --no-print-directory $(ATTNBENCH) $(AB) $(PEER_LIB) >/dev/null || exit 2

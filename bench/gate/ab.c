@@ -1492,19 +1492,32 @@ static int resume_parts(struct ab *ab)
 /* Every side's worker started and greeted: one GPU, and protocols that do
  * what the run asks (a compare run, --sustain and init= need protocol 3,
  * pass= protocol 4, q_len= protocol 5, page= protocol 6). */
+/* Waits for side s's hello (side_hello); a side that never says it is an
+ * input error naming it. */
+static int side_greeted(struct side *s, double limit)
+{
+    int rc = side_hello(s, limit);
+    if (rc == AB_LOST)
+        return ATTN_FAIL(ATTN_ERR_INPUT, "the %s side (%s%s%s) did not start: %s", s->name, s->bin,
+                         s->module ? " " : "", s->module ? s->module : "", s->why);
+    return rc;
+}
+
 static int start_sides(struct ab *ab)
 {
     const struct ab_args *a = &ab->a;
     const double limit = deadline_s(a, STEP_PLAIN);
-    for (int k = 0; k < ab->nsides; k++) ATTN_TRY(side_spawn(&ab->sides[k], &a->opt));
+    /* with --peak each worker measures the card's ceilings as it starts:
+     * one at a time, each alone on the GPU, or they would share it */
+    const bool one_by_one = a->opt.peak;
+    for (int k = 0; k < ab->nsides; k++) {
+        ATTN_TRY(side_spawn(&ab->sides[k], &a->opt));
+        if (one_by_one) ATTN_TRY(side_greeted(&ab->sides[k], limit));
+    }
     bool all_init = true, all_pass = true, all_decode = true, all_paged = true;
     for (int k = 0; k < ab->nsides; k++) {
         struct side *s = &ab->sides[k];
-        int rc = side_hello(s, limit);
-        if (rc == AB_LOST)
-            return ATTN_FAIL(ATTN_ERR_INPUT, "the %s side (%s%s%s) did not start: %s", s->name, s->bin,
-                             s->module ? " " : "", s->module ? s->module : "", s->why);
-        ATTN_TRY(rc);
+        if (!one_by_one) ATTN_TRY(side_greeted(s, limit));
         if (strcmp(s->gpu, ab->sides[0].gpu) != 0)
             return ATTN_FAIL(ATTN_ERR_INPUT, "the %s worker sees GPU '%s', the %s worker '%s'", s->name,
                              s->gpu, ab->sides[0].name, ab->sides[0].gpu);
