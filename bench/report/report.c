@@ -346,6 +346,15 @@ int report_family_add(struct report_family **set, int *n, int *cap, const struct
     return ATTN_OK;
 }
 
+/* Panel p of family tokens into a growing set (report_family_add). */
+static int family_put(struct report_family **set, int *n, int *cap, const struct report_panel *p, long tokens)
+{
+    ATTN_TRY(report_family_add(set, n, cap, p));
+    for (int i = 0; i < *n; i++)
+        if (report_panel_equal(&(*set)[i].key, p)) (*set)[i].tokens = tokens;
+    return ATTN_OK;
+}
+
 int report_families(const struct result_set *s, const char *mode, bool by_shape, struct report_family **out,
                     int *np)
 {
@@ -365,39 +374,24 @@ int report_families(const struct result_set *s, const char *mode, bool by_shape,
         if (tokens > 0) (*out)[kept++] = (struct report_family){(*out)[i].key, tokens};
     }
     /* a decode panel's rows off its family: a family per batch size, each
-     * knowing its panel's family (tokens) to leave its rows out */
+     * knowing its panel's family (tokens) to leave its rows out; gathered
+     * apart first, since adding to *out moves the panels being read */
     struct report_family *extra = NULL;
-    int n_extra = 0, cap_extra = 0;
-    for (int i = 0; i < kept; i++) {
+    int n_extra = 0, cap_extra = 0, rc = ATTN_OK;
+    for (int i = 0; i < kept && rc == ATTN_OK; i++) {
         if (!(*out)[i].key.q_len) continue;
-        for (size_t r = 0; r < s->count; r++) {
+        for (size_t r = 0; r < s->count && rc == ATTN_OK; r++) {
             const struct result_key *k = &s->rows[r].key;
             if (!in_panel(k, mode, &(*out)[i].key) || (long)k->batch * k->seq_len == (*out)[i].tokens) continue;
             struct report_panel key = (*out)[i].key;
             key.batch = k->batch;
-            const int had = n_extra;
-            int rc = report_family_add(&extra, &n_extra, &cap_extra, &key);
-            if (rc != ATTN_OK) {
-                free(extra);
-                return rc;
-            }
-            for (int j = 0; had != n_extra && j < n_extra; j++)
-                if (report_panel_equal(&extra[j].key, &key)) extra[j].tokens = (*out)[i].tokens;
+            rc = family_put(&extra, &n_extra, &cap_extra, &key, (*out)[i].tokens);
         }
     }
-    for (int j = 0; j < n_extra; j++) {
-        const int at = kept;
-        int rc = report_family_add(out, &kept, &cap, &extra[j].key);
-        if (rc != ATTN_OK) {
-            free(extra);
-            return rc;
-        }
-        for (int i = 0; at != kept && i < kept; i++)
-            if (report_panel_equal(&(*out)[i].key, &extra[j].key)) (*out)[i].tokens = extra[j].tokens;
-    }
+    for (int j = 0; j < n_extra && rc == ATTN_OK; j++) rc = family_put(out, &kept, &cap, &extra[j].key, extra[j].tokens);
     free(extra);
     *np = kept;
-    return ATTN_OK;
+    return rc;
 }
 
 /* ------------------------------------------------------------------ ratios */
