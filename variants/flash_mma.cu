@@ -47,7 +47,8 @@
  * bytes (twice Q's bytes and a little more), each array 256-byte aligned.
  *
  * Tile shapes are compiled per (dtype, head_dim) in cfgs[] and bwd_cfgs[]
- * below; the first of each is the default, ATTN_FLASH_MMA_TILE=NAME and
+ * below; the first of each is the default (the backward's: the first that
+ * fits the card's shared memory), ATTN_FLASH_MMA_TILE=NAME and
  * ATTN_FLASH_MMA_BWD_TILE=NAME pick another in the lab (tuning only).
  * variants/NOTES.md has the measurements behind the defaults and the
  * backward's floor and prediction. */
@@ -524,29 +525,32 @@ struct flash_bwd_cfg {
     {NAME, DTYPE, D, bwd_smem_bytes<D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG>>(),                      \
      prepare_bwd<TYPE, D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG>>,                                     \
      launch_bwd<TYPE, D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG>>}
-#define BWD_BF16(NAME, D, W, M, WQ, B) BWD_CFG(NAME, __nv_bfloat16, ATTN_BF16, D, W, M, WQ, B, false, false)
-#define BWD_FP16(NAME, D, W, M, WQ, B) BWD_CFG(NAME, __half, ATTN_FP16, D, W, M, WQ, B, false, false)
-#define BWD_BF16_LAB(NAME, D, W, M, WQ, B, PAIRS, LAG) BWD_CFG(NAME, __nv_bfloat16, ATTN_BF16, D, W, M, WQ, B, PAIRS, LAG)
+#define BWD_BF16(NAME, D, W, M, WQ, B, PAIRS, LAG) BWD_CFG(NAME, __nv_bfloat16, ATTN_BF16, D, W, M, WQ, B, PAIRS, LAG)
+#define BWD_FP16(NAME, D, W, M, WQ, B, PAIRS, LAG) BWD_CFG(NAME, __half, ATTN_FP16, D, W, M, WQ, B, PAIRS, LAG)
 
-/* One backward shape per (dtype, head_dim) ships, the first of each; the lab
- * adds others (bf16), picked with ATTN_FLASH_MMA_BWD_TILE=NAME. */
+/* The backward shapes per (dtype, head_dim), fastest first: the first whose
+ * shared memory the card allows ships (at D = 128, p8m64l's 196 KB; w8m64's
+ * 159 KB on a card with less, such as the A100's 163 KB); the lab adds the
+ * others (bf16), picked with ATTN_FLASH_MMA_BWD_TILE=NAME. The lab's
+ * measurements behind the order: variants/NOTES.md. */
 static const struct flash_bwd_cfg bwd_cfgs[] = {
-    BWD_BF16("w8m64", 128, 8, 64, 2, 1),
+    BWD_BF16("p8m64l", 128, 8, 64, 2, 1, true, true),
+    BWD_BF16("w8m64", 128, 8, 64, 2, 1, false, false),
 #ifdef FLASH_MMA_LAB
-    BWD_BF16("w4m64b2", 128, 4, 64, 2, 2),
-    BWD_BF16_LAB("p8m64", 128, 8, 64, 2, 1, true, false),
-    BWD_BF16_LAB("w8m64l", 128, 8, 64, 2, 1, false, true),
-    BWD_BF16_LAB("p8m64l", 128, 8, 64, 2, 1, true, true),
+    BWD_BF16("w4m64b2", 128, 4, 64, 2, 2, false, false),
+    BWD_BF16("p8m64", 128, 8, 64, 2, 1, true, false),
+    BWD_BF16("w8m64l", 128, 8, 64, 2, 1, false, true),
 #endif
-    BWD_BF16("w8m64", 64, 8, 64, 2, 1),
+    BWD_BF16("w8m64l", 64, 8, 64, 2, 1, false, true),
 #ifdef FLASH_MMA_LAB
-    BWD_BF16("w4m64b2", 64, 4, 64, 2, 2),
-    BWD_BF16_LAB("p8m64", 64, 8, 64, 2, 1, true, false),
-    BWD_BF16_LAB("w8m64l", 64, 8, 64, 2, 1, false, true),
-    BWD_BF16_LAB("p8m64l", 64, 8, 64, 2, 1, true, true),
+    BWD_BF16("w8m64", 64, 8, 64, 2, 1, false, false),
+    BWD_BF16("w4m64b2", 64, 4, 64, 2, 2, false, false),
+    BWD_BF16("p8m64", 64, 8, 64, 2, 1, true, false),
+    BWD_BF16("p8m64l", 64, 8, 64, 2, 1, true, true),
 #endif
-    BWD_FP16("w8m64", 128, 8, 64, 2, 1),
-    BWD_FP16("w8m64", 64, 8, 64, 2, 1),
+    BWD_FP16("p8m64l", 128, 8, 64, 2, 1, true, true),
+    BWD_FP16("w8m64", 128, 8, 64, 2, 1, false, false),
+    BWD_FP16("w8m64l", 64, 8, 64, 2, 1, false, true),
 };
 #define N_BWD_CFGS (sizeof bwd_cfgs / sizeof bwd_cfgs[0])
 
@@ -567,8 +571,10 @@ static const struct flash_cfg *pick_cfg(const struct attn_problem *p)
     return NULL;
 }
 
-/* The backward's shape for p, as pick_cfg (ATTN_FLASH_MMA_BWD_TILE in the lab). */
-static const struct flash_bwd_cfg *pick_bwd_cfg(const struct attn_problem *p)
+/* The backward's shape for p: in the lab, ATTN_FLASH_MMA_BWD_TILE's when
+ * set (NULL if it names none compiled for p's dtype and head_dim); else the
+ * first compiled for them whose shared memory fits smem_optin bytes. */
+static const struct flash_bwd_cfg *pick_bwd_cfg(const struct attn_problem *p, size_t smem_optin)
 {
 #ifdef FLASH_MMA_LAB
     const char *want = getenv("ATTN_FLASH_MMA_BWD_TILE");
@@ -578,9 +584,25 @@ static const struct flash_bwd_cfg *pick_bwd_cfg(const struct attn_problem *p)
     for (size_t i = 0; i < N_BWD_CFGS; i++) {
         const struct flash_bwd_cfg *c = &bwd_cfgs[i];
         if (c->dtype != p->dtype || c->head_dim != p->head_dim) continue;
-        if (!want || !*want || strcmp(want, c->name) == 0) return c;
+        if (want && *want) {
+            if (strcmp(want, c->name) == 0) return c;
+        } else if (c->smem <= smem_optin) {
+            return c;
+        }
     }
     return NULL;
+}
+
+/* The current device's largest shared memory per block, 0 if it cannot be asked. */
+static size_t device_smem_optin(void)
+{
+    int dev = 0, bytes = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return (size_t)bytes;
 }
 
 /* The workspace, each array 256-byte aligned: a ragged batch's sequence
@@ -635,8 +657,10 @@ static const char *flash_supports(const struct attn_problem *p, const struct dev
     if (c->smem > dev->smem_optin_bytes) return "not enough shared memory per block";
     if ((size_t)p->batch * p->heads > 65535) return "batch*heads above 65535";
     if (p->pass != ATTN_PASS_FWD) {
-        const struct flash_bwd_cfg *b = pick_bwd_cfg(p);
-        if (!b) return "ATTN_FLASH_MMA_BWD_TILE names no backward shape compiled for this dtype and head_dim (lab)";
+        const struct flash_bwd_cfg *b = pick_bwd_cfg(p, dev->smem_optin_bytes);
+        if (!b)
+            return "no backward shape compiled for this dtype and head_dim fits the card's shared memory (or "
+                   "ATTN_FLASH_MMA_BWD_TILE names none, lab)";
         if (b->smem > dev->smem_optin_bytes) return "not enough shared memory per block for the backward";
     }
     return NULL;
@@ -673,7 +697,7 @@ static int flash_setup(void **ctx, const struct attn_problem *p, void *workspace
     if (!cfg) return ATTN_FAIL(ATTN_ERR, "flash_mma: no tile shape for this dtype and head_dim");
     const struct flash_bwd_cfg *bwd = NULL;
     if (p->pass != ATTN_PASS_FWD) {
-        bwd = pick_bwd_cfg(p);
+        bwd = pick_bwd_cfg(p, device_smem_optin());
         if (!bwd) return ATTN_FAIL(ATTN_ERR, "flash_mma: no backward shape for this dtype and head_dim");
         ATTN_TRY(bwd->prepare());
     }
