@@ -7,7 +7,9 @@
  * does), and the runner end to end (ok and oom rows, an interrupted sweep
  * keeping whole rows). Without a CUDA device nothing runs and the suite
  * reports every test as skipped, never as passed. Run with CK_FORK=no: a
- * forked child cannot use its parent's CUDA context. */
+ * forked child cannot use its parent's CUDA context. One case alone:
+ * CK_RUN_CASE=variants, backward, decode, hopper_configs, helpers, runner
+ * or watchdog (CK_FORK=no CK_RUN_CASE=decode build/test_gpu). */
 #include "../common/csv.h"
 #include "../common/device.h"
 #include "../common/errors.h"
@@ -1132,32 +1134,6 @@ START_TEST(test_flash_decode_matches_reference)
 }
 END_TEST
 
-/* The same shapes through the cp.async kernel (ATTN_FLASH_DECODE_KERNEL),
- * the one pre-Hopper cards run, so that one Hopper checks both kernels: its
- * setup must say it picked that kernel. */
-START_TEST(test_flash_decode_cp_async_matches_reference)
-{
-    const struct attn_variant *v = registry_find("flash_decode");
-    ck_assert(v != NULL);
-    ck_assert_int_eq(setenv("ATTN_FLASH_DECODE_KERNEL", "cp.async", 1), 0);
-    struct case_data c;
-    case_open_ref(&c, decode_shapes[_i], fresh_seed(), decode_shapes[_i].seq > 5000);
-    void *ws = NULL, *ctx = NULL;
-    const size_t ws_bytes = v->workspace_bytes(&c.p);
-    if (ws_bytes) ck_assert_int_eq(cudaMalloc(&ws, ws_bytes), cudaSuccess);
-    attn_impl_clear();
-    ck_assert_msg(v->setup(&ctx, &c.p, ws) == ATTN_OK, "setup: %s", attn_error_message());
-    ck_assert_msg(strncmp(attn_impl(), "cp.async", 8) == 0, "flash_decode ran '%s', not the cp.async kernel",
-                  attn_impl());
-    v->teardown(ctx);
-    cudaFree(ws);
-    check_variant_on(v, &c, false);
-    check_variant_on(v, &c, true);
-    case_close(&c);
-    ck_assert_int_eq(unsetenv("ATTN_FLASH_DECODE_KERNEL"), 0);
-}
-END_TEST
-
 /* ------------------------------------------------- backward passes */
 
 /* The odd shapes of the backward: S = 1, 17, 1000, 4097; a group of three
@@ -1310,7 +1286,6 @@ static Suite *gpu_suite(void)
     t = tcase_create("decode");
     tcase_set_timeout(t, 600);
     tcase_add_loop_test(t, test_flash_decode_matches_reference, 0, N_DECODE);
-    tcase_add_loop_test(t, test_flash_decode_cp_async_matches_reference, 0, N_DECODE);
     suite_add_tcase(s, t);
     t = tcase_create("hopper_configs");
     tcase_set_timeout(t, 600);
@@ -1347,7 +1322,7 @@ static Suite *gpu_suite(void)
 }
 
 /* Tests in gpu_suite(), for the skipped count: keep in step with it. */
-#define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_LONG + N_MODERN + 2 * N_DECODE + N_ODD + N_MODERN_CPU_REF + N_BWD_SHAPES + N_GRAD_SHAPES + \
+#define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_LONG + N_MODERN + N_DECODE + N_ODD + N_MODERN_CPU_REF + N_BWD_SHAPES + N_GRAD_SHAPES + \
                         3 + 2 + 2 + 1 + N_CUDNN_TESTS + 4 + 3 + N_HOPPER_TESTS)
 
 int main(void)

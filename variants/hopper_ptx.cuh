@@ -1,14 +1,13 @@
 /* hopper_ptx.cuh — the sm_90a instructions flash_hopper is built from, one
  * small inline wrapper each: mbarriers (arrivals on another CTA's of the
- * cluster too), plain bulk copies, TMA tensor loads (multicast too), the
- * cluster's rank and barrier, setmaxnreg,
+ * cluster too), TMA tensor loads (multicast too), the cluster's rank and
+ * barrier, setmaxnreg,
  * wgmma (fence, commit, wait, the four shapes we issue) and its
  * shared-memory descriptors, named barriers, the async-proxy fence. Shared
- * by the shipped kernel (flash_hopper_kernel.cuh), the tuning lab
- * (lab/flash_hopper_lab_kernel.cuh) and flash_decode's copy-warp kernel.
+ * by the shipped kernel (flash_hopper_kernel.cuh) and the tuning lab
+ * (lab/flash_hopper_lab_kernel.cuh).
  *
- * The mbarriers and the plain bulk copy exist in any sm_90 device pass
- * (HOP_SM90); everything else only in the sm_90a one: HOP_DEVICE is 1
+ * Everything here exists only in the sm_90a device pass: HOP_DEVICE is 1
  * there (__CUDA_ARCH_FEAT_SM90_ALL) and 0 in the host pass and for any
  * other target, whose kernels compile to a trap.
  *
@@ -39,17 +38,9 @@
 #define HOP_DEVICE 0
 #endif
 
-/* The mbarriers and the plain bulk copy need sm_90, not its "a" features:
- * flash_decode's sm_90 build uses them too. */
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define HOP_SM90 1
-#else
-#define HOP_SM90 0
-#endif
-
 #define HOP_CHUNK_COLS 64 /* 16-bit elements in one 128-byte swizzled row */
 
-#if HOP_SM90
+#if HOP_DEVICE
 /* ------------------------------------------------------------ mbarriers */
 
 static __device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count)
@@ -117,7 +108,7 @@ static __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity, 
         ++tries;
         if (tries >= ATTN_HOPPER_SPIN_LIMIT ||
             ((tries & 1023u) == 0 && global_ns() - t0 > ATTN_HOPPER_TIMEOUT_NS)) {
-            printf("mbarrier wait: block (%d,%d) thread %d stuck on %s (parity %u) after %u tries\n",
+            printf("flash_hopper: block (%d,%d) thread %d stuck on %s (parity %u) after %u tries\n",
                    blockIdx.x, blockIdx.y, threadIdx.x, what, parity, tries);
             __trap();
         }
@@ -128,21 +119,6 @@ static __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity, 
     }
 #endif
 }
-
-/* `bytes` (a multiple of 16, both addresses 16-byte aligned) from global
- * into this CTA's shared memory by the bulk copy engine, counted in bytes
- * on `bar`: no registers, no tensor map. */
-static __device__ __forceinline__ void bulk_copy_to_shared(uint32_t dst, const void *src, uint32_t bytes,
-                                                           uint32_t bar)
-{
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                     dst),
-                 "l"(src), "r"(bytes), "r"(bar)
-                 : "memory");
-}
-#endif /* HOP_SM90 */
-
-#if HOP_DEVICE
 
 /* ------------------------------------------------------------- clusters */
 
