@@ -511,7 +511,8 @@ static int launch_bwd(const struct attn_problem *p, const struct bwd_call *a, cu
 /* Every compiled backward shape: "wWmM[bB]" = W warps of 16 keys (BN = 16·W),
  * M query rows per query tile, [B CTAs per SM asked of __launch_bounds__];
  * "pWmM": W warps in pairs sharing 32 keys (bwd_tile_pair); a trailing "l":
- * dQ one tile behind, one barrier per query tile (bwd_tile_cfg's LAG). */
+ * dQ one tile behind, one barrier per query tile (bwd_tile_cfg's LAG); then
+ * "w": dQ branch-free on whole tiles (WHOLE_DQ). */
 struct flash_bwd_cfg {
     const char *name;
     enum attn_dtype dtype;
@@ -521,12 +522,15 @@ struct flash_bwd_cfg {
     int (*launch)(const struct attn_problem *, const struct bwd_call *, cudaStream_t);
 };
 
-#define BWD_CFG(NAME, TYPE, DTYPE, D, W, M, WQ, B, PAIRS, LAG)                                       \
-    {NAME, DTYPE, D, bwd_smem_bytes<D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG>>(),                      \
-     prepare_bwd<TYPE, D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG>>,                                     \
-     launch_bwd<TYPE, D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG>>}
-#define BWD_BF16(NAME, D, W, M, WQ, B, PAIRS, LAG) BWD_CFG(NAME, __nv_bfloat16, ATTN_BF16, D, W, M, WQ, B, PAIRS, LAG)
-#define BWD_FP16(NAME, D, W, M, WQ, B, PAIRS, LAG) BWD_CFG(NAME, __half, ATTN_FP16, D, W, M, WQ, B, PAIRS, LAG)
+#define BWD_CFG(NAME, TYPE, DTYPE, D, W, M, WQ, B, PAIRS, LAG, WHOLE)                                \
+    {NAME, DTYPE, D, bwd_smem_bytes<D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE>>(),               \
+     prepare_bwd<TYPE, D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE>>,                              \
+     launch_bwd<TYPE, D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE>>}
+#define BWD_BF16(NAME, D, W, M, WQ, B, PAIRS, LAG) BWD_CFG(NAME, __nv_bfloat16, ATTN_BF16, D, W, M, WQ, B, PAIRS, LAG, false)
+#define BWD_FP16(NAME, D, W, M, WQ, B, PAIRS, LAG) BWD_CFG(NAME, __half, ATTN_FP16, D, W, M, WQ, B, PAIRS, LAG, false)
+/* the lab's shapes with dQ branch-free on whole tiles (bwd_tile_cfg's WHOLE_DQ) */
+#define BWD_BF16_WHOLE_DQ(NAME, D, W, M, WQ, B, PAIRS, LAG)                                                   \
+    BWD_CFG(NAME, __nv_bfloat16, ATTN_BF16, D, W, M, WQ, B, PAIRS, LAG, true)
 
 /* The backward shapes per (dtype, head_dim), fastest first: the first whose
  * shared memory the card allows ships (at D = 128, p8m64l's 196 KB; w8m64's
@@ -540,6 +544,7 @@ static const struct flash_bwd_cfg bwd_cfgs[] = {
     BWD_BF16("w4m64b2", 128, 4, 64, 2, 2, false, false),
     BWD_BF16("p8m64", 128, 8, 64, 2, 1, true, false),
     BWD_BF16("w8m64l", 128, 8, 64, 2, 1, false, true),
+    BWD_BF16_WHOLE_DQ("p8m64lw", 128, 8, 64, 2, 1, true, true),
 #endif
     BWD_BF16("w8m64l", 64, 8, 64, 2, 1, false, true),
 #ifdef FLASH_MMA_LAB
@@ -547,6 +552,7 @@ static const struct flash_bwd_cfg bwd_cfgs[] = {
     BWD_BF16("w4m64b2", 64, 4, 64, 2, 2, false, false),
     BWD_BF16("p8m64", 64, 8, 64, 2, 1, true, false),
     BWD_BF16("p8m64l", 64, 8, 64, 2, 1, true, true),
+    BWD_BF16_WHOLE_DQ("w8m64lw", 64, 8, 64, 2, 1, false, true),
 #endif
     BWD_FP16("p8m64l", 128, 8, 64, 2, 1, true, true),
     BWD_FP16("w8m64", 128, 8, 64, 2, 1, false, false),

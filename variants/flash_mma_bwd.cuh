@@ -91,10 +91,16 @@
  * its dQ. LAG true: dSᵀ double-buffered and dQ one tile behind, so that one
  * barrier per tile orders everything (the flash_bwd_kernel's loop says how)
  * and a warp's dQ of the last tile overlaps the other warps' products. */
-template <int WARPS_, int BM_, int WQ_, int MINB_ = 1, bool PAIRS_ = false, bool LAG_ = false> struct bwd_tile_cfg {
+template <int WARPS_, int BM_, int WQ_, int MINB_ = 1, bool PAIRS_ = false, bool LAG_ = false,
+          bool WHOLE_DQ_ = false>
+struct bwd_tile_cfg {
     static constexpr int WARPS = WARPS_, BM = BM_, WQ = WQ_, WD = WARPS_ / WQ_, MINB = MINB_;
     static constexpr int THREADS = WARPS * 32, BN = WARPS * 16;
     static constexpr bool PAIRS = PAIRS_, LAG = LAG_;
+    /* dQ of a whole tile (every key step, every query row in the sequence)
+     * as code without a branch, so that ptxas can overlap its loads and
+     * products; partial tiles keep the guarded loop */
+    static constexpr bool WHOLE_DQ = WHOLE_DQ_;
 };
 
 /* Shared memory of flash_bwd_kernel: K, V; two stages of Q and dO; dSᵀ
@@ -428,9 +434,9 @@ static __device__ __forceinline__ void bwd_tile_pair(float (&dk)[D / 8][4], floa
  * summed index = keys); B x4.trans: K rows kk·16 + 0-7 / 8-15 × dims
  * j·8 .. j·8+15, b0,b1 of n8 tile j then of j+1. q_row0 + q·q_ld: query q's
  * row of the head in the accumulator seen as rows of D floats. */
-template <typename T, int D, typename C>
-static __device__ __forceinline__ void bwd_dq(const T *sdS, const T *sK, float *__restrict__ dq_acc, size_t q_row0,
-                                              size_t q_ld, int m0, int S, int k_steps)
+template <typename T, int D, typename C, bool WHOLE>
+static __device__ __forceinline__ void bwd_dq_part(const T *sdS, const T *sK, float *__restrict__ dq_acc,
+                                                   size_t q_row0, size_t q_ld, int m0, int S, int k_steps)
 {
     constexpr int BM = C::BM, BN = C::BN, LD = D + PAD, LDS = BM + PAD;
     constexpr int MQ = BM / C::WQ / 16, DW = D / C::WD, DC = DW > 32 ? 32 : DW, NC = DC / 8;
@@ -447,7 +453,7 @@ static __device__ __forceinline__ void bwd_dq(const T *sdS, const T *sK, float *
             for (int j = 0; j < NC; j++) acc[mq][j][0] = acc[mq][j][1] = acc[mq][j][2] = acc[mq][j][3] = 0.f;
 #pragma unroll
         for (int kk = 0; kk < BN / 16; kk++) {
-            if (kk >= k_steps) break;
+            if (!WHOLE && kk >= k_steps) break;
             uint32_t a[MQ][4];
 #pragma unroll
             for (int mq = 0; mq < MQ; mq++)
@@ -470,12 +476,27 @@ static __device__ __forceinline__ void bwd_dq(const T *sdS, const T *sK, float *
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 const int q = m0 + q0 + mq * 16 + g + h * 8;
-                if (q >= S) continue;
+                if (!WHOLE && q >= S) continue;
                 float *dst = dq_acc + (q_row0 + (size_t)q * q_ld) * D + d0 + dc + 2 * t;
 #pragma unroll
                 for (int j = 0; j < NC; j++) red_add_f32x2(dst + j * 8, acc[mq][j][2 * h], acc[mq][j][2 * h + 1]);
             }
     }
+}
+
+/* dQ's share (bwd_dq_part): with WHOLE_DQ, a tile whose every key step and
+ * query row counts takes the branch-free copy. */
+template <typename T, int D, typename C>
+static __device__ __forceinline__ void bwd_dq(const T *sdS, const T *sK, float *__restrict__ dq_acc, size_t q_row0,
+                                              size_t q_ld, int m0, int S, int k_steps)
+{
+    if constexpr (C::WHOLE_DQ) {
+        if (k_steps == C::BN / 16 && m0 + C::BM <= S) {
+            bwd_dq_part<T, D, C, true>(sdS, sK, dq_acc, q_row0, q_ld, m0, S, k_steps);
+            return;
+        }
+    }
+    bwd_dq_part<T, D, C, false>(sdS, sK, dq_acc, q_row0, q_ld, m0, S, k_steps);
 }
 
 /* The main backward kernel (this file's header). Grid: causal (batch ·
