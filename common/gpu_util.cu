@@ -162,6 +162,18 @@ extern "C" int gpu_sm_count(int *sms)
     return ATTN_OK;
 }
 
+extern "C" int gpu_smem_optin(size_t *bytes)
+{
+    static int optin;
+    if (!optin) {
+        int dev = 0;
+        CUDA_TRY(cudaGetDevice(&dev));
+        CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    }
+    *bytes = (size_t)optin;
+    return ATTN_OK;
+}
+
 extern "C" int gpu_read_stream(const void *src, size_t bytes, attn_stream_t s)
 {
     int sms = 0;

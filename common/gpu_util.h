@@ -75,6 +75,9 @@ int gpu_poison_cache_tails(const struct attn_problem *, void *kv, attn_stream_t)
 /* The current device's SM count into *sms, asked once (one device per
  * process): how wide the streaming kernels and flash_decode's split go. */
 int gpu_sm_count(int *sms);
+/* The current device's largest shared memory per block (opt-in) into
+ * *bytes, asked once: which of flash_mma's backward shapes fits. */
+int gpu_smem_optin(size_t *bytes);
 
 #ifdef __cplusplus
 }

@@ -599,18 +599,6 @@ static const struct flash_bwd_cfg *pick_bwd_cfg(const struct attn_problem *p, si
     return NULL;
 }
 
-/* The current device's largest shared memory per block, 0 if it cannot be asked. */
-static size_t device_smem_optin(void)
-{
-    int dev = 0, bytes = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    return (size_t)bytes;
-}
-
 /* The workspace, each array 256-byte aligned: a ragged batch's sequence
  * starts (batch + 1 ints); with a backward pass the statistics (lse and
  * Dsum, one float per query row and head) and dQ's fp32 accumulator (Q's
@@ -703,7 +691,9 @@ static int flash_setup(void **ctx, const struct attn_problem *p, void *workspace
     if (!cfg) return ATTN_FAIL(ATTN_ERR, "flash_mma: no tile shape for this dtype and head_dim");
     const struct flash_bwd_cfg *bwd = NULL;
     if (p->pass != ATTN_PASS_FWD) {
-        bwd = pick_bwd_cfg(p, device_smem_optin());
+        size_t smem_optin = 0;
+        ATTN_TRY(gpu_smem_optin(&smem_optin));
+        bwd = pick_bwd_cfg(p, smem_optin);
         if (!bwd) return ATTN_FAIL(ATTN_ERR, "flash_mma: no backward shape for this dtype and head_dim");
         ATTN_TRY(bwd->prepare());
     }
