@@ -150,29 +150,34 @@ static __global__ void __launch_bounds__(512) read_stream_kernel(const uint4 *sr
 }
 
 /* (gpu_util.h) asked once: a static keeps the answer */
+/* The current device's attribute attr into *value, asked once into *cache
+ * (one device per process; 0 there means not asked yet). */
+static int cached_attribute(int *cache, cudaDeviceAttr attr, int *value)
+{
+    if (!*cache) {
+        int dev = 0;
+        CUDA_TRY(cudaGetDevice(&dev));
+        CUDA_TRY(cudaDeviceGetAttribute(cache, attr, dev));
+    }
+    *value = *cache;
+    return ATTN_OK;
+}
+
 extern "C" int gpu_sm_count(int *sms)
 {
     static int count;
-    if (!count) {
-        int dev = 0;
-        CUDA_TRY(cudaGetDevice(&dev));
-        CUDA_TRY(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, dev));
-    }
-    *sms = count;
-    return ATTN_OK;
+    return cached_attribute(&count, cudaDevAttrMultiProcessorCount, sms);
 }
 
 extern "C" int gpu_smem_optin(size_t *bytes)
 {
     static int optin;
-    if (!optin) {
-        int dev = 0;
-        CUDA_TRY(cudaGetDevice(&dev));
-        CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    }
-    *bytes = (size_t)optin;
+    int v = 0;
+    ATTN_TRY(cached_attribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, &v));
+    *bytes = (size_t)v;
     return ATTN_OK;
 }
+
 
 extern "C" int gpu_read_stream(const void *src, size_t bytes, attn_stream_t s)
 {
