@@ -90,6 +90,20 @@ static __device__ __forceinline__ void red_add_f32x2(float *p, float a, float b)
 #endif
 }
 
+/* Four fp32 adds to p[0..3] (16-byte aligned): one red.global.add.v4 on
+ * sm_90, two 8-byte ones (four scalar) before. (Only the lab's VEC_DQ
+ * shapes use it so far.) */
+[[maybe_unused]] static __device__ __forceinline__ void red_add_f32x4(float *p, float a, float b, float c, float d)
+{
+#if __CUDA_ARCH__ >= 900
+    asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(a), "f"(b), "f"(c), "f"(d)
+                 : "memory");
+#else
+    red_add_f32x2(p, a, b);
+    red_add_f32x2(p + 2, c, d);
+#endif
+}
+
 /* ------------------------------------------------------------- kernel */
 
 /* One tile shape: WARPS warps per block, each owning MT m16 tiles (16·MT
@@ -503,7 +517,7 @@ static int launch_bwd(const struct attn_problem *p, const struct bwd_call *a, cu
     LAUNCH_TRY("flash_bwd_kernel");
 
     const size_t n8 = rows * D / 8;
-    flash_bwd_dq_kernel<T><<<(unsigned)((n8 + 255) / 256), 256, 0, s>>>(a->dq_acc, (T *)a->dq, n8, p->scale);
+    flash_bwd_dq_kernel<T, C::VEC_DQ><<<(unsigned)((n8 + 255) / 256), 256, 0, s>>>(a->dq_acc, (T *)a->dq, n8, p->scale);
     LAUNCH_TRY("flash_bwd_dq_kernel");
     return ATTN_OK;
 }
@@ -512,7 +526,8 @@ static int launch_bwd(const struct attn_problem *p, const struct bwd_call *a, cu
  * M query rows per query tile, [B CTAs per SM asked of __launch_bounds__];
  * "pWmM": W warps in pairs sharing 32 keys (bwd_tile_pair); a trailing "l":
  * dQ one tile behind, one barrier per query tile (bwd_tile_cfg's LAG); then
- * "w": dQ branch-free on whole tiles (WHOLE_DQ). */
+ * "w": dQ branch-free on whole tiles (WHOLE_DQ); "v": dQ's accumulator
+ * permuted for 16-byte reductions (VEC_DQ). */
 struct flash_bwd_cfg {
     const char *name;
     enum attn_dtype dtype;
@@ -522,15 +537,16 @@ struct flash_bwd_cfg {
     int (*launch)(const struct attn_problem *, const struct bwd_call *, cudaStream_t);
 };
 
-#define BWD_CFG(NAME, TYPE, DTYPE, D, W, M, WQ, B, PAIRS, LAG, WHOLE)                                \
-    {NAME, DTYPE, D, bwd_smem_bytes<D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE>>(),               \
-     prepare_bwd<TYPE, D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE>>,                              \
-     launch_bwd<TYPE, D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE>>}
-#define BWD_BF16(NAME, D, W, M, WQ, B, PAIRS, LAG) BWD_CFG(NAME, __nv_bfloat16, ATTN_BF16, D, W, M, WQ, B, PAIRS, LAG, false)
-#define BWD_FP16(NAME, D, W, M, WQ, B, PAIRS, LAG) BWD_CFG(NAME, __half, ATTN_FP16, D, W, M, WQ, B, PAIRS, LAG, false)
-/* the lab's shapes with dQ branch-free on whole tiles (bwd_tile_cfg's WHOLE_DQ) */
-#define BWD_BF16_WHOLE_DQ(NAME, D, W, M, WQ, B, PAIRS, LAG)                                                   \
-    BWD_CFG(NAME, __nv_bfloat16, ATTN_BF16, D, W, M, WQ, B, PAIRS, LAG, true)
+#define BWD_CFG(NAME, TYPE, DTYPE, D, W, M, WQ, B, PAIRS, LAG, WHOLE, VEC)                                \
+    {NAME, DTYPE, D, bwd_smem_bytes<D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE, VEC>>(),               \
+     prepare_bwd<TYPE, D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE, VEC>>,                              \
+     launch_bwd<TYPE, D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE, VEC>>}
+#define BWD_BF16(NAME, D, W, M, WQ, B, PAIRS, LAG) BWD_CFG(NAME, __nv_bfloat16, ATTN_BF16, D, W, M, WQ, B, PAIRS, LAG, false, false)
+#define BWD_FP16(NAME, D, W, M, WQ, B, PAIRS, LAG) BWD_CFG(NAME, __half, ATTN_FP16, D, W, M, WQ, B, PAIRS, LAG, false, false)
+/* the lab's shapes with dQ branch-free on whole tiles (bwd_tile_cfg's
+ * WHOLE_DQ) and/or its accumulator permuted for 16-byte reductions (VEC_DQ) */
+#define BWD_BF16_DQ(NAME, D, W, M, WQ, B, PAIRS, LAG, WHOLE, VEC)                                         \
+    BWD_CFG(NAME, __nv_bfloat16, ATTN_BF16, D, W, M, WQ, B, PAIRS, LAG, WHOLE, VEC)
 
 /* The backward shapes per (dtype, head_dim), fastest first: the first whose
  * shared memory the card allows ships (at D = 128, p8m64l's 196 KB; w8m64's
@@ -544,7 +560,9 @@ static const struct flash_bwd_cfg bwd_cfgs[] = {
     BWD_BF16("w4m64b2", 128, 4, 64, 2, 2, false, false),
     BWD_BF16("p8m64", 128, 8, 64, 2, 1, true, false),
     BWD_BF16("w8m64l", 128, 8, 64, 2, 1, false, true),
-    BWD_BF16_WHOLE_DQ("p8m64lw", 128, 8, 64, 2, 1, true, true),
+    BWD_BF16_DQ("p8m64lw", 128, 8, 64, 2, 1, true, true, true, false),
+    BWD_BF16_DQ("p8m64lv", 128, 8, 64, 2, 1, true, true, false, true),
+    BWD_BF16_DQ("p8m64lwv", 128, 8, 64, 2, 1, true, true, true, true),
 #endif
     BWD_BF16("w8m64l", 64, 8, 64, 2, 1, false, true),
 #ifdef FLASH_MMA_LAB
@@ -552,7 +570,11 @@ static const struct flash_bwd_cfg bwd_cfgs[] = {
     BWD_BF16("w4m64b2", 64, 4, 64, 2, 2, false, false),
     BWD_BF16("p8m64", 64, 8, 64, 2, 1, true, false),
     BWD_BF16("p8m64l", 64, 8, 64, 2, 1, true, true),
-    BWD_BF16_WHOLE_DQ("w8m64lw", 64, 8, 64, 2, 1, false, true),
+    BWD_BF16_DQ("w8m64lw", 64, 8, 64, 2, 1, false, true, true, false),
+    BWD_BF16_DQ("w8m64lv", 64, 8, 64, 2, 1, false, true, false, true),
+    BWD_BF16_DQ("w8m64lwv", 64, 8, 64, 2, 1, false, true, true, true),
+    BWD_BF16("w8m128l", 64, 8, 128, 4, 1, false, true),
+    BWD_BF16_DQ("w8m128lwv", 64, 8, 128, 4, 1, false, true, true, true),
 #endif
     BWD_FP16("p8m64l", 128, 8, 64, 2, 1, true, true),
     BWD_FP16("w8m64", 128, 8, 64, 2, 1, false, false),

@@ -92,7 +92,7 @@
  * barrier per tile orders everything (the flash_bwd_kernel's loop says how)
  * and a warp's dQ of the last tile overlaps the other warps' products. */
 template <int WARPS_, int BM_, int WQ_, int MINB_ = 1, bool PAIRS_ = false, bool LAG_ = false,
-          bool WHOLE_DQ_ = false>
+          bool WHOLE_DQ_ = false, bool VEC_DQ_ = false>
 struct bwd_tile_cfg {
     static constexpr int WARPS = WARPS_, BM = BM_, WQ = WQ_, WD = WARPS_ / WQ_, MINB = MINB_;
     static constexpr int THREADS = WARPS * 32, BN = WARPS * 16;
@@ -101,7 +101,24 @@ struct bwd_tile_cfg {
      * as code without a branch, so that ptxas can overlap its loads and
      * products; partial tiles keep the guarded loop */
     static constexpr bool WHOLE_DQ = WHOLE_DQ_;
+    /* dQ's accumulator with the columns of each 16-column group permuted
+     * (dq_acc_col), so that a thread's four values of two neighbouring n8
+     * tiles lie side by side: one 16-byte red.global.add.v4 (sm_90) where
+     * two 8-byte ones went, each warp covering 64 contiguous bytes a row;
+     * flash_bwd_dq_kernel undoes the permutation */
+    static constexpr bool VEC_DQ = VEC_DQ_;
 };
+
+/* Where element c of dQ (a row's column, or an index into rows of D, D a
+ * multiple of 16) lies in its fp32 accumulator: c itself, or with VEC_DQ,
+ * within its 16-column group, c = 8·jj + 2·t + e (jj, e: 0 or 1; t: 0..3,
+ * the mma fragment's thread column) at 4·t + 2·jj + e. */
+template <bool VEC> static __device__ __forceinline__ size_t dq_acc_col(size_t c)
+{
+    if constexpr (!VEC) return c;
+    const size_t in = c % 16;
+    return c - in + 4 * ((in % 8) / 2) + 2 * (in / 8) + in % 2;
+}
 
 /* Shared memory of flash_bwd_kernel: K, V; two stages of Q and dO; dSᵀ
  * (two with LAG), Pᵀ with PAIRS; two stages of lse and Dsum. */
@@ -151,15 +168,26 @@ flash_bwd_prep_kernel(const T *__restrict__ o, const T *__restrict__ dout, float
     if (row < rows && threadIdx.x % TPR == 0) dsum[row] = acc;
 }
 
-/* dQ = scale · accumulator in the 16-bit dtype, 8 elements per thread. */
-template <typename T>
+/* dQ = scale · accumulator in the 16-bit dtype, 8 elements per thread
+ * (with VEC, gathered from the permuted columns: dq_acc_col). */
+template <typename T, bool VEC>
 static __global__ void __launch_bounds__(256)
 flash_bwd_dq_kernel(const float *__restrict__ acc, T *__restrict__ dq, size_t n8, float scale)
 {
     const size_t i = (size_t)blockIdx.x * 256 + threadIdx.x;
     if (i >= n8) return;
-    const float4 a = reinterpret_cast<const float4 *>(acc)[2 * i];
-    const float4 b = reinterpret_cast<const float4 *>(acc)[2 * i + 1];
+    float4 a, b;
+    if constexpr (VEC) {
+        /* elements 8i .. 8i+7 in pairs, each pair side by side in the accumulator */
+        float2 pr[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) pr[u] = *reinterpret_cast<const float2 *>(acc + dq_acc_col<true>(8 * i + 2 * u));
+        a = make_float4(pr[0].x, pr[0].y, pr[1].x, pr[1].y);
+        b = make_float4(pr[2].x, pr[2].y, pr[3].x, pr[3].y);
+    } else {
+        a = reinterpret_cast<const float4 *>(acc)[2 * i];
+        b = reinterpret_cast<const float4 *>(acc)[2 * i + 1];
+    }
     uint4 out;
     out.x = pack2(a.x * scale, a.y * scale, (T *)nullptr);
     out.y = pack2(a.z * scale, a.w * scale, (T *)nullptr);
@@ -477,9 +505,17 @@ static __device__ __forceinline__ void bwd_dq_part(const T *sdS, const T *sK, fl
             for (int h = 0; h < 2; h++) {
                 const int q = m0 + q0 + mq * 16 + g + h * 8;
                 if (!WHOLE && q >= S) continue;
-                float *dst = dq_acc + (q_row0 + (size_t)q * q_ld) * D + d0 + dc + 2 * t;
+                float *row = dq_acc + (q_row0 + (size_t)q * q_ld) * D + d0 + dc;
+                if constexpr (C::VEC_DQ) {
+                    /* n8 tiles j, j + 1 form one 16-column group (d0 + dc is a multiple of 16) */
 #pragma unroll
-                for (int j = 0; j < NC; j++) red_add_f32x2(dst + j * 8, acc[mq][j][2 * h], acc[mq][j][2 * h + 1]);
+                    for (int j = 0; j < NC; j += 2)
+                        red_add_f32x4(row + dq_acc_col<true>(j * 8 + 2 * t), acc[mq][j][2 * h], acc[mq][j][2 * h + 1],
+                                      acc[mq][j + 1][2 * h], acc[mq][j + 1][2 * h + 1]);
+                } else {
+#pragma unroll
+                    for (int j = 0; j < NC; j++) red_add_f32x2(row + j * 8 + 2 * t, acc[mq][j][2 * h], acc[mq][j][2 * h + 1]);
+                }
             }
     }
 }
