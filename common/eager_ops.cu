@@ -32,8 +32,8 @@ template <> struct vec8<__half> { typedef vec8_f16 type; };
 
 size_t eager_scores_bytes(const struct attn_problem *p)
 {
-    /* a ragged batch's passes hold one sequence's scores at a time */
-    const size_t batch = attn_is_varlen(p) ? 1 : (size_t)p->batch;
+    /* a packed ragged batch's passes hold one sequence's scores at a time */
+    const size_t batch = attn_is_packed(p) ? 1 : (size_t)p->batch;
     return batch * (size_t)p->heads * (size_t)attn_q_len(p) * (size_t)p->seq_len *
            attn_dtype_bytes(p->dtype);
 }
@@ -251,18 +251,21 @@ int eager_scale(const struct attn_problem *p, void *scores, attn_stream_t stream
 
 /* Row r of the scores is query i = r % QL of its head (QL rows a head: S,
  * or a decode's q_len, whose queries are the sequence's last: query i sees
- * keys 0 .. S − QL + i). Each warp writes `fill` (-inf forward, 0 backward)
- * to columns S − QL + i + 1 .. S − 1 of its row: scalar stores up to a
- * 16-byte boundary, then vectors, then a scalar tail. */
+ * keys 0 .. L − QL + i, L its sequence's length: S, or with lens, a ragged
+ * cache's lens[r / seq_rows]). Each warp writes `fill` (-inf forward, 0
+ * backward) to columns L − QL + i + 1 (causal; else L) .. S − 1 of its row:
+ * scalar stores up to a 16-byte boundary, then vectors, then a scalar
+ * tail. */
 template <typename T>
-static __global__ void mask_kernel(T *x, size_t rows, int S, int QL, int causal, T fill)
+static __global__ void mask_kernel(T *x, size_t rows, int S, int QL, int causal, const int *lens,
+                                   size_t seq_rows, T fill)
 {
     const size_t row = (size_t)blockIdx.x * MASK_ROWS_PER_BLOCK + threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
-    if (!causal || row >= rows) return;
-    const int i = (int)(row % (size_t)QL);
+    if ((!causal && !lens) || row >= rows) return;
+    const int i = (int)(row % (size_t)QL), L = lens ? lens[row / seq_rows] : S;
     T *r = x + row * (size_t)S;
-    const int lo = S - QL + i + 1;
+    const int lo = causal ? L - QL + i + 1 : L;
     const int misalign = (int)((row * (size_t)S + lo) % VEC);
     const int head_end = min(S, lo + (misalign ? VEC - misalign : 0));
     for (int j = lo + lane; j < head_end; j += 32) r[j] = fill;
@@ -277,32 +280,35 @@ static __global__ void mask_kernel(T *x, size_t rows, int S, int QL, int causal,
 
 /* The mask's launch over the pass's score rows, writing the bit pattern
  * `fill` of the dtype. */
-static int mask_launch(const struct attn_problem *p, void *x, unsigned short fill,
-                       attn_stream_t stream)
+static int mask_launch(const struct eager_pass *s, void *x, unsigned short fill, attn_stream_t stream)
 {
-    const size_t rows = (size_t)p->batch * p->heads * attn_q_len(p);
-    /* An empty (non-causal) mask still gets its launch, one block with nothing to do. */
-    const size_t blocks = p->causal ? (rows + MASK_ROWS_PER_BLOCK - 1) / MASK_ROWS_PER_BLOCK : 1;
+    const struct attn_problem *p = &s->p;
+    const size_t seq_rows = (size_t)p->heads * attn_q_len(p), rows = (size_t)p->batch * seq_rows;
+    /* An empty mask (non-causal, no padding) still gets its launch, one block with nothing to do. */
+    const bool masks = p->causal || s->cache_lens;
+    const size_t blocks = masks ? (rows + MASK_ROWS_PER_BLOCK - 1) / MASK_ROWS_PER_BLOCK : 1;
     if (blocks > 0x7fffffffu) return ATTN_FAIL(ATTN_ERR, "mask: %zu rows exceed the grid", rows);
     const unsigned threads = 32 * MASK_ROWS_PER_BLOCK;
     if (p->dtype == ATTN_FP16)
         mask_kernel<<<(unsigned)blocks, threads, 0, stream>>>((__half *)x, rows, p->seq_len, attn_q_len(p),
-                                                              p->causal, __ushort_as_half(fill));
+                                                              p->causal, s->cache_lens, seq_rows,
+                                                              __ushort_as_half(fill));
     else
-        mask_kernel<<<(unsigned)blocks, threads, 0, stream>>>(
-            (__nv_bfloat16 *)x, rows, p->seq_len, attn_q_len(p), p->causal, __ushort_as_bfloat16(fill));
+        mask_kernel<<<(unsigned)blocks, threads, 0, stream>>>((__nv_bfloat16 *)x, rows, p->seq_len,
+                                                              attn_q_len(p), p->causal, s->cache_lens, seq_rows,
+                                                              __ushort_as_bfloat16(fill));
     LAUNCH_TRY("mask_kernel");
     return ATTN_OK;
 }
 
-int eager_mask_fill(const struct attn_problem *p, void *scores, attn_stream_t stream)
+int eager_mask_fill(const struct eager_pass *s, void *scores, attn_stream_t stream)
 {
-    return mask_launch(p, scores, p->dtype == ATTN_FP16 ? 0xfc00 : 0xff80, stream); /* -inf */
+    return mask_launch(s, scores, s->p.dtype == ATTN_FP16 ? 0xfc00 : 0xff80, stream); /* -inf */
 }
 
-int eager_mask_zero(const struct attn_problem *p, void *grad, attn_stream_t stream)
+int eager_mask_zero(const struct eager_pass *s, void *grad, attn_stream_t stream)
 {
-    return mask_launch(p, grad, 0x0000, stream); /* +0 in either dtype */
+    return mask_launch(s, grad, 0x0000, stream); /* +0 in either dtype */
 }
 
 /* 16-byte vectors a thread keeps in registers: 8, or 4 in 1024-thread
@@ -554,7 +560,7 @@ static size_t aligned_scores_bytes(const struct attn_problem *p)
  * the backward); a dense batch keeps its one P anyway. */
 static bool keeps_every_probs(const struct attn_problem *p)
 {
-    return p->pass != ATTN_PASS_FWD && attn_is_varlen(p);
+    return p->pass != ATTN_PASS_FWD && attn_is_packed(p);
 }
 
 /* Sequence slice of the P buffer: [heads, L, L], 256-byte aligned. */
@@ -595,14 +601,24 @@ static size_t gathered_kv_bytes(const struct attn_problem *p)
 static size_t paged_bytes(const struct attn_problem *p)
 {
     if (!attn_is_paged(p)) return 0;
-    return 2 * gathered_kv_bytes(p) + (size_t)p->batch * attn_pages_per_seq(p) * sizeof(int);
+    return 2 * gathered_kv_bytes(p) + align256((size_t)p->batch * attn_pages_per_seq(p) * sizeof(int));
+}
+
+/* Whether p is a decode against a ragged cache (each sequence its own
+ * cached length in a cache padded to seq_len), and its lengths' bytes on
+ * the device. */
+static bool ragged_cache(const struct attn_problem *p) { return attn_is_varlen(p) && attn_is_decode(p); }
+static size_t cache_lens_bytes(const struct attn_problem *p)
+{
+    return ragged_cache(p) ? (size_t)p->batch * sizeof(int) : 0;
 }
 
 static size_t workspace_of(const struct attn_problem *p, const int *lens, int score_buffers)
 {
     return EAGER_CUBLAS_WORKSPACE + (size_t)(score_buffers - 1) * aligned_scores_bytes(p) +
            probs_buffer_bytes(p, lens) +
-           (size_t)own_grad_buffers(p, score_buffers) * aligned_scores_bytes(p) + paged_bytes(p);
+           (size_t)own_grad_buffers(p, score_buffers) * aligned_scores_bytes(p) + paged_bytes(p) +
+           cache_lens_bytes(p);
 }
 
 size_t eager_workspace_bytes(const struct attn_problem *p, int score_buffers)
@@ -624,7 +640,7 @@ int eager_ctx_create(void **out, const struct attn_problem *p, void *workspace, 
     struct eager_ctx *c = (struct eager_ctx *)calloc(1, sizeof *c);
     if (!c) return ATTN_FAIL(ATTN_ERR, "out of host memory");
     c->p = *p;
-    if (attn_is_varlen(p)) { /* the lengths, read here once: run() only loops over them */
+    if (attn_is_packed(p)) { /* the lengths, read here once: run() only loops over them */
         c->lens = (int *)malloc((p->batch > 0 ? (size_t)p->batch : 1) * sizeof *c->lens);
         int rc = c->lens ? attn_seq_lens(p, c->lens) : ATTN_FAIL(ATTN_ERR, "out of host memory");
         if (rc != ATTN_OK) {
@@ -674,6 +690,11 @@ int eager_ctx_create(void **out, const struct attn_problem *p, void *workspace, 
         c->v_dense = ws + kv;
         c->table = (int *)(ws + 2 * kv);
         rc = gpu_upload_page_table(p, c->table);
+        ws += paged_bytes(p);
+    }
+    if (rc == ATTN_OK && ragged_cache(p)) { /* the lengths the mask pads each sequence to */
+        c->cache_lens = (int *)ws;
+        rc = gpu_upload_seq_lens(p, c->cache_lens);
     }
     if (rc == ATTN_OK) rc = eager_cublas_create(&c->blas, workspace);
     if (rc != ATTN_OK) {
@@ -700,18 +721,18 @@ int eager_run(struct eager_ctx *c, eager_steps_fn steps, const void *q, const vo
     if (attn_is_paged(&c->p)) { /* eager PyTorch's k_cache[block_table]: a gather each, then dense */
         ATTN_STEP("gather_k", gpu_gather_pages(&c->p, c->table, k, c->k_dense, stream));
         ATTN_STEP("gather_v", gpu_gather_pages(&c->p, c->table, v, c->v_dense, stream));
-        struct eager_pass whole = {c->p, false, 0, 0};
+        struct eager_pass whole = {c->p, false, 0, 0, c->cache_lens};
         whole.p.page = 0;
         return steps(c, &whole, q, c->k_dense, c->v_dense, o, stream);
     }
-    if (!attn_is_varlen(&c->p)) {
-        const struct eager_pass whole = {c->p, false, 0, 0};
+    if (!attn_is_packed(&c->p)) {
+        const struct eager_pass whole = {c->p, false, 0, 0, c->cache_lens};
         return steps(c, &whole, q, k, v, o, stream);
     }
     /* sequence b: a dense batch of one of its length, at its first token;
      * its P in its own slice when every sequence's is kept, else at the
      * buffer's start */
-    struct eager_pass seq = {c->p, true, 0, 0};
+    struct eager_pass seq = {c->p, true, 0, 0, NULL};
     seq.p.batch = 1;
     seq.p.varlen[0] = '\0';
     for (int b = 0; b < c->p.batch; b++) {
@@ -747,7 +768,7 @@ static int backward_steps(struct eager_ctx *c, const struct eager_pass *s, const
     ATTN_STEP("dp_matmul", eager_qk_matmul(c->blas, s, dout, v, g0, stream));
     ATTN_STEP("softmax_bwd", eager_softmax_backward(&s->p, g0, probs, g1, stream));
     ATTN_STEP("mask_bwd_copy", eager_copy(g0, g1, bytes, stream));
-    ATTN_STEP("mask_bwd", eager_mask_zero(&s->p, g0, stream));
+    ATTN_STEP("mask_bwd", eager_mask_zero(s, g0, stream));
     ATTN_STEP("scale_bwd", eager_scale_to(&s->p, g0, g1, stream));
     ATTN_STEP("dk_matmul", eager_kv_grad_matmul(c->blas, s, g1, q, dk, stream));
     ATTN_STEP("dq_matmul", eager_pv_matmul(c->blas, s, g1, k, dq, stream));
@@ -761,12 +782,12 @@ int eager_backward(void *ctx, const void *q, const void *k, const void *v, const
     (void)o; /* the softmax backward reads P, not O */
     if (c->p.pass == ATTN_PASS_FWD || !c->grad[0] || !c->grad[1])
         return ATTN_FAIL(ATTN_ERR, "eager backward: set up for a forward-only point");
-    if (!attn_is_varlen(&c->p)) {
-        const struct eager_pass whole = {c->p, false, 0, 0};
+    if (!attn_is_packed(&c->p)) {
+        const struct eager_pass whole = {c->p, false, 0, 0, c->cache_lens};
         return backward_steps(c, &whole, q, k, v, dout, dq, dk, dv, stream);
     }
     /* the sequences as eager_run lays them out, walked from the last */
-    struct eager_pass seq = {c->p, true, 0, 0};
+    struct eager_pass seq = {c->p, true, 0, 0, NULL};
     seq.p.batch = 1;
     seq.p.varlen[0] = '\0';
     for (int b = 0; b < c->p.batch; b++) {
@@ -786,10 +807,10 @@ const char *eager_supports(const struct attn_problem *p, const struct device_inf
 {
     if (!dev->present) return "no CUDA device";
     if (dev->cc_major < 8) return "needs compute capability 8.0 or newer (bf16 GEMMs)";
-    if (attn_is_varlen(p) && attn_is_decode(p)) return "a ragged cache (a decode's cached lengths): not implemented yet";
     /* the mask and softmax launches cover one pass's score rows: the whole
-     * batch's when dense, one sequence's (at most heads·seq_len) when ragged */
-    if (attn_is_varlen(p)) {
+     * batch's when dense (a ragged cache's too, padded), one sequence's (at
+     * most heads·seq_len) when packed */
+    if (attn_is_packed(p)) {
         if ((size_t)p->heads * p->seq_len > 0x7fffffffu)
             return "heads*seq_len rows exceed one launch's grid";
     } else if ((size_t)p->batch * p->heads * p->seq_len > 0x7fffffffu)

@@ -41,18 +41,24 @@ extern "C" {
 #endif
 
 /* What one pass of the steps covers: a dense batch whole, or one sequence of
- * a ragged batch. p is that part as a dense problem: the problem itself, or
- * for a sequence a batch of one of its length (varlen cleared), which the
- * scale, mask and softmax steps and eager_scores_bytes take as it is. For a
- * sequence, packed is set: Q, K, V and O are the batch's THD tensors and the
- * sequence is on their token rows first .. first + p.seq_len - 1. probs_at
- * is the byte offset of the pass's P in the buffer that keeps it
- * (eager_probs): 0 unless a ragged batch keeps every sequence's P. */
+ * a packed ragged batch. p is that part as a dense problem: the problem
+ * itself, or for a sequence a batch of one of its length (varlen cleared),
+ * which the scale, mask and softmax steps and eager_scores_bytes take as it
+ * is. For a sequence, packed is set: Q, K, V and O are the batch's THD
+ * tensors and the sequence is on their token rows first .. first +
+ * p.seq_len - 1. probs_at is the byte offset of the pass's P in the buffer
+ * that keeps it (eager_probs): 0 unless a ragged batch keeps every
+ * sequence's P. cache_lens: a ragged cache's lengths on the device (a
+ * decode whose sequences each hold their own cached length; the cache is
+ * padded to seq_len), else NULL: the GEMMs run over the padded cache and
+ * the mask adds each sequence's padding, as eager PyTorch's key-padding
+ * mask does. */
 struct eager_pass {
     struct attn_problem p;
     bool packed;
     size_t first;
     size_t probs_at;
+    const int *cache_lens;
 };
 
 /* Bytes of one score buffer: [batch, heads, seq_len, seq_len] for a dense
@@ -77,13 +83,15 @@ int eager_scale(const struct attn_problem *, void *scores, attn_stream_t);
 /* dst = src · scale, out of place (autograd's mul backward: grad * scale, a
  * new tensor); dst may be src. */
 int eager_scale_to(const struct attn_problem *, const void *src, void *dst, attn_stream_t);
-/* Writes -inf where the mask is set: above the diagonal when causal; for a
- * non-causal problem the mask is empty (a padding mask that masks nothing),
- * so the launch writes nothing but is still made, as masked_fill would be. */
-int eager_mask_fill(const struct attn_problem *, void *scores, attn_stream_t);
+/* Writes -inf where the mask is set: above the diagonal when causal (aligned
+ * bottom-right on each sequence's own length), and a ragged cache's keys
+ * past each sequence's length; for a non-causal problem without one the
+ * mask is empty (a padding mask that masks nothing), so the launch writes
+ * nothing but is still made, as masked_fill would be. */
+int eager_mask_fill(const struct eager_pass *, void *scores, attn_stream_t);
 /* The same launch writing 0 instead: the fill of masked_fill's backward,
  * grad.masked_fill(mask, 0). */
-int eager_mask_zero(const struct attn_problem *, void *grad, attn_stream_t);
+int eager_mask_zero(const struct eager_pass *, void *grad, attn_stream_t);
 int eager_softmax(const struct attn_problem *, void *scores, attn_stream_t);
 /* PyTorch's _softmax_backward_data: dS = P∘(dP − rowsum(dP∘P)) per score
  * row, float32 arithmetic, one kernel; ds is a buffer of its own. */
@@ -136,6 +144,7 @@ struct eager_ctx {
     /* a paged cache: K and V gathered contiguous, and the page table (device) */
     void *k_dense, *v_dense;
     int *table;
+    int *cache_lens; /* a ragged cache's lengths (device), else NULL */
 };
 /* The two S×S buffers the backward writes in turn. */
 #define EAGER_GRAD_BUFFERS 2

@@ -1095,7 +1095,9 @@ END_TEST
  * (a sequence of one cached token; paged too), their rows past each
  * length attn_cache_tail's. Each in a
  * captured graph too (the combine kernel after the split kernel). The eager
- * variants run the paged ones through their gather. */
+ * variants run the paged ones through their gather and the ragged ones
+ * with their key-padding mask; every variant that takes a paged or ragged
+ * cache is checked on it. */
 static const struct shape decode_shapes[] = {
     {.batch = 2, .heads = 2, .seq = 1, .q_len = 1, .dim = 128, .causal = true},
     {.batch = 3, .heads = 4, .kv_heads = 2, .seq = 17, .q_len = 3, .dim = 64, .causal = true},

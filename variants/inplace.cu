@@ -45,7 +45,7 @@ static int inplace_steps(struct eager_ctx *c, const struct eager_pass *s, const 
     void *scores = eager_probs(c, s);
     ATTN_STEP("qk_matmul", eager_qk_matmul(c->blas, s, q, k, scores, stream));
     ATTN_STEP("scale", eager_scale(&s->p, scores, stream));
-    ATTN_STEP("mask", eager_mask_fill(&s->p, scores, stream));
+    ATTN_STEP("mask", eager_mask_fill(s, scores, stream));
     ATTN_STEP("softmax", eager_softmax(&s->p, scores, stream));
     ATTN_STEP("pv_matmul", eager_pv_matmul(c->blas, s, scores, v, o, stream));
     return ATTN_OK;

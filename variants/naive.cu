@@ -53,7 +53,7 @@ static int naive_steps(struct eager_ctx *c, const struct eager_pass *s, const vo
     ATTN_STEP("qk_matmul", eager_qk_matmul(c->blas, s, q, k, c->scores, stream));
     ATTN_STEP("scale", eager_scale(&s->p, c->scores, stream));
     ATTN_STEP("copy", eager_copy(masked, c->scores, eager_scores_bytes(&s->p), stream));
-    ATTN_STEP("mask", eager_mask_fill(&s->p, masked, stream));
+    ATTN_STEP("mask", eager_mask_fill(s, masked, stream));
     ATTN_STEP("softmax", eager_softmax(&s->p, masked, stream));
     ATTN_STEP("pv_matmul", eager_pv_matmul(c->blas, s, masked, v, o, stream));
     return ATTN_OK;
