@@ -30,7 +30,7 @@
 #endif
 /* The tuning lab's variants exist only in `make lab`'s build (ATTN_LAB). */
 #ifdef ATTN_LAB
-#define LAB_VARIANTS(X) X(flash_hopper_lab) X(flash_mma_lab)
+#define LAB_VARIANTS(X) X(flash_hopper_lab) X(flash_mma_lab) X(flash_decode_lab)
 #else
 #define LAB_VARIANTS(X)
 #endif

@@ -51,6 +51,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define DEC_PAD 8       /* 16-bit elements of padding per shared row */
 #define DEC_BN 64       /* keys per chunk */
@@ -59,6 +60,24 @@
 #define DEC_THREADS (DEC_WARPS * 32)
 #define DEC_MAX_ROWS 64 /* query rows per CTA: 4 m16 tiles */
 #define DEC_MAX_Q 8     /* query tokens per sequence */
+
+#ifdef FLASH_DECODE_LAB
+/* The lab's switches (variants/lab/README.md), read by flash_decode_lab
+ * only: ATTN_FLASH_DECODE_L2=1, a contiguous cache's copies with the L2's
+ * 256-byte prefetch; ATTN_FLASH_DECODE_RUNS=N, a ragged cache split into
+ * runs of one length for every sequence, about N to each resident CTA slot
+ * over the whole batch (unset: the longest sequence's plan, as shipped). */
+static bool lab_l2(void)
+{
+    const char *e = getenv("ATTN_FLASH_DECODE_L2");
+    return e && *e && strcmp(e, "0") != 0;
+}
+static int lab_runs(void)
+{
+    const char *e = getenv("ATTN_FLASH_DECODE_RUNS");
+    return e && *e ? atoi(e) : 0;
+}
+#endif
 
 /* R m16 row tiles: the warps' split into row tiles and key groups. */
 template <int D, int R> struct dec_cfg {
@@ -96,8 +115,8 @@ struct dec_args {
 };
 
 /* `n` rows of D elements from src (D apart) into shared rows LD apart;
- * rows n .. ROWS-1 become zeros. */
-template <typename T, int D, int ROWS>
+ * rows n .. ROWS-1 become zeros. L2P: with the L2's 256-byte prefetch. */
+template <typename T, int D, int ROWS, bool L2P = false>
 static __device__ __forceinline__ void load_rows(T *dst, const T *src, int n)
 {
     constexpr int CHUNKS = D / 8, PER_PASS = DEC_THREADS / CHUNKS, LD = D + DEC_PAD;
@@ -106,11 +125,16 @@ static __device__ __forceinline__ void load_rows(T *dst, const T *src, int n)
 #pragma unroll
     for (int r = r0; r < ROWS; r += PER_PASS) {
         const bool in = r < n;
-        cp_async_16(dst + r * LD + col, in ? src + (size_t)r * D + col : src, in ? 16 : 0);
+        if constexpr (L2P)
+            cp_async_16_l2(dst + r * LD + col, in ? src + (size_t)r * D + col : src, in ? 16 : 0);
+        else
+            cp_async_16(dst + r * LD + col, in ? src + (size_t)r * D + col : src, in ? 16 : 0);
     }
 }
 
-template <typename T, int D, int R>
+/* L2P: a contiguous cache's K and V copies with the L2's 256-byte prefetch
+ * (the lab's switch; the shipped kernel has it off). */
+template <typename T, int D, int R, bool L2P = false>
 static __global__ void __launch_bounds__(DEC_THREADS) flash_decode_kernel(const dec_args a)
 {
     using C = dec_cfg<D, R>;
@@ -144,8 +168,8 @@ static __global__ void __launch_bounds__(DEC_THREADS) flash_decode_kernel(const 
         T *sk = sKV + st * C::STAGE, *sv = sk + DEC_BN * LD;
         const int n = min(DEC_BN, S - c * DEC_BN);
         if (!a.table) {
-            load_rows<T, D, DEC_BN>(sk, (const T *)a.k + kv_off + (size_t)c * DEC_BN * D, n);
-            load_rows<T, D, DEC_BN>(sv, (const T *)a.v + kv_off + (size_t)c * DEC_BN * D, n);
+            load_rows<T, D, DEC_BN, L2P>(sk, (const T *)a.k + kv_off + (size_t)c * DEC_BN * D, n);
+            load_rows<T, D, DEC_BN, L2P>(sv, (const T *)a.v + kv_off + (size_t)c * DEC_BN * D, n);
             return;
         }
         constexpr int CHUNKS = D / 8, PER_PASS = DEC_THREADS / CHUNKS;
@@ -367,6 +391,13 @@ static int tiles_for(int n) { return n <= 16 ? 1 : n <= 32 ? 2 : 4; }
 
 template <typename T, int D, int R> static int launch_rows(const dec_args &a, dim3 grid, cudaStream_t s)
 {
+#ifdef FLASH_DECODE_LAB
+    if (lab_l2() && !a.table) {
+        flash_decode_kernel<T, D, R, true><<<grid, DEC_THREADS, dec_cfg<D, R>::SMEM, s>>>(a);
+        LAUNCH_TRY("flash_decode_kernel (L2 prefetch)");
+        return ATTN_OK;
+    }
+#endif
     flash_decode_kernel<T, D, R><<<grid, DEC_THREADS, dec_cfg<D, R>::SMEM, s>>>(a);
     LAUNCH_TRY("flash_decode_kernel");
     return ATTN_OK;
@@ -382,6 +413,14 @@ template <typename T, int D> static int prepare(void)
                                   (int)dec_cfg<D, 2>::SMEM));
     CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   (int)dec_cfg<D, 4>::SMEM));
+#ifdef FLASH_DECODE_LAB
+    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 1, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (int)dec_cfg<D, 1>::SMEM));
+    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 2, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (int)dec_cfg<D, 2>::SMEM));
+    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 4, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (int)dec_cfg<D, 4>::SMEM));
+#endif
     return ATTN_OK;
 }
 
@@ -434,6 +473,21 @@ static struct dec_plan plan_of(const struct attn_problem *p)
     const int most = nchunks / 2 > 1 ? nchunks / 2 : 1;
     if (want > most) want = most;
     pl.chunks_per_split = (nchunks + (int)want - 1) / (int)want;
+#ifdef FLASH_DECODE_LAB
+    const int runs = lab_runs();
+    int *lens = runs > 0 && attn_is_varlen(p) ? (int *)malloc((size_t)p->batch * sizeof *lens) : NULL;
+    if (lens && attn_seq_lens(p, lens) == ATTN_OK) {
+        /* every sequence's chunks, times the CTAs of a sequence's K/V heads,
+         * over runs·slots runs of one length, at least two chunks each */
+        long chunks = 0;
+        for (int b = 0; b < p->batch; b++) chunks += (lens[b] + DEC_BN - 1) / DEC_BN;
+        const long total = (long)runs * slots;
+        long cps = (chunks * (ctas / p->batch) + total - 1) / total;
+        if (cps < 2) cps = 2;
+        pl.chunks_per_split = cps < nchunks ? (int)cps : nchunks;
+    }
+    free(lens);
+#endif
     pl.splits = (nchunks + pl.chunks_per_split - 1) / pl.chunks_per_split;
     return pl;
 }
@@ -586,9 +640,15 @@ static int decode_run(void *ctx, const void *q, const void *k, const void *v, vo
 
 static void decode_teardown(void *ctx) { free(ctx); }
 
+#ifdef FLASH_DECODE_LAB
+extern "C" const struct attn_variant attn_variant_flash_decode_lab = {
+    .name = "flash_decode_lab",
+    .summary = "lab: flash_decode with its switches (ATTN_FLASH_DECODE_L2, ATTN_FLASH_DECODE_RUNS)",
+#else
 extern "C" const struct attn_variant attn_variant_flash_decode = {
     .name = "flash_decode",
     .summary = "fused decode kernel: the cache split across CTAs, a K/V head's query rows in one read, mma.sync",
+#endif
     .fused = true,
     .supports = decode_supports,
     .workspace_bytes = decode_workspace_bytes,

@@ -14,6 +14,13 @@ static __device__ __forceinline__ void cp_async_16(void *dst, const void *src, i
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src),
                  "r"(src_bytes));
 }
+/* The same with the L2's 256-byte prefetch: the sector's neighbours fetched
+ * with it (a stream of whole rows wants them next). */
+static __device__ __forceinline__ void cp_async_16_l2(void *dst, const void *src, int src_bytes)
+{
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src),
+                 "r"(src_bytes));
+}
 static __device__ __forceinline__ void cp_async_commit(void) { asm volatile("cp.async.commit_group;\n"); }
 template <int N> static __device__ __forceinline__ void cp_async_wait(void)
 {
