@@ -553,7 +553,7 @@ TEST_CPU_PROGRAMS = $(ATTNBENCH) $(REGRESS) $(AB) $(REPORT) $(MERGE) $(TEST_CPU)
                     $(TEST_SHIFT) $(TEST_AB) $(TEST_WATCHDOG) $(TEST_SHARD) $(TEST_PLOTS) $(PEER_LIB)
 # make test compiles the lab too (all CUDA code is built on CI; about 1.5 min on 2
 # cores): a change to the shared kernel parts that breaks the lab fails there.
-TEST_PROGRAMS = $(TEST_CPU_PROGRAMS) $(ATTNBENCH_TEST) $(AB_TEST) $(TEST_GPU) $(LAB_ATTNBENCH)
+TEST_PROGRAMS = $(TEST_CPU_PROGRAMS) $(ATTNBENCH_TEST) $(AB_TEST) $(TEST_GPU) $(LAB_ATTNBENCH) $(LAB_AB)
 
 # make test and test-cpu: SUITES= checked against the suites' names (in a
 # dry run too: +), the deps installed alone, then the programs built (in
@@ -637,6 +637,6 @@ FORCE:
 include fuzz/Makefile.fuzz
 # flash_hopper's tuning lab (variants/lab/: its Makefile.lab and README.md)
 include variants/lab/Makefile.lab
-lab: $(LAB_ATTNBENCH) ## build flash_hopper's tuning lab, build/lab/attnbench: A/B a configuration, promote it (variants/lab/README.md)
+lab: $(LAB_ATTNBENCH) $(LAB_AB) ## build flash_hopper's tuning lab, build/lab/attnbench: A/B a configuration, promote it (variants/lab/README.md)
 
 -include $(shell find $(BUILD) -path $(BUILD)/ab-src -prune -o -name '*.d' -print 2>/dev/null)
