@@ -18,7 +18,8 @@
  *   combines the splits (weights 2^(lse − max)). With one split the first
  *   kernel writes O itself and the second is not launched.
  * - K and V stream through shared memory in 64-key chunks, three stages
- *   deep with cp.async. 4 warps: with R m16 row tiles (R = 1, 2, 4) the
+ *   deep with cp.async (a contiguous cache's copies asking the L2 for 256
+ *   bytes at a time). 4 warps: with R m16 row tiles (R = 1, 2, 4) the
  *   warps form R row tiles × 4/R key groups; each warp computes its 16 rows
  *   against its 16·R keys of a chunk (S = Q·Kᵀ, Q's fragments held in
  *   registers for the whole run), an online softmax in fp32 (log2 domain,
@@ -34,8 +35,10 @@
  * from its page's entry, so pages of any size (16 tokens: four pages a
  * chunk) stream as a contiguous cache does. A ragged cache (each
  * sequence its own cached length, attn.h) gives each CTA its sequence's
- * length: its chunks, its causal limit; a split past the end writes an
- * empty part (log-sum-exp −inf) that the combine weighs 0. Extra memory:
+ * length: its chunks, its causal limit; its splits are runs of one length
+ * over the whole batch (not the longest sequence's), and a split past a
+ * sequence's end writes an empty part (log-sum-exp −inf) that the combine
+ * weighs 0. Extra memory:
  * with more than one split, splits·batch·heads·q_len·(head_dim + 1) floats;
  * with a paged cache, its table (batch·pages per sequence ints); with a
  * ragged one, its lengths (batch ints). */
@@ -61,23 +64,31 @@
 #define DEC_MAX_ROWS 64 /* query rows per CTA: 4 m16 tiles */
 #define DEC_MAX_Q 8     /* query tokens per sequence */
 
+/* A ragged cache's runs: about this many to each resident CTA slot over
+ * the whole batch (plan_of). */
+#define DEC_RAGGED_RUNS 8
+
+/* Whether a contiguous cache's copies ask the L2 for 256 bytes (the
+ * sector's neighbours, which the stream of whole rows wants next), and a
+ * ragged cache's runs per slot (0: the longest sequence's plan): as
+ * shipped, or in the lab (variants/lab/README.md) as its switches say,
+ * ATTN_FLASH_DECODE_L2=0|1 and ATTN_FLASH_DECODE_RUNS=N. */
+static bool l2_prefetch(void)
+{
 #ifdef FLASH_DECODE_LAB
-/* The lab's switches (variants/lab/README.md), read by flash_decode_lab
- * only: ATTN_FLASH_DECODE_L2=1, a contiguous cache's copies with the L2's
- * 256-byte prefetch; ATTN_FLASH_DECODE_RUNS=N, a ragged cache split into
- * runs of one length for every sequence, about N to each resident CTA slot
- * over the whole batch (unset: the longest sequence's plan, as shipped). */
-static bool lab_l2(void)
-{
     const char *e = getenv("ATTN_FLASH_DECODE_L2");
-    return e && *e && strcmp(e, "0") != 0;
-}
-static int lab_runs(void)
-{
-    const char *e = getenv("ATTN_FLASH_DECODE_RUNS");
-    return e && *e ? atoi(e) : 0;
-}
+    if (e && *e) return strcmp(e, "0") != 0;
 #endif
+    return true;
+}
+static int ragged_runs(void)
+{
+#ifdef FLASH_DECODE_LAB
+    const char *e = getenv("ATTN_FLASH_DECODE_RUNS");
+    if (e && *e) return atoi(e);
+#endif
+    return DEC_RAGGED_RUNS;
+}
 
 /* R m16 row tiles: the warps' split into row tiles and key groups. */
 template <int D, int R> struct dec_cfg {
@@ -133,7 +144,8 @@ static __device__ __forceinline__ void load_rows(T *dst, const T *src, int n)
 }
 
 /* L2P: a contiguous cache's K and V copies with the L2's 256-byte prefetch
- * (the lab's switch; the shipped kernel has it off). */
+ * (l2_prefetch; a paged cache's rows, a page apart, go without: measured
+ * slower at 16 tokens a page). */
 template <typename T, int D, int R, bool L2P = false>
 static __global__ void __launch_bounds__(DEC_THREADS) flash_decode_kernel(const dec_args a)
 {
@@ -391,14 +403,10 @@ static int tiles_for(int n) { return n <= 16 ? 1 : n <= 32 ? 2 : 4; }
 
 template <typename T, int D, int R> static int launch_rows(const dec_args &a, dim3 grid, cudaStream_t s)
 {
-#ifdef FLASH_DECODE_LAB
-    if (lab_l2() && !a.table) {
+    if (!a.table && l2_prefetch())
         flash_decode_kernel<T, D, R, true><<<grid, DEC_THREADS, dec_cfg<D, R>::SMEM, s>>>(a);
-        LAUNCH_TRY("flash_decode_kernel (L2 prefetch)");
-        return ATTN_OK;
-    }
-#endif
-    flash_decode_kernel<T, D, R><<<grid, DEC_THREADS, dec_cfg<D, R>::SMEM, s>>>(a);
+    else
+        flash_decode_kernel<T, D, R, false><<<grid, DEC_THREADS, dec_cfg<D, R>::SMEM, s>>>(a);
     LAUNCH_TRY("flash_decode_kernel");
     return ATTN_OK;
 }
@@ -413,14 +421,12 @@ template <typename T, int D> static int prepare(void)
                                   (int)dec_cfg<D, 2>::SMEM));
     CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   (int)dec_cfg<D, 4>::SMEM));
-#ifdef FLASH_DECODE_LAB
     CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 1, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   (int)dec_cfg<D, 1>::SMEM));
     CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 2, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   (int)dec_cfg<D, 2>::SMEM));
     CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 4, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   (int)dec_cfg<D, 4>::SMEM));
-#endif
     return ATTN_OK;
 }
 
@@ -473,12 +479,16 @@ static struct dec_plan plan_of(const struct attn_problem *p)
     const int most = nchunks / 2 > 1 ? nchunks / 2 : 1;
     if (want > most) want = most;
     pl.chunks_per_split = (nchunks + (int)want - 1) / (int)want;
-#ifdef FLASH_DECODE_LAB
-    const int runs = lab_runs();
+    /* A ragged cache: runs of one length for every sequence, about
+     * ragged_runs() to each resident slot over the whole batch (its chunks
+     * times the CTAs of a sequence's K/V heads, at least two chunks a run),
+     * so that the grid's last wave is short whatever the lengths; a short
+     * sequence's runs past its end are CTAs that write an empty part. (The
+     * lengths were checked with the problem; should they not be read here,
+     * the longest sequence's plan above stands.) */
+    const int runs = ragged_runs();
     int *lens = runs > 0 && attn_is_varlen(p) ? (int *)malloc((size_t)p->batch * sizeof *lens) : NULL;
     if (lens && attn_seq_lens(p, lens) == ATTN_OK) {
-        /* every sequence's chunks, times the CTAs of a sequence's K/V heads,
-         * over runs·slots runs of one length, at least two chunks each */
         long chunks = 0;
         for (int b = 0; b < p->batch; b++) chunks += (lens[b] + DEC_BN - 1) / DEC_BN;
         const long total = (long)runs * slots;
@@ -487,7 +497,6 @@ static struct dec_plan plan_of(const struct attn_problem *p)
         pl.chunks_per_split = cps < nchunks ? (int)cps : nchunks;
     }
     free(lens);
-#endif
     pl.splits = (nchunks + pl.chunks_per_split - 1) / pl.chunks_per_split;
     return pl;
 }
@@ -643,7 +652,7 @@ static void decode_teardown(void *ctx) { free(ctx); }
 #ifdef FLASH_DECODE_LAB
 extern "C" const struct attn_variant attn_variant_flash_decode_lab = {
     .name = "flash_decode_lab",
-    .summary = "lab: flash_decode with its switches (ATTN_FLASH_DECODE_L2, ATTN_FLASH_DECODE_RUNS)",
+    .summary = "lab: flash_decode with its switches (ATTN_FLASH_DECODE_L2=0|1, ATTN_FLASH_DECODE_RUNS=N)",
 #else
 extern "C" const struct attn_variant attn_variant_flash_decode = {
     .name = "flash_decode",

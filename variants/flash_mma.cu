@@ -91,9 +91,8 @@ static __device__ __forceinline__ void red_add_f32x2(float *p, float a, float b)
 }
 
 /* Four fp32 adds to p[0..3] (16-byte aligned): one red.global.add.v4 on
- * sm_90, two 8-byte ones (four scalar) before. (Only the lab's VEC_DQ
- * shapes use it so far.) */
-[[maybe_unused]] static __device__ __forceinline__ void red_add_f32x4(float *p, float a, float b, float c, float d)
+ * sm_90, two 8-byte ones (four scalar) before. */
+static __device__ __forceinline__ void red_add_f32x4(float *p, float a, float b, float c, float d)
 {
 #if __CUDA_ARCH__ >= 900
     asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(a), "f"(b), "f"(c), "f"(d)
@@ -543,27 +542,31 @@ struct flash_bwd_cfg {
      launch_bwd<TYPE, D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE, VEC>>}
 #define BWD_BF16(NAME, D, W, M, WQ, B, PAIRS, LAG) BWD_CFG(NAME, __nv_bfloat16, ATTN_BF16, D, W, M, WQ, B, PAIRS, LAG, false, false)
 #define BWD_FP16(NAME, D, W, M, WQ, B, PAIRS, LAG) BWD_CFG(NAME, __half, ATTN_FP16, D, W, M, WQ, B, PAIRS, LAG, false, false)
-/* the lab's shapes with dQ branch-free on whole tiles (bwd_tile_cfg's
- * WHOLE_DQ) and/or its accumulator permuted for 16-byte reductions (VEC_DQ) */
+/* shapes with dQ branch-free on whole tiles (bwd_tile_cfg's WHOLE_DQ)
+ * and/or its accumulator permuted for 16-byte reductions (VEC_DQ) */
 #define BWD_BF16_DQ(NAME, D, W, M, WQ, B, PAIRS, LAG, WHOLE, VEC)                                         \
     BWD_CFG(NAME, __nv_bfloat16, ATTN_BF16, D, W, M, WQ, B, PAIRS, LAG, WHOLE, VEC)
+#define BWD_FP16_DQ(NAME, D, W, M, WQ, B, PAIRS, LAG, WHOLE, VEC)                                         \
+    BWD_CFG(NAME, __half, ATTN_FP16, D, W, M, WQ, B, PAIRS, LAG, WHOLE, VEC)
 
 /* The backward shapes per (dtype, head_dim), fastest first: the first whose
- * shared memory the card allows ships (at D = 128, p8m64l's 196 KB; w8m64's
- * 159 KB on a card with less, such as the A100's 163 KB); the lab adds the
+ * shared memory the card allows ships (at D = 128, p8m64lwv's 196 KB, at D
+ * = 64 w8m128lwv's 182 KB; w8m64's 159 KB and w8m64l's on a card with less,
+ * such as the A100's 163 KB); the lab adds the
  * others (bf16), picked with ATTN_FLASH_MMA_BWD_TILE=NAME. The lab's
  * measurements behind the order: variants/NOTES.md. */
 static const struct flash_bwd_cfg bwd_cfgs[] = {
-    BWD_BF16("p8m64l", 128, 8, 64, 2, 1, true, true),
+    BWD_BF16_DQ("p8m64lwv", 128, 8, 64, 2, 1, true, true, true, true),
     BWD_BF16("w8m64", 128, 8, 64, 2, 1, false, false),
 #ifdef FLASH_MMA_LAB
+    BWD_BF16("p8m64l", 128, 8, 64, 2, 1, true, true),
     BWD_BF16("w4m64b2", 128, 4, 64, 2, 2, false, false),
     BWD_BF16("p8m64", 128, 8, 64, 2, 1, true, false),
     BWD_BF16("w8m64l", 128, 8, 64, 2, 1, false, true),
     BWD_BF16_DQ("p8m64lw", 128, 8, 64, 2, 1, true, true, true, false),
     BWD_BF16_DQ("p8m64lv", 128, 8, 64, 2, 1, true, true, false, true),
-    BWD_BF16_DQ("p8m64lwv", 128, 8, 64, 2, 1, true, true, true, true),
 #endif
+    BWD_BF16_DQ("w8m128lwv", 64, 8, 128, 4, 1, false, true, true, true),
     BWD_BF16("w8m64l", 64, 8, 64, 2, 1, false, true),
 #ifdef FLASH_MMA_LAB
     BWD_BF16("w8m64", 64, 8, 64, 2, 1, false, false),
@@ -574,10 +577,10 @@ static const struct flash_bwd_cfg bwd_cfgs[] = {
     BWD_BF16_DQ("w8m64lv", 64, 8, 64, 2, 1, false, true, false, true),
     BWD_BF16_DQ("w8m64lwv", 64, 8, 64, 2, 1, false, true, true, true),
     BWD_BF16("w8m128l", 64, 8, 128, 4, 1, false, true),
-    BWD_BF16_DQ("w8m128lwv", 64, 8, 128, 4, 1, false, true, true, true),
 #endif
-    BWD_FP16("p8m64l", 128, 8, 64, 2, 1, true, true),
+    BWD_FP16_DQ("p8m64lwv", 128, 8, 64, 2, 1, true, true, true, true),
     BWD_FP16("w8m64", 128, 8, 64, 2, 1, false, false),
+    BWD_FP16_DQ("w8m128lwv", 64, 8, 128, 4, 1, false, true, true, true),
     BWD_FP16("w8m64l", 64, 8, 64, 2, 1, false, true),
 };
 #define N_BWD_CFGS (sizeof bwd_cfgs / sizeof bwd_cfgs[0])
