@@ -41,13 +41,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 /* K/V heads as the grid means them: 0 is heads. */
 FUZZ_NO_COVERAGE static int kv_of(const struct attn_problem *p) { return p->kv_heads ? p->kv_heads : p->heads; }
 
+/* The same point: every key the grid sets (attn_problem_equal: q_len, the
+ * page, the pass and the inputs' distribution too). */
 FUZZ_NO_COVERAGE static bool same_point(const struct attn_problem *a, const struct attn_problem *b)
 {
-    return a->batch == b->batch && a->heads == b->heads && kv_of(a) == kv_of(b) &&
-           a->seq_len == b->seq_len && a->head_dim == b->head_dim && a->causal == b->causal &&
-           a->dtype == b->dtype && strcmp(a->varlen, b->varlen) == 0;
+    return attn_problem_equal(a, b);
 }
 
+/* A hash of some of the keys (equal points hash alike; those it leaves out
+ * only share buckets). */
 FUZZ_NO_COVERAGE static uint64_t point_key(const struct attn_problem *p)
 {
     uint64_t h = 0x9E3779B97F4A7C15ull;

@@ -90,7 +90,7 @@ static __device__ __forceinline__ void red_add_f32x2(float *p, float a, float b)
 #endif
 }
 
-/* Four fp32 adds to p[0..3] (16-byte aligned): one red.global.add.v4 on
+/* Four fp32 adds to p[0..3] (16-byte aligned): one 16-byte vector red.global.add on
  * sm_90, two 8-byte ones (four scalar) before. */
 static __device__ __forceinline__ void red_add_f32x4(float *p, float a, float b, float c, float d)
 {

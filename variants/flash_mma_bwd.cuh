@@ -103,7 +103,7 @@ struct bwd_tile_cfg {
     static constexpr bool WHOLE_DQ = WHOLE_DQ_;
     /* dQ's accumulator with the columns of each 16-column group permuted
      * (dq_acc_col), so that a thread's four values of two neighbouring n8
-     * tiles lie side by side: one 16-byte red.global.add.v4 (sm_90) where
+     * tiles lie side by side: one 16-byte vector red.global.add (sm_90) where
      * two 8-byte ones went, each warp covering 64 contiguous bytes a row;
      * flash_bwd_dq_kernel undoes the permutation */
     static constexpr bool VEC_DQ = VEC_DQ_;
