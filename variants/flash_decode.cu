@@ -81,6 +81,17 @@ static bool l2_prefetch(void)
 #endif
     return true;
 }
+/* The lab's third switch, ATTN_FLASH_DECODE_FOLD=1: the splits combined by
+ * the last CTA of each row block to finish (an arrival count per row block
+ * in the workspace) instead of a second kernel; off as shipped. */
+static bool fold_combine(void)
+{
+#ifdef FLASH_DECODE_LAB
+    const char *e = getenv("ATTN_FLASH_DECODE_FOLD");
+    if (e && *e) return strcmp(e, "0") != 0;
+#endif
+    return false;
+}
 static int ragged_runs(void)
 {
 #ifdef FLASH_DECODE_LAB
@@ -115,6 +126,7 @@ struct dec_args {
     const int *lens;  /* a ragged cache's lengths (device), else NULL: kv_len each */
     int page, pages_per_seq;
     float *part_o;   /* splits > 1: [split][row][D], normalised */
+    int *arrivals;   /* fold_combine: the CTAs done per row block, else NULL */
     float *part_lse; /* [split][row], log2 units, -inf for a row with no key */
     int heads, kv_heads, q_len, kv_len, causal;
     int group_rows;       /* G·q_len: the rows of one K/V head */
@@ -145,8 +157,9 @@ static __device__ __forceinline__ void load_rows(T *dst, const T *src, int n)
 
 /* L2P: a contiguous cache's K and V copies with the L2's 256-byte prefetch
  * (l2_prefetch; a paged cache's rows, a page apart, go without: measured
- * slower at 16 tokens a page). */
-template <typename T, int D, int R, bool L2P = false>
+ * slower at 16 tokens a page). FOLD: with more than one split, the last
+ * CTA of the row block to finish combines the splits (fold_combine). */
+template <typename T, int D, int R, bool L2P = false, bool FOLD = false>
 static __global__ void __launch_bounds__(DEC_THREADS) flash_decode_kernel(const dec_args a)
 {
     using C = dec_cfg<D, R>;
@@ -358,6 +371,35 @@ static __global__ void __launch_bounds__(DEC_THREADS) flash_decode_kernel(const 
                 a.part_lse[(size_t)split * a.total_rows + row] = sum > 0.f ? m * a.scale_log2 + log2f(sum) : -INFINITY;
         }
     }
+    if constexpr (FOLD) {
+        if (a.splits == 1) return;
+        /* this CTA's parts written and visible device-wide, then counted;
+         * the last of the row block's splits combines them (weights
+         * 2^(lse_s − max lse), as the combine kernel) and resets the count */
+        __shared__ int last;
+        __threadfence();
+        __syncthreads();
+        const size_t slot = (size_t)b * gridDim.y + blockIdx.y;
+        if (threadIdx.x == 0) last = atomicAdd(&a.arrivals[slot], 1) == a.splits - 1;
+        __syncthreads();
+        if (!last) return;
+        __threadfence();
+        for (int idx = threadIdx.x; idx < rows * D; idx += DEC_THREADS) {
+            const size_t row = qrow0 + idx / D;
+            const int d = idx % D;
+            float mx = -INFINITY;
+            for (int sp = 0; sp < a.splits; sp++) mx = fmaxf(mx, __ldcg(a.part_lse + (size_t)sp * a.total_rows + row));
+            float sum = 0.f, acc = 0.f;
+            if (mx != -INFINITY)
+                for (int sp = 0; sp < a.splits; sp++) {
+                    const float w = ex2(__ldcg(a.part_lse + (size_t)sp * a.total_rows + row) - mx);
+                    sum += w;
+                    acc += w * __ldcg(a.part_o + ((size_t)sp * a.total_rows + row) * D + d);
+                }
+            ((T *)a.o)[row * D + d] = from_float(sum > 0.f ? acc / sum : 0.f, (T *)nullptr);
+        }
+        if (threadIdx.x == 0) a.arrivals[slot] = 0;
+    }
 }
 
 /* O of each row from the splits' parts: weights 2^(lse_s − max lse). One
@@ -401,13 +443,31 @@ static __global__ void __launch_bounds__(D) flash_decode_combine_kernel(const de
 /* Row tiles for a CTA of n rows. */
 static int tiles_for(int n) { return n <= 16 ? 1 : n <= 32 ? 2 : 4; }
 
-template <typename T, int D, int R> static int launch_rows(const dec_args &a, dim3 grid, cudaStream_t s)
+template <typename T, int D, int R, bool FOLD> static void launch_kernel(const dec_args &a, dim3 grid, cudaStream_t s)
 {
     if (!a.table && l2_prefetch())
-        flash_decode_kernel<T, D, R, true><<<grid, DEC_THREADS, dec_cfg<D, R>::SMEM, s>>>(a);
+        flash_decode_kernel<T, D, R, true, FOLD><<<grid, DEC_THREADS, dec_cfg<D, R>::SMEM, s>>>(a);
     else
-        flash_decode_kernel<T, D, R, false><<<grid, DEC_THREADS, dec_cfg<D, R>::SMEM, s>>>(a);
+        flash_decode_kernel<T, D, R, false, FOLD><<<grid, DEC_THREADS, dec_cfg<D, R>::SMEM, s>>>(a);
+}
+
+template <typename T, int D, int R> static int launch_rows(const dec_args &a, dim3 grid, cudaStream_t s)
+{
+#ifdef FLASH_DECODE_LAB
+    if (a.arrivals)
+        launch_kernel<T, D, R, true>(a, grid, s);
+    else
+#endif
+        launch_kernel<T, D, R, false>(a, grid, s);
     LAUNCH_TRY("flash_decode_kernel");
+    return ATTN_OK;
+}
+
+/* Its shared memory allowed to one instance. */
+template <typename T, int D, int R, bool L2P, bool FOLD> static int allow_smem(void)
+{
+    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, R, L2P, FOLD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (int)dec_cfg<D, R>::SMEM));
     return ATTN_OK;
 }
 
@@ -415,18 +475,20 @@ template <typename T, int D, int R> static int launch_rows(const dec_args &a, di
  * setup (an attribute set while a stream is being captured is no launch). */
 template <typename T, int D> static int prepare(void)
 {
-    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  (int)dec_cfg<D, 1>::SMEM));
-    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  (int)dec_cfg<D, 2>::SMEM));
-    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  (int)dec_cfg<D, 4>::SMEM));
-    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 1, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  (int)dec_cfg<D, 1>::SMEM));
-    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 2, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  (int)dec_cfg<D, 2>::SMEM));
-    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 4, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  (int)dec_cfg<D, 4>::SMEM));
+    ATTN_TRY((allow_smem<T, D, 1, false, false>()));
+    ATTN_TRY((allow_smem<T, D, 2, false, false>()));
+    ATTN_TRY((allow_smem<T, D, 4, false, false>()));
+    ATTN_TRY((allow_smem<T, D, 1, true, false>()));
+    ATTN_TRY((allow_smem<T, D, 2, true, false>()));
+    ATTN_TRY((allow_smem<T, D, 4, true, false>()));
+#ifdef FLASH_DECODE_LAB
+    ATTN_TRY((allow_smem<T, D, 1, false, true>()));
+    ATTN_TRY((allow_smem<T, D, 2, false, true>()));
+    ATTN_TRY((allow_smem<T, D, 4, false, true>()));
+    ATTN_TRY((allow_smem<T, D, 1, true, true>()));
+    ATTN_TRY((allow_smem<T, D, 2, true, true>()));
+    ATTN_TRY((allow_smem<T, D, 4, true, true>()));
+#endif
     return ATTN_OK;
 }
 
@@ -510,7 +572,7 @@ template <typename T, int D> static int launch(const struct attn_problem *p, con
     case 2: ATTN_TRY((launch_rows<T, D, 2>(a, grid, s))); break;
     default: ATTN_TRY((launch_rows<T, D, 4>(a, grid, s))); break;
     }
-    if (a.splits > 1) {
+    if (a.splits > 1 && !a.arrivals) {
         flash_decode_combine_kernel<T, D><<<(unsigned)a.total_rows, D, (size_t)a.splits * sizeof(float), s>>>(a);
         LAUNCH_TRY("flash_decode_combine_kernel");
     }
@@ -529,6 +591,7 @@ struct dec_ctx {
     float *part_o, *part_lse;
     int *table; /* a paged cache's page table, on the device */
     int *lens;  /* a ragged cache's lengths, on the device */
+    int *arrivals; /* fold_combine: the count per row block, zeroed at setup */
 };
 
 static size_t part_rows(const struct attn_problem *p)
@@ -540,14 +603,21 @@ static size_t round256(size_t n) { return (n + 255) / 256 * 256; }
 
 /* The workspace: with more than one split, the parts' lse then their O;
  * with a paged cache, the page table after them; with a ragged cache, its
- * lengths last. */
+ * lengths; with fold_combine and more than one split, an arrival count per
+ * row block last. */
 struct dec_layout {
-    size_t lse, o, table, lens, total;
+    size_t lse, o, table, lens, arrivals, total;
 };
+
+/* The CTAs along a grid's batch and K/V-head axes: the row blocks. */
+static size_t row_blocks_of(const struct attn_problem *p, const struct dec_plan *pl)
+{
+    return (size_t)p->batch * attn_kv_heads(p) * pl->row_blocks;
+}
 
 static struct dec_layout layout_of(const struct attn_problem *p, const struct dec_plan *pl)
 {
-    struct dec_layout l = {0, 0, 0, 0, 0};
+    struct dec_layout l = {0, 0, 0, 0, 0, 0};
     if (pl->splits > 1) {
         l.o = round256((size_t)pl->splits * part_rows(p) * sizeof(float));
         l.total = l.o + round256((size_t)pl->splits * part_rows(p) * p->head_dim * sizeof(float));
@@ -555,7 +625,9 @@ static struct dec_layout layout_of(const struct attn_problem *p, const struct de
     l.table = l.total;
     if (attn_is_paged(p)) l.total += round256((size_t)p->batch * attn_pages_per_seq(p) * sizeof(int));
     l.lens = l.total;
-    if (attn_is_varlen(p)) l.total += (size_t)p->batch * sizeof(int);
+    if (attn_is_varlen(p)) l.total += round256((size_t)p->batch * sizeof(int));
+    l.arrivals = l.total;
+    if (pl->splits > 1 && fold_combine()) l.total += row_blocks_of(p, pl) * sizeof(int);
     return l;
 }
 
@@ -595,17 +667,24 @@ static int decode_setup(void **ctx, const struct attn_problem *p, void *workspac
     c->part_o = c->plan.splits > 1 ? (float *)(ws + l.o) : NULL;
     c->table = attn_is_paged(p) ? (int *)(ws + l.table) : NULL;
     c->lens = attn_is_varlen(p) ? (int *)(ws + l.lens) : NULL;
+    c->arrivals = c->plan.splits > 1 && fold_combine() ? (int *)(ws + l.arrivals) : NULL;
     int rc = l.total && !ws ? ATTN_FAIL(ATTN_ERR, "flash_decode: no workspace") : ATTN_OK;
     if (rc == ATTN_OK && c->table) rc = gpu_upload_page_table(p, c->table);
     if (rc == ATTN_OK && c->lens) rc = gpu_upload_seq_lens(p, c->lens);
+    if (rc == ATTN_OK && c->arrivals &&
+        (cudaMemset(c->arrivals, 0, row_blocks_of(p, &c->plan) * sizeof(int)) != cudaSuccess ||
+         cudaStreamSynchronize(0) != cudaSuccess)) {
+        (void)cudaGetLastError();
+        rc = ATTN_FAIL(ATTN_ERR, "flash_decode: zeroing the arrival counts");
+    }
     if (rc != ATTN_OK) {
         free(c);
         return rc;
     }
     const int G = p->heads / attn_kv_heads(p), rows = G * attn_q_len(p);
-    attn_set_impl("rows %d (%d m16 tiles), %d split%s of %d keys", rows,
+    attn_set_impl("rows %d (%d m16 tiles), %d split%s of %d keys%s", rows,
                   tiles_for(rows < DEC_MAX_ROWS ? rows : DEC_MAX_ROWS), c->plan.splits, c->plan.splits == 1 ? "" : "s",
-                  c->plan.chunks_per_split * DEC_BN);
+                  c->plan.chunks_per_split * DEC_BN, c->arrivals ? ", combined by the last CTA" : "");
     *ctx = c;
     return ATTN_OK;
 }
@@ -625,6 +704,7 @@ static int decode_run(void *ctx, const void *q, const void *k, const void *v, vo
     a.pages_per_seq = attn_pages_per_seq(p);
     a.part_o = c->part_o;
     a.part_lse = c->part_lse;
+    a.arrivals = c->arrivals;
     a.heads = p->heads;
     a.kv_heads = attn_kv_heads(p);
     a.q_len = attn_q_len(p);
@@ -652,7 +732,7 @@ static void decode_teardown(void *ctx) { free(ctx); }
 #ifdef FLASH_DECODE_LAB
 extern "C" const struct attn_variant attn_variant_flash_decode_lab = {
     .name = "flash_decode_lab",
-    .summary = "lab: flash_decode with its switches (ATTN_FLASH_DECODE_L2=0|1, ATTN_FLASH_DECODE_RUNS=N)",
+    .summary = "lab: flash_decode with its switches (ATTN_FLASH_DECODE_L2=0|1, _RUNS=N, _FOLD=0|1)",
 #else
 extern "C" const struct attn_variant attn_variant_flash_decode = {
     .name = "flash_decode",
