@@ -54,7 +54,6 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define DEC_PAD 8       /* 16-bit elements of padding per shared row */
 #define DEC_BN 64       /* keys per chunk */
@@ -68,38 +67,28 @@
  * the whole batch (plan_of). */
 #define DEC_RAGGED_RUNS 8
 
-/* Whether a contiguous cache's copies ask the L2 for 256 bytes (the
- * sector's neighbours, which the stream of whole rows wants next), and a
- * ragged cache's runs per slot (0: the longest sequence's plan): as
- * shipped, or in the lab (variants/lab/README.md) as its switches say,
- * ATTN_FLASH_DECODE_L2=0|1 and ATTN_FLASH_DECODE_RUNS=N. */
-static bool l2_prefetch(void)
+/* A choice as shipped, or in the lab (variants/lab/README.md) as its
+ * switch, the environment variable `name`, says when set. */
+static int lab_switch(const char *name, int shipped)
 {
 #ifdef FLASH_DECODE_LAB
-    const char *e = getenv("ATTN_FLASH_DECODE_L2");
-    if (e && *e) return strcmp(e, "0") != 0;
-#endif
-    return true;
-}
-/* The lab's third switch, ATTN_FLASH_DECODE_FOLD=1: the splits combined by
- * the last CTA of each row block to finish (an arrival count per row block
- * in the workspace) instead of a second kernel; off as shipped. */
-static bool fold_combine(void)
-{
-#ifdef FLASH_DECODE_LAB
-    const char *e = getenv("ATTN_FLASH_DECODE_FOLD");
-    if (e && *e) return strcmp(e, "0") != 0;
-#endif
-    return false;
-}
-static int ragged_runs(void)
-{
-#ifdef FLASH_DECODE_LAB
-    const char *e = getenv("ATTN_FLASH_DECODE_RUNS");
+    const char *e = getenv(name);
     if (e && *e) return atoi(e);
+#else
+    (void)name;
 #endif
-    return DEC_RAGGED_RUNS;
+    return shipped;
 }
+/* Whether a contiguous cache's copies ask the L2 for 256 bytes (the
+ * sector's neighbours, which the stream of whole rows wants next). */
+static bool l2_prefetch(void) { return lab_switch("ATTN_FLASH_DECODE_L2", 1) != 0; }
+/* Whether, with more than one split, the last CTA of each row block to
+ * finish combines the splits (an arrival count per row block in the
+ * workspace) instead of a second kernel: off as shipped. */
+static bool fold_combine(void) { return lab_switch("ATTN_FLASH_DECODE_FOLD", 0) != 0; }
+/* A ragged cache's runs per resident slot (plan_of; 0: the longest
+ * sequence's plan). */
+static int ragged_runs(void) { return lab_switch("ATTN_FLASH_DECODE_RUNS", DEC_RAGGED_RUNS); }
 
 /* R m16 row tiles: the warps' split into row tiles and key groups. */
 template <int D, int R> struct dec_cfg {
