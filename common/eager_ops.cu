@@ -601,7 +601,7 @@ static size_t gathered_kv_bytes(const struct attn_problem *p)
 static size_t paged_bytes(const struct attn_problem *p)
 {
     if (!attn_is_paged(p)) return 0;
-    return 2 * gathered_kv_bytes(p) + align256((size_t)p->batch * attn_pages_per_seq(p) * sizeof(int));
+    return 2 * gathered_kv_bytes(p) + (size_t)p->batch * attn_pages_per_seq(p) * sizeof(int);
 }
 
 /* Whether p is a decode against a ragged cache (each sequence its own

@@ -366,6 +366,7 @@ static __global__ void __launch_bounds__(DEC_THREADS) flash_decode_kernel(const 
          * the last of the row block's splits combines them (weights
          * 2^(lse_s − max lse), as the combine kernel) and resets the count */
         __shared__ int last;
+        __shared__ float row_max[DEC_MAX_ROWS]; /* each row's largest lse over the splits */
         __threadfence();
         __syncthreads();
         const size_t slot = (size_t)b * gridDim.y + blockIdx.y;
@@ -373,11 +374,17 @@ static __global__ void __launch_bounds__(DEC_THREADS) flash_decode_kernel(const 
         __syncthreads();
         if (!last) return;
         __threadfence();
+        for (int r = threadIdx.x; r < rows; r += DEC_THREADS) {
+            float mx = -INFINITY;
+            for (int sp = 0; sp < a.splits; sp++)
+                mx = fmaxf(mx, __ldcg(a.part_lse + (size_t)sp * a.total_rows + qrow0 + r));
+            row_max[r] = mx;
+        }
+        __syncthreads();
         for (int idx = threadIdx.x; idx < rows * D; idx += DEC_THREADS) {
             const size_t row = qrow0 + idx / D;
             const int d = idx % D;
-            float mx = -INFINITY;
-            for (int sp = 0; sp < a.splits; sp++) mx = fmaxf(mx, __ldcg(a.part_lse + (size_t)sp * a.total_rows + row));
+            const float mx = row_max[idx / D];
             float sum = 0.f, acc = 0.f;
             if (mx != -INFINITY)
                 for (int sp = 0; sp < a.splits; sp++) {
@@ -452,11 +459,16 @@ template <typename T, int D, int R> static int launch_rows(const dec_args &a, di
     return ATTN_OK;
 }
 
-/* Its shared memory allowed to one instance. */
-template <typename T, int D, int R, bool L2P, bool FOLD> static int allow_smem(void)
+/* Their shared memory allowed to the instances of every row-tile count
+ * with these switches. */
+template <typename T, int D, bool L2P, bool FOLD> static int allow_smem(void)
 {
-    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, R, L2P, FOLD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  (int)dec_cfg<D, R>::SMEM));
+    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 1, L2P, FOLD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (int)dec_cfg<D, 1>::SMEM));
+    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 2, L2P, FOLD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (int)dec_cfg<D, 2>::SMEM));
+    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 4, L2P, FOLD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (int)dec_cfg<D, 4>::SMEM));
     return ATTN_OK;
 }
 
@@ -464,19 +476,11 @@ template <typename T, int D, int R, bool L2P, bool FOLD> static int allow_smem(v
  * setup (an attribute set while a stream is being captured is no launch). */
 template <typename T, int D> static int prepare(void)
 {
-    ATTN_TRY((allow_smem<T, D, 1, false, false>()));
-    ATTN_TRY((allow_smem<T, D, 2, false, false>()));
-    ATTN_TRY((allow_smem<T, D, 4, false, false>()));
-    ATTN_TRY((allow_smem<T, D, 1, true, false>()));
-    ATTN_TRY((allow_smem<T, D, 2, true, false>()));
-    ATTN_TRY((allow_smem<T, D, 4, true, false>()));
+    ATTN_TRY((allow_smem<T, D, false, false>()));
+    ATTN_TRY((allow_smem<T, D, true, false>()));
 #ifdef FLASH_DECODE_LAB
-    ATTN_TRY((allow_smem<T, D, 1, false, true>()));
-    ATTN_TRY((allow_smem<T, D, 2, false, true>()));
-    ATTN_TRY((allow_smem<T, D, 4, false, true>()));
-    ATTN_TRY((allow_smem<T, D, 1, true, true>()));
-    ATTN_TRY((allow_smem<T, D, 2, true, true>()));
-    ATTN_TRY((allow_smem<T, D, 4, true, true>()));
+    ATTN_TRY((allow_smem<T, D, false, true>()));
+    ATTN_TRY((allow_smem<T, D, true, true>()));
 #endif
     return ATTN_OK;
 }
@@ -614,7 +618,7 @@ static struct dec_layout layout_of(const struct attn_problem *p, const struct de
     l.table = l.total;
     if (attn_is_paged(p)) l.total += round256((size_t)p->batch * attn_pages_per_seq(p) * sizeof(int));
     l.lens = l.total;
-    if (attn_is_varlen(p)) l.total += round256((size_t)p->batch * sizeof(int));
+    if (attn_is_varlen(p)) l.total += (size_t)p->batch * sizeof(int);
     l.arrivals = l.total;
     if (pl->splits > 1 && fold_combine()) l.total += row_blocks_of(p, pl) * sizeof(int);
     return l;
