@@ -501,9 +501,11 @@ template <typename T, int D, typename C>
 static int launch_bwd(const struct attn_problem *p, const struct bwd_call *a, cudaStream_t s)
 {
     const size_t rows = a->tokens * p->heads; /* of Q, O, dO, dQ: the statistics' count */
+    /* rows between a token and the next of one head; the accumulator's rows */
+    const size_t ld = attn_is_varlen(p) ? (size_t)p->heads : 1, acc_rows = rows + (C::VEC_DQ == 2 ? ld : 0);
     constexpr int PREP_ROWS = 256 / (D / 8);
-    flash_bwd_prep_kernel<T, D><<<(unsigned)((rows + PREP_ROWS - 1) / PREP_ROWS), 256, 0, s>>>(
-        (const T *)a->o, (const T *)a->dout, a->dsum, a->dq_acc, rows);
+    flash_bwd_prep_kernel<T, D><<<(unsigned)((acc_rows + PREP_ROWS - 1) / PREP_ROWS), 256, 0, s>>>(
+        (const T *)a->o, (const T *)a->dout, a->dsum, a->dq_acc, rows, acc_rows);
     LAUNCH_TRY("flash_bwd_prep_kernel");
 
     const int kv_heads = attn_kv_heads(p);
@@ -516,7 +518,8 @@ static int launch_bwd(const struct attn_problem *p, const struct bwd_call *a, cu
     LAUNCH_TRY("flash_bwd_kernel");
 
     const size_t n8 = rows * D / 8;
-    flash_bwd_dq_kernel<T, C::VEC_DQ><<<(unsigned)((n8 + 255) / 256), 256, 0, s>>>(a->dq_acc, (T *)a->dq, n8, p->scale);
+    flash_bwd_dq_kernel<T, D, C::VEC_DQ><<<(unsigned)((n8 + 255) / 256), 256, 0, s>>>(a->dq_acc, (T *)a->dq, n8, ld,
+                                                                                      p->scale);
     LAUNCH_TRY("flash_bwd_dq_kernel");
     return ATTN_OK;
 }
@@ -526,7 +529,8 @@ static int launch_bwd(const struct attn_problem *p, const struct bwd_call *a, cu
  * "pWmM": W warps in pairs sharing 32 keys (bwd_tile_pair); a trailing "l":
  * dQ one tile behind, one barrier per query tile (bwd_tile_cfg's LAG); then
  * "w": dQ branch-free on whole tiles (WHOLE_DQ); "v": dQ's accumulator
- * permuted for 16-byte reductions (VEC_DQ). */
+ * permuted for 16-byte reductions (VEC_DQ 1), "vq": and two tokens' rows
+ * interleaved so that each reduction covers whole 128-byte lines (2). */
 struct flash_bwd_cfg {
     const char *name;
     enum attn_dtype dtype;
@@ -565,6 +569,7 @@ static const struct flash_bwd_cfg bwd_cfgs[] = {
     BWD_BF16("w8m64l", 128, 8, 64, 2, 1, false, true),
     BWD_BF16_DQ("p8m64lw", 128, 8, 64, 2, 1, true, true, true, false),
     BWD_BF16_DQ("p8m64lv", 128, 8, 64, 2, 1, true, true, false, true),
+    BWD_BF16_DQ("p8m64lwvq", 128, 8, 64, 2, 1, true, true, true, 2),
 #endif
     BWD_BF16_DQ("w8m128lwv", 64, 8, 128, 4, 1, false, true, true, true),
     BWD_BF16("w8m64l", 64, 8, 64, 2, 1, false, true),
@@ -577,6 +582,7 @@ static const struct flash_bwd_cfg bwd_cfgs[] = {
     BWD_BF16_DQ("w8m64lv", 64, 8, 64, 2, 1, false, true, false, true),
     BWD_BF16_DQ("w8m64lwv", 64, 8, 64, 2, 1, false, true, true, true),
     BWD_BF16("w8m128l", 64, 8, 128, 4, 1, false, true),
+    BWD_BF16_DQ("w8m128lwvq", 64, 8, 128, 4, 1, false, true, true, 2),
 #endif
     BWD_FP16_DQ("p8m64lwv", 128, 8, 64, 2, 1, true, true, true, true),
     BWD_FP16("w8m64", 128, 8, 64, 2, 1, false, false),
@@ -649,7 +655,8 @@ static struct ws_layout layout_of(const struct attn_problem *p)
         l.dsum = at;
         at += round256(rows * sizeof(float));
         l.dq_acc = at;
-        at += round256(rows * p->head_dim * sizeof(float));
+        /* a row per head more: the layout that pairs tokens' rows (dq_acc_at) */
+        at += round256((rows + p->heads) * p->head_dim * sizeof(float));
     }
     l.total = at;
     return l;

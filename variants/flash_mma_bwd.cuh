@@ -92,7 +92,7 @@
  * barrier per tile orders everything (the flash_bwd_kernel's loop says how)
  * and a warp's dQ of the last tile overlaps the other warps' products. */
 template <int WARPS_, int BM_, int WQ_, int MINB_ = 1, bool PAIRS_ = false, bool LAG_ = false,
-          bool WHOLE_DQ_ = false, bool VEC_DQ_ = false>
+          bool WHOLE_DQ_ = false, int VEC_DQ_ = 0>
 struct bwd_tile_cfg {
     static constexpr int WARPS = WARPS_, BM = BM_, WQ = WQ_, WD = WARPS_ / WQ_, MINB = MINB_;
     static constexpr int THREADS = WARPS * 32, BN = WARPS * 16;
@@ -101,23 +101,39 @@ struct bwd_tile_cfg {
      * as code without a branch, so that ptxas can overlap its loads and
      * products; partial tiles keep the guarded loop */
     static constexpr bool WHOLE_DQ = WHOLE_DQ_;
-    /* dQ's accumulator with the columns of each 16-column group permuted
-     * (dq_acc_col), so that a thread's four values of two neighbouring n8
-     * tiles lie side by side: one 16-byte vector red.global.add (sm_90) where
-     * two 8-byte ones went, each warp covering 64 contiguous bytes a row;
-     * flash_bwd_dq_kernel undoes the permutation */
-    static constexpr bool VEC_DQ = VEC_DQ_;
+    /* dQ's accumulator layout (dq_acc_at; flash_bwd_dq_kernel undoes it).
+     * 0: Q's. 1: the columns of each 16-column group permuted, so that a
+     * thread's four values of two neighbouring n8 tiles lie side by side:
+     * one 16-byte vector red.global.add (sm_90) where two 8-byte ones went,
+     * each warp covering 64 contiguous bytes of 8 rows. 2: as 1, and the
+     * rows of two neighbouring tokens (of one head) interleaved a group at
+     * a time, so that the 8 rows' halves make 4 whole 128-byte lines. */
+    static constexpr int VEC_DQ = VEC_DQ_;
 };
 
-/* Where element c of dQ (a row's column, or an index into rows of D, D a
- * multiple of 16) lies in its fp32 accumulator: c itself, or with VEC_DQ,
- * within its 16-column group, c = 8·jj + 2·t + e (jj, e: 0 or 1; t: 0..3,
- * the mma fragment's thread column) at 4·t + 2·jj + e. */
-template <bool VEC> static __device__ __forceinline__ size_t dq_acc_col(size_t c)
+/* Within a 16-column group, column c = 8·jj + 2·t + e (jj, e: 0 or 1; t:
+ * 0..3, the mma fragment's thread column) at 4·t + 2·jj + e. */
+static __device__ __forceinline__ int dq_group_perm(int c)
 {
-    if constexpr (!VEC) return c;
-    const size_t in = c % 16;
-    return c - in + 4 * ((in % 8) / 2) + 2 * (in / 8) + in % 2;
+    return 4 * ((c % 8) / 2) + 2 * (c / 8) + c % 2;
+}
+
+/* Where dQ's element (row r of Q seen as rows of D, column c) lies in its
+ * fp32 accumulator under layout VEC (bwd_tile_cfg's VEC_DQ). ld: the rows
+ * between one token and the next of the same head (1 dense [B,H,S], the
+ * heads ragged [tokens,H]); tp: the parity of r's token (r / ld). Layout
+ * 2 pairs each even token with the next: group G of both rows goes to the
+ * (G odd ? odd : even) row's 128 bytes (G / 2)·32 .. + 31, the even
+ * token's 16 values first. The accumulator then holds ld rows more than
+ * Q (a last even token's partner). */
+template <int D, int VEC>
+static __device__ __forceinline__ size_t dq_acc_at(size_t r, int c, size_t ld, int tp)
+{
+    static_assert(VEC < 2 || D % 32 == 0, "row pairs interleave pairs of 16-column groups");
+    if constexpr (VEC == 0) return r * D + c;
+    if constexpr (VEC == 1) return r * D + (c - c % 16) + dq_group_perm(c % 16);
+    const int grp = c / 16;
+    return (r - (size_t)tp * ld + (size_t)(grp % 2) * ld) * D + (grp / 2) * 32 + tp * 16 + dq_group_perm(c % 16);
 }
 
 /* Shared memory of flash_bwd_kernel: K, V; two stages of Q and dO; dSᵀ
@@ -141,16 +157,21 @@ static __device__ __forceinline__ float2 unpack2(uint32_t r, __half *)
 
 /* Dsum[row] = Σ_d dO[row][d]·O[row][d] in fp32 over `rows` rows of D
  * elements (Q's rows: [B,H,S] dense, [tokens,H] ragged, the statistics'
- * index), and dQ's accumulator zeroed. D/8 threads per row, 16 bytes each. */
+ * index), and dQ's accumulator zeroed: acc_rows rows (rows, or more:
+ * dq_acc_at's layout 2). D/8 threads per row, 16 bytes each. */
 template <typename T, int D>
 static __global__ void __launch_bounds__(256)
 flash_bwd_prep_kernel(const T *__restrict__ o, const T *__restrict__ dout, float *__restrict__ dsum,
-                      float *__restrict__ dq_acc, size_t rows)
+                      float *__restrict__ dq_acc, size_t rows, size_t acc_rows)
 {
     constexpr int TPR = D / 8, RPB = 256 / TPR; /* threads per row, rows per block */
     const size_t row = (size_t)blockIdx.x * RPB + threadIdx.x / TPR;
     const int col = (threadIdx.x % TPR) * 8;
     float acc = 0.f;
+    if (row >= rows && row < acc_rows) {
+        float4 *z = reinterpret_cast<float4 *>(dq_acc + row * D + col);
+        z[0] = z[1] = make_float4(0.f, 0.f, 0.f, 0.f);
+    }
     if (row < rows) {
         const uint4 a = *reinterpret_cast<const uint4 *>(o + row * D + col);
         const uint4 b = *reinterpret_cast<const uint4 *>(dout + row * D + col);
@@ -169,19 +190,23 @@ flash_bwd_prep_kernel(const T *__restrict__ o, const T *__restrict__ dout, float
 }
 
 /* dQ = scale · accumulator in the 16-bit dtype, 8 elements per thread
- * (with VEC, gathered from the permuted columns: dq_acc_col). */
-template <typename T, bool VEC>
+ * (with VEC, gathered from the accumulator's layout: dq_acc_at; ld as
+ * there). */
+template <typename T, int D, int VEC>
 static __global__ void __launch_bounds__(256)
-flash_bwd_dq_kernel(const float *__restrict__ acc, T *__restrict__ dq, size_t n8, float scale)
+flash_bwd_dq_kernel(const float *__restrict__ acc, T *__restrict__ dq, size_t n8, size_t ld, float scale)
 {
     const size_t i = (size_t)blockIdx.x * 256 + threadIdx.x;
     if (i >= n8) return;
     float4 a, b;
     if constexpr (VEC) {
-        /* elements 8i .. 8i+7 in pairs, each pair side by side in the accumulator */
+        /* elements 8i .. 8i+7 (one row, one half of a 16-column group) in
+         * pairs, each pair side by side in the accumulator */
+        const size_t r = 8 * i / D;
+        const int c = (int)(8 * i % D), tp = VEC == 2 ? (int)((r / ld) % 2) : 0;
         float2 pr[4];
 #pragma unroll
-        for (int u = 0; u < 4; u++) pr[u] = *reinterpret_cast<const float2 *>(acc + dq_acc_col<true>(8 * i + 2 * u));
+        for (int u = 0; u < 4; u++) pr[u] = *reinterpret_cast<const float2 *>(acc + dq_acc_at<D, VEC>(r, c + 2 * u, ld, tp));
         a = make_float4(pr[0].x, pr[0].y, pr[1].x, pr[1].y);
         b = make_float4(pr[2].x, pr[2].y, pr[3].x, pr[3].y);
     } else {
@@ -461,10 +486,11 @@ static __device__ __forceinline__ void bwd_tile_pair(float (&dk)[D / 8][4], floa
  * the stored [key][query] blocks is dS's A fragment (rows = queries, the
  * summed index = keys); B x4.trans: K rows kk·16 + 0-7 / 8-15 × dims
  * j·8 .. j·8+15, b0,b1 of n8 tile j then of j+1. q_row0 + q·q_ld: query q's
- * row of the head in the accumulator seen as rows of D floats. */
+ * row of the head, seen as rows of D (dq_acc_at places it in the
+ * accumulator); par0: the parity of query 0's token. */
 template <typename T, int D, typename C, bool WHOLE>
 static __device__ __forceinline__ void bwd_dq_part(const T *sdS, const T *sK, float *__restrict__ dq_acc,
-                                                   size_t q_row0, size_t q_ld, int m0, int S, int k_steps)
+                                                   size_t q_row0, size_t q_ld, int par0, int m0, int S, int k_steps)
 {
     constexpr int BM = C::BM, BN = C::BN, LD = D + PAD, LDS = BM + PAD;
     constexpr int MQ = BM / C::WQ / 16, DW = D / C::WD, DC = DW > 32 ? 32 : DW, NC = DC / 8;
@@ -506,11 +532,18 @@ static __device__ __forceinline__ void bwd_dq_part(const T *sdS, const T *sK, fl
                 const int q = m0 + q0 + mq * 16 + g + h * 8;
                 if (!WHOLE && q >= S) continue;
                 float *row = dq_acc + (q_row0 + (size_t)q * q_ld) * D + d0 + dc;
-                if constexpr (C::VEC_DQ) {
-                    /* n8 tiles j, j + 1 form one 16-column group (d0 + dc is a multiple of 16) */
+                /* with VEC_DQ, n8 tiles j, j + 1 form one 16-column group (d0 + dc is a multiple of 16) */
+                if constexpr (C::VEC_DQ == 2) {
+                    const size_t r = q_row0 + (size_t)q * q_ld;
+                    const int tp = (par0 + q) & 1;
 #pragma unroll
                     for (int j = 0; j < NC; j += 2)
-                        red_add_f32x4(row + dq_acc_col<true>(j * 8 + 2 * t), acc[mq][j][2 * h], acc[mq][j][2 * h + 1],
+                        red_add_f32x4(dq_acc + dq_acc_at<D, 2>(r, d0 + dc + j * 8 + 2 * t, q_ld, tp), acc[mq][j][2 * h],
+                                      acc[mq][j][2 * h + 1], acc[mq][j + 1][2 * h], acc[mq][j + 1][2 * h + 1]);
+                } else if constexpr (C::VEC_DQ == 1) {
+#pragma unroll
+                    for (int j = 0; j < NC; j += 2)
+                        red_add_f32x4(row + j * 8 + dq_group_perm(2 * t), acc[mq][j][2 * h], acc[mq][j][2 * h + 1],
                                       acc[mq][j + 1][2 * h], acc[mq][j + 1][2 * h + 1]);
                 } else {
 #pragma unroll
@@ -524,15 +557,15 @@ static __device__ __forceinline__ void bwd_dq_part(const T *sdS, const T *sK, fl
  * query row counts takes the branch-free copy. */
 template <typename T, int D, typename C>
 static __device__ __forceinline__ void bwd_dq(const T *sdS, const T *sK, float *__restrict__ dq_acc, size_t q_row0,
-                                              size_t q_ld, int m0, int S, int k_steps)
+                                              size_t q_ld, int par0, int m0, int S, int k_steps)
 {
     if constexpr (C::WHOLE_DQ) {
         if (k_steps == C::BN / 16 && m0 + C::BM <= S) {
-            bwd_dq_part<T, D, C, true>(sdS, sK, dq_acc, q_row0, q_ld, m0, S, k_steps);
+            bwd_dq_part<T, D, C, true>(sdS, sK, dq_acc, q_row0, q_ld, par0, m0, S, k_steps);
             return;
         }
     }
-    bwd_dq_part<T, D, C, false>(sdS, sK, dq_acc, q_row0, q_ld, m0, S, k_steps);
+    bwd_dq_part<T, D, C, false>(sdS, sK, dq_acc, q_row0, q_ld, par0, m0, S, k_steps);
 }
 
 /* The main backward kernel (this file's header). Grid: causal (batch ·
@@ -568,8 +601,10 @@ flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
     /* Row r of a head is row row0 + r·ld of its tensor seen as rows of D
      * elements (the statistics: index row0 + r·ld). */
     size_t kv_row0, q_row0, q_ld, kv_ld;
+    int start_par = 0; /* a ragged sequence's first token's parity (dq_acc_at) */
     if (cu) {
         const int start = cu[b];
+        start_par = start & 1;
         S = cu[b + 1] - start;
         kv_row0 = (size_t)start * kv_heads + kvh;
         q_row0 = (size_t)start * heads + (size_t)kvh * group; /* the group's first query head */
@@ -584,6 +619,8 @@ flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
     if (n0 >= S) return;
     /* the next query head's rows start q_head_step rows on */
     const size_t q_head_step = cu ? 1 : (size_t)S;
+    /* the parity of the token of a head's first row row0 (dq_acc_at's tp) */
+    auto row_par = [&](size_t row0) { return cu ? start_par : (int)(row0 & 1); };
 
     /* Query tiles: causal, from the one holding key n0 (earlier rows see
      * none of the tile's keys); per head of the group. */
@@ -619,7 +656,7 @@ flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
     const int warp_key = C::PAIRS ? (tid / 64) * 32 : (tid / 32) * 16;
     int hh = 0, m_tile = m_first; /* this iteration's query head (in the group) and tile */
     /* LAG: the last tile's dQ, done one iteration late */
-    int lag_m0 = 0, lag_steps = 0;
+    int lag_m0 = 0, lag_steps = 0, lag_par = 0;
     size_t lag_row0 = 0;
     for (int it = 0; it < n_iter; it++) {
         const int stage = it & 1;
@@ -635,7 +672,8 @@ flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
             if (it + 1 < n_iter) load_query_tile(stage ^ 1, next_h, next_m);
             cp_async_commit();
             if (it > 0)
-                bwd_dq<T, D, C>(sdS + (stage ^ 1) * BN * (BM + PAD), sK, dq_acc, lag_row0, q_ld, lag_m0, S, lag_steps);
+                bwd_dq<T, D, C>(sdS + (stage ^ 1) * BN * (BM + PAD), sK, dq_acc, lag_row0, q_ld, lag_par, lag_m0, S,
+                                lag_steps);
         } else {
             if (it + 1 < n_iter) load_query_tile(stage ^ 1, next_h, next_m); /* its stage was read two tiles ago */
             cp_async_commit();
@@ -660,10 +698,12 @@ flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
         if constexpr (C::LAG) {
             lag_m0 = m0;
             lag_row0 = q_row0 + (size_t)hh * q_head_step;
+            lag_par = row_par(lag_row0);
             lag_steps = (k_end + 15) / 16;
         } else {
             __syncthreads(); /* dSᵀ complete */
-            bwd_dq<T, D, C>(sdS, sK, dq_acc, q_row0 + (size_t)hh * q_head_step, q_ld, m0, S, (k_end + 15) / 16);
+            const size_t row0 = q_row0 + (size_t)hh * q_head_step;
+            bwd_dq<T, D, C>(sdS, sK, dq_acc, row0, q_ld, row_par(row0), m0, S, (k_end + 15) / 16);
             /* the next iteration's barrier orders these reads of dSᵀ before its writes */
         }
         hh = next_h;
@@ -671,7 +711,8 @@ flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
     }
     if constexpr (C::LAG) { /* the last tile's dQ */
         __syncthreads();
-        bwd_dq<T, D, C>(sdS + ((n_iter - 1) & 1) * BN * (BM + PAD), sK, dq_acc, lag_row0, q_ld, lag_m0, S, lag_steps);
+        bwd_dq<T, D, C>(sdS + ((n_iter - 1) & 1) * BN * (BM + PAD), sK, dq_acc, lag_row0, q_ld, lag_par, lag_m0, S,
+                        lag_steps);
     }
 
     /* dK (scaled) and dV of the warp's keys < S: rows g and g + 8 of each
