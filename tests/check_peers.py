@@ -17,8 +17,8 @@ pairs; and in the backward passes every peer's gradients validated, the
 seed's backward ops the same in both pairs; decode points (q_len below
 kv_len, causal bottom-right) by every peer; a paged decode with a partial
 last page and a ragged cache with a length-1 sequence (paged and not): the
-eager peers, flex on the ragged cache and the SDPA math backend ok, SDPA
-and flex skipped on a paged cache with their reasons. With flash-attn-4 too
+eager peers, flex (contiguous and paged) and the SDPA math backend ok, SDPA
+skipped on a paged cache with its reason. With flash-attn-4 too
 (else skipped): its peer in every pass, and on the paged and ragged caches. Prints `peers: N passed, N failed, N
 skipped`; run from the repository root after `make build/libattnpeer.so
 build/regress build/attnbench`."""
@@ -626,10 +626,10 @@ class TorchCacheOnGpu(PeersRun):
     """make bench PEERS=torch on a paged decode with a partial last page and
     a ragged cache with a length-1 sequence (contiguous and paged), cold and
     graph: the eager peers (pages gathered, each sequence against its own
-    cached rows), flex on the contiguous ragged cache and the SDPA math
-    backend's loop over the sequences ok against the reference; SDPA and
-    flex skipped on a paged cache with their one-line reasons; the other
-    SDPA backends ok or skipped with PyTorch's reason."""
+    cached rows), flex (a block mask on the lengths, moved to the physical
+    pages when paged) and the SDPA math backend's loop over the sequences ok
+    against the reference; SDPA skipped on a paged cache with its one-line
+    reason; the other SDPA backends ok or skipped with PyTorch's reason."""
     POINTS, MODES = (PAGED_DECODE_POINT, RAGGED_CACHE_POINT), "cold,graph"
 
     def test_every_row(self):
@@ -643,10 +643,9 @@ class TorchCacheOnGpu(PeersRun):
                 continue  # the C variants' own tests hold them
             what = f"{r['variant']} q_len={r['q_len']} page={r['page']} {r['varlen']} {r['mode']}: {r['reason']}"
             paged = r["page"] != "0"
-            if paged and r["variant"].startswith(("torch_sdpa", "torch_flex")):
+            if paged and r["variant"].startswith("torch_sdpa"):
                 self.assertEqual(r["status"], "skipped", what)
-                self.assertRegex(r["reason"], r"^PyTorch (SDPA takes no paged cache|FlexAttention takes no page "
-                                              r"table)", what)
+                self.assertRegex(r["reason"], r"^PyTorch SDPA takes no paged cache", what)
                 self.assertEqual(len(r["reason"].splitlines()), 1, what)
                 continue
             self.check_row(r, ("torch_naive", "torch_inplace", "torch_sdpa_math", "torch_flex"), 0.02, what)

@@ -37,7 +37,8 @@ peers gather the pages through the table inside the timed call
 and loop over a ragged cache's sequences, each against its own cached rows;
 SDPA has no paged cache (skipped) and runs a ragged cache as that loop too,
 one call per sequence; FlexAttention takes a ragged cache as a mask_mod on
-the cached lengths and skips a paged one (each peer's docstring says why).
+the cached lengths and a paged one as a block mask on the physical pages
+(each peer's docstring says how).
 
 usage: python3 tools/peers/torch_peers.py [attnbench options]
   e.g. --extend RUN_ID, which adds the peers' rows to a run of the C
@@ -623,21 +624,22 @@ class Flex(TorchPeer):
     sequence's length are skipped. The block holding a sequence's last
     cached row loads whole and its masked probabilities (zeros) multiply its
     V rows past the length too, as a serving engine's stale cache rows
-    would be (the runner's are finite, attn_cache_tail). A paged cache is skipped: flex_attention reads K and V through a block
-    mask, not a page table, and PyTorch's paged form of it
-    (torch.nn.attention.experimental._paged_attention.PagedAttention: the
-    cache as [1, KV, pages·page, D], a logical block mask of page-sized
-    blocks converted to physical pages) is not implemented here."""
+    would be (the runner's are finite, attn_cache_tail).
+
+    A paged cache is read where it lies, as PyTorch's paged FlexAttention
+    (torch.nn.attention.experimental._paged_attention) reads one: the pages
+    seen as one [1, KV, pages·page, D] sequence that every batch entry's
+    queries share, and a block mask of page-sized key blocks made in
+    logical order (the mask above, or kv_idx < kv_len with a partial last
+    page) and then moved to the physical pages through the runner's page
+    table: each block's index becomes its page's, and the mask_mod maps a
+    physical key back to its sequence's logical position (a page another
+    sequence owns is masked). The table and the mask are made once per
+    point; the timed call is flex_attention alone."""
     name = "torch_flex"
     summary = "PyTorch FlexAttention under torch.compile (Triton kernel)"
     fused = True
     refusals_skip = True
-
-    def supports(self, problem):
-        if problem.is_paged:
-            return ("PyTorch FlexAttention takes no page table; its experimental paged form (PagedAttention: "
-                    "a block mask of page-sized blocks converted to physical pages) is not implemented in this peer")
-        return None
 
     def prepare(self, st):
         from torch.nn.attention.flex_attention import create_block_mask, flex_attention
@@ -659,6 +661,8 @@ class Flex(TorchPeer):
             st.extra["document"] = doc
             st.extra["block_mask"] = create_block_mask(causal_document if st.p.causal else same_document,
                                                        None, None, tokens, tokens, device="cuda")
+        elif st.paged:
+            st.extra["block_mask"] = paged_block_mask(st, create_block_mask)
         elif st.cache_lens is not None:
             lens, ql = torch.tensor(st.cache_lens, dtype=torch.int32, device="cuda"), st.p.q_len
 
@@ -679,9 +683,12 @@ class Flex(TorchPeer):
     def impl(self, st):
         return f"{st.extra['versions']}, torch.compile(flex_attention)" + (
             ", document block mask" if st.packed else
+            ", physical-page block mask" if st.paged else
             ", cached-lengths block mask" if st.cache_lens is not None else "")
 
     def views(self, st, q, k, v):
+        if st.paged:  # [pages, page, KV, D] as one [1, KV, pages·page, D] sequence
+            return (q,) + tuple(t.flatten(0, 1).unsqueeze(0).transpose(1, 2) for t in (k, v))
         if not st.packed:
             return q, k, v
         return tuple(t.transpose(0, 1).unsqueeze(0) for t in (q, k, v))  # [tokens, H, D] as [1, H, tokens, D]
@@ -690,6 +697,46 @@ class Flex(TorchPeer):
         out = st.extra["compiled"](q, k, v, block_mask=st.extra.get("block_mask"), scale=st.p.scale,
                                    enable_gqa=st.p.kv_heads != st.p.heads)
         return out[0].transpose(0, 1) if st.packed else out
+
+
+def paged_block_mask(st, create_block_mask):
+    """torch_flex's block mask for a paged cache (Flex's docstring): made
+    over the logical [B, q_len, pages_per_seq·page] keys in blocks of one
+    page, then each block index mapped through the page table to its page,
+    and the mask_mod given physical keys mapped back to logical ones."""
+    from torch.nn.attention.flex_attention import BlockMask
+    p, ql, page = st.p, st.p.q_len, st.p.page
+    n_pages = p.batch * p.pages_per_seq
+    table = st.page_table  # [B, pages_per_seq] int32, sequence b's pages in logical order
+    dev = table.device
+    lens = torch.tensor(st.cache_lens if st.cache_lens is not None else [p.seq_len] * p.batch,
+                        dtype=torch.int32, device=dev)
+    # the logical page index of each physical page for its owner, -1 for the others
+    logical = torch.full((p.batch, n_pages), -1, dtype=torch.int32, device=dev)
+    logical.scatter_(1, table.long(), torch.arange(p.pages_per_seq, dtype=torch.int32,
+                                                   device=dev).expand(p.batch, -1).contiguous())
+
+    def seen(b, h, q_idx, kv_idx):  # logical keys: the cached rows; causal bottom-right on the length
+        return (kv_idx <= lens[b] - ql + q_idx) if p.causal else (kv_idx < lens[b])
+
+    def seen_physical(b, h, q_idx, kv_idx):
+        lp = logical[b, kv_idx // page]
+        return (lp >= 0) & seen(b, h, q_idx, lp * page + kv_idx % page)
+
+    lm = create_block_mask(seen, p.batch, None, ql, p.pages_per_seq * page, device=dev, BLOCK_SIZE=(128, page))
+
+    def physical(indices):  # [B, 1, rows, pages_per_seq] logical block indices to pages, widened to n_pages
+        if indices is None:
+            return None
+        out = torch.zeros(indices.shape[:3] + (n_pages,), dtype=torch.int32, device=dev)
+        out[..., :indices.shape[-1]] = torch.gather(table.long(), 1, indices.flatten(1).long()).view(
+            indices.shape).to(torch.int32)
+        return out
+
+    st.extra["paged_masks"] = (lens, logical)
+    return BlockMask.from_kv_blocks(lm.kv_num_blocks, physical(lm.kv_indices), lm.full_kv_num_blocks,
+                                    physical(lm.full_kv_indices), lm.BLOCK_SIZE, seen_physical,
+                                    seq_lengths=(ql, n_pages * page))
 
 
 PEERS = (TorchNaive, TorchInplace, SdpaMath, SdpaEfficient, SdpaFlash, SdpaCudnn, Flex)
