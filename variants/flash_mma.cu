@@ -554,26 +554,27 @@ struct flash_bwd_cfg {
     BWD_CFG(NAME, __half, ATTN_FP16, D, W, M, WQ, B, PAIRS, LAG, WHOLE, VEC)
 
 /* The backward shapes per (dtype, head_dim), fastest first: the first whose
- * shared memory the card allows ships (at D = 128, p8m64lwv's 196 KB, at D
- * = 64 w8m128lwv's 182 KB; w8m64's 159 KB and w8m64l's on a card with less,
+ * shared memory the card allows ships (at D = 128, p8m64lwvq's 196 KB, at D
+ * = 64 w8m128lwvq's 182 KB; w8m64's 159 KB and w8m64l's on a card with less,
  * such as the A100's 163 KB); the lab adds the
  * others (bf16), picked with ATTN_FLASH_MMA_BWD_TILE=NAME. The lab's
  * measurements behind the order: variants/NOTES.md. */
 static const struct flash_bwd_cfg bwd_cfgs[] = {
-    BWD_BF16_DQ("p8m64lwv", 128, 8, 64, 2, 1, true, true, true, true),
+    BWD_BF16_DQ("p8m64lwvq", 128, 8, 64, 2, 1, true, true, true, 2),
     BWD_BF16("w8m64", 128, 8, 64, 2, 1, false, false),
 #ifdef FLASH_MMA_LAB
+    BWD_BF16_DQ("p8m64lwv", 128, 8, 64, 2, 1, true, true, true, 1),
     BWD_BF16("p8m64l", 128, 8, 64, 2, 1, true, true),
     BWD_BF16("w4m64b2", 128, 4, 64, 2, 2, false, false),
     BWD_BF16("p8m64", 128, 8, 64, 2, 1, true, false),
     BWD_BF16("w8m64l", 128, 8, 64, 2, 1, false, true),
     BWD_BF16_DQ("p8m64lw", 128, 8, 64, 2, 1, true, true, true, false),
     BWD_BF16_DQ("p8m64lv", 128, 8, 64, 2, 1, true, true, false, true),
-    BWD_BF16_DQ("p8m64lwvq", 128, 8, 64, 2, 1, true, true, true, 2),
 #endif
-    BWD_BF16_DQ("w8m128lwv", 64, 8, 128, 4, 1, false, true, true, true),
+    BWD_BF16_DQ("w8m128lwvq", 64, 8, 128, 4, 1, false, true, true, 2),
     BWD_BF16("w8m64l", 64, 8, 64, 2, 1, false, true),
 #ifdef FLASH_MMA_LAB
+    BWD_BF16_DQ("w8m128lwv", 64, 8, 128, 4, 1, false, true, true, 1),
     BWD_BF16("w8m64", 64, 8, 64, 2, 1, false, false),
     BWD_BF16("w4m64b2", 64, 4, 64, 2, 2, false, false),
     BWD_BF16("p8m64", 64, 8, 64, 2, 1, true, false),
@@ -582,11 +583,10 @@ static const struct flash_bwd_cfg bwd_cfgs[] = {
     BWD_BF16_DQ("w8m64lv", 64, 8, 64, 2, 1, false, true, false, true),
     BWD_BF16_DQ("w8m64lwv", 64, 8, 64, 2, 1, false, true, true, true),
     BWD_BF16("w8m128l", 64, 8, 128, 4, 1, false, true),
-    BWD_BF16_DQ("w8m128lwvq", 64, 8, 128, 4, 1, false, true, true, 2),
 #endif
-    BWD_FP16_DQ("p8m64lwv", 128, 8, 64, 2, 1, true, true, true, true),
+    BWD_FP16_DQ("p8m64lwvq", 128, 8, 64, 2, 1, true, true, true, 2),
     BWD_FP16("w8m64", 128, 8, 64, 2, 1, false, false),
-    BWD_FP16_DQ("w8m128lwv", 64, 8, 128, 4, 1, false, true, true, true),
+    BWD_FP16_DQ("w8m128lwvq", 64, 8, 128, 4, 1, false, true, true, 2),
     BWD_FP16("w8m64l", 64, 8, 64, 2, 1, false, true),
 };
 #define N_BWD_CFGS (sizeof bwd_cfgs / sizeof bwd_cfgs[0])

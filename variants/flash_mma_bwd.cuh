@@ -44,7 +44,10 @@
  *                           operand); B: ldmatrix.trans of K rows (row-major
  *                           in the summed index, as V in the forward)
  *                           — added to the fp32 accumulator with
- *                           red.global.add (8 bytes at a time on sm_90)
+ *                           red.global.add: the shipped shapes 16 bytes at
+ *                           a time (sm_90), the accumulator laid out so
+ *                           that each warp's reduction writes whole 128-byte
+ *                           lines (bwd_tile_cfg's VEC_DQ, dq_acc_at)
  * Causal: warps whose 16 keys all lie past the tile's last query skip the
  * tile (their dS rows are not read: dQ's sum stops at the last key a query
  * of the tile can see); only tiles that cross the diagonal or the
