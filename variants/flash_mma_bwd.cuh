@@ -501,6 +501,16 @@ static __device__ __forceinline__ void bwd_dq_part(const T *sdS, const T *sK, fl
                   "dQ's warp grid");
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     const int q0 = (warp / C::WD) * (BM / C::WQ), d0 = (warp % C::WD) * DW;
+    /* VEC_DQ 2 (dq_acc_at's layout, spelled out so that the address is one
+     * 64-bit base and constant steps): the rows this thread writes, q_first
+     * + 16·mq + 8·h, are all of one token parity tp, so each one's pair
+     * starts (16·mq + 8·h)·q_ld rows after q_first's pair, at the same
+     * place in its lines; group G of a row lies G % 2 rows of q_ld on and
+     * (G / 2)·32 floats in, and a warp's columns start at a multiple of 32 */
+    static_assert(C::VEC_DQ != 2 || DW % 32 == 0, "row pairs: a warp's columns in whole pairs of groups");
+    const int q_first = m0 + q0 + g, tp = (par0 + q_first) & 1;
+    const size_t ld_d = q_ld * D;
+    float *const pair_base = dq_acc + (q_row0 + (size_t)q_first * q_ld - (size_t)tp * q_ld) * D + d0 + tp * 16 + 4 * t;
 #pragma unroll
     for (int dc = 0; dc < DW; dc += DC) {
         float acc[MQ][NC][4];
@@ -537,12 +547,13 @@ static __device__ __forceinline__ void bwd_dq_part(const T *sdS, const T *sK, fl
                 float *row = dq_acc + (q_row0 + (size_t)q * q_ld) * D + d0 + dc;
                 /* with VEC_DQ, n8 tiles j, j + 1 form one 16-column group (d0 + dc is a multiple of 16) */
                 if constexpr (C::VEC_DQ == 2) {
-                    const size_t r = q_row0 + (size_t)q * q_ld;
-                    const int tp = (par0 + q) & 1;
+                    float *const pair = pair_base + (size_t)(mq * 16 + h * 8) * ld_d;
 #pragma unroll
-                    for (int j = 0; j < NC; j += 2)
-                        red_add_f32x4(dq_acc + dq_acc_at<D, 2>(r, d0 + dc + j * 8 + 2 * t, q_ld, tp), acc[mq][j][2 * h],
+                    for (int j = 0; j < NC; j += 2) {
+                        const int grp = (dc + j * 8) / 16; /* of the warp's columns */
+                        red_add_f32x4(pair + (grp % 2) * ld_d + (grp / 2) * 32, acc[mq][j][2 * h],
                                       acc[mq][j][2 * h + 1], acc[mq][j + 1][2 * h], acc[mq][j + 1][2 * h + 1]);
+                    }
                 } else if constexpr (C::VEC_DQ == 1) {
 #pragma unroll
                     for (int j = 0; j < NC; j += 2)
