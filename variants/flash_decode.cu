@@ -86,6 +86,12 @@ static bool l2_prefetch(void) { return lab_switch("ATTN_FLASH_DECODE_L2", 1) != 
  * finish combines the splits (an arrival count per row block in the
  * workspace) instead of a second kernel: off as shipped. */
 static bool fold_combine(void) { return lab_switch("ATTN_FLASH_DECODE_FOLD", 0) != 0; }
+#ifdef FLASH_DECODE_LAB
+/* Whether a paged cache's copies find each row's page by stepping from one
+ * division per chunk instead of dividing for every row: the lab's only
+ * (its kernel instances are compiled there alone). */
+static bool page_step(void) { return lab_switch("ATTN_FLASH_DECODE_PAGE_STEP", 0) != 0; }
+#endif
 /* A ragged cache's runs per resident slot (plan_of; 0: the longest
  * sequence's plan). */
 static int ragged_runs(void) { return lab_switch("ATTN_FLASH_DECODE_RUNS", DEC_RAGGED_RUNS); }
@@ -147,8 +153,9 @@ static __device__ __forceinline__ void load_rows(T *dst, const T *src, int n)
 /* L2P: a contiguous cache's K and V copies with the L2's 256-byte prefetch
  * (l2_prefetch; a paged cache's rows, a page apart, go without: measured
  * slower at 16 tokens a page). FOLD: with more than one split, the last
- * CTA of the row block to finish combines the splits (fold_combine). */
-template <typename T, int D, int R, bool L2P = false, bool FOLD = false>
+ * CTA of the row block to finish combines the splits (fold_combine).
+ * PSTEP: a paged cache's rows located by stepping (page_step). */
+template <typename T, int D, int R, bool L2P = false, bool FOLD = false, bool PSTEP = false>
 static __global__ void __launch_bounds__(DEC_THREADS) flash_decode_kernel(const dec_args a)
 {
     using C = dec_cfg<D, R>;
@@ -189,13 +196,28 @@ static __global__ void __launch_bounds__(DEC_THREADS) flash_decode_kernel(const 
         constexpr int CHUNKS = D / 8, PER_PASS = DEC_THREADS / CHUNKS;
         const int r0 = threadIdx.x / CHUNKS, col = (threadIdx.x % CHUNKS) * 8;
         const int *pages = a.table + (size_t)b * a.pages_per_seq;
+        if constexpr (PSTEP) {
+            /* the thread's first token's page and slot by one division, then
+             * each next row PER_PASS tokens on: the slot carried over pages */
+            const int t0 = c * DEC_BN + r0;
+            int pg = t0 / a.page, slot = t0 % a.page;
 #pragma unroll
-        for (int r = r0; r < DEC_BN; r += PER_PASS) {
-            const int t = c * DEC_BN + r;
-            const bool in = r < n;
-            const size_t row = in ? ((size_t)pages[t / a.page] * a.page + t % a.page) * a.kv_heads + kvh : 0;
-            cp_async_16(sk + r * LD + col, (const T *)a.k + row * D + col, in ? 16 : 0);
-            cp_async_16(sv + r * LD + col, (const T *)a.v + row * D + col, in ? 16 : 0);
+            for (int r = r0; r < DEC_BN; r += PER_PASS) {
+                const bool in = r < n;
+                const size_t row = in ? ((size_t)pages[pg] * a.page + slot) * a.kv_heads + kvh : 0;
+                cp_async_16(sk + r * LD + col, (const T *)a.k + row * D + col, in ? 16 : 0);
+                cp_async_16(sv + r * LD + col, (const T *)a.v + row * D + col, in ? 16 : 0);
+                for (slot += PER_PASS; slot >= a.page; slot -= a.page) pg++;
+            }
+        } else {
+#pragma unroll
+            for (int r = r0; r < DEC_BN; r += PER_PASS) {
+                const int t = c * DEC_BN + r;
+                const bool in = r < n;
+                const size_t row = in ? ((size_t)pages[t / a.page] * a.page + t % a.page) * a.kv_heads + kvh : 0;
+                cp_async_16(sk + r * LD + col, (const T *)a.k + row * D + col, in ? 16 : 0);
+                cp_async_16(sv + r * LD + col, (const T *)a.v + row * D + col, in ? 16 : 0);
+            }
         }
     };
 #pragma unroll
@@ -450,7 +472,9 @@ template <typename T, int D, int R, bool FOLD> static void launch_kernel(const d
 template <typename T, int D, int R> static int launch_rows(const dec_args &a, dim3 grid, cudaStream_t s)
 {
 #ifdef FLASH_DECODE_LAB
-    if (a.arrivals)
+    if (a.table && page_step() && !a.arrivals)
+        flash_decode_kernel<T, D, R, false, false, true><<<grid, DEC_THREADS, dec_cfg<D, R>::SMEM, s>>>(a);
+    else if (a.arrivals)
         launch_kernel<T, D, R, true>(a, grid, s);
     else
 #endif
@@ -461,14 +485,14 @@ template <typename T, int D, int R> static int launch_rows(const dec_args &a, di
 
 /* Their shared memory allowed to the instances of every row-tile count
  * with these switches. */
-template <typename T, int D, bool L2P, bool FOLD> static int allow_smem(void)
+template <typename T, int D, bool L2P, bool FOLD, bool PSTEP = false> static int allow_smem(void)
 {
-    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 1, L2P, FOLD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  (int)dec_cfg<D, 1>::SMEM));
-    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 2, L2P, FOLD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  (int)dec_cfg<D, 2>::SMEM));
-    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 4, L2P, FOLD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  (int)dec_cfg<D, 4>::SMEM));
+    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 1, L2P, FOLD, PSTEP>,
+                                  cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dec_cfg<D, 1>::SMEM));
+    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 2, L2P, FOLD, PSTEP>,
+                                  cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dec_cfg<D, 2>::SMEM));
+    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 4, L2P, FOLD, PSTEP>,
+                                  cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dec_cfg<D, 4>::SMEM));
     return ATTN_OK;
 }
 
@@ -481,6 +505,7 @@ template <typename T, int D> static int prepare(void)
 #ifdef FLASH_DECODE_LAB
     ATTN_TRY((allow_smem<T, D, false, true>()));
     ATTN_TRY((allow_smem<T, D, true, true>()));
+    ATTN_TRY((allow_smem<T, D, false, false, true>()));
 #endif
     return ATTN_OK;
 }
@@ -725,7 +750,7 @@ static void decode_teardown(void *ctx) { free(ctx); }
 #ifdef FLASH_DECODE_LAB
 extern "C" const struct attn_variant attn_variant_flash_decode_lab = {
     .name = "flash_decode_lab",
-    .summary = "lab: flash_decode with its switches (ATTN_FLASH_DECODE_L2=0|1, _RUNS=N, _FOLD=0|1)",
+    .summary = "lab: flash_decode with its switches (ATTN_FLASH_DECODE_L2=0|1, _RUNS=N, _FOLD=0|1, _PAGE_STEP=0|1)",
 #else
 extern "C" const struct attn_variant attn_variant_flash_decode = {
     .name = "flash_decode",
