@@ -465,6 +465,10 @@ template <typename T, int D, int R, bool FOLD> static void launch_kernel(const d
 {
     if (!a.table && l2_prefetch())
         flash_decode_kernel<T, D, R, true, FOLD><<<grid, DEC_THREADS, dec_cfg<D, R>::SMEM, s>>>(a);
+#ifdef FLASH_DECODE_LAB
+    else if (a.table && page_step() && !FOLD)
+        flash_decode_kernel<T, D, R, false, false, true><<<grid, DEC_THREADS, dec_cfg<D, R>::SMEM, s>>>(a);
+#endif
     else
         flash_decode_kernel<T, D, R, false, FOLD><<<grid, DEC_THREADS, dec_cfg<D, R>::SMEM, s>>>(a);
 }
@@ -472,9 +476,7 @@ template <typename T, int D, int R, bool FOLD> static void launch_kernel(const d
 template <typename T, int D, int R> static int launch_rows(const dec_args &a, dim3 grid, cudaStream_t s)
 {
 #ifdef FLASH_DECODE_LAB
-    if (a.table && page_step() && !a.arrivals)
-        flash_decode_kernel<T, D, R, false, false, true><<<grid, DEC_THREADS, dec_cfg<D, R>::SMEM, s>>>(a);
-    else if (a.arrivals)
+    if (a.arrivals)
         launch_kernel<T, D, R, true>(a, grid, s);
     else
 #endif

@@ -496,13 +496,17 @@ template <typename T, int D, typename C> static int prepare_bwd(void)
     return ATTN_OK;
 }
 
+/* The rows of D between a token and the next of one head in Q (and dQ's
+ * accumulator, dq_acc_at's ld): 1 dense [B,H,S], the heads ragged
+ * [tokens,H]. */
+static size_t token_step(const struct attn_problem *p) { return attn_is_varlen(p) ? (size_t)p->heads : 1; }
+
 /* The backward's three launches on the stream, each checked. */
 template <typename T, int D, typename C>
 static int launch_bwd(const struct attn_problem *p, const struct bwd_call *a, cudaStream_t s)
 {
     const size_t rows = a->tokens * p->heads; /* of Q, O, dO, dQ: the statistics' count */
-    /* rows between a token and the next of one head; the accumulator's rows */
-    const size_t ld = attn_is_varlen(p) ? (size_t)p->heads : 1, acc_rows = rows + (C::VEC_DQ == 2 ? ld : 0);
+    const size_t ld = token_step(p), acc_rows = rows + (C::VEC_DQ == 2 ? ld : 0); /* the accumulator's rows */
     constexpr int PREP_ROWS = 256 / (D / 8);
     flash_bwd_prep_kernel<T, D><<<(unsigned)((acc_rows + PREP_ROWS - 1) / PREP_ROWS), 256, 0, s>>>(
         (const T *)a->o, (const T *)a->dout, a->dsum, a->dq_acc, rows, acc_rows);
@@ -655,8 +659,8 @@ static struct ws_layout layout_of(const struct attn_problem *p)
         l.dsum = at;
         at += round256(rows * sizeof(float));
         l.dq_acc = at;
-        /* a row per head more: the layout that pairs tokens' rows (dq_acc_at) */
-        at += round256((rows + p->heads) * p->head_dim * sizeof(float));
+        /* a token's rows more: the layout that pairs tokens' rows (dq_acc_at) */
+        at += round256((rows + token_step(p)) * p->head_dim * sizeof(float));
     }
     l.total = at;
     return l;

@@ -670,7 +670,7 @@ flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
     const int warp_key = C::PAIRS ? (tid / 64) * 32 : (tid / 32) * 16;
     int hh = 0, m_tile = m_first; /* this iteration's query head (in the group) and tile */
     /* LAG: the last tile's dQ, done one iteration late */
-    int lag_m0 = 0, lag_steps = 0, lag_par = 0;
+    int lag_m0 = 0, lag_steps = 0;
     size_t lag_row0 = 0;
     for (int it = 0; it < n_iter; it++) {
         const int stage = it & 1;
@@ -686,8 +686,8 @@ flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
             if (it + 1 < n_iter) load_query_tile(stage ^ 1, next_h, next_m);
             cp_async_commit();
             if (it > 0)
-                bwd_dq<T, D, C>(sdS + (stage ^ 1) * BN * (BM + PAD), sK, dq_acc, lag_row0, q_ld, lag_par, lag_m0, S,
-                                lag_steps);
+                bwd_dq<T, D, C>(sdS + (stage ^ 1) * BN * (BM + PAD), sK, dq_acc, lag_row0, q_ld, row_par(lag_row0),
+                                lag_m0, S, lag_steps);
         } else {
             if (it + 1 < n_iter) load_query_tile(stage ^ 1, next_h, next_m); /* its stage was read two tiles ago */
             cp_async_commit();
@@ -712,7 +712,6 @@ flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
         if constexpr (C::LAG) {
             lag_m0 = m0;
             lag_row0 = q_row0 + (size_t)hh * q_head_step;
-            lag_par = row_par(lag_row0);
             lag_steps = (k_end + 15) / 16;
         } else {
             __syncthreads(); /* dSᵀ complete */
@@ -725,8 +724,8 @@ flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
     }
     if constexpr (C::LAG) { /* the last tile's dQ */
         __syncthreads();
-        bwd_dq<T, D, C>(sdS + ((n_iter - 1) & 1) * BN * (BM + PAD), sK, dq_acc, lag_row0, q_ld, lag_par, lag_m0, S,
-                        lag_steps);
+        bwd_dq<T, D, C>(sdS + ((n_iter - 1) & 1) * BN * (BM + PAD), sK, dq_acc, lag_row0, q_ld, row_par(lag_row0),
+                        lag_m0, S, lag_steps);
     }
 
     /* dK (scaled) and dV of the warp's keys < S: rows g and g + 8 of each
