@@ -96,10 +96,6 @@ static bool page_step(void) { return lab_switch("ATTN_FLASH_DECODE_PAGE_STEP", 0
  * wait on the device for the splits' parts instead of the stream's launch
  * gap) and reads a row's parts 32 splits at a time: the lab's only. */
 static bool early_combine(void) { return lab_switch("ATTN_FLASH_DECODE_PDL", 0) != 0; }
-/* How many chunks beyond the cp.async stages a contiguous cache's K and V
- * are asked into the L2 ahead of their copies (one bulk prefetch each,
- * sm_90), 0: none; the lab's only, 2 or 4. */
-static int l2_ahead(void) { return lab_switch("ATTN_FLASH_DECODE_PREFETCH", 0); }
 #endif
 /* A ragged cache's runs per resident slot (plan_of; 0: the longest
  * sequence's plan). */
@@ -164,11 +160,8 @@ static __device__ __forceinline__ void load_rows(T *dst, const T *src, int n)
  * slower at 16 tokens a page). FOLD: with more than one split, the last
  * CTA of the row block to finish combines the splits (fold_combine).
  * PSTEP: a paged cache's rows located by stepping (page_step). PDL: the
- * combine kernel may launch at once (early_combine). AHEAD: a contiguous
- * cache's chunks that many beyond the stages prefetched into the L2
- * (l2_ahead). */
-template <typename T, int D, int R, bool L2P = false, bool FOLD = false, bool PSTEP = false, bool PDL = false,
-          int AHEAD = 0>
+ * combine kernel may launch at once (early_combine). */
+template <typename T, int D, int R, bool L2P = false, bool FOLD = false, bool PSTEP = false, bool PDL = false>
 static __global__ void __launch_bounds__(DEC_THREADS) flash_decode_kernel(const dec_args a)
 {
 #if __CUDA_ARCH__ >= 900
@@ -237,25 +230,10 @@ static __global__ void __launch_bounds__(DEC_THREADS) flash_decode_kernel(const 
             }
         }
     };
-    /* chunk c's K and V into the L2 (a contiguous cache: 16 KB each at D = 128) */
-    auto prefetch_chunk = [&](int c) {
-#if __CUDA_ARCH__ >= 900
-        const unsigned bytes = (unsigned)(min(DEC_BN, S - c * DEC_BN) * D * (int)sizeof(T));
-        const T *kc = (const T *)a.k + kv_off + (size_t)c * DEC_BN * D, *vc = (const T *)a.v + kv_off + (size_t)c * DEC_BN * D;
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(kc), "r"(bytes) : "memory");
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(vc), "r"(bytes) : "memory");
-#else
-        (void)c;
-#endif
-    };
 #pragma unroll
     for (int st = 0; st < DEC_STAGES - 1; st++) {
         if (c0 + st < c1) load_chunk(c0 + st, st);
         cp_async_commit();
-    }
-    if constexpr (AHEAD > 0) {
-        if (threadIdx.x == 0)
-            for (int c = c0 + DEC_STAGES - 1; c < c0 + DEC_STAGES - 1 + AHEAD && c < c1; c++) prefetch_chunk(c);
     }
 
     float o[D / 8][4];
@@ -278,9 +256,6 @@ static __global__ void __launch_bounds__(DEC_THREADS) flash_decode_kernel(const 
         }
         if (c + DEC_STAGES - 1 < c1) load_chunk(c + DEC_STAGES - 1, (c - c0 + DEC_STAGES - 1) % DEC_STAGES);
         cp_async_commit();
-        if constexpr (AHEAD > 0) {
-            if (threadIdx.x == 0 && c + DEC_STAGES - 1 + AHEAD < c1) prefetch_chunk(c + DEC_STAGES - 1 + AHEAD);
-        }
         const T *sk = sKV + ((c - c0) % DEC_STAGES) * C::STAGE, *sv = sk + DEC_BN * LD;
 
         /* S = Q·Kᵀ: 16 rows × KPW keys */
@@ -517,13 +492,6 @@ static int tiles_for(int n) { return n <= 16 ? 1 : n <= 32 ? 2 : 4; }
 template <typename T, int D, int R, bool FOLD> static void launch_kernel(const dec_args &a, dim3 grid, cudaStream_t s)
 {
 #ifdef FLASH_DECODE_LAB
-    if (!a.table && l2_prefetch() && !FOLD && l2_ahead() > 0 && !(a.splits > 1 && early_combine())) {
-        if (l2_ahead() >= 4)
-            flash_decode_kernel<T, D, R, true, false, false, false, 4><<<grid, DEC_THREADS, dec_cfg<D, R>::SMEM, s>>>(a);
-        else
-            flash_decode_kernel<T, D, R, true, false, false, false, 2><<<grid, DEC_THREADS, dec_cfg<D, R>::SMEM, s>>>(a);
-        return;
-    }
     if (a.splits > 1 && early_combine() && !FOLD) {
         if (!a.table && l2_prefetch())
             flash_decode_kernel<T, D, R, true, false, false, true><<<grid, DEC_THREADS, dec_cfg<D, R>::SMEM, s>>>(a);
@@ -556,14 +524,13 @@ template <typename T, int D, int R> static int launch_rows(const dec_args &a, di
 
 /* Their shared memory allowed to the instances of every row-tile count
  * with these switches. */
-template <typename T, int D, bool L2P, bool FOLD, bool PSTEP = false, bool PDL = false, int AHEAD = 0>
-static int allow_smem(void)
+template <typename T, int D, bool L2P, bool FOLD, bool PSTEP = false, bool PDL = false> static int allow_smem(void)
 {
-    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 1, L2P, FOLD, PSTEP, PDL, AHEAD>,
+    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 1, L2P, FOLD, PSTEP, PDL>,
                                   cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dec_cfg<D, 1>::SMEM));
-    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 2, L2P, FOLD, PSTEP, PDL, AHEAD>,
+    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 2, L2P, FOLD, PSTEP, PDL>,
                                   cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dec_cfg<D, 2>::SMEM));
-    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 4, L2P, FOLD, PSTEP, PDL, AHEAD>,
+    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 4, L2P, FOLD, PSTEP, PDL>,
                                   cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dec_cfg<D, 4>::SMEM));
     return ATTN_OK;
 }
@@ -580,8 +547,6 @@ template <typename T, int D> static int prepare(void)
     ATTN_TRY((allow_smem<T, D, false, false, true>()));
     ATTN_TRY((allow_smem<T, D, false, false, false, true>()));
     ATTN_TRY((allow_smem<T, D, true, false, false, true>()));
-    ATTN_TRY((allow_smem<T, D, true, false, false, false, 2>()));
-    ATTN_TRY((allow_smem<T, D, true, false, false, false, 4>()));
 #endif
     return ATTN_OK;
 }
@@ -842,7 +807,7 @@ static void decode_teardown(void *ctx) { free(ctx); }
 #ifdef FLASH_DECODE_LAB
 extern "C" const struct attn_variant attn_variant_flash_decode_lab = {
     .name = "flash_decode_lab",
-    .summary = "lab: flash_decode with its switches (ATTN_FLASH_DECODE_L2=0|1, _RUNS=N, _FOLD=0|1, _PAGE_STEP=0|1, _PDL=0|1, _PREFETCH=0|2|4)",
+    .summary = "lab: flash_decode with its switches (ATTN_FLASH_DECODE_L2=0|1, _RUNS=N, _FOLD=0|1, _PAGE_STEP=0|1, _PDL=0|1)",
 #else
 extern "C" const struct attn_variant attn_variant_flash_decode = {
     .name = "flash_decode",

@@ -506,11 +506,7 @@ template <typename T, int D, typename C>
 static int launch_bwd(const struct attn_problem *p, const struct bwd_call *a, cudaStream_t s)
 {
     const size_t rows = a->tokens * p->heads; /* of Q, O, dO, dQ: the statistics' count */
-    /* the accumulator's rows: layout 3 (a dense batch) pads each head's */
-    const bool blocked = C::VEC_DQ == 3 && !attn_is_varlen(p);
-    const int rows_pad = (p->seq_len + DQ_BLOCK_ROWS - 1) / DQ_BLOCK_ROWS * DQ_BLOCK_ROWS;
-    const size_t ld = token_step(p);
-    const size_t acc_rows = blocked ? (size_t)p->batch * p->heads * rows_pad : rows + (C::VEC_DQ >= 2 ? ld : 0);
+    const size_t ld = token_step(p), acc_rows = rows + (C::VEC_DQ == 2 ? ld : 0); /* the accumulator's rows */
     constexpr int PREP_ROWS = 256 / (D / 8);
     flash_bwd_prep_kernel<T, D><<<(unsigned)((acc_rows + PREP_ROWS - 1) / PREP_ROWS), 256, 0, s>>>(
         (const T *)a->o, (const T *)a->dout, a->dsum, a->dq_acc, rows, acc_rows);
@@ -526,17 +522,8 @@ static int launch_bwd(const struct attn_problem *p, const struct bwd_call *a, cu
     LAUNCH_TRY("flash_bwd_kernel");
 
     const size_t n8 = rows * D / 8;
-    bool converted = false;
-    if constexpr (C::VEC_DQ == 3) {
-        if (blocked) {
-            flash_bwd_dq_block_kernel<T, D><<<(unsigned)((n8 + 255) / 256), 256, 0, s>>>(
-                a->dq_acc, (T *)a->dq, n8, p->seq_len, rows_pad, p->scale);
-            converted = true;
-        }
-    }
-    if (!converted)
-        flash_bwd_dq_kernel<T, D, (C::VEC_DQ > 2 ? 2 : C::VEC_DQ)><<<(unsigned)((n8 + 255) / 256), 256, 0, s>>>(
-            a->dq_acc, (T *)a->dq, n8, ld, p->scale);
+    flash_bwd_dq_kernel<T, D, C::VEC_DQ><<<(unsigned)((n8 + 255) / 256), 256, 0, s>>>(a->dq_acc, (T *)a->dq, n8, ld,
+                                                                                      p->scale);
     LAUNCH_TRY("flash_bwd_dq_kernel");
     return ATTN_OK;
 }
@@ -547,10 +534,7 @@ static int launch_bwd(const struct attn_problem *p, const struct bwd_call *a, cu
  * dQ one tile behind, one barrier per query tile (bwd_tile_cfg's LAG); then
  * "w": dQ branch-free on whole tiles (WHOLE_DQ); "v": dQ's accumulator
  * permuted for 16-byte reductions (VEC_DQ 1), "vq": and two tokens' rows
- * interleaved so that each reduction covers whole 128-byte lines (2), "vb":
- * on a dense batch each warp's 32 × 32 piece of dQ added by one bulk
- * reduction from shared memory (3, sm_90, the lab's); "h":
- * each half of a warp pair its own code (bwd_tile_cfg's HALF). */
+ * interleaved so that each reduction covers whole 128-byte lines (2). */
 struct flash_bwd_cfg {
     const char *name;
     enum attn_dtype dtype;
@@ -572,11 +556,6 @@ struct flash_bwd_cfg {
     BWD_CFG(NAME, __nv_bfloat16, ATTN_BF16, D, W, M, WQ, B, PAIRS, LAG, WHOLE, VEC)
 #define BWD_FP16_DQ(NAME, D, W, M, WQ, B, PAIRS, LAG, WHOLE, VEC)                                         \
     BWD_CFG(NAME, __half, ATTN_FP16, D, W, M, WQ, B, PAIRS, LAG, WHOLE, VEC)
-/* lab shapes with bwd_tile_cfg's further switches (HALF) */
-#define BWD_BF16_X(NAME, D, W, M, WQ, B, PAIRS, LAG, WHOLE, VEC, HALF)                                    \
-    {NAME, ATTN_BF16, D, bwd_smem_bytes<D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE, VEC, HALF>>(),       \
-     prepare_bwd<__nv_bfloat16, D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE, VEC, HALF>>,                \
-     launch_bwd<__nv_bfloat16, D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE, VEC, HALF>>}
 
 /* The backward shapes per (dtype, head_dim), fastest first: the first whose
  * shared memory the card allows ships (at D = 128, p8m64lwvq's 196 KB, at D
@@ -595,8 +574,6 @@ static const struct flash_bwd_cfg bwd_cfgs[] = {
     BWD_BF16("w8m64l", 128, 8, 64, 2, 1, false, true),
     BWD_BF16_DQ("p8m64lw", 128, 8, 64, 2, 1, true, true, true, false),
     BWD_BF16_DQ("p8m64lv", 128, 8, 64, 2, 1, true, true, false, true),
-    BWD_BF16_X("p8m64lwvqh", 128, 8, 64, 2, 1, true, true, true, 2, true),
-    BWD_BF16_X("p8m64lwvb", 128, 8, 64, 2, 1, true, true, true, 3, false),
 #endif
     BWD_BF16_DQ("w8m128lwvq", 64, 8, 128, 4, 1, false, true, true, 2),
     BWD_BF16("w8m64l", 64, 8, 64, 2, 1, false, true),
@@ -610,7 +587,6 @@ static const struct flash_bwd_cfg bwd_cfgs[] = {
     BWD_BF16_DQ("w8m64lv", 64, 8, 64, 2, 1, false, true, false, true),
     BWD_BF16_DQ("w8m64lwv", 64, 8, 64, 2, 1, false, true, true, true),
     BWD_BF16("w8m128l", 64, 8, 128, 4, 1, false, true),
-    BWD_BF16_X("w8m128lwvb", 64, 8, 128, 4, 1, false, true, true, 3, false),
 #endif
     BWD_FP16_DQ("p8m64lwvq", 128, 8, 64, 2, 1, true, true, true, 2),
     BWD_FP16("w8m64", 128, 8, 64, 2, 1, false, false),
@@ -684,14 +660,7 @@ static struct ws_layout layout_of(const struct attn_problem *p)
         at += round256(rows * sizeof(float));
         l.dq_acc = at;
         /* a token's rows more: the layout that pairs tokens' rows (dq_acc_at) */
-        size_t acc_rows = rows + token_step(p);
-#ifdef FLASH_MMA_LAB
-        /* the lab's layout 3 pads each head's rows of a dense batch (dq_block_at) */
-        const size_t padded = (size_t)p->batch * p->heads *
-                              ((size_t)(p->seq_len + DQ_BLOCK_ROWS - 1) / DQ_BLOCK_ROWS * DQ_BLOCK_ROWS);
-        if (!attn_is_varlen(p) && padded > acc_rows) acc_rows = padded;
-#endif
-        at += round256(acc_rows * p->head_dim * sizeof(float));
+        at += round256((rows + token_step(p)) * p->head_dim * sizeof(float));
     }
     l.total = at;
     return l;

@@ -95,7 +95,7 @@
  * barrier per tile orders everything (the flash_bwd_kernel's loop says how)
  * and a warp's dQ of the last tile overlaps the other warps' products. */
 template <int WARPS_, int BM_, int WQ_, int MINB_ = 1, bool PAIRS_ = false, bool LAG_ = false,
-          bool WHOLE_DQ_ = false, int VEC_DQ_ = 0, bool HALF_ = false>
+          bool WHOLE_DQ_ = false, int VEC_DQ_ = 0>
 struct bwd_tile_cfg {
     static constexpr int WARPS = WARPS_, BM = BM_, WQ = WQ_, WD = WARPS_ / WQ_, MINB = MINB_;
     static constexpr int THREADS = WARPS * 32, BN = WARPS * 16;
@@ -110,18 +110,8 @@ struct bwd_tile_cfg {
      * one 16-byte vector red.global.add (sm_90) where two 8-byte ones went,
      * each warp covering 64 contiguous bytes of 8 rows. 2: as 1, and the
      * rows of two neighbouring tokens (of one head) interleaved a group at
-     * a time, so that the 8 rows' halves make 4 whole 128-byte lines. 3
-     * (sm_90, a dense batch): each warp's 32 × 32 piece of a query tile's
-     * dQ written to shared memory and added to the accumulator by one bulk
-     * reduction (cp.reduce.async.bulk, 4 KB), the accumulator blocked to
-     * match (dq_block_at); a ragged batch's rows are not contiguous per
-     * head, so it takes layout 2. */
+     * a time, so that the 8 rows' halves make 4 whole 128-byte lines. */
     static constexpr int VEC_DQ = VEC_DQ_;
-    /* PAIRS: a warp's half of the pair (which half of Pᵀ and dSᵀ it holds
-     * in registers) as a compile-time constant, each half its own copy of
-     * bwd_tile_pair, instead of a run-time value selecting between
-     * registers and shared memory at every 16-query step */
-    static constexpr bool HALF = HALF_;
 };
 
 /* Within a 16-column group, column c = 8·jj + 2·t + e (jj, e: 0 or 1; t:
@@ -149,28 +139,13 @@ static __device__ __forceinline__ size_t dq_acc_at(size_t r, int c, size_t ld, i
     return (r - (size_t)tp * ld + (size_t)(grp % 2) * ld) * D + (grp / 2) * 32 + tp * 16 + dq_group_perm(c % 16);
 }
 
-/* Layout 3 (bwd_tile_cfg's VEC_DQ): where dQ's element (row r of its head,
- * column c) lies in the accumulator, from the head's first float. A head
- * holds its rows rounded up to DQ_BLOCK_ROWS; 32 × 32 blocks, row-block
- * major; within a block 32 rows of 128 bytes, each row's two 16-column
- * groups permuted as layout 1 (dq_group_perm) and its 16-byte chunks
- * XOR-swizzled by the row's low three bits, so that a warp's 16-byte
- * shared stores of its fragments meet no bank conflict. */
-#define DQ_BLOCK_ROWS 128 /* covers every query tile (BM 64 and 128) */
-template <int D> static __device__ __forceinline__ size_t dq_block_at(int r, int c)
-{
-    const int rr = r % 32, cc = c % 32, l = (cc - cc % 16) + dq_group_perm(cc % 16);
-    return ((size_t)(r / 32) * (D / 32) + c / 32) * 1024 + rr * 32 + (((l / 4) ^ (rr % 8)) * 4) + l % 4;
-}
-
 /* Shared memory of flash_bwd_kernel: K, V; two stages of Q and dO; dSᵀ
- * (two with LAG), Pᵀ with PAIRS; two stages of lse and Dsum; with VEC_DQ 3
- * each warp's 4 KB of dQ for its bulk reduction. */
+ * (two with LAG), Pᵀ with PAIRS; two stages of lse and Dsum. */
 template <int D, typename C> static constexpr size_t bwd_smem_bytes(void)
 {
     return (size_t)(2 * C::BN + 4 * C::BM) * (D + PAD) * 2 +
            (size_t)((C::LAG ? 2 : 1) + (C::PAIRS ? 1 : 0)) * C::BN * (C::BM + PAD) * 2 +
-           (size_t)4 * C::BM * sizeof(float) + (C::VEC_DQ == 3 ? (size_t)C::WARPS * 32 * 32 * sizeof(float) : 0);
+           (size_t)4 * C::BM * sizeof(float);
 }
 
 /* Two 16-bit values of one register as floats, lo first. */
@@ -246,30 +221,6 @@ flash_bwd_dq_kernel(const float *__restrict__ acc, T *__restrict__ dq, size_t n8
     out.y = pack2(a.z * scale, a.w * scale, (T *)nullptr);
     out.z = pack2(b.x * scale, b.y * scale, (T *)nullptr);
     out.w = pack2(b.z * scale, b.w * scale, (T *)nullptr);
-    reinterpret_cast<uint4 *>(dq)[i] = out;
-}
-
-/* dQ = scale · accumulator for layout 3 (dq_block_at), 8 elements per
- * thread: Q's row R is row R % S of head R / S, whose accumulator starts
- * head · rows_pad · D floats in. */
-template <typename T, int D>
-static __global__ void __launch_bounds__(256)
-flash_bwd_dq_block_kernel(const float *__restrict__ acc, T *__restrict__ dq, size_t n8, int S, int rows_pad,
-                          float scale)
-{
-    const size_t i = (size_t)blockIdx.x * 256 + threadIdx.x;
-    if (i >= n8) return;
-    const size_t R = 8 * i / D;
-    const int c = (int)(8 * i % D), r = (int)(R % S);
-    const float *head = acc + (R / S) * (size_t)rows_pad * D;
-    float2 pr[4];
-#pragma unroll
-    for (int u = 0; u < 4; u++) pr[u] = *reinterpret_cast<const float2 *>(head + dq_block_at<D>(r, c + 2 * u));
-    uint4 out;
-    out.x = pack2(pr[0].x * scale, pr[0].y * scale, (T *)nullptr);
-    out.y = pack2(pr[1].x * scale, pr[1].y * scale, (T *)nullptr);
-    out.z = pack2(pr[2].x * scale, pr[2].y * scale, (T *)nullptr);
-    out.w = pack2(pr[3].x * scale, pr[3].y * scale, (T *)nullptr);
     reinterpret_cast<uint4 *>(dq)[i] = out;
 }
 
@@ -408,7 +359,7 @@ static __device__ __forceinline__ void bwd_tile(float (&dk)[D / 8][4], float (&d
  * 40) and 20 for each of dV and dK (bwd_tile: 32), and stores its Pᵀ beside
  * its dSᵀ. dk, dv: [m16 tile · (D/16) + n8 tile][4], rows keys g, g + 8 of
  * the m16 tile, columns D/2·h + 8·tile + 2t, +1. BM = 64 (two k16 steps a half). */
-template <typename T, int D, typename C, int H = -1>
+template <typename T, int D, typename C>
 static __device__ __forceinline__ void bwd_tile_pair(float (&dk)[D / 8][4], float (&dv)[D / 8][4], const T *sQ,
                                                      const T *sdO, const float *sL, const float *sDs, const T *sK,
                                                      const T *sV, T *sdS, T *sP, int m0, int n0, int S, int causal,
@@ -417,8 +368,7 @@ static __device__ __forceinline__ void bwd_tile_pair(float (&dk)[D / 8][4], floa
     constexpr int BM = C::BM, LD = D + PAD, LDS = BM + PAD, QH = BM / 2, DH = D / 2, NT = DH / 8;
     static_assert(BM == 64, "a warp's half of the queries is two k16 steps");
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-    /* H: the warp's half when the caller knows it at compile time (HALF) */
-    const int kp = (warp / 2) * 32, h = H >= 0 ? H : warp % 2, q0 = h * QH, d0 = h * DH;
+    const int kp = (warp / 2) * 32, h = warp % 2, q0 = h * QH, d0 = h * DH;
 
     /* Sᵀ and dPᵀ: M = 32 keys (m16 tiles mt), N = the half's 32 queries (n8
      * tiles j), K = D. A x4: K (V) rows kp + mt·16 + 0-15; B x4: Q (dO) rows
@@ -540,13 +490,10 @@ static __device__ __forceinline__ void bwd_tile_pair(float (&dk)[D / 8][4], floa
  * summed index = keys); B x4.trans: K rows kk·16 + 0-7 / 8-15 × dims
  * j·8 .. j·8+15, b0,b1 of n8 tile j then of j+1. q_row0 + q·q_ld: query q's
  * row of the head, seen as rows of D (dq_acc_at places it in the
- * accumulator); par0: the parity of query 0's token. stage (VEC_DQ 3, a
- * dense batch; else NULL): the CTA's staging for the bulk reductions, the
- * warp's 4 KB at 1024·warp; head_acc: the head's accumulator (layout 3). */
+ * accumulator); par0: the parity of query 0's token. */
 template <typename T, int D, typename C, bool WHOLE>
 static __device__ __forceinline__ void bwd_dq_part(const T *sdS, const T *sK, float *__restrict__ dq_acc,
-                                                   size_t q_row0, size_t q_ld, int par0, int m0, int S, int k_steps,
-                                                   float *stage, float *head_acc)
+                                                   size_t q_row0, size_t q_ld, int par0, int m0, int S, int k_steps)
 {
     constexpr int BM = C::BM, BN = C::BN, LD = D + PAD, LDS = BM + PAD;
     constexpr int MQ = BM / C::WQ / 16, DW = D / C::WD, DC = DW > 32 ? 32 : DW, NC = DC / 8;
@@ -560,8 +507,7 @@ static __device__ __forceinline__ void bwd_dq_part(const T *sdS, const T *sK, fl
      * starts (16·mq + 8·h)·q_ld rows after q_first's pair, at the same
      * place in its lines; group G of a row lies G % 2 rows of q_ld on and
      * (G / 2)·32 floats in, and a warp's columns start at a multiple of 32 */
-    static_assert(C::VEC_DQ < 2 || DW % 32 == 0, "row pairs: a warp's columns in whole pairs of groups");
-    static_assert(C::VEC_DQ != 3 || (MQ == 2 && DW == 32), "layout 3: a warp's piece is 32 x 32");
+    static_assert(C::VEC_DQ != 2 || DW % 32 == 0, "row pairs: a warp's columns in whole pairs of groups");
     const int q_first = m0 + q0 + g, tp = (par0 + q_first) & 1;
     const size_t ld_d = q_ld * D;
     float *const pair_base = dq_acc + (q_row0 + (size_t)q_first * q_ld - (size_t)tp * q_ld) * D + d0 + tp * 16 + 4 * t;
@@ -592,36 +538,6 @@ static __device__ __forceinline__ void bwd_dq_part(const T *sdS, const T *sK, fl
                 }
             }
         }
-#if __CUDA_ARCH__ >= 900
-        if constexpr (C::VEC_DQ == 3) {
-            if (stage) {
-                /* the piece into the warp's staging (its last reduction has
-                 * read it), then one bulk reduction of its 4 KB; rows past S
-                 * add zeros to the head's padding */
-                float *mine = stage + warp * 1024;
-                if (lane == 0) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
-                __syncwarp();
-#pragma unroll
-                for (int mq = 0; mq < MQ; mq++)
-#pragma unroll
-                    for (int h = 0; h < 2; h++)
-#pragma unroll
-                        for (int pj = 0; pj < 2; pj++)
-                            *reinterpret_cast<float4 *>(mine + (mq * 16 + h * 8 + g) * 32 + ((4 * pj + t) ^ g) * 4) =
-                                make_float4(acc[mq][2 * pj][2 * h], acc[mq][2 * pj][2 * h + 1],
-                                            acc[mq][2 * pj + 1][2 * h], acc[mq][2 * pj + 1][2 * h + 1]);
-                asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-                __syncwarp();
-                if (lane == 0) {
-                    float *dst = head_acc + ((size_t)((m0 + q0) / 32) * (D / 32) + d0 / 32) * 1024;
-                    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], 4096;"
-                                 ::"l"(dst), "r"(smem_u32(mine)) : "memory");
-                    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-                }
-                continue;
-            }
-        }
-#endif
 #pragma unroll
         for (int mq = 0; mq < MQ; mq++)
 #pragma unroll
@@ -630,7 +546,7 @@ static __device__ __forceinline__ void bwd_dq_part(const T *sdS, const T *sK, fl
                 if (!WHOLE && q >= S) continue;
                 float *row = dq_acc + (q_row0 + (size_t)q * q_ld) * D + d0 + dc;
                 /* with VEC_DQ, n8 tiles j, j + 1 form one 16-column group (d0 + dc is a multiple of 16) */
-                if constexpr (C::VEC_DQ >= 2) {
+                if constexpr (C::VEC_DQ == 2) {
                     float *const pair = pair_base + (size_t)(mq * 16 + h * 8) * ld_d;
 #pragma unroll
                     for (int j = 0; j < NC; j += 2) {
@@ -655,16 +571,15 @@ static __device__ __forceinline__ void bwd_dq_part(const T *sdS, const T *sK, fl
  * query row counts takes the branch-free copy. */
 template <typename T, int D, typename C>
 static __device__ __forceinline__ void bwd_dq(const T *sdS, const T *sK, float *__restrict__ dq_acc, size_t q_row0,
-                                              size_t q_ld, int par0, int m0, int S, int k_steps,
-                                              float *stage = nullptr, float *head_acc = nullptr)
+                                              size_t q_ld, int par0, int m0, int S, int k_steps)
 {
     if constexpr (C::WHOLE_DQ) {
         if (k_steps == C::BN / 16 && m0 + C::BM <= S) {
-            bwd_dq_part<T, D, C, true>(sdS, sK, dq_acc, q_row0, q_ld, par0, m0, S, k_steps, stage, head_acc);
+            bwd_dq_part<T, D, C, true>(sdS, sK, dq_acc, q_row0, q_ld, par0, m0, S, k_steps);
             return;
         }
     }
-    bwd_dq_part<T, D, C, false>(sdS, sK, dq_acc, q_row0, q_ld, par0, m0, S, k_steps, stage, head_acc);
+    bwd_dq_part<T, D, C, false>(sdS, sK, dq_acc, q_row0, q_ld, par0, m0, S, k_steps);
 }
 
 /* The main backward kernel (this file's header). Grid: causal (batch ·
@@ -692,8 +607,6 @@ flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
     T *sP = sdS + (C::LAG ? 2 : 1) * BN * (BM + PAD);    /* PAIRS only */
     float *sL = reinterpret_cast<float *>(sP + (C::PAIRS ? BN * (BM + PAD) : 0)); /* two stages */
     float *sDs = sL + 2 * BM;                                     /* two stages */
-    /* VEC_DQ 3 on a dense batch: the warps' staging for dQ's bulk reductions */
-    float *sStage = C::VEC_DQ == 3 && !cu ? sDs + 2 * BM : nullptr;
 
     const int n_block = causal ? blockIdx.y : blockIdx.x;
     const int bkv = causal ? blockIdx.x : blockIdx.y;
@@ -722,9 +635,6 @@ flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
     const size_t q_head_step = cu ? 1 : (size_t)S;
     /* the parity of the token of a head's first row row0 (dq_acc_at's tp) */
     auto row_par = [&](size_t row0) { return cu ? start_par : (int)(row0 & 1); };
-    /* layout 3: the accumulator of the head whose first row is row0 (dense) */
-    const size_t rows_pad = (size_t)(S + DQ_BLOCK_ROWS - 1) / DQ_BLOCK_ROWS * DQ_BLOCK_ROWS;
-    auto head_acc = [&](size_t row0) { return dq_acc + (row0 / (size_t)S) * rows_pad * D; };
 
     /* Query tiles: causal, from the one holding key n0 (earlier rows see
      * none of the tile's keys); per head of the group. */
@@ -777,7 +687,7 @@ flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
             cp_async_commit();
             if (it > 0)
                 bwd_dq<T, D, C>(sdS + (stage ^ 1) * BN * (BM + PAD), sK, dq_acc, lag_row0, q_ld, row_par(lag_row0),
-                                lag_m0, S, lag_steps, sStage, sStage ? head_acc(lag_row0) : nullptr);
+                                lag_m0, S, lag_steps);
         } else {
             if (it + 1 < n_iter) load_query_tile(stage ^ 1, next_h, next_m); /* its stage was read two tiles ago */
             cp_async_commit();
@@ -792,16 +702,7 @@ flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
         const bool need_mask = (causal && m0 < n0 + BN - 1) || m0 + BM > S || n0 + BN > S;
         T *tile_dS = sdS + (C::LAG ? stage * BN * (BM + PAD) : 0);
         if (warp_key < k_end) {
-            if constexpr (C::PAIRS && C::HALF) {
-                if ((tid / 32) % 2 == 0)
-                    bwd_tile_pair<T, D, C, 0>(dk_acc, dv_acc, sQ + stage * BM * LD, sdO + stage * BM * LD,
-                                              sL + stage * BM, sDs + stage * BM, sK, sV, tile_dS, sP, m0, n0, S, causal,
-                                              scale_log2, need_mask);
-                else
-                    bwd_tile_pair<T, D, C, 1>(dk_acc, dv_acc, sQ + stage * BM * LD, sdO + stage * BM * LD,
-                                              sL + stage * BM, sDs + stage * BM, sK, sV, tile_dS, sP, m0, n0, S, causal,
-                                              scale_log2, need_mask);
-            } else if constexpr (C::PAIRS)
+            if constexpr (C::PAIRS)
                 bwd_tile_pair<T, D, C>(dk_acc, dv_acc, sQ + stage * BM * LD, sdO + stage * BM * LD, sL + stage * BM,
                                        sDs + stage * BM, sK, sV, tile_dS, sP, m0, n0, S, causal, scale_log2, need_mask);
             else
@@ -815,8 +716,7 @@ flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
         } else {
             __syncthreads(); /* dSᵀ complete */
             const size_t row0 = q_row0 + (size_t)hh * q_head_step;
-            bwd_dq<T, D, C>(sdS, sK, dq_acc, row0, q_ld, row_par(row0), m0, S, (k_end + 15) / 16, sStage,
-                            sStage ? head_acc(row0) : nullptr);
+            bwd_dq<T, D, C>(sdS, sK, dq_acc, row0, q_ld, row_par(row0), m0, S, (k_end + 15) / 16);
             /* the next iteration's barrier orders these reads of dSᵀ before its writes */
         }
         hh = next_h;
@@ -825,12 +725,8 @@ flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
     if constexpr (C::LAG) { /* the last tile's dQ */
         __syncthreads();
         bwd_dq<T, D, C>(sdS + ((n_iter - 1) & 1) * BN * (BM + PAD), sK, dq_acc, lag_row0, q_ld, row_par(lag_row0),
-                        lag_m0, S, lag_steps, sStage, sStage ? head_acc(lag_row0) : nullptr);
+                        lag_m0, S, lag_steps);
     }
-#if __CUDA_ARCH__ >= 900
-    /* the bulk reductions done before the CTA's shared memory goes */
-    if (C::VEC_DQ == 3 && sStage && tid % 32 == 0) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
-#endif
 
     /* dK (scaled) and dV of the warp's keys < S: rows g and g + 8 of each
      * m16 tile (PAIRS: two, and the warp's half of the columns) */
