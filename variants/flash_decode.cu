@@ -91,11 +91,6 @@ static bool fold_combine(void) { return lab_switch("ATTN_FLASH_DECODE_FOLD", 0) 
  * division per chunk instead of dividing for every row: the lab's only
  * (its kernel instances are compiled there alone). */
 static bool page_step(void) { return lab_switch("ATTN_FLASH_DECODE_PAGE_STEP", 0) != 0; }
-/* Whether, with more than one split, the combine kernel is launched while
- * the splits still run (programmatic dependent launch, sm_90: its CTAs
- * wait on the device for the splits' parts instead of the stream's launch
- * gap) and reads a row's parts 32 splits at a time: the lab's only. */
-static bool early_combine(void) { return lab_switch("ATTN_FLASH_DECODE_PDL", 0) != 0; }
 #endif
 /* A ragged cache's runs per resident slot (plan_of; 0: the longest
  * sequence's plan). */
@@ -159,15 +154,10 @@ static __device__ __forceinline__ void load_rows(T *dst, const T *src, int n)
  * (l2_prefetch; a paged cache's rows, a page apart, go without: measured
  * slower at 16 tokens a page). FOLD: with more than one split, the last
  * CTA of the row block to finish combines the splits (fold_combine).
- * PSTEP: a paged cache's rows located by stepping (page_step). PDL: the
- * combine kernel may launch at once (early_combine). */
-template <typename T, int D, int R, bool L2P = false, bool FOLD = false, bool PSTEP = false, bool PDL = false>
+ * PSTEP: a paged cache's rows located by stepping (page_step). */
+template <typename T, int D, int R, bool L2P = false, bool FOLD = false, bool PSTEP = false>
 static __global__ void __launch_bounds__(DEC_THREADS) flash_decode_kernel(const dec_args a)
 {
-#if __CUDA_ARCH__ >= 900
-    /* the combine kernel may be launched now: it waits for this grid */
-    if constexpr (PDL) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
     using C = dec_cfg<D, R>;
     constexpr int LD = C::LD, KPW = C::KPW;
     extern __shared__ __align__(16) unsigned char smem[];
@@ -434,14 +424,10 @@ static __global__ void __launch_bounds__(DEC_THREADS) flash_decode_kernel(const 
  * block of D threads per row: the splits' lse read at once into shared
  * memory (one pass, not one dependent load a split), their max over the
  * block, then each thread's column summed over the splits eight loads at a
- * time (PDL: 32 at a time, and launched early: it waits on the device for
- * the splits' grid first). Shared memory: splits floats. */
-template <typename T, int D, bool PDL = false>
+ * time. Shared memory: splits floats. */
+template <typename T, int D>
 static __global__ void __launch_bounds__(D) flash_decode_combine_kernel(const dec_args a)
 {
-#if __CUDA_ARCH__ >= 900
-    if constexpr (PDL) asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
     extern __shared__ float wgt[];
     __shared__ float warp_max[D / 32];
     const size_t row = blockIdx.x;
@@ -462,24 +448,10 @@ static __global__ void __launch_bounds__(D) flash_decode_combine_kernel(const de
     float sum = 0.f, acc = 0.f;
     const float *part = a.part_o + row * D + d;
     const size_t stride = a.total_rows * D;
-    if constexpr (PDL) {
-        for (int s0 = 0; s0 < a.splits; s0 += 32) {
-            float x[32];
-#pragma unroll
-            for (int i = 0; i < 32; i++) x[i] = s0 + i < a.splits ? part[(s0 + i) * stride] : 0.f;
-#pragma unroll
-            for (int i = 0; i < 32; i++)
-                if (s0 + i < a.splits) {
-                    sum += wgt[s0 + i];
-                    acc += wgt[s0 + i] * x[i];
-                }
-        }
-    } else {
 #pragma unroll 8
-        for (int s = 0; s < a.splits; s++) {
-            sum += wgt[s];
-            acc += wgt[s] * part[s * stride];
-        }
+    for (int s = 0; s < a.splits; s++) {
+        sum += wgt[s];
+        acc += wgt[s] * part[s * stride];
     }
     ((T *)a.o)[row * D + d] = from_float(sum > 0.f ? acc / sum : 0.f, (T *)nullptr);
 }
@@ -491,15 +463,6 @@ static int tiles_for(int n) { return n <= 16 ? 1 : n <= 32 ? 2 : 4; }
 
 template <typename T, int D, int R, bool FOLD> static void launch_kernel(const dec_args &a, dim3 grid, cudaStream_t s)
 {
-#ifdef FLASH_DECODE_LAB
-    if (a.splits > 1 && early_combine() && !FOLD) {
-        if (!a.table && l2_prefetch())
-            flash_decode_kernel<T, D, R, true, false, false, true><<<grid, DEC_THREADS, dec_cfg<D, R>::SMEM, s>>>(a);
-        else
-            flash_decode_kernel<T, D, R, false, false, false, true><<<grid, DEC_THREADS, dec_cfg<D, R>::SMEM, s>>>(a);
-        return;
-    }
-#endif
     if (!a.table && l2_prefetch())
         flash_decode_kernel<T, D, R, true, FOLD><<<grid, DEC_THREADS, dec_cfg<D, R>::SMEM, s>>>(a);
 #ifdef FLASH_DECODE_LAB
@@ -524,13 +487,13 @@ template <typename T, int D, int R> static int launch_rows(const dec_args &a, di
 
 /* Their shared memory allowed to the instances of every row-tile count
  * with these switches. */
-template <typename T, int D, bool L2P, bool FOLD, bool PSTEP = false, bool PDL = false> static int allow_smem(void)
+template <typename T, int D, bool L2P, bool FOLD, bool PSTEP = false> static int allow_smem(void)
 {
-    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 1, L2P, FOLD, PSTEP, PDL>,
+    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 1, L2P, FOLD, PSTEP>,
                                   cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dec_cfg<D, 1>::SMEM));
-    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 2, L2P, FOLD, PSTEP, PDL>,
+    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 2, L2P, FOLD, PSTEP>,
                                   cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dec_cfg<D, 2>::SMEM));
-    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 4, L2P, FOLD, PSTEP, PDL>,
+    CUDA_TRY(cudaFuncSetAttribute(flash_decode_kernel<T, D, 4, L2P, FOLD, PSTEP>,
                                   cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dec_cfg<D, 4>::SMEM));
     return ATTN_OK;
 }
@@ -545,8 +508,6 @@ template <typename T, int D> static int prepare(void)
     ATTN_TRY((allow_smem<T, D, false, true>()));
     ATTN_TRY((allow_smem<T, D, true, true>()));
     ATTN_TRY((allow_smem<T, D, false, false, true>()));
-    ATTN_TRY((allow_smem<T, D, false, false, false, true>()));
-    ATTN_TRY((allow_smem<T, D, true, false, false, true>()));
 #endif
     return ATTN_OK;
 }
@@ -632,22 +593,6 @@ template <typename T, int D> static int launch(const struct attn_problem *p, con
     default: ATTN_TRY((launch_rows<T, D, 4>(a, grid, s))); break;
     }
     if (a.splits > 1 && !a.arrivals) {
-#ifdef FLASH_DECODE_LAB
-        if (early_combine()) {
-            cudaLaunchAttribute attr;
-            attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-            attr.val.programmaticStreamSerializationAllowed = 1;
-            cudaLaunchConfig_t cfg = {};
-            cfg.gridDim = dim3((unsigned)a.total_rows);
-            cfg.blockDim = dim3(D);
-            cfg.dynamicSmemBytes = (size_t)a.splits * sizeof(float);
-            cfg.stream = s;
-            cfg.attrs = &attr;
-            cfg.numAttrs = 1;
-            CUDA_TRY(cudaLaunchKernelEx(&cfg, flash_decode_combine_kernel<T, D, true>, a));
-            return ATTN_OK;
-        }
-#endif
         flash_decode_combine_kernel<T, D><<<(unsigned)a.total_rows, D, (size_t)a.splits * sizeof(float), s>>>(a);
         LAUNCH_TRY("flash_decode_combine_kernel");
     }
@@ -807,7 +752,7 @@ static void decode_teardown(void *ctx) { free(ctx); }
 #ifdef FLASH_DECODE_LAB
 extern "C" const struct attn_variant attn_variant_flash_decode_lab = {
     .name = "flash_decode_lab",
-    .summary = "lab: flash_decode with its switches (ATTN_FLASH_DECODE_L2=0|1, _RUNS=N, _FOLD=0|1, _PAGE_STEP=0|1, _PDL=0|1)",
+    .summary = "lab: flash_decode with its switches (ATTN_FLASH_DECODE_L2=0|1, _RUNS=N, _FOLD=0|1, _PAGE_STEP=0|1)",
 #else
 extern "C" const struct attn_variant attn_variant_flash_decode = {
     .name = "flash_decode",
