@@ -534,7 +534,8 @@ static int launch_bwd(const struct attn_problem *p, const struct bwd_call *a, cu
  * dQ one tile behind, one barrier per query tile (bwd_tile_cfg's LAG); then
  * "w": dQ branch-free on whole tiles (WHOLE_DQ); "v": dQ's accumulator
  * permuted for 16-byte reductions (VEC_DQ 1), "vq": and two tokens' rows
- * interleaved so that each reduction covers whole 128-byte lines (2). */
+ * interleaved so that each reduction covers whole 128-byte lines (2); "s":
+ * a pair's Pᵀ and dSᵀ both read from shared memory (SHARED_A). */
 struct flash_bwd_cfg {
     const char *name;
     enum attn_dtype dtype;
@@ -556,6 +557,11 @@ struct flash_bwd_cfg {
     BWD_CFG(NAME, __nv_bfloat16, ATTN_BF16, D, W, M, WQ, B, PAIRS, LAG, WHOLE, VEC)
 #define BWD_FP16_DQ(NAME, D, W, M, WQ, B, PAIRS, LAG, WHOLE, VEC)                                         \
     BWD_CFG(NAME, __half, ATTN_FP16, D, W, M, WQ, B, PAIRS, LAG, WHOLE, VEC)
+/* a lab shape with bwd_tile_cfg's SHARED_A too */
+#define BWD_BF16_SA(NAME, D, W, M, WQ, B, PAIRS, LAG, WHOLE, VEC)                                         \
+    {NAME, ATTN_BF16, D, bwd_smem_bytes<D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE, VEC, true>>(),      \
+     prepare_bwd<__nv_bfloat16, D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE, VEC, true>>,               \
+     launch_bwd<__nv_bfloat16, D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE, VEC, true>>}
 
 /* The backward shapes per (dtype, head_dim), fastest first: the first whose
  * shared memory the card allows ships (at D = 128, p8m64lwvq's 196 KB, at D
@@ -574,6 +580,7 @@ static const struct flash_bwd_cfg bwd_cfgs[] = {
     BWD_BF16("w8m64l", 128, 8, 64, 2, 1, false, true),
     BWD_BF16_DQ("p8m64lw", 128, 8, 64, 2, 1, true, true, true, false),
     BWD_BF16_DQ("p8m64lv", 128, 8, 64, 2, 1, true, true, false, true),
+    BWD_BF16_SA("p8m64lwvqs", 128, 8, 64, 2, 1, true, true, true, 2),
 #endif
     BWD_BF16_DQ("w8m128lwvq", 64, 8, 128, 4, 1, false, true, true, 2),
     BWD_BF16("w8m64l", 64, 8, 64, 2, 1, false, true),

@@ -95,7 +95,7 @@
  * barrier per tile orders everything (the flash_bwd_kernel's loop says how)
  * and a warp's dQ of the last tile overlaps the other warps' products. */
 template <int WARPS_, int BM_, int WQ_, int MINB_ = 1, bool PAIRS_ = false, bool LAG_ = false,
-          bool WHOLE_DQ_ = false, int VEC_DQ_ = 0>
+          bool WHOLE_DQ_ = false, int VEC_DQ_ = 0, bool SHARED_A_ = false>
 struct bwd_tile_cfg {
     static constexpr int WARPS = WARPS_, BM = BM_, WQ = WQ_, WD = WARPS_ / WQ_, MINB = MINB_;
     static constexpr int THREADS = WARPS * 32, BN = WARPS * 16;
@@ -112,6 +112,11 @@ struct bwd_tile_cfg {
      * rows of two neighbouring tokens (of one head) interleaved a group at
      * a time, so that the 8 rows' halves make 4 whole 128-byte lines. */
     static constexpr int VEC_DQ = VEC_DQ_;
+    /* PAIRS: dV's and dK's A operands (Pᵀ, dSᵀ) read from shared memory for
+     * both halves of the queries, the warp's own half too, instead of its
+     * own half from registers: no run-time choice between registers and
+     * loads at each 16-query step */
+    static constexpr bool SHARED_A = SHARED_A_;
 };
 
 /* Within a 16-column group, column c = 8·jj + 2·t + e (jj, e: 0 or 1; t:
@@ -449,7 +454,7 @@ static __device__ __forceinline__ void bwd_tile_pair(float (&dk)[D / 8][4], floa
 #pragma unroll
     for (int kq = 0; kq < BM / 16; kq++) {
         uint32_t ap[2][4], ad[2][4];
-        const bool own = kq / 2 == h;
+        const bool own = !C::SHARED_A && kq / 2 == h;
 #pragma unroll
         for (int mt = 0; mt < 2; mt++) {
             if (own) {
