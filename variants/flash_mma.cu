@@ -545,10 +545,11 @@ struct flash_bwd_cfg {
     int (*launch)(const struct attn_problem *, const struct bwd_call *, cudaStream_t);
 };
 
-#define BWD_CFG(NAME, TYPE, DTYPE, D, W, M, WQ, B, PAIRS, LAG, WHOLE, VEC)                                \
-    {NAME, DTYPE, D, bwd_smem_bytes<D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE, VEC>>(),               \
-     prepare_bwd<TYPE, D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE, VEC>>,                              \
-     launch_bwd<TYPE, D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE, VEC>>}
+/* one entry of the table for the tile configuration given last (a bwd_tile_cfg) */
+#define BWD_ENTRY(NAME, TYPE, DTYPE, D, ...) \
+    {NAME, DTYPE, D, bwd_smem_bytes<D, __VA_ARGS__>(), prepare_bwd<TYPE, D, __VA_ARGS__>, launch_bwd<TYPE, D, __VA_ARGS__>}
+#define BWD_CFG(NAME, TYPE, DTYPE, D, W, M, WQ, B, PAIRS, LAG, WHOLE, VEC) \
+    BWD_ENTRY(NAME, TYPE, DTYPE, D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE, VEC>)
 #define BWD_BF16(NAME, D, W, M, WQ, B, PAIRS, LAG) BWD_CFG(NAME, __nv_bfloat16, ATTN_BF16, D, W, M, WQ, B, PAIRS, LAG, false, false)
 #define BWD_FP16(NAME, D, W, M, WQ, B, PAIRS, LAG) BWD_CFG(NAME, __half, ATTN_FP16, D, W, M, WQ, B, PAIRS, LAG, false, false)
 /* shapes with dQ branch-free on whole tiles (bwd_tile_cfg's WHOLE_DQ)
@@ -557,11 +558,6 @@ struct flash_bwd_cfg {
     BWD_CFG(NAME, __nv_bfloat16, ATTN_BF16, D, W, M, WQ, B, PAIRS, LAG, WHOLE, VEC)
 #define BWD_FP16_DQ(NAME, D, W, M, WQ, B, PAIRS, LAG, WHOLE, VEC)                                         \
     BWD_CFG(NAME, __half, ATTN_FP16, D, W, M, WQ, B, PAIRS, LAG, WHOLE, VEC)
-/* a lab shape with bwd_tile_cfg's SHARED_A too */
-#define BWD_BF16_SA(NAME, D, W, M, WQ, B, PAIRS, LAG, WHOLE, VEC)                                         \
-    {NAME, ATTN_BF16, D, bwd_smem_bytes<D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE, VEC, true>>(),      \
-     prepare_bwd<__nv_bfloat16, D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE, VEC, true>>,               \
-     launch_bwd<__nv_bfloat16, D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE, VEC, true>>}
 
 /* The backward shapes per (dtype, head_dim), fastest first: the first whose
  * shared memory the card allows ships (at D = 128, p8m64lwvq's 196 KB, at D
@@ -580,7 +576,7 @@ static const struct flash_bwd_cfg bwd_cfgs[] = {
     BWD_BF16("w8m64l", 128, 8, 64, 2, 1, false, true),
     BWD_BF16_DQ("p8m64lw", 128, 8, 64, 2, 1, true, true, true, false),
     BWD_BF16_DQ("p8m64lv", 128, 8, 64, 2, 1, true, true, false, true),
-    BWD_BF16_SA("p8m64lwvqs", 128, 8, 64, 2, 1, true, true, true, 2),
+    BWD_ENTRY("p8m64lwvqs", __nv_bfloat16, ATTN_BF16, 128, bwd_tile_cfg<8, 64, 2, 1, true, true, true, 2, true>),
 #endif
     BWD_BF16_DQ("w8m128lwvq", 64, 8, 128, 4, 1, false, true, true, 2),
     BWD_BF16("w8m64l", 64, 8, 64, 2, 1, false, true),
