@@ -535,7 +535,8 @@ static int launch_bwd(const struct attn_problem *p, const struct bwd_call *a, cu
  * "w": dQ branch-free on whole tiles (WHOLE_DQ); "v": dQ's accumulator
  * permuted for 16-byte reductions (VEC_DQ 1), "vq": and two tokens' rows
  * interleaved so that each reduction covers whole 128-byte lines (2); "s":
- * a pair's Pᵀ and dSᵀ both read from shared memory (SHARED_A). */
+ * a pair's Pᵀ and dSᵀ both read from shared memory (SHARED_A); "t": a
+ * query tile's copies from offsets worked out once (STEP_LOADS). */
 struct flash_bwd_cfg {
     const char *name;
     enum attn_dtype dtype;
@@ -577,6 +578,8 @@ static const struct flash_bwd_cfg bwd_cfgs[] = {
     BWD_BF16_DQ("p8m64lw", 128, 8, 64, 2, 1, true, true, true, false),
     BWD_BF16_DQ("p8m64lv", 128, 8, 64, 2, 1, true, true, false, true),
     BWD_ENTRY("p8m64lwvqs", __nv_bfloat16, ATTN_BF16, 128, bwd_tile_cfg<8, 64, 2, 1, true, true, true, 2, true>),
+    BWD_ENTRY("p8m64lwvqt", __nv_bfloat16, ATTN_BF16, 128,
+              bwd_tile_cfg<8, 64, 2, 1, true, true, true, 2, false, true>),
 #endif
     BWD_BF16_DQ("w8m128lwvq", 64, 8, 128, 4, 1, false, true, true, 2),
     BWD_BF16("w8m64l", 64, 8, 64, 2, 1, false, true),
