@@ -655,42 +655,31 @@ flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
     constexpr int CHUNKS = D / 8, PASS_ROWS = THREADS / CHUNKS;
     const int cp_row = tid / CHUNKS, cp_col = (tid % CHUNKS) * 8;
     const size_t cp_thr = (size_t)cp_row * q_ld * D + cp_col, cp_pass = (size_t)PASS_ROWS * q_ld * D;
-    auto load_query_tile_step = [&](int stage, int hh, int m_tile) {
+    auto load_query_tile = [&](int stage, int hh, int m_tile) {
         const size_t row0 = q_row0 + (size_t)hh * q_head_step;
         const int m0 = m_tile * BM;
-        const size_t base = (row0 + (size_t)m0 * q_ld) * D + cp_thr;
-        const T *qs = q + base, *os = dout + base;
-        T *qd = sQ + stage * BM * LD + cp_row * LD + cp_col, *od = sdO + stage * BM * LD + cp_row * LD + cp_col;
-        if (m0 + BM <= S) {
+        if constexpr (C::STEP_LOADS) {
+            const size_t base = (row0 + (size_t)m0 * q_ld) * D + cp_thr;
+            const T *qs = q + base, *os = dout + base;
+            T *qd = sQ + stage * BM * LD + cp_row * LD + cp_col, *od = sdO + stage * BM * LD + cp_row * LD + cp_col;
+            if (m0 + BM <= S) { /* every row in the sequence: no guards */
 #pragma unroll
-            for (int i = 0; i < BM / PASS_ROWS; i++) {
-                cp_async_16(qd + i * PASS_ROWS * LD, qs + i * cp_pass, 16);
-                cp_async_16(od + i * PASS_ROWS * LD, os + i * cp_pass, 16);
+                for (int i = 0; i < BM / PASS_ROWS; i++) {
+                    cp_async_16(qd + i * PASS_ROWS * LD, qs + i * cp_pass, 16);
+                    cp_async_16(od + i * PASS_ROWS * LD, os + i * cp_pass, 16);
+                }
+            } else {
+#pragma unroll
+                for (int i = 0; i < BM / PASS_ROWS; i++) {
+                    const bool in = m0 + cp_row + i * PASS_ROWS < S;
+                    cp_async_16(qd + i * PASS_ROWS * LD, in ? qs + i * cp_pass : q, in ? 16 : 0);
+                    cp_async_16(od + i * PASS_ROWS * LD, in ? os + i * cp_pass : dout, in ? 16 : 0);
+                }
             }
         } else {
-#pragma unroll
-            for (int i = 0; i < BM / PASS_ROWS; i++) {
-                const bool in = m0 + cp_row + i * PASS_ROWS < S;
-                cp_async_16(qd + i * PASS_ROWS * LD, in ? qs + i * cp_pass : q, in ? 16 : 0);
-                cp_async_16(od + i * PASS_ROWS * LD, in ? os + i * cp_pass : dout, in ? 16 : 0);
-            }
+            load_tile<T, D, BM, THREADS>(sQ + stage * BM * LD, q + row0 * D, m0, S, (int)q_ld * D);
+            load_tile<T, D, BM, THREADS>(sdO + stage * BM * LD, dout + row0 * D, m0, S, (int)q_ld * D);
         }
-        if (tid < 2 * BM) {
-            const int r = tid % BM, in = m0 + r < S;
-            const float *src = tid < BM ? lse : dsum;
-            float *dst = (tid < BM ? sL : sDs) + stage * BM + r;
-            cp_async_4(dst, in ? src + row0 + (size_t)(m0 + r) * q_ld : src, in ? 4 : 0);
-        }
-    };
-    auto load_query_tile = [&](int stage, int hh, int m_tile) {
-        if constexpr (C::STEP_LOADS) {
-            load_query_tile_step(stage, hh, m_tile);
-            return;
-        }
-        const size_t row0 = q_row0 + (size_t)hh * q_head_step;
-        const int m0 = m_tile * BM;
-        load_tile<T, D, BM, THREADS>(sQ + stage * BM * LD, q + row0 * D, m0, S, (int)q_ld * D);
-        load_tile<T, D, BM, THREADS>(sdO + stage * BM * LD, dout + row0 * D, m0, S, (int)q_ld * D);
         if (tid < 2 * BM) {
             const int r = tid % BM, in = m0 + r < S;
             const float *src = tid < BM ? lse : dsum;
