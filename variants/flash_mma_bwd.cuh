@@ -117,9 +117,9 @@ struct bwd_tile_cfg {
      * own half from registers: no run-time choice between registers and
      * loads at each 16-query step */
     static constexpr bool SHARED_A = SHARED_A_;
-    /* each query tile's copies of Q, dO and the statistics from a thread's
-     * offsets worked out once before the sweep (one 64-bit base a tile),
-     * row guards only on a tile that crosses the sequence's end */
+    /* each query tile's copies of Q and dO from a thread's offsets worked
+     * out once before the sweep (one 64-bit base a tile), row guards only
+     * on a tile that crosses the sequence's end */
     static constexpr bool STEP_LOADS = STEP_LOADS_;
 };
 
