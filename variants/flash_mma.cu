@@ -580,6 +580,8 @@ static const struct flash_bwd_cfg bwd_cfgs[] = {
     BWD_ENTRY("p8m64lwvqs", __nv_bfloat16, ATTN_BF16, 128, bwd_tile_cfg<8, 64, 2, 1, true, true, true, 2, true>),
     BWD_ENTRY("p8m64lwvqt", __nv_bfloat16, ATTN_BF16, 128,
               bwd_tile_cfg<8, 64, 2, 1, true, true, true, 2, false, true>),
+    BWD_ENTRY("p8m64lwvqst", __nv_bfloat16, ATTN_BF16, 128,
+              bwd_tile_cfg<8, 64, 2, 1, true, true, true, 2, true, true>),
 #endif
     BWD_BF16_DQ("w8m128lwvq", 64, 8, 128, 4, 1, false, true, true, 2),
     BWD_BF16("w8m64l", 64, 8, 64, 2, 1, false, true),
