@@ -34,8 +34,8 @@
  *              O in a buffer of its own and stored by TMA> */
 /* D=128: a plain grid of 128-row blocks, K and V of a tile in one 3-stage ring */
 typedef hop_cfg<2, 3, 0, 128, true> cfg_d128_grid_ring3;
-/* D=128: separate K and V rings of 2, P·V as two N = 64 wgmmas per k-step */
-typedef hop_cfg<2, 2, 2, 128, false> cfg_d128_grid_pv64;
+/* D=128: 128-key tiles, K and V rings of 2, P·V as one N = 128 wgmma per k-step */
+typedef hop_cfg<2, 2, 2, 128, true> cfg_d128_grid;
 /* D=128: 192-key tiles, K and V rings of 2 */
 typedef hop_cfg<2, 2, 2, 192, true> cfg_d128_grid_192keys;
 /* D=128: one CTA per SM, two Q buffers, K and V rings of 2, O staged
@@ -140,7 +140,7 @@ struct hopper_cfg {
 
 static const struct hopper_cfg cfgs[] = {
     HCFG_BOTH("d128_grid_ring3", 128, cfg_d128_grid_ring3),
-    HCFG_BOTH("d128_grid_pv64", 128, cfg_d128_grid_pv64),
+    HCFG_BOTH("d128_grid", 128, cfg_d128_grid),
     HCFG_BOTH("d128_grid_192keys", 128, cfg_d128_grid_192keys),
     HCFG_BOTH("d128_persistent", 128, cfg_d128_persistent),
     HCFG_BOTH("d128_persistent_overlap", 128, cfg_d128_persistent_overlap),
@@ -184,10 +184,11 @@ static const char *default_cfg(int head_dim, bool causal, int seq_len, bool ragg
          * the persistent kernel that does not drain between work tiles
          * [pers_kv_pp_xt]; 'keys per tile, idle consumers, and the power
          * cap': 192-key tiles pay once the diagonal's extra masked keys are
-         * amortised (S = 16384), not at 8192, where the 2+2-ring kernel
-         * with N = 64 P·V [kv_n64] stays */
+         * amortised (S = 16384), not at 8192; there 'FlashAttention-4's
+         * sm90 forward, read beside ours': the 2+2-ring kernel with one
+         * N = 128 P·V [kv_pp], FA4's tile, beat N = 64 [kv_n64] */
         if (seq_len <= 4096) return "d128_persistent_overlap";
-        return seq_len <= 8192 ? "d128_grid_pv64" : "d128_grid_192keys";
+        return seq_len <= 8192 ? "d128_grid" : "d128_grid_192keys";
     }
     /* 'one protocol for every row, heavy-first causal grids': below
      * S = 2048 192-key tiles waste up to 12.5% of the keys [pp]; 'causal

@@ -73,7 +73,7 @@ struct lab_hopper_cfg {
 /* Every configuration, in the order they were added, grouped by the
  * parameter each group brought (variants/NOTES-flash_hopper.md has what
  * each measured). The shipped table (flash_hopper.cu) holds these of them,
- * renamed: pp = d128_grid_ring3, kv_n64 = d128_grid_pv64, kv_pp_n192 =
+ * renamed: pp = d128_grid_ring3, kv_pp = d128_grid, kv_pp_n192 =
  * d128_grid_192keys and d96_grid_192keys, pers_kv_pp = d128_persistent
  * and d96_persistent, pers_kv_pp_xt = d128_persistent_overlap and
  * d96_persistent_overlap, kv_pp3 = d64_grid, pers_kv_pp3 = d64_persistent,
@@ -254,7 +254,7 @@ static const char *default_cfg(int head_dim, bool causal, int seq_len)
     if (head_dim == 64 && causal && seq_len <= 1024) return "pers_kv_pp3";
     if (head_dim == 128 && causal) {
         if (seq_len <= 4096) return "pers_kv_pp_xt";
-        return seq_len <= 8192 ? "kv_n64" : "kv_pp_n192";
+        return seq_len <= 8192 ? "kv_pp" : "kv_pp_n192";
     }
     if (head_dim == 128) return seq_len < 2048 ? "pp" : seq_len < 8192 ? "pers_kv_pp" : "kv_pp_n192";
     if (head_dim == 96) {
