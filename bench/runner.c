@@ -516,7 +516,7 @@ static int validate(struct runner *r, const struct attn_variant *v, void *ctx,
     ATTN_TRY(check_tensor("O", out, n, d->ref, d->out, p, attn_tolerance_for(p->dtype),
                           &checked[(*nchecked)++]));
     if (!grads) return ATTN_OK;
-    const struct attn_tolerance tol = attn_grad_tolerance_for(p->dtype);
+    const struct attn_tolerance tol = attn_grad_tolerance_for(p->dtype, p->head_dim);
     static const char *const grad_names[3] = {"dQ", "dK", "dV"};
     const void *grad[3] = {d->dq, d->dk, d->dv};
     const double *ref[3] = {d->ref_dq, d->ref_dk, d->ref_dv};
@@ -679,9 +679,9 @@ int row_open(struct runner *r, const struct attn_variant *v, const struct attn_p
         char which[16] = "";
         if (nchecked > 1) snprintf(which, sizeof which, "%s: ", failed->name);
         snprintf(reason, sizeof reason,
-                 "%s%zu elements over atol %g + rtol %g, %zu non-finite, rel_err %.3g (limit %g); "
+                 "%s%zu elements over atol %g + rtol %g%s, %zu non-finite, rel_err %.3g (limit %g); "
                  "first at index %zu, worst at %zu (%.6g, reference %.6g)", which, cmp->bad,
-                 tol->atol, tol->rtol, cmp->nonfinite, cmp->rel_err, tol->rel_l2, cmp->first_bad,
+                 tol->atol, tol->rtol, tol->row ? " x max(|ref|, its row's rms)" : "", cmp->nonfinite, cmp->rel_err, tol->rel_l2, cmp->first_bad,
                  failed->worst, failed->got, failed->want);
         int rc = emit_untimed(r, v, p, row_status_names[STATUS_MISMATCH], reason, base);
         row_close(vr);

@@ -46,13 +46,17 @@ int attn_reference_bwd_f64_on_doubles(const struct attn_problem *p, const double
                                       double *dq, double *dk, double *dv);
 
 struct attn_tolerance {
-    double atol, rtol; /* per element: |out - ref| <= atol + rtol·|ref| */
+    double atol, rtol; /* per element: |out - ref| <= atol + rtol·scale, scale = |ref| */
     double rel_l2;     /* whole tensor: ‖out - ref‖₂ / ‖ref‖₂ <= rel_l2 */
+    size_t row;        /* > 0: the tensor is rows of this many elements, and an
+                        * element's scale is the larger of |ref| and its row's
+                        * root mean square (of ref) */
 };
 struct attn_tolerance attn_tolerance_for(enum attn_dtype);
-/* For 16-bit gradients (dQ, dK, dV in the problem's dtype) against the
- * backward reference: looser than the forward's, reasons in reference.c. */
-struct attn_tolerance attn_grad_tolerance_for(enum attn_dtype);
+/* For 16-bit gradients (dQ, dK, dV in the problem's dtype, rows of head_dim)
+ * against the backward reference: looser than the forward's, per row,
+ * reasons in reference.c. */
+struct attn_tolerance attn_grad_tolerance_for(enum attn_dtype, int head_dim);
 
 struct attn_comparison {
     double max_abs_err, rel_err;

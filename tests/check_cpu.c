@@ -778,7 +778,7 @@ START_TEST(test_grad_compare_catches_a_wrong_gradient)
                      ATTN_OK);
     const double *grad = _i % 3 == 0 ? dq : _i % 3 == 1 ? dk : dv;
     const size_t n = _i % 3 == 0 ? nq : nkv;
-    const struct attn_tolerance tol = attn_grad_tolerance_for(t);
+    const struct attn_tolerance tol = attn_grad_tolerance_for(t, p.head_dim);
     for (size_t e = 0; e < n; e++) out[e] = attn_float_to_half((float)grad[e], t);
     struct attn_comparison c = attn_compare(grad, out, n, t, tol);
     ck_assert_msg(c.ok, "rounded reference: %zu bad, rel_err %g", c.bad, c.rel_err);
@@ -812,13 +812,45 @@ END_TEST
  * than the forward's output: the bounds are ordered so. */
 START_TEST(test_grad_tolerance_ordered)
 {
-    struct attn_tolerance b = attn_grad_tolerance_for(ATTN_BF16), h = attn_grad_tolerance_for(ATTN_FP16);
+    struct attn_tolerance b = attn_grad_tolerance_for(ATTN_BF16, 128), h = attn_grad_tolerance_for(ATTN_FP16, 128);
     ck_assert(h.atol < b.atol && h.rtol < b.rtol && h.rel_l2 < b.rel_l2);
     ck_assert(h.atol > 0 && h.rtol > 0 && h.rel_l2 > 0);
+    ck_assert_uint_eq(b.row, 128);
     for (int t = 0; t < 2; t++) {
-        struct attn_tolerance fwd = attn_tolerance_for(t), grad = attn_grad_tolerance_for(t);
+        struct attn_tolerance fwd = attn_tolerance_for(t), grad = attn_grad_tolerance_for(t, 64);
         ck_assert(grad.atol >= fwd.atol && grad.rtol >= fwd.rtol && grad.rel_l2 >= fwd.rel_l2);
+        ck_assert_uint_eq(fwd.row, 0);
     }
+}
+END_TEST
+
+/* A gradient row of large terms (key 0 under a causal mask): an element that
+ * cancels to near zero may be off by a small part of the row's size, which
+ * the per-element bound alone refuses; with the row's scale it passes, and
+ * an element off by a large part of its row's size still fails. Rows of 4:
+ * the second row's rms is 10, so its bound is 0.02 + 0.04·10 = 0.42. */
+START_TEST(test_grad_compare_row_scale)
+{
+    const double ref[8] = {0.1, -0.2, 0.05, 0, 14, -14, 0.01, 0.3};
+    uint16_t out[8];
+    for (int e = 0; e < 8; e++) out[e] = attn_float_to_half((float)ref[e], ATTN_BF16);
+    struct attn_tolerance rows = attn_grad_tolerance_for(ATTN_BF16, 4), flat = rows;
+    flat.row = 0;
+    out[6] = attn_float_to_half(0.01f + 0.3f, ATTN_BF16); /* 0.3 off, under the row's 0.42 */
+    struct attn_comparison c = attn_compare(ref, out, 8, ATTN_BF16, rows);
+    ck_assert_uint_eq(c.bad, 0);
+    c = attn_compare(ref, out, 8, ATTN_BF16, flat);
+    ck_assert_uint_eq(c.bad, 1);
+    ck_assert_uint_eq(c.first_bad, 6);
+    out[6] = attn_float_to_half(0.01f + 0.6f, ATTN_BF16); /* over the row's bound */
+    c = attn_compare(ref, out, 8, ATTN_BF16, rows);
+    ck_assert_uint_eq(c.bad, 1);
+    ck_assert_uint_eq(c.first_bad, 6);
+    out[6] = attn_float_to_half(0.01f, ATTN_BF16);
+    out[1] = attn_float_to_half(-0.2f + 0.1f, ATTN_BF16); /* its bound 0.02 + 0.04·0.2 = 0.028 */
+    c = attn_compare(ref, out, 8, ATTN_BF16, rows);
+    ck_assert_uint_eq(c.bad, 1);
+    ck_assert_uint_eq(c.first_bad, 1);
 }
 END_TEST
 
@@ -3671,6 +3703,7 @@ static Suite *numerics_suite(void)
     tcase_add_test(tc, test_reference_bwd_malformed_varlen_fails);
     tcase_add_loop_test(tc, test_grad_compare_catches_a_wrong_gradient, 0, 6);
     tcase_add_test(tc, test_grad_tolerance_ordered);
+    tcase_add_test(tc, test_grad_compare_row_scale);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("compare");

@@ -1223,7 +1223,7 @@ START_TEST(test_variants_backward_match_reference)
                          ATTN_OK);
         free(in);
     }
-    const struct attn_tolerance tol_o = attn_tolerance_for(p.dtype), tol_g = attn_grad_tolerance_for(p.dtype);
+    const struct attn_tolerance tol_o = attn_tolerance_for(p.dtype), tol_g = attn_grad_tolerance_for(p.dtype, p.head_dim);
     int checked = 0;
     for (size_t i = 0; i < registry_count(); i++) {
         const struct attn_variant *var = registry_get(i);
