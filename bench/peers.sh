@@ -3,7 +3,9 @@
 # variants measured by attnbench, then each peer module named in PEERS
 # (NAME: tools/peers/NAME_peers.py; torch: PyTorch's attention) in turn
 # added to the same run with --extend RUN_ID: one RUN_ID, one CSV, the same
-# grid, seed and rules. With --resume RUN_ID every part continues that run.
+# grid, seed and rules. With --resume RUN_ID every part continues that run
+# (the C part as --extend RUN_ID: the run holds the peers' rows beside its
+# own, which a plain --resume would refuse as not of its sweep).
 # --variants picks the C variants; PEER_VARIANTS=a,b picks peers, of any of
 # the modules (each module gets those it has; one that has none is not run).
 # Each module is asked first for its peers (NAME_peers.py --list); one that
@@ -39,7 +41,7 @@ done
 c_args=() p_args=() id=
 while [ $# -gt 0 ]; do
   case $1 in
-    --resume) id=${2:-}; c_args+=("$1" "${2:-}"); shift 2; continue ;;
+    --resume) id=${2:-}; c_args+=(--extend "${2:-}"); shift 2; continue ;;
     --variants|--row-timeout) c_args+=("$1" "${2:-}"); shift 2; continue ;;
     --run-id|--extend|--shard|--trace) say "$1 is set by make bench PEERS= itself, or not available with peers"; exit 2 ;;
   esac

@@ -1,7 +1,8 @@
 """check_peers.py — the PyTorch peers (tools/peers/): attnpeer.py over
 build/libattnpeer.so, tested with neither PyTorch nor a GPU: the statistics,
 the stop and warm-up rules, the FLOP and byte counts, the output comparison
-give the values the C tests hold the runner to; a ragged batch's Problem
+give the values the C tests hold the runner to; an op's exception becomes
+its row's status (the framework's out-of-memory type an oom row); a ragged batch's Problem
 built in Python gets its lengths and counts from the C side, a paged
 decode's its page table (a permutation of the pages, where attn_kv_offset
 puts each token) and a ragged cache its cached lengths; a row written by Python
@@ -206,6 +207,34 @@ class Compare(unittest.TestCase):
     def test_nan_output_fails(self):
         ok, _, _ = attnpeer.compare([1.0], [0x7FC0], "bf16")
         self.assertFalse(ok)
+
+
+class Failures(unittest.TestCase):
+    """An op's exception as the row's status: a PeerError's own, the peer's
+    out-of-memory type (oom_errors, PyTorch's in torch_peers) an oom row at
+    any call, anything else an error row."""
+
+    class FrameworkOom(RuntimeError):
+        pass
+
+    def raising(self, exc):
+        def op():
+            raise exc
+        return op
+
+    def test_status_of_each_kind(self):
+        ooms = (self.FrameworkOom,)
+        self.assertEqual(attnpeer._status(lambda: None, ooms), attnpeer.OK)
+        self.assertEqual(attnpeer._status(self.raising(self.FrameworkOom("CUDA out of memory.\nmore")), ooms),
+                         attnpeer.ERR_OOM)
+        self.assertEqual(attnpeer._status(self.raising(self.FrameworkOom("x"))), attnpeer.ERR)
+        self.assertEqual(attnpeer._status(self.raising(ValueError("x")), ooms), attnpeer.ERR)
+        self.assertEqual(attnpeer._status(self.raising(attnpeer.PeerError(attnpeer.ERR_UNSUPPORTED, "no")), ooms),
+                         attnpeer.ERR_UNSUPPORTED)
+        self.assertIsNone(attnpeer._pointer(self.raising(self.FrameworkOom("y")), ooms))
+
+    def test_a_peer_has_no_oom_type_unless_it_says(self):
+        self.assertEqual(attnpeer.Peer.oom_errors, ())
 
 
 class Schema(unittest.TestCase):
@@ -433,6 +462,26 @@ class WithoutTorch(unittest.TestCase):
             with open(os.path.join(self.tmp.name, module)) as fh:
                 args = fh.read().split()
             self.assertEqual(args[args.index("--variants") + 1], variant, args)
+
+    def test_resume_continues_every_part(self):
+        """A run the peers extended holds their rows: its C part continues it
+        with --extend (a --resume refuses rows not of its own sweep), and
+        each module extends it again."""
+        peers = os.path.join(self.tmp.name, "peers")
+        os.mkdir(peers)
+        with open(os.path.join(peers, "alpha_peers.py"), "w") as fh:
+            fh.write("import sys\n"
+                     "if '--list' in sys.argv:\n    print('variant      summary\\nalpha        a fake peer\\n')\n"
+                     "    sys.exit(0)\n"
+                     f"open({os.path.join(self.tmp.name, 'alpha')!r}, 'w').write(' '.join(sys.argv[1:]))\n")
+        env = dict(self.env, ATTN_PEER_DIR=peers)
+        r = subprocess.run(["bench/peers.sh", "alpha", "--grid", "seed", "--resume", "20261207T150024Z"],
+                           capture_output=True, text=True, env=env, cwd=ROOT)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(self.tmp.name, "args")) as fh:
+            self.assertEqual(fh.read().split(), ["--grid", "seed", "--extend", "20261207T150024Z"])
+        with open(os.path.join(self.tmp.name, "alpha")) as fh:
+            self.assertEqual(fh.read().split(), ["--grid", "seed", "--extend", "20261207T150024Z"])
 
     def test_options_it_sets_refused(self):
         r = subprocess.run(["bench/peers.sh", "torch", "--shard", "1/2"], capture_output=True, text=True,

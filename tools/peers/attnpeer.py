@@ -349,10 +349,12 @@ class Peer:
     dtype in Problem.shape and kv_shape: [B, H, S, D], packed [tokens, H, D]
     when the batch is ragged, K and V [pages, page, KV, D] when paged) and
     calls them as it calls a C variant's. An op
-    raises PeerError to fail with a status; any other exception is an error
-    row with its message."""
+    raises PeerError to fail with a status; an exception of a type in
+    oom_errors (the framework's out-of-memory error) is an oom row; any other
+    exception is an error row with its message."""
     name = summary = None
     fused = False
+    oom_errors = ()
 
     def supports(self, problem):
         """None when the peer can run the point, else why not (skipped)."""
@@ -403,9 +405,13 @@ class Peer:
 _alive = []  # every struct, callback and string handed to C lives as long as the process
 
 
-def _fail(exc):
-    rc = exc.rc if isinstance(exc, PeerError) else ERR
-    msg = str(exc) if isinstance(exc, PeerError) else f"{type(exc).__name__}: {exc}"
+def _fail(exc, oom_errors=()):
+    if isinstance(exc, PeerError):
+        rc, msg = exc.rc, str(exc)
+    elif isinstance(exc, oom_errors):
+        rc, msg = ERR_OOM, f"out of memory: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+    else:
+        rc, msg = ERR, f"{type(exc).__name__}: {exc}"
     _lib.attn_peer_fail(" ".join(msg.split()).encode(errors="replace")[:900])
     return rc
 
@@ -416,22 +422,22 @@ def _cstring(text):
     return ctypes.addressof(buf)
 
 
-def _status(fn):
+def _status(fn, oom_errors=()):
     """fn()'s outcome as an op's return code: OK, or its failure's (_fail);
     a callback must not raise into C."""
     try:
         fn()
         return OK
     except Exception as exc:  # noqa: BLE001
-        return _fail(exc)
+        return _fail(exc, oom_errors)
 
 
-def _pointer(fn):
+def _pointer(fn, oom_errors=()):
     """fn()'s device pointer, or None with its failure recorded (_fail)."""
     try:
         return fn()
     except Exception as exc:  # noqa: BLE001
-        _fail(exc)
+        _fail(exc, oom_errors)
         return None
 
 
@@ -451,10 +457,10 @@ def register(peer):
             counter[0] += 1
             states[counter[0]] = peer.setup(p.contents)
             ctx[0] = counter[0]
-        return _status(open_state)
+        return _status(open_state, peer.oom_errors)
 
     def run(ctx, q, k, v, _o, stream):
-        return _status(lambda: peer.run(states[ctx], q, k, v, stream or 0))
+        return _status(lambda: peer.run(states[ctx], q, k, v, stream or 0), peer.oom_errors)
 
     def teardown(ctx):
         state = states.pop(ctx, None)
@@ -464,24 +470,24 @@ def register(peer):
             print(f"{peer.name}: teardown: {type(exc).__name__}: {exc}", file=sys.stderr)
 
     def output(ctx):
-        return _pointer(lambda: peer.output(states[ctx]))
+        return _pointer(lambda: peer.output(states[ctx]), peer.oom_errors)
 
     def graph(ctx, q, k, v, _o, stream, replay):
-        return _status(lambda: peer.graph(states[ctx], q, k, v, stream or 0, bool(replay)))
+        return _status(lambda: peer.graph(states[ctx], q, k, v, stream or 0, bool(replay)), peer.oom_errors)
 
     def count_ops(ctx, mode, out):
         def count():
             out[0] = OpCounts(*peer.count_ops(states[ctx], MODES[mode]))
-        return _status(count)
+        return _status(count, peer.oom_errors)
 
     def forward_keeping(ctx, q, k, v, _o, stream):
-        return _status(lambda: peer.forward_keeping(states[ctx], q, k, v, stream or 0))
+        return _status(lambda: peer.forward_keeping(states[ctx], q, k, v, stream or 0), peer.oom_errors)
 
     def backward(ctx, q, k, v, _o, dout, _dq, _dk, _dv, stream):
-        return _status(lambda: peer.backward(states[ctx], q, k, v, dout, stream or 0))
+        return _status(lambda: peer.backward(states[ctx], q, k, v, dout, stream or 0), peer.oom_errors)
 
     def gradient(ctx, which):
-        return _pointer(lambda: peer.gradient(states[ctx], which))
+        return _pointer(lambda: peer.gradient(states[ctx], which), peer.oom_errors)
 
     ops = _FrameworkOps(_OUTPUT(output), _GRAPH(graph), _COUNT(count_ops),
                         _GRADIENT(gradient) if peer.has_backward else _GRADIENT())

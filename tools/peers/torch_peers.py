@@ -182,7 +182,9 @@ class TorchPeer(Peer):
     """The PyTorch side of every peer: tensors over the runner's buffers
     (Problem.shape: [B, H, S, D], or packed [tokens, H, D] when ragged), its
     stream made current, the first call's refusals and OOM turned into row
-    statuses, graph capture and replay, op counts from torch.profiler."""
+    statuses (an OOM of any later call too: oom_errors), graph capture and
+    replay, op counts from torch.profiler."""
+    oom_errors = (torch.cuda.OutOfMemoryError,) if torch is not None else ()
 
     def call(self, st, q, k, v):
         """One forward pass over views(); returns O in Problem.shape (a view is fine)."""
