@@ -566,6 +566,19 @@ if [ $rc = 2 ] && grep -q "^make plots: RESULTS=.*single quote: refused" "$TMP/m
 else
     fail "make plots: a RESULTS= value with a quote not refused (exit $rc)"
 fi
+# a run in a folder of its GPU's (results/<gpu>/decode/, train/) draws into
+# build/plots/<gpu>/<folder>/RUN_ID/, not build/plots/<folder>/
+mkdir -p "$F/results/tgpu/sub"
+cp tests/fixtures/single.csv "$F/results/tgpu/sub/20991231T000000Z.csv"
+rm -rf build/plots/tgpu build/plots/sub
+fmake plots RESULTS=results/tgpu/sub/20991231T000000Z.csv
+rc=$?
+if [ $rc = 0 ] && [ -s build/plots/tgpu/sub/20991231T000000Z/latency.png ] && [ ! -e build/plots/sub ]; then
+    ok "make plots: a run in results/<gpu>/FOLDER/ drawn into build/plots/<gpu>/FOLDER/RUN_ID/"
+else
+    fail "make plots: results/tgpu/sub/ run not drawn into build/plots/tgpu/sub/ (exit $rc): $(grep '^make' "$TMP/make.out" | tail -n 1)"
+fi
+rm -rf build/plots/tgpu
 
 # A PLOT_DIR= that gnuplot would read as a command: a file name that starts
 # with '|' (set output) or '<' (load, plot) runs it; the directory is named

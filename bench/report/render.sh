@@ -106,8 +106,14 @@ fi
 check RESULTS= "$results"
 [ -f "$results" ] || die "RESULTS=$results: no such file"
 if [ -z "$outdir" ]; then
+    # a run under results/ keeps its place there (results/h200/decode/ID.csv:
+    # build/plots/h200/decode/ID/); one elsewhere goes by its folder's name
     run_dir=$(dirname "$results")
-    outdir=${ATTN_PLOT_BUILD:-build}/plots/$(basename "$run_dir")/$(basename "$results" .csv)
+    case $run_dir in
+    results/?* | ./results/?*) place=${run_dir#./} place=${place#results/} ;;
+    *) place=$(basename "$run_dir") ;;
+    esac
+    outdir=${ATTN_PLOT_BUILD:-build}/plots/$place/$(basename "$results" .csv)
 fi
 # gnuplot runs a file name that starts with '<' (load, plot) or '|' (set
 # output) as a command: a relative directory that starts with anything but
