@@ -237,6 +237,24 @@ class Failures(unittest.TestCase):
         self.assertEqual(attnpeer.Peer.oom_errors, ())
 
 
+class Fa4Install(unittest.TestCase):
+    def test_pth_files_on_pythonpath_are_read(self):
+        """A `pip install --target DIR` on PYTHONPATH: its .pth files (the
+        CuTe DSL's puts `cutlass` on the path) are read when fa4_peers loads."""
+        with tempfile.TemporaryDirectory() as d:
+            extra = os.path.join(d, "dsl_packages")
+            os.mkdir(extra)
+            with open(os.path.join(d, "a.pth"), "w") as fh:
+                fh.write(extra + "\n")
+            with open(os.path.join(d, "torch.py"), "w") as fh:  # no PyTorch needed: fa4_peers only loads
+                fh.write("raise ImportError('shadowed')\n")
+            code = f"import sys; sys.path.insert(0, {PEERS_DIR!r}); import fa4_peers; print({extra!r} in sys.path)"
+            r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                               env=dict(os.environ, PYTHONPATH=d), cwd=ROOT)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.strip(), "True")
+
+
 class Schema(unittest.TestCase):
     def test_key_columns(self):
         cols = attnpeer.columns()

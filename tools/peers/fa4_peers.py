@@ -63,7 +63,9 @@ usage: python3 tools/peers/fa4_peers.py [attnbench options]
   (make bench PEERS=torch,fa4; make compare VARIANTS=flash_hopper,fa4,...)
 Without PyTorch, a GPU or flash-attn-4 it says so in one line and exits 3."""
 
+import glob
 import os
+import site
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -71,6 +73,20 @@ import torch_peers  # noqa: E402  (PyTorch's side of a peer: tensors, graphs, op
 from torch_peers import TorchPeer, torch  # noqa: E402
 
 os.environ.setdefault("FLASH_ATTENTION_CUTE_DSL_CACHE_ENABLED", "1")  # read when flash_attn.cute loads
+
+
+def site_dirs_from_pythonpath():
+    """flash-attn-4 installed with `pip install --target DIR` and found through
+    PYTHONPATH=DIR: Python reads .pth files only in site directories, and
+    nvidia-cutlass-dsl puts its `cutlass` package on the path through one
+    (nvidia_cutlass_dsl_packages.pth). Each PYTHONPATH directory that holds
+    .pth files is made a site directory, so that they are read."""
+    for d in filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep)):
+        if glob.glob(os.path.join(glob.escape(d), "*.pth")):
+            site.addsitedir(d)
+
+
+site_dirs_from_pythonpath()
 try:
     from importlib.metadata import PackageNotFoundError, version
 
