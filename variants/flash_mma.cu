@@ -534,9 +534,7 @@ static int launch_bwd(const struct attn_problem *p, const struct bwd_call *a, cu
  * dQ one tile behind, one barrier per query tile (bwd_tile_cfg's LAG); then
  * "w": dQ branch-free on whole tiles (WHOLE_DQ); "v": dQ's accumulator
  * permuted for 16-byte reductions (VEC_DQ 1), "vq": and two tokens' rows
- * interleaved so that each reduction covers whole 128-byte lines (2); "s":
- * a pair's Pᵀ and dSᵀ both read from shared memory (SHARED_A); "t": a
- * query tile's copies from offsets worked out once (STEP_LOADS). */
+ * interleaved so that each reduction covers whole 128-byte lines (2). */
 struct flash_bwd_cfg {
     const char *name;
     enum attn_dtype dtype;
@@ -546,11 +544,10 @@ struct flash_bwd_cfg {
     int (*launch)(const struct attn_problem *, const struct bwd_call *, cudaStream_t);
 };
 
-/* one entry of the table for the tile configuration given last (a bwd_tile_cfg) */
-#define BWD_ENTRY(NAME, TYPE, DTYPE, D, ...) \
-    {NAME, DTYPE, D, bwd_smem_bytes<D, __VA_ARGS__>(), prepare_bwd<TYPE, D, __VA_ARGS__>, launch_bwd<TYPE, D, __VA_ARGS__>}
-#define BWD_CFG(NAME, TYPE, DTYPE, D, W, M, WQ, B, PAIRS, LAG, WHOLE, VEC) \
-    BWD_ENTRY(NAME, TYPE, DTYPE, D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE, VEC>)
+#define BWD_CFG(NAME, TYPE, DTYPE, D, W, M, WQ, B, PAIRS, LAG, WHOLE, VEC)                                \
+    {NAME, DTYPE, D, bwd_smem_bytes<D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE, VEC>>(),               \
+     prepare_bwd<TYPE, D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE, VEC>>,                              \
+     launch_bwd<TYPE, D, bwd_tile_cfg<W, M, WQ, B, PAIRS, LAG, WHOLE, VEC>>}
 #define BWD_BF16(NAME, D, W, M, WQ, B, PAIRS, LAG) BWD_CFG(NAME, __nv_bfloat16, ATTN_BF16, D, W, M, WQ, B, PAIRS, LAG, false, false)
 #define BWD_FP16(NAME, D, W, M, WQ, B, PAIRS, LAG) BWD_CFG(NAME, __half, ATTN_FP16, D, W, M, WQ, B, PAIRS, LAG, false, false)
 /* shapes with dQ branch-free on whole tiles (bwd_tile_cfg's WHOLE_DQ)
@@ -577,11 +574,6 @@ static const struct flash_bwd_cfg bwd_cfgs[] = {
     BWD_BF16("w8m64l", 128, 8, 64, 2, 1, false, true),
     BWD_BF16_DQ("p8m64lw", 128, 8, 64, 2, 1, true, true, true, false),
     BWD_BF16_DQ("p8m64lv", 128, 8, 64, 2, 1, true, true, false, true),
-    BWD_ENTRY("p8m64lwvqs", __nv_bfloat16, ATTN_BF16, 128, bwd_tile_cfg<8, 64, 2, 1, true, true, true, 2, true>),
-    BWD_ENTRY("p8m64lwvqt", __nv_bfloat16, ATTN_BF16, 128,
-              bwd_tile_cfg<8, 64, 2, 1, true, true, true, 2, false, true>),
-    BWD_ENTRY("p8m64lwvqst", __nv_bfloat16, ATTN_BF16, 128,
-              bwd_tile_cfg<8, 64, 2, 1, true, true, true, 2, true, true>),
 #endif
     BWD_BF16_DQ("w8m128lwvq", 64, 8, 128, 4, 1, false, true, true, 2),
     BWD_BF16("w8m64l", 64, 8, 64, 2, 1, false, true),

@@ -95,7 +95,7 @@
  * barrier per tile orders everything (the flash_bwd_kernel's loop says how)
  * and a warp's dQ of the last tile overlaps the other warps' products. */
 template <int WARPS_, int BM_, int WQ_, int MINB_ = 1, bool PAIRS_ = false, bool LAG_ = false,
-          bool WHOLE_DQ_ = false, int VEC_DQ_ = 0, bool SHARED_A_ = false, bool STEP_LOADS_ = false>
+          bool WHOLE_DQ_ = false, int VEC_DQ_ = 0>
 struct bwd_tile_cfg {
     static constexpr int WARPS = WARPS_, BM = BM_, WQ = WQ_, WD = WARPS_ / WQ_, MINB = MINB_;
     static constexpr int THREADS = WARPS * 32, BN = WARPS * 16;
@@ -112,15 +112,6 @@ struct bwd_tile_cfg {
      * rows of two neighbouring tokens (of one head) interleaved a group at
      * a time, so that the 8 rows' halves make 4 whole 128-byte lines. */
     static constexpr int VEC_DQ = VEC_DQ_;
-    /* PAIRS: dV's and dK's A operands (Pᵀ, dSᵀ) read from shared memory for
-     * both halves of the queries, the warp's own half too, instead of its
-     * own half from registers: no run-time choice between registers and
-     * loads at each 16-query step */
-    static constexpr bool SHARED_A = SHARED_A_;
-    /* each query tile's copies of Q and dO from a thread's offsets worked
-     * out once before the sweep (one 64-bit base a tile), row guards only
-     * on a tile that crosses the sequence's end */
-    static constexpr bool STEP_LOADS = STEP_LOADS_;
 };
 
 /* Within a 16-column group, column c = 8·jj + 2·t + e (jj, e: 0 or 1; t:
@@ -458,7 +449,7 @@ static __device__ __forceinline__ void bwd_tile_pair(float (&dk)[D / 8][4], floa
 #pragma unroll
     for (int kq = 0; kq < BM / 16; kq++) {
         uint32_t ap[2][4], ad[2][4];
-        const bool own = !C::SHARED_A && kq / 2 == h;
+        const bool own = kq / 2 == h;
 #pragma unroll
         for (int mt = 0; mt < 2; mt++) {
             if (own) {
@@ -651,35 +642,11 @@ flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
     const int n_iter = group * m_count;
 
     const int tid = threadIdx.x;
-    /* STEP_LOADS: the thread's place in a query tile's copies, once */
-    constexpr int CHUNKS = D / 8, PASS_ROWS = THREADS / CHUNKS;
-    const int cp_row = tid / CHUNKS, cp_col = (tid % CHUNKS) * 8;
-    const size_t cp_thr = (size_t)cp_row * q_ld * D + cp_col, cp_pass = (size_t)PASS_ROWS * q_ld * D;
     auto load_query_tile = [&](int stage, int hh, int m_tile) {
         const size_t row0 = q_row0 + (size_t)hh * q_head_step;
         const int m0 = m_tile * BM;
-        if constexpr (C::STEP_LOADS) {
-            const size_t base = (row0 + (size_t)m0 * q_ld) * D + cp_thr;
-            const T *qs = q + base, *os = dout + base;
-            T *qd = sQ + stage * BM * LD + cp_row * LD + cp_col, *od = sdO + stage * BM * LD + cp_row * LD + cp_col;
-            if (m0 + BM <= S) { /* every row in the sequence: no guards */
-#pragma unroll
-                for (int i = 0; i < BM / PASS_ROWS; i++) {
-                    cp_async_16(qd + i * PASS_ROWS * LD, qs + i * cp_pass, 16);
-                    cp_async_16(od + i * PASS_ROWS * LD, os + i * cp_pass, 16);
-                }
-            } else {
-#pragma unroll
-                for (int i = 0; i < BM / PASS_ROWS; i++) {
-                    const bool in = m0 + cp_row + i * PASS_ROWS < S;
-                    cp_async_16(qd + i * PASS_ROWS * LD, in ? qs + i * cp_pass : q, in ? 16 : 0);
-                    cp_async_16(od + i * PASS_ROWS * LD, in ? os + i * cp_pass : dout, in ? 16 : 0);
-                }
-            }
-        } else {
-            load_tile<T, D, BM, THREADS>(sQ + stage * BM * LD, q + row0 * D, m0, S, (int)q_ld * D);
-            load_tile<T, D, BM, THREADS>(sdO + stage * BM * LD, dout + row0 * D, m0, S, (int)q_ld * D);
-        }
+        load_tile<T, D, BM, THREADS>(sQ + stage * BM * LD, q + row0 * D, m0, S, (int)q_ld * D);
+        load_tile<T, D, BM, THREADS>(sdO + stage * BM * LD, dout + row0 * D, m0, S, (int)q_ld * D);
         if (tid < 2 * BM) {
             const int r = tid % BM, in = m0 + r < S;
             const float *src = tid < BM ? lse : dsum;
