@@ -681,8 +681,8 @@ int row_open(struct runner *r, const struct attn_variant *v, const struct attn_p
         snprintf(reason, sizeof reason,
                  "%s%zu elements over atol %g + rtol %g%s, %zu non-finite, rel_err %.3g (limit %g); "
                  "first at index %zu, worst at %zu (%.6g, reference %.6g)", which, cmp->bad,
-                 tol->atol, tol->rtol, tol->row ? " x max(|ref|, its row's rms)" : "", cmp->nonfinite, cmp->rel_err, tol->rel_l2, cmp->first_bad,
-                 failed->worst, failed->got, failed->want);
+                 tol->atol, tol->rtol, tol->row ? " x max(|ref|, its row's rms)" : "", cmp->nonfinite,
+                 cmp->rel_err, tol->rel_l2, cmp->first_bad, failed->worst, failed->got, failed->want);
         int rc = emit_untimed(r, v, p, row_status_names[STATUS_MISMATCH], reason, base);
         row_close(vr);
         return rc;

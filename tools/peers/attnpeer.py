@@ -445,6 +445,12 @@ def register(peer):
     """Adds the peer to the runner's variant table (after the C variants)."""
     states, counter = {}, [0]
 
+    def status(fn):  # an op's return code, the peer's out-of-memory type an oom
+        return _status(fn, peer.oom_errors)
+
+    def pointer(fn):
+        return _pointer(fn, peer.oom_errors)
+
     def supports(p, _dev):
         try:
             why = peer.supports(p.contents)
@@ -457,10 +463,10 @@ def register(peer):
             counter[0] += 1
             states[counter[0]] = peer.setup(p.contents)
             ctx[0] = counter[0]
-        return _status(open_state, peer.oom_errors)
+        return status(open_state)
 
     def run(ctx, q, k, v, _o, stream):
-        return _status(lambda: peer.run(states[ctx], q, k, v, stream or 0), peer.oom_errors)
+        return status(lambda: peer.run(states[ctx], q, k, v, stream or 0))
 
     def teardown(ctx):
         state = states.pop(ctx, None)
@@ -470,24 +476,24 @@ def register(peer):
             print(f"{peer.name}: teardown: {type(exc).__name__}: {exc}", file=sys.stderr)
 
     def output(ctx):
-        return _pointer(lambda: peer.output(states[ctx]), peer.oom_errors)
+        return pointer(lambda: peer.output(states[ctx]))
 
     def graph(ctx, q, k, v, _o, stream, replay):
-        return _status(lambda: peer.graph(states[ctx], q, k, v, stream or 0, bool(replay)), peer.oom_errors)
+        return status(lambda: peer.graph(states[ctx], q, k, v, stream or 0, bool(replay)))
 
     def count_ops(ctx, mode, out):
         def count():
             out[0] = OpCounts(*peer.count_ops(states[ctx], MODES[mode]))
-        return _status(count, peer.oom_errors)
+        return status(count)
 
     def forward_keeping(ctx, q, k, v, _o, stream):
-        return _status(lambda: peer.forward_keeping(states[ctx], q, k, v, stream or 0), peer.oom_errors)
+        return status(lambda: peer.forward_keeping(states[ctx], q, k, v, stream or 0))
 
     def backward(ctx, q, k, v, _o, dout, _dq, _dk, _dv, stream):
-        return _status(lambda: peer.backward(states[ctx], q, k, v, dout, stream or 0), peer.oom_errors)
+        return status(lambda: peer.backward(states[ctx], q, k, v, dout, stream or 0))
 
     def gradient(ctx, which):
-        return _pointer(lambda: peer.gradient(states[ctx], which), peer.oom_errors)
+        return pointer(lambda: peer.gradient(states[ctx], which))
 
     ops = _FrameworkOps(_OUTPUT(output), _GRAPH(graph), _COUNT(count_ops),
                         _GRADIENT(gradient) if peer.has_backward else _GRADIENT())
