@@ -348,6 +348,13 @@ static __device__ __forceinline__ void bwd_tile(float (&dk)[D / 8][4], float (&d
     }
 }
 
+/* The barrier of the two warps of a pair (PAIRS): named barrier 1 + pair,
+ * 64 threads. */
+static __device__ __forceinline__ void pair_sync(int warp)
+{
+    asm volatile("bar.sync %0, 64;" ::"r"(1 + warp / 2) : "memory");
+}
+
 /* bwd_tile's work for a pair of warps sharing 32 keys (PAIRS): keys
  * kp .. kp+31 of the tile (kp = 32·(warp / 2)); warp half h = warp % 2
  * computes Sᵀ, P, dPᵀ and dS for queries 32h .. 32h+31 (M = 32 keys, two
@@ -438,8 +445,8 @@ static __device__ __forceinline__ void bwd_tile_pair(float (&dk)[D / 8][4], floa
             *reinterpret_cast<uint32_t *>(sdS + at + 8 * LDS) = ds[mt][j][1];
         }
     }
-    /* the pair's halves of Pᵀ and dSᵀ in shared memory (named barrier 1 + pair, 64 threads) */
-    asm volatile("bar.sync %0, 64;" ::"r"(1 + warp / 2) : "memory");
+    /* the pair's halves of Pᵀ and dSᵀ in shared memory */
+    pair_sync(warp);
 
     /* dV += Pᵀ·dO and dK += dSᵀ·Q over the BM queries, 16 at a time (kq),
      * for the warp's D/2 columns: M = 32 keys, N = D/2. A: the warp's own
@@ -708,6 +715,10 @@ flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
             else
                 bwd_tile<T, D, C>(dk_acc, dv_acc, sQ + stage * BM * LD, sdO + stage * BM * LD, sL + stage * BM,
                                   sDs + stage * BM, sK, sV, tile_dS, m0, n0, S, causal, scale_log2, need_mask);
+        } else if constexpr (C::PAIRS) {
+            /* a pair with no key in the tile still meets its barrier, so
+             * that every warp passes the same barriers in the same order */
+            pair_sync(tid / 32);
         }
         if constexpr (C::LAG) {
             lag_m0 = m0;
