@@ -717,7 +717,10 @@ flash_bwd_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__re
                                   sDs + stage * BM, sK, sV, tile_dS, m0, n0, S, causal, scale_log2, need_mask);
         } else if constexpr (C::PAIRS) {
             /* a pair with no key in the tile still meets its barrier, so
-             * that every warp passes the same barriers in the same order */
+             * that every warp passes the same barriers in the same order:
+             * without it racecheck reports the next stage's copies as
+             * racing this tile's reads, across the one CTA barrier that
+             * orders them (variants/NOTES.md, flash_mma backward) */
             pair_sync(tid / 32);
         }
         if constexpr (C::LAG) {
