@@ -305,9 +305,11 @@ int attnbench_main(int argc, char **argv, bool may_fork)
             fprintf(stderr, "attnbench: this build injects a %.0f%% slowdown into %s (SLOWDOWN=)\n",
                     100 * timing_slowdown_fraction(opt.variants[i]->name), opt.variants[i]->name);
 
+    const double sweep_start = timing_wall_ms();
     for (size_t i = 0; i < opt.grid.count && rc == ATTN_OK; i++)
         rc = run_point(&r, i, assign, r.seed + 7919u * i);
     free(assign);
+    if (!opt.quiet) runner_print_spent(&r, "attnbench", (timing_wall_ms() - sweep_start) / 1e3);
 
     bool traced = r.ops_txt != NULL;
     runner_close(&r);

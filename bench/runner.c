@@ -77,6 +77,17 @@ int runner_init(struct runner *r, const struct options *opt)
     return ATTN_OK;
 }
 
+void runner_print_spent(const struct runner *r, const char *who, double wall_s)
+{
+    const struct sweep_spent *t = &r->spent;
+    const double parts = (t->inputs + t->reference + t->validation + t->timing + t->trace) / 1e3;
+    fprintf(stderr,
+            "%s: %.0f s for %zu rows: inputs %.0f s, references %.0f s, setup and validation %.0f s, "
+            "warm-up and samples %.0f s, traced calls %.0f s, the rest %.0f s\n",
+            who, wall_s, r->rows_done, t->inputs / 1e3, t->reference / 1e3, t->validation / 1e3, t->timing / 1e3,
+            t->trace / 1e3, wall_s > parts ? wall_s - parts : 0);
+}
+
 void runner_close(struct runner *r)
 {
     if (r->csv_fd >= 0) close(r->csv_fd);
@@ -355,7 +366,9 @@ void point_prepare(struct runner *r, const struct attn_problem *p, uint64_t seed
 {
     memset(d, 0, sizeof *d);
     attn_error_clear();
+    const double t0 = timing_wall_ms();
     d->prepare_rc = prepare(r, p, seed, d);
+    r->spent.inputs += timing_wall_ms() - t0;
     if (d->prepare_rc != ATTN_OK)
         snprintf(d->prepare_why, sizeof d->prepare_why, "%s", attn_error_message());
 }
@@ -439,7 +452,10 @@ static int ensure_reference(struct runner *r, const struct attn_problem *p, stru
 {
     if (d->ref_kind) return ATTN_OK;
     const bool cpu = use_cpu_reference(p);
-    ATTN_TRY(cpu ? cpu_references(r, p, d) : gpu_references(r, p, d));
+    const double t0 = timing_wall_ms();
+    const int rc = cpu ? cpu_references(r, p, d) : gpu_references(r, p, d);
+    r->spent.reference += timing_wall_ms() - t0;
+    ATTN_TRY(rc);
     d->ref_kind = cpu ? "cpu_f64" : "gpu_f32";
     return ATTN_OK;
 }
@@ -595,6 +611,9 @@ static int trace_row(struct runner *r, enum attn_mode mode, const struct timed_c
     return rc;
 }
 
+static int row_open_checked(struct runner *, const struct attn_variant *, const struct attn_problem *,
+                            struct point_data *, struct variant_row *, bool *opened);
+
 int row_open(struct runner *r, const struct attn_variant *v, const struct attn_problem *p,
              struct point_data *d, struct variant_row *vr, bool *opened)
 {
@@ -609,6 +628,17 @@ int row_open(struct runner *r, const struct attn_variant *v, const struct attn_p
     if (d->prepare_rc != ATTN_OK)
         return emit_untimed(r, v, p, status_of(d->prepare_rc), d->prepare_why, NULL);
 
+    const double opened_at = timing_wall_ms(), reference_before = r->spent.reference;
+    int rc = row_open_checked(r, v, p, d, vr, opened);
+    r->spent.validation += timing_wall_ms() - opened_at - (r->spent.reference - reference_before);
+    return rc;
+}
+
+/* row_open past supports() and the point's inputs: workspace, setup,
+ * reference, validation. */
+static int row_open_checked(struct runner *r, const struct attn_variant *v, const struct attn_problem *p,
+                            struct point_data *d, struct variant_row *vr, bool *opened)
+{
     struct result_row *base = &vr->base;
     results_row_init(base);
     size_t ws_bytes = v->workspace_bytes(p), free_b = 0, total_b = 0;
@@ -738,7 +768,9 @@ int row_mode_start(struct runner *r, struct variant_row *vr, enum attn_mode mode
     attn_error_clear();
     struct stop_rule rule = r->opt->rule;
     if (r->driver_loads) rule.sustain_s = 0; /* the driver's round robin loads the board */
+    const double t0 = timing_wall_ms();
     int vrc = time_start(r->timer, mode, &vr->call, &rule, &vr->tr);
+    r->spent.timing += timing_wall_ms() - t0;
     return vrc == ATTN_OK ? ATTN_OK : mode_failed(r, vr, vrc, ended);
 }
 
@@ -747,7 +779,9 @@ int row_mode_take(struct runner *r, struct variant_row *vr, size_t min_samples, 
 {
     *ended = false;
     attn_error_clear();
+    const double t0 = timing_wall_ms();
     int vrc = time_take(r->timer, min_samples, min_ms, rewarm);
+    r->spent.timing += timing_wall_ms() - t0;
     return vrc == ATTN_OK ? ATTN_OK : mode_failed(r, vr, vrc, ended);
 }
 
@@ -757,7 +791,10 @@ static int emit_counted(struct runner *r, struct variant_row *vr, struct result_
 {
     struct attn_op_counts n;
     attn_error_clear();
-    if (vr->v->framework->count_ops(vr->ctx, (int)vr->mode, &n) == ATTN_OK) {
+    const double t0 = timing_wall_ms();
+    const int counted = vr->v->framework->count_ops(vr->ctx, (int)vr->mode, &n);
+    r->spent.trace += timing_wall_ms() - t0;
+    if (counted == ATTN_OK) {
         set_op_columns(row, &n);
     } else {
         fprintf(stderr, "attnbench: %s: counting its ops failed: %s; op columns left empty\n",
@@ -791,12 +828,14 @@ static int emit_timed(struct runner *r, struct variant_row *vr)
                        ? results_throttle_names(vr->tr.throttle, throttle, sizeof throttle) : NULL;
     row.sample_ms = time_samples(r->timer, &row.nsample_ms);
     if (vr->v->framework && vr->v->framework->count_ops) return emit_counted(r, vr, &row);
+    const double t0 = timing_wall_ms();
     if (r->tracing && trace_row(r, vr->mode, &vr->call, &row) != ATTN_OK) {
         fprintf(stderr, "attnbench: tracing failed: %s; op columns left empty from here\n",
                 attn_error_message());
         r->tracing = false;
         row.traced = false;
     }
+    r->spent.trace += timing_wall_ms() - t0;
     return emit(r, &row);
 }
 
@@ -817,7 +856,9 @@ int row_mode_time(struct runner *r, struct variant_row *vr, enum attn_mode mode)
     vr->mode = mode;
     attn_range_push(range);
     attn_error_clear();
+    const double t0 = timing_wall_ms();
     int vrc = time_call(r->timer, mode, &vr->call, &r->opt->rule, &vr->tr);
+    r->spent.timing += timing_wall_ms() - t0;
     attn_range_pop();
     bool ended;
     return vrc == ATTN_OK ? emit_timed(r, vr) : mode_failed(r, vr, vrc, &ended);

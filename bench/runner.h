@@ -35,12 +35,20 @@ struct runner {
     FILE *ops_txt;          /* DIR/ops.txt with --trace */
     unsigned long long seed; /* the run's input seed, recorded in its .env (0: per point, A/B) */
     struct result_set done; /* a resumed run's rows, skipped; empty in a new run */
+    /* where the sweep's wall time went, ms: the points' inputs (allocation,
+     * random fill), the references, the variants' setup and validation,
+     * the warm-ups and samples, the traced calls (runner_print_spent) */
+    struct sweep_spent { double inputs, reference, validation, timing, trace; } spent;
 };
 
 /* Device, stream, timer, NVML, peaks (with --peak), tracing; ATTN_ERR_INPUT
  * for what the user must fix (no GPU, --trace DIR unusable). */
 int runner_init(struct runner *, const struct options *);
 void runner_close(struct runner *);
+/* One line on stderr, begun with `who`: of wall_s seconds, how many went
+ * to each part of r->spent, and the rest (writing rows, the device's own
+ * setup; in a compare worker, waiting for its turns). */
+void runner_print_spent(const struct runner *, const char *who, double wall_s);
 
 /* Creates DIR/RUN_ID.csv, DIR/RUN_ID.samples.csv.gz and DIR/RUN_ID.env. dir NULL:
  * --out, else results/<gpu>. run_id NULL: the UTC start time, made unique. */

@@ -77,7 +77,7 @@ int attn_mode_parse(const char *name, enum attn_mode *out)
     return ATTN_FAIL(ATTN_ERR_INPUT, "unknown mode '%s' (%s)", name, TIMING_MODES_LISTED);
 }
 
-static double wall_ms(void)
+double timing_wall_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -169,7 +169,7 @@ static int timed_batch(struct bench_timer *t, const struct timed_call *c,
                        const struct captured_call *graph, int calls, bool flush, double *ms)
 {
     cudaStream_t s = (cudaStream_t)c->stream;
-    if (flush) CUDA_TRY(cudaMemsetAsync(t->flush, (int)(wall_ms()) & 0xff, t->flush_bytes, s));
+    if (flush) CUDA_TRY(cudaMemsetAsync(t->flush, (int)(timing_wall_ms()) & 0xff, t->flush_bytes, s));
     *t->release = 0;
     ATTN_TRY(gpu_block_stream(t->release, BLOCK_TIMEOUT_MS, c->stream));
     int rc = ATTN_OK;
@@ -222,7 +222,7 @@ static void watch_read(struct power_watch *w, struct gpu_clocks *c)
         c->power_w = c->energy_mj = NAN;
         return;
     }
-    w->last_poll_ms = wall_ms();
+    w->last_poll_ms = timing_wall_ms();
     if (!isnan(c->power_w)) {
         w->power_sum += c->power_w;
         w->power_n++;
@@ -234,7 +234,7 @@ static void watch_read(struct power_watch *w, struct gpu_clocks *c)
 /* The energy counter, when ENERGY_POLL_MS have passed: a step is noted. */
 static void watch_energy(struct power_watch *w)
 {
-    const double now = wall_ms();
+    const double now = timing_wall_ms();
     if (isnan(w->e_seen) || now - w->last_energy_ms < ENERGY_POLL_MS) return;
     w->last_energy_ms = now;
     const double e = clocks_energy_mj();
@@ -250,7 +250,7 @@ static void watch_begin(struct power_watch *w)
     struct gpu_clocks c;
     memset(w, 0, sizeof *w);
     w->e_seen = clocks_ready() ? clocks_energy_mj() : NAN;
-    w->last_energy_ms = wall_ms();
+    w->last_energy_ms = timing_wall_ms();
     watch_read(w, &c);
 }
 
@@ -261,7 +261,7 @@ static void watch_poll(struct power_watch *w)
     struct gpu_clocks c;
     if (!clocks_ready()) return;
     watch_energy(w);
-    if (wall_ms() - w->last_poll_ms >= POWER_POLL_MS) watch_read(w, &c);
+    if (timing_wall_ms() - w->last_poll_ms >= POWER_POLL_MS) watch_read(w, &c);
 }
 
 /* The SM clock now (after the warm-up), 0 when NVML cannot say. */
@@ -380,11 +380,11 @@ int time_start(struct bench_timer *t, enum attn_mode mode, const struct timed_ca
     t->call = c;
     t->flush_each = mode == MODE_COLD;
     t->n = 0;
-    const double t0 = wall_ms();
+    const double t0 = timing_wall_ms();
     double one_ms = 0, ms;
     size_t warm = 0;
     watch_begin(&t->watch);
-    while (stats_keep_warming(rule, warm, wall_ms() - t0)) {
+    while (stats_keep_warming(rule, warm, timing_wall_ms() - t0)) {
         if (attn_interrupted) return ATTN_FAIL(ATTN_ERR_INTERRUPTED, "interrupted");
         ATTN_TRY(timed_batch(t, c, &t->graph, 1, t->flush_each, &ms));
         watch_poll(&t->watch);
@@ -395,7 +395,7 @@ int time_start(struct bench_timer *t, enum attn_mode mode, const struct timed_ca
         ATTN_TRY(calibrate_slowdown(t, c));
         if (mode == MODE_GRAPH) ATTN_TRY(capture_graph(t, c, &t->graph));
     }
-    res->warmup_ms = wall_ms() - t0;
+    res->warmup_ms = timing_wall_ms() - t0;
     res->clock_start_mhz = watch_clock(&t->watch);
     t->batch = 1;
     if (mode != MODE_COLD && one_ms > 0) {
@@ -414,13 +414,13 @@ static int sustain(struct bench_timer *t, const struct timed_call *c, double max
                    struct timing_result *res)
 {
     settle_begin(&t->settle);
-    const double t0 = wall_ms();
+    const double t0 = timing_wall_ms();
     double last_read = -INFINITY, ms;
     struct settle_state st = {0};
     for (;;) {
         if (attn_interrupted) return ATTN_FAIL(ATTN_ERR_INTERRUPTED, "interrupted");
         ATTN_TRY(timed_batch(t, c, &t->graph, t->batch, t->flush_each, &ms));
-        const double now = wall_ms();
+        const double now = timing_wall_ms();
         if (now - last_read < POWER_POLL_MS) continue;
         last_read = now;
         double mhz, watts;
@@ -431,7 +431,7 @@ static int sustain(struct bench_timer *t, const struct timed_call *c, double max
     }
     res->sustained = true;
     res->settled = st.settled;
-    res->settle_s = (wall_ms() - t0) / 1000;
+    res->settle_s = (timing_wall_ms() - t0) / 1000;
     res->settled_mhz = st.mhz;
     res->settled_watts = st.watts;
     return ATTN_OK;
@@ -440,12 +440,12 @@ static int sustain(struct bench_timer *t, const struct timed_call *c, double max
 int time_load(struct bench_timer *t, double ms, double *mhz, double *watts)
 {
     if (!t->call) return ATTN_FAIL(ATTN_ERR, "time_load outside time_start/time_finish");
-    const double t0 = wall_ms();
+    const double t0 = timing_wall_ms();
     double one;
     do {
         if (attn_interrupted) return ATTN_FAIL(ATTN_ERR_INTERRUPTED, "interrupted");
         ATTN_TRY(timed_batch(t, t->call, &t->graph, t->batch, t->flush_each, &one));
-    } while (wall_ms() - t0 < ms);
+    } while (timing_wall_ms() - t0 < ms);
     board_now(mhz, watts);
     return ATTN_OK;
 }
@@ -515,7 +515,7 @@ int time_call(struct bench_timer *t, enum attn_mode mode, const struct timed_cal
               const struct stop_rule *rule, struct timing_result *res)
 {
     int rc = time_start(t, mode, c, rule, res);
-    const double t1 = wall_ms();
+    const double t1 = timing_wall_ms();
     double timed = 0;
     bool converged = false;
     while (rc == ATTN_OK) {
@@ -524,7 +524,7 @@ int time_call(struct bench_timer *t, enum attn_mode mode, const struct timed_cal
         const double *samples = time_samples(t, &n);
         timed += samples[n - 1] * res->calls_per_sample;
         if ((rc = stats_summarize(samples, n, &res->stats)) != ATTN_OK) break;
-        if (n == SAMPLES_CAP || stats_should_stop(rule, &res->stats, timed, wall_ms() - t1, &converged))
+        if (n == SAMPLES_CAP || stats_should_stop(rule, &res->stats, timed, timing_wall_ms() - t1, &converged))
             break;
     }
     if (rc != ATTN_OK) {

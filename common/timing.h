@@ -50,6 +50,9 @@ struct bench_timer; /* events and the L2 flush buffer */
  * time there; graph mode captures it into the graph. */
 double timing_slowdown_fraction(const char *variant);
 
+/* CLOCK_MONOTONIC in milliseconds: how long host-side steps take. */
+double timing_wall_ms(void);
+
 int bench_timer_create(struct bench_timer **, size_t l2_bytes);
 void bench_timer_destroy(struct bench_timer *);
 

@@ -283,6 +283,7 @@ int worker_main(struct options *opt, int argc, char **argv)
     w.r.driver_loads = true; /* with --sustain the rows are sustained, loaded by the driver */
     if (rc == ATTN_OK) fprintf(driver, "hello %d %s %s\n", AB_PROTO_VERSION, w.r.gpu, env_git_rev());
     fflush(driver);
+    const double started = timing_wall_ms();
     while (rc == ATTN_OK && fgets(line, sizeof line, stdin)) {
         line[strcspn(line, "\r\n")] = '\0';
         if (!strcmp(line, "quit")) break;
@@ -295,6 +296,11 @@ int worker_main(struct options *opt, int argc, char **argv)
         fprintf(driver, "fatal %s\n", attn_error_message());
         fflush(driver);
         fprintf(stderr, "attnbench --worker: %s\n", attn_error_message());
+    }
+    if (rc == ATTN_OK && w.r.rows_done) {
+        char who[96];
+        snprintf(who, sizeof who, "attnbench --worker (%s)", w.row.v ? w.row.v->name : "?");
+        runner_print_spent(&w.r, who, (timing_wall_ms() - started) / 1e3);
     }
     if (w.in_mode) time_abort(w.r.timer);
     if (w.in_row) row_close(&w.row);
