@@ -1,12 +1,16 @@
 /* reference.c — float64 reference attention, forward and backward, bf16/fp16
- * conversion and the tolerance checks (reference.h). Slow on purpose: the
- * obvious loops, so that a reader can check them against the formula. */
+ * conversion and the tolerance checks (reference.h). The references are
+ * slow on purpose: the obvious loops, so that a reader can check them
+ * against the formula. The checks split a large tensor over the CPU's
+ * cores (a backward row compares four of 33.5 M elements). */
 #include "reference.h"
 #include "errors.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static float bits_to_float(uint32_t u)
 {
@@ -334,32 +338,114 @@ struct attn_tolerance attn_grad_tolerance_for(enum attn_dtype t, int head_dim)
     return (struct attn_tolerance){.atol = 2e-2, .rtol = 4e-2, .rel_l2 = 2e-2, .row = row};
 }
 
-struct attn_comparison attn_compare(const double *ref, const uint16_t *out, size_t n,
-                                    enum attn_dtype t, struct attn_tolerance tol)
+/* One part of a comparison: elements [begin, end) of n (begin a multiple of
+ * tol.row), counted as attn_comparison counts them, with the sums of
+ * squares that make rel_err. */
+struct compare_part {
+    const double *ref;
+    const uint16_t *out;
+    size_t begin, end, n;
+    enum attn_dtype t;
+    struct attn_tolerance tol;
+    struct attn_comparison c;
+    double diff2, ref2;
+};
+
+static void compare_part(struct compare_part *part)
 {
-    struct attn_comparison c = {.first_bad = (size_t)-1};
-    double diff2 = 0, ref2 = 0, row_rms = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (tol.row && i % tol.row == 0) { /* a new row: its scale */
-            const size_t end = n - i < tol.row ? n : i + tol.row;
+    const double *ref = part->ref;
+    const uint16_t *out = part->out;
+    const enum attn_dtype t = part->t;
+    const struct attn_tolerance tol = part->tol;
+    const size_t row = tol.row ? tol.row : part->end - part->begin;
+    size_t bad = 0, nonfinite = 0, first_bad = (size_t)-1;
+    double max_abs_err = 0, diff2 = 0, ref2 = 0;
+    for (size_t r0 = part->begin; r0 < part->end; r0 += row) {
+        const size_t r1 = part->end - r0 < row ? part->end : r0 + row;
+        double row_rms = 0; /* the row's scale */
+        if (tol.row) {
             double sum2 = 0;
-            for (size_t j = i; j < end; j++) sum2 += ref[j] * ref[j];
-            row_rms = sqrt(sum2 / (double)(end - i));
+            for (size_t j = r0; j < r1; j++) sum2 += ref[j] * ref[j];
+            row_rms = sqrt(sum2 / (double)(r1 - r0));
         }
-        double o = attn_half_to_float(out[i], t), r = ref[i];
-        if (!isfinite(o)) {
-            if (c.nonfinite++ == 0 && c.first_bad == (size_t)-1) c.first_bad = i;
-            continue;
+        for (size_t i = r0; i < r1; i++) {
+            const double o = attn_half_to_float(out[i], t), r = ref[i];
+            if (!isfinite(o)) {
+                if (nonfinite++ == 0 && first_bad == (size_t)-1) first_bad = i;
+                continue;
+            }
+            const double e = fabs(o - r);
+            if (e > max_abs_err) max_abs_err = e;
+            if (e > tol.atol + tol.rtol * fmax(fabs(r), row_rms) && bad++ == 0 && first_bad == (size_t)-1)
+                first_bad = i;
+            diff2 += e * e;
+            ref2 += r * r;
         }
-        double e = fabs(o - r);
-        if (e > c.max_abs_err) c.max_abs_err = e;
-        if (e > tol.atol + tol.rtol * fmax(fabs(r), row_rms) && c.bad++ == 0 && c.first_bad == (size_t)-1)
-            c.first_bad = i;
-        diff2 += e * e;
-        ref2 += r * r;
+    }
+    part->c = (struct attn_comparison){.max_abs_err = max_abs_err, .bad = bad, .nonfinite = nonfinite,
+                                       .first_bad = first_bad};
+    part->diff2 = diff2;
+    part->ref2 = ref2;
+}
+
+static void *compare_part_thread(void *part)
+{
+    compare_part(part);
+    return NULL;
+}
+
+/* attn_compare splits a tensor into parts of at least this many elements,
+ * one per CPU core up to COMPARE_MAX_PARTS, each on a thread of its own (a
+ * backward row checks four tensors of 33.5 M elements at the default grid's
+ * points: 0.1 s each on one core). */
+#define COMPARE_PART_MIN ((size_t)1 << 20)
+#define COMPARE_MAX_PARTS 16
+
+struct attn_comparison attn_compare_parts(const double *ref, const uint16_t *out, size_t n,
+                                          enum attn_dtype t, struct attn_tolerance tol, size_t parts)
+{
+    if (parts < 1) parts = 1;
+    if (parts > COMPARE_MAX_PARTS) parts = COMPARE_MAX_PARTS;
+    const size_t unit = tol.row ? tol.row : 1; /* parts begin on a row */
+    const size_t units = (n + unit - 1) / unit;
+    struct compare_part part[COMPARE_MAX_PARTS];
+    pthread_t thread[COMPARE_MAX_PARTS];
+    bool threaded[COMPARE_MAX_PARTS] = {false};
+    for (size_t k = 0; k < parts; k++) {
+        const size_t begin = units * k / parts * unit, end = units * (k + 1) / parts * unit;
+        part[k] = (struct compare_part){.ref = ref, .out = out, .begin = begin < n ? begin : n,
+                                        .end = end < n ? end : n, .n = n, .t = t, .tol = tol};
+    }
+    /* parts 1.. on threads of their own (one that cannot start runs here), part 0 here */
+    for (size_t k = 1; k < parts; k++)
+        threaded[k] = pthread_create(&thread[k], NULL, compare_part_thread, &part[k]) == 0;
+    compare_part(&part[0]);
+    for (size_t k = 1; k < parts; k++) {
+        if (threaded[k]) pthread_join(thread[k], NULL);
+        else compare_part(&part[k]);
+    }
+    struct attn_comparison c = part[0].c;
+    double diff2 = part[0].diff2, ref2 = part[0].ref2;
+    for (size_t k = 1; k < parts; k++) { /* in index order: the first bad is the earliest part's */
+        const struct attn_comparison *pc = &part[k].c;
+        if (c.first_bad == (size_t)-1) c.first_bad = pc->first_bad;
+        c.bad += pc->bad;
+        c.nonfinite += pc->nonfinite;
+        if (pc->max_abs_err > c.max_abs_err) c.max_abs_err = pc->max_abs_err;
+        diff2 += part[k].diff2;
+        ref2 += part[k].ref2;
     }
     c.rel_err = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
     if (c.nonfinite) c.max_abs_err = c.rel_err = INFINITY;
     c.ok = c.nonfinite == 0 && c.bad == 0 && c.rel_err <= tol.rel_l2;
     return c;
+}
+
+struct attn_comparison attn_compare(const double *ref, const uint16_t *out, size_t n,
+                                    enum attn_dtype t, struct attn_tolerance tol)
+{
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t parts = n / COMPARE_PART_MIN;
+    if (cores > 0 && parts > (size_t)cores) parts = (size_t)cores;
+    return attn_compare_parts(ref, out, n, t, tol, parts);
 }

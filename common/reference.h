@@ -65,9 +65,14 @@ struct attn_comparison {
     bool ok;
 };
 
-/* Compares n outputs (or gradients) with the reference; never fails. */
+/* Compares n outputs (or gradients) with the reference; never fails. A
+ * large tensor is compared in parts on the CPU's cores. */
 struct attn_comparison attn_compare(const double *ref, const uint16_t *out, size_t n,
                                     enum attn_dtype, struct attn_tolerance);
+/* The same in `parts` parts (1 to 16), each beginning on a row of tol.row;
+ * public so that the tests can check that the parts add up to the whole. */
+struct attn_comparison attn_compare_parts(const double *ref, const uint16_t *out, size_t n,
+                                          enum attn_dtype, struct attn_tolerance, size_t parts);
 
 #ifdef __cplusplus
 }

@@ -856,6 +856,48 @@ END_TEST
 
 /* ============================================================= comparison */
 
+/* A tensor compared in 1, 2, 3 and 16 parts (on threads, each part
+ * beginning on a row) gives the same counts, first bad element and largest
+ * error as in one, and the same rel_err but for the sums' order: bad
+ * elements in the first, a middle and the last row, a row of large terms,
+ * n not a whole number of rows; then a NaN in the last part alone. */
+START_TEST(test_compare_parts_add_up)
+{
+    enum { ROW = 8, N = 1000 * ROW + 5 };
+    static double ref[N];
+    static uint16_t out[N];
+    for (int i = 0; i < N; i++) {
+        ref[i] = sin(0.37 * i) * (i / ROW == 500 ? 20.0 : 1.0);
+        out[i] = attn_float_to_half((float)ref[i], ATTN_BF16);
+    }
+    out[3] = attn_float_to_half((float)ref[3] + 0.5f, ATTN_BF16);
+    out[500 * ROW + 2] = attn_float_to_half((float)ref[500 * ROW + 2] + 9.0f, ATTN_BF16);
+    out[N - 1] = attn_float_to_half((float)ref[N - 1] - 0.7f, ATTN_BF16);
+    const struct attn_tolerance tol = attn_grad_tolerance_for(ATTN_BF16, ROW);
+    const struct attn_comparison one = attn_compare_parts(ref, out, N, ATTN_BF16, tol, 1);
+    ck_assert_uint_eq(one.bad, 3);
+    ck_assert_uint_eq(one.first_bad, 3);
+    const size_t counts[] = {2, 3, 16};
+    for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+        const struct attn_comparison c = attn_compare_parts(ref, out, N, ATTN_BF16, tol, counts[k]);
+        ck_assert_uint_eq(c.bad, one.bad);
+        ck_assert_uint_eq(c.nonfinite, 0);
+        ck_assert_uint_eq(c.first_bad, one.first_bad);
+        ck_assert_double_eq(c.max_abs_err, one.max_abs_err);
+        ck_assert_double_eq_tol(c.rel_err, one.rel_err, 1e-12 * one.rel_err);
+        ck_assert_int_eq(c.ok, one.ok);
+    }
+    out[3] = attn_float_to_half((float)ref[3], ATTN_BF16);
+    out[500 * ROW + 2] = attn_float_to_half((float)ref[500 * ROW + 2], ATTN_BF16);
+    out[N - 1] = 0x7fc0; /* a NaN, in the last part only: that part's first is the first */
+    const struct attn_comparison nan = attn_compare_parts(ref, out, N, ATTN_BF16, tol, 16);
+    ck_assert_uint_eq(nan.nonfinite, 1);
+    ck_assert_uint_eq(nan.bad, 0);
+    ck_assert_uint_eq(nan.first_bad, N - 1);
+    ck_assert(!nan.ok);
+}
+END_TEST
+
 START_TEST(test_compare_identical_ok)
 {
     const double ref[5] = {1, -2.5, 0, 0.15625, 100};
@@ -3707,6 +3749,7 @@ static Suite *numerics_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("compare");
+    tcase_add_test(tc, test_compare_parts_add_up);
     tcase_add_test(tc, test_compare_identical_ok);
     tcase_add_test(tc, test_compare_one_element_off);
     tcase_add_test(tc, test_compare_nan_output);
