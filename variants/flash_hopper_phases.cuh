@@ -622,22 +622,18 @@ static __device__ __forceinline__ void hop_issue_pv(float (&acc_o)[hop_dpad(D) /
 {
     constexpr uint32_t KCH = BN * 128;
     constexpr int CHUNKS = hop_chunks(D), WIDE = PVN ? CHUNKS / 2 : 0;
-    /* MN-major SW128: LBO = bytes between 64-column atoms, SBO = 8 keys. One
-     * descriptor per form, each wgmma's a constant step from it (as Q·Kᵀ's):
-     * the tile and its steps lie below 256 KiB, so the address field (bits
-     * 0-13, bytes >> 4) takes the step without a carry. */
-    const uint64_t desc_wide = make_desc(v_tile, KCH, 1024), desc_box = make_desc(v_tile, 1024, 1024);
     fence_regs(acc_o);
     hop_fence_p<BN>(p);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < KSTEPS; kk++) {
+        /* MN-major SW128: LBO = bytes between 64-column atoms, SBO = 8 keys */
 #pragma unroll
         for (int c = 0; c < WIDE; c++)
-            wgmma_rs_n128_tb<T>(acc_o + 64 * c, p[kk], desc_wide + (uint64_t)((2 * c * KCH + kk * 2048) >> 4));
+            wgmma_rs_n128_tb<T>(acc_o + 64 * c, p[kk], make_desc(v_tile + 2 * c * KCH + kk * 2048, KCH, 1024));
 #pragma unroll
         for (int c = 2 * WIDE; c < CHUNKS; c++)
-            wgmma_rs_n64_tb<T>(acc_o + 32 * c, p[kk], desc_box + (uint64_t)((c * KCH + kk * 2048) >> 4));
+            wgmma_rs_n64_tb<T>(acc_o + 32 * c, p[kk], make_desc(v_tile + c * KCH + kk * 2048, 1024, 1024));
     }
     wgmma_commit();
 }
