@@ -611,9 +611,6 @@ static int trace_row(struct runner *r, enum attn_mode mode, const struct timed_c
     return rc;
 }
 
-static int row_open_checked(struct runner *, const struct attn_variant *, const struct attn_problem *,
-                            struct point_data *, struct variant_row *, bool *opened);
-
 int row_open(struct runner *r, const struct attn_variant *v, const struct attn_problem *p,
              struct point_data *d, struct variant_row *vr, bool *opened)
 {
@@ -628,17 +625,6 @@ int row_open(struct runner *r, const struct attn_variant *v, const struct attn_p
     if (d->prepare_rc != ATTN_OK)
         return emit_untimed(r, v, p, status_of(d->prepare_rc), d->prepare_why, NULL);
 
-    const double opened_at = timing_wall_ms(), reference_before = r->spent.reference;
-    int rc = row_open_checked(r, v, p, d, vr, opened);
-    r->spent.validation += timing_wall_ms() - opened_at - (r->spent.reference - reference_before);
-    return rc;
-}
-
-/* row_open past supports() and the point's inputs: workspace, setup,
- * reference, validation. */
-static int row_open_checked(struct runner *r, const struct attn_variant *v, const struct attn_problem *p,
-                            struct point_data *d, struct variant_row *vr, bool *opened)
-{
     struct result_row *base = &vr->base;
     results_row_init(base);
     size_t ws_bytes = v->workspace_bytes(p), free_b = 0, total_b = 0;
@@ -661,7 +647,9 @@ static int row_open_checked(struct runner *r, const struct attn_variant *v, cons
     attn_range_push("setup");
     attn_error_clear();
     attn_impl_clear();
+    double t0 = timing_wall_ms();
     int vrc = v->setup(&vr->ctx, p, vr->ws);
+    r->spent.validation += timing_wall_ms() - t0;
     attn_range_pop();
     if (vrc != ATTN_OK) {
         int rc = emit_untimed(r, v, p, status_of(vrc), attn_error_message(), NULL);
@@ -684,7 +672,9 @@ static int row_open_checked(struct runner *r, const struct attn_variant *v, cons
         return rc;
     }
     attn_range_push("validate");
+    t0 = timing_wall_ms();
     vrc = validate(r, v, vr->ctx, p, d, checked, &nchecked);
+    r->spent.validation += timing_wall_ms() - t0;
     attn_range_pop();
     cudaMemGetInfo(&free_after, &total_b);
     base->extra_mem_mib = (ws_bytes + (free_before > free_after ? free_before - free_after : 0)) / MIB;
