@@ -2,7 +2,8 @@
  * configurations (the kernel of flash_hopper_kernel.cuh, where the design
  * is described, instantiated per head_dim and dtype), the choice of one per
  * problem, a ragged batch's list of work tiles, the tensor maps and the
- * launch. Every configuration here is the
+ * launch; and the backward's (flash_hopper_bwd.cuh): its saving forward,
+ * workspace and launches. Every forward configuration here is the
  * default for some (head_dim, causal, seq_len); A/B candidates live in the
  * tuning lab (variants/lab/, `make lab`), whose README says how a winner
  * is promoted into this table. variants/NOTES-flash_hopper.md has the measurements
@@ -16,6 +17,7 @@
 #include "../common/errors.h"
 #include "../common/gpu_util.h"
 #include "../common/nvtx.h"
+#include "flash_hopper_bwd.cuh"
 #include "flash_hopper_kernel.cuh"
 #include "hopper_host.cuh"
 
@@ -109,6 +111,20 @@ static int launch_cfg(const CUtensorMap *tm, void *o, const struct hop_launch *l
             l->tiles, l->n_ragged);
     }
     LAUNCH_TRY("flash_hopper_kernel");
+    return ATTN_OK;
+}
+
+/* The backward's saving forward: configuration C (dense, no XT, no
+ * clusters) keeping each row's statistic in lse, s_pad rows per head. */
+template <typename T, int D, typename C>
+static int launch_cfg_lse(const CUtensorMap *tm, void *o, const struct hop_launch *l, float *lse, int s_pad,
+                          cudaStream_t s)
+{
+    const dim3 grid = hop_grid<C>(l->S, l->bh, l->n_sm, 0, l->group);
+    flash_hopper_lse_kernel<T, D, C><<<grid, C::THREADS, hop_smem_bytes<D, C>(), s>>>(
+        tm[0], tm[1], tm[2], tm[3], (T *)o, l->S, l->causal, l->scale_log2, (int)l->bh, l->sec_heads, l->group, lse,
+        s_pad);
+    LAUNCH_TRY("flash_hopper_lse_kernel");
     return ATTN_OK;
 }
 
@@ -255,6 +271,99 @@ static const struct hopper_cfg *pick_cfg(const struct attn_problem *p)
     return find_cfg(default_cfg(p->head_dim, p->causal, p->seq_len, attn_is_varlen(p)), p->dtype, p->head_dim);
 }
 
+/* ------------------------------------------------------- the backward */
+
+/* What one backward launches on besides the tensor maps (Q, K, V, dO). */
+struct hbw_call {
+    hbw_args a;
+    size_t bh;                /* B·H */
+    const void *o, *dout;     /* [B·H, S, D] */
+    void *dq;                 /* the same */
+};
+
+/* the saving forward's kernel (configuration C) and the backward's */
+template <typename T, int D, typename C> static int prepare_bwd(void)
+{
+    CUDA_TRY(cudaFuncSetAttribute(flash_hopper_lse_kernel<T, D, C>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (int)hop_smem_bytes<D, C>()));
+    CUDA_TRY(cudaFuncSetAttribute(hbw_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (int)hbw_cfg<D>::SMEM));
+    return ATTN_OK;
+}
+
+/* Dsum and dQ's zeroed accumulator, the main kernel, dQ's conversion */
+template <typename T, int D> static int launch_bwd(const CUtensorMap *tm, const struct hbw_call *c, cudaStream_t s)
+{
+    const hbw_args &a = c->a;
+    const size_t rows = c->bh * (size_t)a.S, padded = c->bh * (size_t)a.s_pad;
+    hbw_prep_kernel<T, D><<<(unsigned)((padded + 7) / 8), 256, 0, s>>>(
+        (const T *)c->o, (const T *)c->dout, (float *)a.dsum, (float *)a.lse, padded, a.S, a.s_pad);
+    LAUNCH_TRY("hbw_prep_kernel");
+    CUDA_TRY(cudaMemsetAsync(a.dq_acc, 0, c->bh * (size_t)a.s_pad * D * sizeof(float), s));
+    const unsigned kv_bh = (unsigned)(c->bh / (size_t)a.group), key_tiles = (unsigned)((a.S + 127) / 128);
+    hbw_kernel<T, D><<<dim3(kv_bh, key_tiles), hbw_cfg<D>::THREADS, hbw_cfg<D>::SMEM, s>>>(tm[0], tm[1], tm[2],
+                                                                                          tm[3], a);
+    LAUNCH_TRY("hbw_kernel");
+    const size_t quads = rows * D / 4;
+    hbw_dq_kernel<T, D><<<(unsigned)((quads + 255) / 256), 256, 0, s>>>(a.dq_acc, (T *)c->dq, quads, a.S, a.s_pad,
+                                                                        a.scale);
+    LAUNCH_TRY("hbw_dq_kernel");
+    return ATTN_OK;
+}
+
+/* The backward of one dtype and head_dim: the forward configuration that
+ * keeps its statistics (a plain grid of the table above), and its kernels. */
+struct hopper_bwd_cfg {
+    enum attn_dtype dtype;
+    int head_dim;
+    const char *fwd_name;
+    size_t smem;
+    const void *(*kernel)(void);
+    int (*prepare)(void);
+    int (*launch_fwd)(const CUtensorMap *, void *, const struct hop_launch *, float *, int, cudaStream_t);
+    int (*launch)(const CUtensorMap *, const struct hbw_call *, cudaStream_t);
+};
+
+template <typename T, int D> static const void *bwd_kernel_ptr(void) { return (const void *)hbw_kernel<T, D>; }
+
+#define HBCFG(TYPE, DTYPE, D, FWD_NAME, C)                                                                         \
+    {DTYPE, D, FWD_NAME, hbw_cfg<D>::SMEM, bwd_kernel_ptr<TYPE, D>, prepare_bwd<TYPE, D, C>,                        \
+     launch_cfg_lse<TYPE, D, C>, launch_bwd<TYPE, D>}
+#define HBCFG_BOTH(D, FWD_NAME, C) HBCFG(__nv_bfloat16, ATTN_BF16, D, FWD_NAME, C), HBCFG(__half, ATTN_FP16, D, FWD_NAME, C)
+
+static const struct hopper_bwd_cfg bwd_cfgs[] = {
+    HBCFG_BOTH(128, "d128_grid", cfg_d128_grid),
+    HBCFG_BOTH(64, "d64_grid", cfg_d64_grid),
+};
+
+static const struct hopper_bwd_cfg *find_bwd_cfg(const struct attn_problem *p)
+{
+    for (size_t i = 0; i < sizeof bwd_cfgs / sizeof bwd_cfgs[0]; i++)
+        if (bwd_cfgs[i].dtype == p->dtype && bwd_cfgs[i].head_dim == p->head_dim) return &bwd_cfgs[i];
+    return NULL;
+}
+
+/* The backward's workspace, each array 256-byte aligned: lse and Dsum
+ * ([B·H, s_pad] floats), dQ's accumulator ([B·H, s_pad, D] floats). */
+struct bwd_layout {
+    size_t lse, dsum, dq_acc, total;
+    int s_pad;
+};
+
+static size_t round256(size_t n) { return (n + 255) / 256 * 256; }
+
+static struct bwd_layout bwd_layout_of(const struct attn_problem *p)
+{
+    struct bwd_layout l = {0, 0, 0, 0, 0};
+    if (p->pass == ATTN_PASS_FWD) return l;
+    l.s_pad = (p->seq_len + 63) / 64 * 64;
+    const size_t rows = (size_t)p->batch * p->heads * l.s_pad;
+    l.dsum = round256(rows * sizeof(float));
+    l.dq_acc = 2 * l.dsum;
+    l.total = l.dq_acc + round256(rows * p->head_dim * sizeof(float));
+    return l;
+}
+
 /* --------------------------------------------------- ragged batches */
 
 /* One work tile of a ragged batch, its cost (key tiles) and where the
@@ -324,6 +433,11 @@ struct hopper_ctx {
     const struct hopper_cfg *cfg;
     struct hop_maps maps;
     struct hop_launch launch; /* ragged: launch.tiles is the device's copy of the work-tile list */
+    /* a backward point: its kernels, tensor maps (Q, K, V, dO) and workspace */
+    const struct hopper_bwd_cfg *bwd;
+    struct hop_maps bwd_maps;
+    float *lse, *dsum, *dq_acc;
+    int s_pad;
 };
 
 static const char *cfg_supports(const struct hopper_cfg *c, const struct attn_problem *p,
@@ -341,10 +455,25 @@ static const char *cfg_supports(const struct hopper_cfg *c, const struct attn_pr
     return hop_supports_kernel(c->kernel(), c->smem, dev);
 }
 
+/* NULL when the backward can run p on dev, else why not. */
+static const char *bwd_supports(const struct attn_problem *p, const struct device_info *dev)
+{
+    if (p->head_dim != 64 && p->head_dim != 128) return "backward: head_dim 64 and 128 only (not implemented yet)";
+    if (attn_is_varlen(p)) return "backward: ragged batches (varlen) not implemented yet";
+    const struct hopper_bwd_cfg *b = find_bwd_cfg(p);
+    if (!b) return "backward: none compiled for this dtype and head_dim";
+    const struct hopper_cfg *f = find_cfg(b->fwd_name, p->dtype, p->head_dim);
+    if (!f) return "backward: its forward's configuration is not compiled";
+    const char *why = cfg_supports(f, p, dev);
+    if (why) return why;
+    return hop_supports_kernel(b->kernel(), b->smem, dev);
+}
+
 static const char *hopper_supports(const struct attn_problem *p, const struct device_info *dev)
 {
     const char *why = hop_supports_shape(p, dev, true, true);
     if (why) return why;
+    if (p->pass != ATTN_PASS_FWD) return bwd_supports(p, dev);
     const struct hopper_cfg *c = pick_cfg(p);
     if (!c) return "no configuration compiled for this dtype and head_dim";
     return cfg_supports(c, p, dev);
@@ -422,13 +551,43 @@ static int setup_cfg(void **ctx, const struct attn_problem *p, const struct hopp
     return ATTN_OK;
 }
 
+/* A backward point: the saving forward's configuration, the backward's
+ * kernels and maps, the workspace's arrays. */
+static int setup_bwd(void **ctx, const struct attn_problem *p, void *workspace)
+{
+    const struct hopper_bwd_cfg *b = find_bwd_cfg(p);
+    const struct hopper_cfg *cfg = b ? find_cfg(b->fwd_name, p->dtype, p->head_dim) : NULL;
+    if (!cfg) return ATTN_FAIL(ATTN_ERR, "flash_hopper: no backward for this dtype and head_dim");
+    if (!workspace) return ATTN_FAIL(ATTN_ERR, "flash_hopper: the backward needs its workspace");
+    ATTN_TRY(b->prepare());
+    ATTN_TRY(setup_cfg(ctx, p, cfg, 0));
+    struct hopper_ctx *c = (struct hopper_ctx *)*ctx;
+    const int rc = hop_maps_init(&c->bwd_maps, hbw_cfg<64>::BN, 0);
+    if (rc != ATTN_OK) {
+        hopper_teardown(c);
+        *ctx = NULL;
+        return rc;
+    }
+    const struct bwd_layout l = bwd_layout_of(p);
+    unsigned char *ws = (unsigned char *)workspace;
+    c->bwd = b;
+    c->lse = (float *)(ws + l.lse);
+    c->dsum = (float *)(ws + l.dsum);
+    c->dq_acc = (float *)(ws + l.dq_acc);
+    c->s_pad = l.s_pad;
+    attn_set_impl("cfg %s, backward bwd_d%d", cfg->name, p->head_dim);
+    return ATTN_OK;
+}
+
 static int hopper_setup(void **ctx, const struct attn_problem *p, void *workspace)
 {
-    (void)workspace;
+    if (p->pass != ATTN_PASS_FWD) return setup_bwd(ctx, p, workspace);
     const struct hopper_cfg *cfg = pick_cfg(p);
     if (!cfg) return ATTN_FAIL(ATTN_ERR, "flash_hopper: no configuration for this dtype and head_dim");
     return setup_cfg(ctx, p, cfg, 0);
 }
+
+static size_t hopper_workspace_bytes(const struct attn_problem *p) { return bwd_layout_of(p).total; }
 
 static int hopper_run(void *ctx, const void *q, const void *k, const void *v, void *o, attn_stream_t stream)
 {
@@ -440,18 +599,55 @@ static int hopper_run(void *ctx, const void *q, const void *k, const void *v, vo
     return rc;
 }
 
+/* The backward's forward: O, and each row's statistic in lse. */
+static int hopper_fwd_stats(void *ctx, const void *q, const void *k, const void *v, void *o, attn_stream_t stream)
+{
+    struct hopper_ctx *c = (struct hopper_ctx *)ctx;
+    if (!c->bwd) return ATTN_FAIL(ATTN_ERR, "flash_hopper: set up for a forward-only point");
+    ATTN_TRY(hop_maps_for(&c->maps, &c->p, q, k, v, o));
+    attn_range_push("flash_hopper_fwd_lse");
+    const int rc = c->bwd->launch_fwd(c->maps.tm, o, &c->launch, c->lse, c->s_pad, (cudaStream_t)stream);
+    attn_range_pop();
+    return rc;
+}
+
+static int hopper_backward(void *ctx, const void *q, const void *k, const void *v, const void *o, const void *dout,
+                           void *dq, void *dk, void *dv, attn_stream_t stream)
+{
+    struct hopper_ctx *c = (struct hopper_ctx *)ctx;
+    if (!c->bwd) return ATTN_FAIL(ATTN_ERR, "flash_hopper: set up for a forward-only point");
+    ATTN_TRY(hop_maps_for(&c->bwd_maps, &c->p, q, k, v, dout));
+    const struct attn_problem *p = &c->p;
+    struct hbw_call call;
+    call.a = {c->lse, c->dsum, c->dq_acc, dk, dv, p->seq_len, c->s_pad, p->causal ? 1 : 0, p->heads,
+              p->heads / attn_kv_heads(p), c->launch.scale_log2, p->scale};
+    call.bh = (size_t)p->batch * p->heads;
+    call.o = o;
+    call.dout = dout;
+    call.dq = dq;
+    attn_range_push("flash_hopper_bwd");
+    const int rc = c->bwd->launch(c->bwd_maps.tm, &call, (cudaStream_t)stream);
+    attn_range_pop();
+    return rc;
+}
+
+static const struct attn_backward_ops hopper_backward_ops = {
+    .forward = hopper_fwd_stats,
+    .backward = hopper_backward,
+};
+
 extern "C" const struct attn_variant attn_variant_flash_hopper = {
     .name = "flash_hopper",
     .summary = "fused Hopper kernel (sm_90a): TMA + mbarrier ring, producer/consumer "
                "warpgroups, wgmma, softmax overlapped with the GEMMs, ping-pong",
     .fused = true,
     .supports = hopper_supports,
-    .workspace_bytes = attn_no_workspace,
+    .workspace_bytes = hopper_workspace_bytes,
     .setup = hopper_setup,
     .run = hopper_run,
     .teardown = hopper_teardown,
     .framework = NULL,
-    .backward = NULL, /* none: its backward points are skipped, the row says why */
+    .backward = &hopper_backward_ops,
 };
 
 /* ------------------------------------------------------ the test hooks */

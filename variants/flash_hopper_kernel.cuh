@@ -1,7 +1,8 @@
 /* flash_hopper_kernel.cuh — flash_hopper's kernel: fused attention forward
  * for Hopper (sm_90a), bf16 and fp16 in, fp32 accumulation, head_dim 64,
  * 96, 128, 192 and 256, grouped K/V heads, ragged batches, any B, H, S.
- * Here: the design, the consumer's work loop and the kernel; its parts
+ * Here: the design, the consumer's work loop and the kernel (and its twin
+ * that also keeps each row's log-sum-exp for the backward); its parts
  * (barrier protocol, tile scheduler, producer, math phases) are in
  * flash_hopper_phases.cuh, the PTX wrappers in hopper_ptx.cuh, the host
  * side (configuration table, tensor maps, work-tile lists, launch) in
@@ -176,6 +177,35 @@ struct hop_policy {
                                             int t, int tid, uint32_t bar_id) const
     {
         hop_store_o<T, D>(acc_o, sum, s_o, oh, ostride, r_base, S, warp, tid, bar_id);
+    }
+};
+
+/* Whether a consumer policy keeps the softmax statistics (Policy::LSE; the
+ * lab's policies have no such member: they do not). */
+template <typename P, typename = void> struct hop_keeps_lse : std::false_type {};
+template <typename P> struct hop_keeps_lse<P, std::void_t<decltype(P::LSE)>> : std::bool_constant<P::LSE> {};
+
+/* The backward's saving forward: the shipped policy, and each row's softmax
+ * statistic for the backward, lse = max·scale·log2(e) + log2(sum) (the
+ * log-sum-exp of the scaled scores in log2 units, as flash_mma keeps it),
+ * at lse[head·s_pad + row] for the rows < S. Dense batches, plain grids
+ * (no XT: the statistic is written where the work tile ends). */
+struct hop_policy_lse : hop_policy {
+    static constexpr bool LSE = true;
+    float *lse;
+    int s_pad;
+    __device__ __forceinline__ void keep_lse(const float (&row_max)[2], const float (&row_sum)[2], const hop_rows &r,
+                                             int bh, int len, float scale_log2) const
+    {
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            float s = row_sum[h];
+            s += __shfl_xor_sync(0xffffffffu, s, 1);
+            s += __shfl_xor_sync(0xffffffffu, s, 2);
+            const int row = r.row0 + 8 * h;
+            /* every row < S saw key 0 at least: its max is finite */
+            if (r.t == 0 && row < len) lse[(size_t)bh * s_pad + row] = row_max[h] * scale_log2 + log2f(s);
+        }
     }
 };
 
@@ -500,6 +530,7 @@ struct hop_consumer {
      * follows. P then holds the new tile's first tile and O is zero. */
     __device__ __forceinline__ void switch_tile(int &k, int last, float (&rescale)[2])
     {
+        static_assert(!hop_keeps_lse<Policy>::value, "the statistics are kept by configurations without XT only");
         [[maybe_unused]] const int e_m0 = m0, e_bh = bh, e_len = len, e_tok0 = tok0, e_qb = qb;
         const float e_sum[2] = {row_sum[0], row_sum[1]};
         const int last_v = slot(last); /* this tile's last V */
@@ -575,6 +606,7 @@ struct hop_consumer {
             }
             last_pv(last);
             pass_masked_tail();
+            if constexpr (hop_keeps_lse<Policy>::value) pol.keep_lse(row_max, row_sum, rows, bh, len, scale_log2);
             epilogue(m0, bh, len, tok0, qb, row_sum);
             kv0 += n_streams() * n_tiles;
             k++;
@@ -641,6 +673,28 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
     /* built for a target without wgmma/TMA: supports() never lets this run */
     (void)tm_q, (void)tm_k, (void)tm_v, (void)tm_o, (void)o, (void)S, (void)causal, (void)scale_log2, (void)n_bh,
         (void)sec_heads, (void)group, (void)tiles, (void)n_ragged;
+    __trap();
+#endif
+}
+
+/* flash_hopper_kernel of a dense batch that also keeps each row's softmax
+ * statistic (hop_policy_lse) in lse, s_pad rows per head: the backward's
+ * saving forward. */
+template <typename T, int D, typename C>
+static __global__ void __launch_bounds__(C::THREADS, 1)
+flash_hopper_lse_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
+                        const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_o,
+                        T *__restrict__ o, int S, int causal, float scale_log2, int n_bh, int sec_heads, int group,
+                        float *__restrict__ lse, int s_pad)
+{
+#if HOP_DEVICE
+    static_assert(!C::XT && !C::MC, "the statistics: plain grids or persistent ones without XT or clusters");
+    const hop_schedule<C> sch(S, causal, n_bh, sec_heads, hop_order_all(), group, nullptr, 0);
+    hop_block<T, D, C>(sch, hop_policy_lse{{}, lse, s_pad}, &tm_q, &tm_k, &tm_v, &tm_o, o, scale_log2,
+                       [](auto &consumer) { consumer.run(); });
+#elif defined(__CUDA_ARCH__)
+    (void)tm_q, (void)tm_k, (void)tm_v, (void)tm_o, (void)o, (void)S, (void)causal, (void)scale_log2, (void)n_bh,
+        (void)sec_heads, (void)group, (void)lse, (void)s_pad;
     __trap();
 #endif
 }

@@ -77,32 +77,6 @@ static __device__ __forceinline__ void cp_async_4(void *dst, const void *src, in
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_u32(dst)), "l"(src),
                  "r"(src_bytes));
 }
-/* *p += a, p[1] += b in global memory, without a result (the backward's
- * fp32 dQ accumulator): one 8-byte reduction on sm_90, two 4-byte ones
- * before it. p is 8-byte aligned. */
-static __device__ __forceinline__ void red_add_f32x2(float *p, float a, float b)
-{
-#if __CUDA_ARCH__ >= 900
-    asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(p), "f"(a), "f"(b) : "memory");
-#else
-    asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(p), "f"(a) : "memory");
-    asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(p + 1), "f"(b) : "memory");
-#endif
-}
-
-/* Four fp32 adds to p[0..3] (16-byte aligned): one 16-byte vector red.global.add on
- * sm_90, two 8-byte ones (four scalar) before. */
-static __device__ __forceinline__ void red_add_f32x4(float *p, float a, float b, float c, float d)
-{
-#if __CUDA_ARCH__ >= 900
-    asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(a), "f"(b), "f"(c), "f"(d)
-                 : "memory");
-#else
-    red_add_f32x2(p, a, b);
-    red_add_f32x2(p + 2, c, d);
-#endif
-}
-
 /* ------------------------------------------------------------- kernel */
 
 /* One tile shape: WARPS warps per block, each owning MT m16 tiles (16·MT

@@ -2,7 +2,7 @@
  * small inline wrapper each: mbarriers (arrivals on another CTA's of the
  * cluster too), TMA tensor loads (multicast too), the cluster's rank and
  * barrier, setmaxnreg,
- * wgmma (fence, commit, wait, the four shapes we issue) and its
+ * bulk copies, wgmma (fence, commit, wait, the shapes we issue) and its
  * shared-memory descriptors, named barriers, the async-proxy fence. Shared
  * by the shipped kernel (flash_hopper_kernel.cuh) and the tuning lab
  * (lab/flash_hopper_lab_kernel.cuh).
@@ -186,6 +186,15 @@ static __device__ __forceinline__ void tma_load_3d_multicast(uint32_t dst, const
                  : "memory");
 }
 
+/* bytes (a multiple of 16) from global src to shared dst (both 16-byte
+ * aligned) by the bulk-copy engine, counted in bytes on `bar` */
+static __device__ __forceinline__ void bulk_load(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+                 "l"(reinterpret_cast<uint64_t>(src)), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+
 /* One box of shared memory (the layout a tma_load_3d of the same map
  * writes) to the 3-D tensor of `map`; elements outside the tensor are not
  * written. Issued into the thread's bulk group: commit it, then wait for
@@ -304,10 +313,12 @@ static __device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lb
 #define HOP_ACC8(d, i)                                                                             \
     "+f"(d[i + 0]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
         "+f"(d[i + 6]), "+f"(d[i + 7])
+#define HOP_ACC16(d) HOP_ACC8(d, 0), HOP_ACC8(d, 8)
 #define HOP_ACC32(d) HOP_ACC8(d, 0), HOP_ACC8(d, 8), HOP_ACC8(d, 16), HOP_ACC8(d, 24)
 #define HOP_ACC40(d) HOP_ACC32(d), HOP_ACC8(d, 32)
 #define HOP_ACC48(d) HOP_ACC32(d), HOP_ACC8(d, 32), HOP_ACC8(d, 40)
 #define HOP_ACC64(d) HOP_ACC32(d), HOP_ACC8(d, 32), HOP_ACC8(d, 40), HOP_ACC8(d, 48), HOP_ACC8(d, 56)
+#define HOP_REGS16 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}"
 #define HOP_REGS32                                                                                 \
     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "   \
     "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
@@ -379,6 +390,32 @@ static __device__ __forceinline__ void wgmma_rs_n128_tb(float *d, const uint32_t
         HOP_WGMMA_RS_TB("bf16", 128, HOP_REGS64, HOP_ACC64, d, a, db, 64, 65, 66, 67, 68);
     else
         HOP_WGMMA_RS_TB("f16", 128, HOP_REGS64, HOP_ACC64, d, a, db, 64, 65, 66, 67, 68);
+}
+
+/* The backward's dQ = dS·K: A (dS) and B (K) both MN-major in shared memory
+ * (trans-a and trans-b 1), d (64×N, f32) = A·B (+ d when accumulate); N =
+ * 32 (D = 64: half of dQ's columns) or 64 (D = 128). */
+#define HOP_WGMMA_SS_TT(TY, N, REGS, ACC, d, da, db, acc, QA, QB, QP)                             \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #QP ", 0;\n"                                \
+                 "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TY "." TY " " REGS              \
+                 ", %" #QA ", %" #QB ", p, 1, 1, 1, 1;\n}\n"                                      \
+                 : ACC(d)                                                                          \
+                 : "l"(da), "l"(db), "r"(acc))
+template <typename T, int N>
+static __device__ __forceinline__ void wgmma_ss_tt(float *d, uint64_t da, uint64_t db, int accumulate)
+{
+    static_assert(N == 32 || N == 64, "dQ's widths");
+    if constexpr (N == 32) {
+        if constexpr (is_bf16<T>::value)
+            HOP_WGMMA_SS_TT("bf16", 32, HOP_REGS16, HOP_ACC16, d, da, db, accumulate, 16, 17, 18);
+        else
+            HOP_WGMMA_SS_TT("f16", 32, HOP_REGS16, HOP_ACC16, d, da, db, accumulate, 16, 17, 18);
+    } else {
+        if constexpr (is_bf16<T>::value)
+            HOP_WGMMA_SS_TT("bf16", 64, HOP_REGS32, HOP_ACC32, d, da, db, accumulate, 32, 33, 34);
+        else
+            HOP_WGMMA_SS_TT("f16", 64, HOP_REGS32, HOP_ACC32, d, da, db, accumulate, 32, 33, 34);
+    }
 }
 
 /* ------------------------------------------------------- named barriers */

@@ -1,0 +1,374 @@
+/* flash_hopper_bwd.cuh — flash_hopper's backward for Hopper (sm_90a): dQ,
+ * dK and dV of dense batches, head_dim 64 and 128, bf16 and fp16, grouped
+ * K/V heads, causal or not. Part of flash_hopper.cu's translation unit
+ * (its host side launches these); the forward that keeps the statistics
+ * this reads is flash_hopper_lse_kernel (flash_hopper_kernel.cuh).
+ *
+ * Three launches per backward (and a memset of dQ's accumulator):
+ *   hbw_prep_kernel     Dsum = rowsum(dO∘O), fp32, per query row and head
+ *                       (and the padding rows' statistics)
+ *   hbw_kernel          one CTA per (batch, K/V head, 128-key tile): dK and
+ *                       dV of its keys summed over the K/V head's group of
+ *                       query heads; dQ's share of its keys added to the
+ *                       fp32 accumulator with red.global.add
+ *   hbw_dq_kernel       dQ = scale · accumulator, to the 16-bit dtype
+ *
+ * ------------------------------------------------------- what runs where
+ * hbw_kernel: 384 threads. Warpgroup 0 is the producer (setmaxnreg 24; its
+ * thread 0 issues every load): K and V of the CTA's 128 keys once, by TMA,
+ * then per step the 64-row tiles of Q and dO (TMA) and their 64 lse and
+ * Dsum values (bulk copies) into one of two stages. Warpgroups 1 and 2 are
+ * consumers (setmaxnreg 240) and own keys 64w .. 64w+63 of the tile; their
+ * dK and dV (64 keys × D, fp32) stay in registers for the whole sweep: the
+ * group's query heads, and per head the 64-row query tiles that see the
+ * keys (causal: from the tile of the first key on). Per step, consumer w:
+ *   Sᵀ  = K_w·Qᵀ       64 keys × 64 queries, SS (K and Q K-major), D/16 k-steps
+ *   dPᵀ = V_w·dOᵀ      the same with V and dO
+ *   P   = exp2(Sᵀ·scale·log2 e − lse[q]);  dSᵀ = P∘(dPᵀ − Dsum[q])
+ *         (masked entries: keys or queries past S, causal keys past the
+ *         query, set to 0 by select)
+ *   dV += Pᵀ·dO        RS: P from the accumulator, dO N-major (trans-b), as
+ *                      the forward's P·V (hop_issue_pv)
+ *   dK += dSᵀ·Q        RS: the same with dS and Q
+ *   dSᵀ → shared       [key][query], the 128-byte swizzle (stmatrix), buffer
+ *                      i % 2; a named barrier of both consumers
+ *   dQ  = dS·K         64 queries × D/2 columns (consumer w's half), over the
+ *                      128 keys: SS with both operands MN-major (dSᵀ read
+ *                      transposed, K as the forward reads V)
+ * then dQ's 64 × D/2 to the accumulator (red.global.add.v2.f32) and the
+ * stage back to the producer. At the end dK (× scale) and dV to global.
+ *
+ * dS double-buffered: step i writes buffer i % 2 after the barrier of step
+ * i − 1, which both consumers reach only after their dQ of step i − 2 (the
+ * last reader of that buffer) is complete.
+ *
+ * ------------------------------------------------- shared-memory map
+ * From a 1024-byte-aligned base, every region a multiple of 1024 bytes:
+ *   K, V    D/64 boxes of 128 rows × 128 B each
+ *   Q, dO   2 stages × D/64 boxes of 64 rows × 128 B each
+ *   dS      2 buffers × 128 keys × 64 queries × 2 B
+ *   stats   2 stages × (64 lse + 64 Dsum floats)
+ *   bars    kv_full, full[2], empty[2]
+ * Descriptors: K and V as A (K-major) at + 64w rows, Q and dO as B
+ * (K-major) — the forward's Q·Kᵀ forms; dO and Q as N-major B of the RS
+ * products — the forward's V; dSᵀ as M-major A and K as N-major B of dQ:
+ * SBO 1024 (8 rows), k-step 16 rows = 2048 bytes, one 64-column atom per
+ * operand (D = 64: consumer w's 32 columns of K start 64w bytes into it;
+ * the swizzle is applied to the final address, as for the K-major k-steps).
+ *
+ * ------------------------------------------------- the barrier protocol
+ * Step i uses stage i % 2 in round i / 2: the producer waits empty with
+ * parity (round & 1) ^ 1, arms full with the stage's bytes and loads; a
+ * consumer waits full with parity round & 1 and, once every wgmma that read
+ * the stage is complete, lane 0 of each of its warps arrives on empty (8
+ * arrivals). kv_full: one phase, the K and V bytes.
+ *
+ * Statistics: lse and Dsum are [B·H, s_pad] (s_pad: S rounded up to 64),
+ * so that a step's 64 values are one 256-byte copy; the rows past S hold
+ * 0 (hbw_prep_kernel), and their P and dS are 0 by select. dQ's
+ * accumulator is [B·H, s_pad, D] fp32. */
+#ifndef ATTN_FLASH_HOPPER_BWD_CUH
+#define ATTN_FLASH_HOPPER_BWD_CUH
+
+#include "flash_hopper_phases.cuh"
+
+/* The backward's tile and shared-memory layout for head_dim D. */
+template <int D> struct hbw_cfg {
+    static_assert(D == 64 || D == 128, "the backward: head_dim 64 and 128");
+    static constexpr int BM = 64, BN = 128, THREADS = 384, CH = D / 64;
+    static constexpr int DQN = D / 2; /* dQ's columns per consumer */
+    static constexpr uint32_t KV_BOX = BN * 128, Q_BOX = BM * 128;
+    static constexpr uint32_t KV_BYTES = CH * KV_BOX, Q_BYTES = CH * Q_BOX, DS_BYTES = BN * BM * 2;
+    static constexpr uint32_t STAT_BYTES = 2 * BM * 4; /* lse then Dsum */
+    static constexpr uint32_t K_OFF = 0, V_OFF = KV_BYTES, Q_OFF = 2 * KV_BYTES, DO_OFF = Q_OFF + 2 * Q_BYTES,
+                              DS_OFF = DO_OFF + 2 * Q_BYTES, STAT_OFF = DS_OFF + 2 * DS_BYTES,
+                              BAR_OFF = STAT_OFF + 2 * STAT_BYTES;
+    /* the barriers (5 × 8 bytes) and the alignment's slack */
+    static constexpr size_t SMEM = BAR_OFF + 64 + 1024;
+};
+static_assert(hbw_cfg<128>::SMEM <= HOP_SMEM_OPTIN, "the backward's shared memory above the opt-in limit");
+
+/* What the backward kernel reads and writes besides its tensor maps. */
+struct hbw_args {
+    const float *lse, *dsum;
+    float *dq_acc;
+    void *dk, *dv; /* [B·KVH, S, D] */
+    int S, s_pad, causal, heads, group;
+    float scale_log2, scale;
+};
+
+#if HOP_DEVICE
+/* The barriers at base + BAR_OFF: kv_full, full[2], empty[2]. */
+struct hbw_bars {
+    uint32_t base;
+    __device__ __forceinline__ uint32_t kv_full(void) const { return base; }
+    __device__ __forceinline__ uint32_t full(int s) const { return base + 8 + 8 * s; }
+    __device__ __forceinline__ uint32_t empty(int s) const { return base + 24 + 8 * s; }
+};
+
+/* The query tiles a CTA sweeps: per query head of the group, tiles m_first
+ * .. n_m − 1; step i is head i / per_head, tile m_first + i % per_head. */
+struct hbw_sweep {
+    int m_first, per_head, steps;
+    __device__ __forceinline__ hbw_sweep(int S, int n0, int causal, int group)
+    {
+        const int n_m = (S + 63) / 64;
+        m_first = causal ? n0 / 64 : 0;
+        per_head = n_m - m_first;
+        steps = group * per_head;
+    }
+};
+
+/* dSᵀ of this consumer's 64 keys (16-bit, in P's register layout: ds[kk] is
+ * queries 16kk..) into rows 64w.. of the [key][query] buffer, 128-byte
+ * swizzled: the forward's staging of O (hop_stage_o), the registers
+ * already packed. */
+static __device__ __forceinline__ void hbw_stage_ds(const uint32_t (&ds)[4][4], uint32_t rows, int warp, int lane)
+{
+    const int m = lane / 8;
+    const uint32_t lane_row = rows + (16 * warp + 8 * (m & 1) + lane % 8) * 128;
+    const uint32_t lane_xor = (uint32_t)((m >> 1) ^ (lane % 8));
+#pragma unroll
+    for (int kk = 0; kk < 4; kk++)
+        stmatrix_x4(lane_row + (((uint32_t)(2 * kk) ^ lane_xor) * 16), ds[kk][0], ds[kk][1], ds[kk][2], ds[kk][3]);
+}
+
+/* The producer: K and V once, then each step's Q, dO, lse and Dsum. */
+template <int D>
+static __device__ __forceinline__ void hbw_produce(uint32_t sm, const hbw_bars &bar, const CUtensorMap *tm_q,
+                                                   const CUtensorMap *tm_k, const CUtensorMap *tm_v,
+                                                   const CUtensorMap *tm_do, const hbw_args &a, int n0, int b,
+                                                   int kvh, const hbw_sweep &sw)
+{
+    using C = hbw_cfg<D>;
+    const int kv_bh = b * (a.heads / a.group) + kvh;
+    mbar_arrive_expect_tx(bar.kv_full(), 2 * C::KV_BYTES);
+#pragma unroll
+    for (int c = 0; c < C::CH; c++) {
+        tma_load_3d(sm + C::K_OFF + c * C::KV_BOX, tm_k, bar.kv_full(), c * HOP_CHUNK_COLS, n0, kv_bh);
+        tma_load_3d(sm + C::V_OFF + c * C::KV_BOX, tm_v, bar.kv_full(), c * HOP_CHUNK_COLS, n0, kv_bh);
+    }
+    for (int i = 0; i < sw.steps; i++) {
+        const int s = i % 2, round = i / 2;
+        const int q_bh = b * a.heads + kvh * a.group + i / sw.per_head, m0 = 64 * (sw.m_first + i % sw.per_head);
+        mbar_wait(bar.empty(s), (round & 1) ^ 1, "bwd empty");
+        mbar_arrive_expect_tx(bar.full(s), 2 * C::Q_BYTES + C::STAT_BYTES);
+#pragma unroll
+        for (int c = 0; c < C::CH; c++) {
+            tma_load_3d(sm + C::Q_OFF + s * C::Q_BYTES + c * C::Q_BOX, tm_q, bar.full(s), c * HOP_CHUNK_COLS, m0,
+                        q_bh);
+            tma_load_3d(sm + C::DO_OFF + s * C::Q_BYTES + c * C::Q_BOX, tm_do, bar.full(s), c * HOP_CHUNK_COLS, m0,
+                        q_bh);
+        }
+        const size_t stat = (size_t)q_bh * a.s_pad + m0;
+        bulk_load(sm + C::STAT_OFF + s * C::STAT_BYTES, a.lse + stat, 256, bar.full(s));
+        bulk_load(sm + C::STAT_OFF + s * C::STAT_BYTES + 256, a.dsum + stat, 256, bar.full(s));
+    }
+}
+
+/* Consumer w (0, 1): keys n0 + 64w .. of the tile, the whole sweep. */
+template <typename T, int D>
+static __device__ __forceinline__ void hbw_consume(uint32_t sm, const hbw_bars &bar, const hbw_args &a, int n0,
+                                                   int b, int kvh, const hbw_sweep &sw, int w)
+{
+    using C = hbw_cfg<D>;
+    const int tid = (int)threadIdx.x % 128, lane = tid % 32, g = lane / 4, t = lane % 4;
+    const int warp = __shfl_sync(0xffffffffu, tid / 32, 0);
+    float dk[D / 2], dv[D / 2];
+#pragma unroll
+    for (int i = 0; i < D / 2; i++) dk[i] = dv[i] = 0.f;
+    const uint64_t desc_k = make_desc(sm + C::K_OFF + 64 * w * 128, 16, 1024);
+    const uint64_t desc_v = make_desc(sm + C::V_OFF + 64 * w * 128, 16, 1024);
+    /* this thread's keys in the accumulators' rows: key0 and key0 + 8 */
+    const int key0 = n0 + 64 * w + 16 * warp + g;
+    mbar_wait(bar.kv_full(), 0, "bwd kv_full");
+    for (int i = 0; i < sw.steps; i++) {
+        const int s = i % 2, round = i / 2;
+        const int q_bh = b * a.heads + kvh * a.group + i / sw.per_head, m0 = 64 * (sw.m_first + i % sw.per_head);
+        const uint32_t q_st = sm + C::Q_OFF + s * C::Q_BYTES, do_st = sm + C::DO_OFF + s * C::Q_BYTES;
+        mbar_wait(bar.full(s), round & 1, "bwd full");
+        float acc_s[32], acc_dp[32];
+        {
+            const uint64_t desc_q = make_desc(q_st, 16, 1024), desc_do = make_desc(do_st, 16, 1024);
+            fence_regs(acc_s);
+            fence_regs(acc_dp);
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < D / 16; kk++) {
+                const uint64_t oa = (uint64_t)(((kk / 4) * C::KV_BOX + (kk % 4) * 32) >> 4);
+                const uint64_t ob = (uint64_t)(((kk / 4) * C::Q_BOX + (kk % 4) * 32) >> 4);
+                wgmma_ss_n64<T>(acc_s, desc_k + oa, desc_q + ob, kk > 0);
+                wgmma_ss_n64<T>(acc_dp, desc_v + oa, desc_do + ob, kk > 0);
+            }
+            wgmma_commit();
+            wgmma_wait<0>();
+            fence_regs(acc_s);
+            fence_regs(acc_dp);
+        }
+        /* P and dS: accumulator element 4j + 2h + e is key key0 + 8h, query
+         * m0 + 8j + 2t + e */
+        {
+            const float *st = reinterpret_cast<const float *>(__cvta_shared_to_generic(sm + C::STAT_OFF +
+                                                                                          s * C::STAT_BYTES));
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                const float2 lse = *reinterpret_cast<const float2 *>(st + 8 * j + 2 * t);
+                const float2 dsum = *reinterpret_cast<const float2 *>(st + 64 + 8 * j + 2 * t);
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int key = key0 + 8 * (e >> 1), q = m0 + 8 * j + 2 * t + (e & 1);
+                    const bool off = q >= a.S || key >= a.S || (a.causal && key > q);
+                    const float p = ex2(fmaf(acc_s[4 * j + e], a.scale_log2, -((e & 1) ? lse.y : lse.x)));
+                    const float ds = p * (acc_dp[4 * j + e] - ((e & 1) ? dsum.y : dsum.x));
+                    acc_s[4 * j + e] = off ? 0.f : p;
+                    acc_dp[4 * j + e] = off ? 0.f : ds;
+                }
+            }
+        }
+        uint32_t p[4][4], ds[4][4];
+        hop_convert_p<T, 64>(p, acc_s);
+        hop_convert_p<T, 64>(ds, acc_dp);
+        /* dV += Pᵀ·dO, dK += dSᵀ·Q */
+        hop_issue_pv<T, D, 64, 4, true>(dv, p, do_st);
+        hop_issue_pv<T, D, 64, 4, true>(dk, ds, q_st);
+        /* dSᵀ of both consumers into buffer i % 2, then dQ from all 128 keys */
+        const uint32_t ds_buf = sm + C::DS_OFF + (i % 2) * C::DS_BYTES;
+        hbw_stage_ds(ds, ds_buf + 64 * w * 128, warp, lane);
+        fence_proxy_async();
+        named_sync(1, 256);
+        float dq[C::DQN / 2];
+        {
+            const uint32_t k_cols = C::DQN == 64 ? sm + C::K_OFF + w * C::KV_BOX : sm + C::K_OFF + 64 * w;
+            fence_regs(dq);
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < 8; kk++)
+                wgmma_ss_tt<T, C::DQN>(dq, make_desc(ds_buf + kk * 2048, 1024, 1024),
+                                       make_desc(k_cols + kk * 2048, 1024, 1024), kk > 0);
+            wgmma_commit();
+            wgmma_wait<0>();
+            fence_regs(dq);
+            fence_regs(dv);
+            fence_regs(dk);
+            hop_fence_p<64>(p);
+            hop_fence_p<64>(ds);
+        }
+        /* the stage's statistics were read by generic loads: ordered before
+         * the bulk copy that refills it (as the forward's release_q) */
+        fence_proxy_async();
+        __syncwarp();
+        if (lane == 0) mbar_arrive(bar.empty(s));
+        /* dQ's element 4j + 2h + e: query m0 + 16·warp + g + 8h, column
+         * w·D/2 + 8j + 2t + e */
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int q = m0 + 16 * warp + g + 8 * h;
+            if (q >= a.S) continue;
+            float *row = a.dq_acc + ((size_t)q_bh * a.s_pad + q) * D + w * C::DQN + 2 * t;
+#pragma unroll
+            for (int j = 0; j < C::DQN / 8; j++) red_add_f32x2(row + 8 * j, dq[4 * j + 2 * h], dq[4 * j + 2 * h + 1]);
+        }
+    }
+    /* dK (× scale) and dV of the keys < S; element 4j + 2h + e: key key0 +
+     * 8h, column 8j + 2t + e */
+    const size_t kv_bh = (size_t)b * (a.heads / a.group) + kvh;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int key = key0 + 8 * h;
+        if (key >= a.S) continue;
+        T *dk_row = (T *)a.dk + (kv_bh * a.S + key) * D + 2 * t;
+        T *dv_row = (T *)a.dv + (kv_bh * a.S + key) * D + 2 * t;
+#pragma unroll
+        for (int j = 0; j < D / 8; j++) {
+            *reinterpret_cast<uint32_t *>(dk_row + 8 * j) =
+                pack2(dk[4 * j + 2 * h] * a.scale, dk[4 * j + 2 * h + 1] * a.scale, (T *)nullptr);
+            *reinterpret_cast<uint32_t *>(dv_row + 8 * j) = pack2(dv[4 * j + 2 * h], dv[4 * j + 2 * h + 1], (T *)nullptr);
+        }
+    }
+}
+#endif /* HOP_DEVICE */
+
+/* One CTA per (batch · K/V head: blockIdx.x, 128-key tile: blockIdx.y),
+ * so that a causal grid starts with its heaviest tiles (the first keys see
+ * every query). */
+template <typename T, int D>
+static __global__ void __launch_bounds__(384, 1)
+hbw_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
+           const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do, const hbw_args a)
+{
+#if HOP_DEVICE
+    using C = hbw_cfg<D>;
+    extern __shared__ unsigned char smem_raw[];
+    const uint32_t sm = (smem_u32(smem_raw) + 1023u) & ~1023u;
+    const hbw_bars bar{sm + C::BAR_OFF};
+    const int kv_heads = a.heads / a.group;
+    const int b = (int)blockIdx.x / kv_heads, kvh = (int)blockIdx.x % kv_heads, n0 = (int)blockIdx.y * C::BN;
+    const hbw_sweep sw(a.S, n0, a.causal, a.group);
+    const int wg = __shfl_sync(0xffffffffu, (int)(threadIdx.x / 128), 0);
+    if (threadIdx.x == 0) {
+        mbar_init(bar.kv_full(), 1);
+        for (int s = 0; s < 2; s++) {
+            mbar_init(bar.full(s), 1);
+            mbar_init(bar.empty(s), 8);
+        }
+        mbar_init_fence();
+    }
+    __syncthreads();
+    if (wg == 0) {
+        setmaxnreg_dec<24>();
+        if (threadIdx.x == 0) hbw_produce<D>(sm, bar, &tm_q, &tm_k, &tm_v, &tm_do, a, n0, b, kvh, sw);
+        return;
+    }
+    setmaxnreg_inc<240>();
+    hbw_consume<T, D>(sm, bar, a, n0, b, kvh, sw, wg - 1);
+#elif defined(__CUDA_ARCH__)
+    (void)tm_q, (void)tm_k, (void)tm_v, (void)tm_do, (void)a;
+    __trap();
+#endif
+}
+
+/* Dsum[bh·s_pad + q] = Σ_d dO·O over the row (fp32), one warp per row of
+ * the B·H·s_pad padded rows; the padding rows (q >= S) get Dsum and lse 0,
+ * so that every statistic a step copies is written. */
+template <typename T, int D>
+static __global__ void hbw_prep_kernel(const T *__restrict__ o, const T *__restrict__ dout, float *__restrict__ dsum,
+                                       float *__restrict__ lse, size_t n_rows, int S, int s_pad)
+{
+    const size_t row = (size_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    if (row >= n_rows) return;
+    const int lane = (int)threadIdx.x % 32;
+    const size_t bh = row / s_pad;
+    const int q = (int)(row % s_pad);
+    if (q >= S) {
+        if (lane == 0) dsum[row] = lse[row] = 0.f;
+        return;
+    }
+    const T *orow = o + (bh * S + q) * D, *drow = dout + (bh * S + q) * D;
+    float acc = 0.f;
+#pragma unroll
+    for (int c = 2 * lane; c < D; c += 64) {
+        acc += (float)orow[c] * (float)drow[c];
+        acc += (float)orow[c + 1] * (float)drow[c + 1];
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+    if (lane == 0) dsum[row] = acc;
+}
+
+/* dq[bh, q, :] = scale · dq_acc[bh, q, :] to the 16-bit type, four elements
+ * a thread, rows < S of each head. */
+template <typename T, int D>
+static __global__ void hbw_dq_kernel(const float *__restrict__ dq_acc, T *__restrict__ dq, size_t n_quads, int S,
+                                     int s_pad, float scale)
+{
+    const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n_quads) return;
+    const size_t e = 4 * i, row = e / D, col = e % D;
+    const float4 v = *reinterpret_cast<const float4 *>(dq_acc + (row / S * s_pad + row % S) * D + col);
+    uint2 out;
+    out.x = pack2(v.x * scale, v.y * scale, (T *)nullptr);
+    out.y = pack2(v.z * scale, v.w * scale, (T *)nullptr);
+    *reinterpret_cast<uint2 *>(dq + e) = out;
+}
+
+#endif
