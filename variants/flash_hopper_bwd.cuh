@@ -36,19 +36,20 @@
  *   dQ  = dS·K         64 queries × D/2 columns (consumer w's half), over the
  *                      128 keys: SS with both operands MN-major (dSᵀ read
  *                      transposed, K as the forward reads V)
- * then the stage goes back to the producer, both consumers write their dQ
- * into a shared buffer (i % 2) in fragment order (hbw_dq_at: every warp's
- * stores contiguous), and after a second barrier one thread adds the
- * step's 64 × D block to the accumulator with one bulk reduction
- * (cp.reduce.async.bulk .add.f32): the same bytes as per-thread atomics,
- * in whole lines, off the consumers' path. At the end dK (× scale) and dV
+ * then the stage goes back to the producer, each consumer writes its dQ
+ * into its half of a shared buffer (i % 2) in fragment order (hbw_dq_at:
+ * every warp's stores contiguous, each consumer's half too), and after a
+ * barrier of its own warps one of its threads adds that 64 × D/2 block to
+ * the accumulator with one bulk reduction (cp.reduce.async.bulk .add.f32):
+ * the same bytes as per-thread atomics, in whole lines, off the consumers'
+ * path, and no wait for the other consumer. At the end dK (× scale) and dV
  * to global.
  *
  * dS and dQ's buffers double: step i writes buffer i % 2 after the first
  * barrier of step i − 1 (dS) or of step i (dQ), which both consumers reach
  * only after their dQ product of step i − 2 (dS's last reader) is
- * complete, and the issuer only after the bulk reduction of step i − 2
- * has read dQ's buffer (cp.async.bulk.wait_group.read 1).
+ * complete, and each consumer's issuer only after its bulk reduction of
+ * step i − 2 has read its half (cp.async.bulk.wait_group.read 1).
  *
  * ------------------------------------------------- shared-memory map
  * From a 1024-byte-aligned base, every region a multiple of 1024 bytes:
@@ -209,7 +210,7 @@ static __device__ __forceinline__ void hbw_consume(uint32_t sm, const hbw_bars &
     const uint64_t desc_v = make_desc(sm + C::V_OFF + 64 * w * 128, 16, 1024);
     /* this thread's keys in the accumulators' rows: key0 and key0 + 8 */
     const int key0 = n0 + 64 * w + 16 * warp + g;
-    const bool issuer = w == 0 && tid == 0; /* issues the dQ reductions */
+    const bool issuer = tid == 0; /* issues this consumer's dQ reductions */
     mbar_wait(bar.kv_full(), 0, "bwd kv_full");
     for (int i = 0; i < sw.steps; i++) {
         const int s = i % 2, round = i / 2;
@@ -310,9 +311,10 @@ static __device__ __forceinline__ void hbw_consume(uint32_t sm, const hbw_bars &
                              : "memory");
             }
         fence_proxy_async();
-        named_sync(2, 256);
+        named_sync(2 + w, 128);
         if (issuer) {
-            bulk_reduce_add_f32(a.dq_acc + ((size_t)q_bh * a.s_pad + m0) * D, dq_buf, C::DQ_BYTES);
+            constexpr uint32_t HALF = C::DQ_BYTES / 2; /* consumer w's half: contiguous in hbw_dq_at's order */
+            bulk_reduce_add_f32(a.dq_acc + ((size_t)q_bh * a.s_pad + m0) * D + w * (HALF / 4), dq_buf + w * HALF, HALF);
             bulk_commit_group();
         }
     }
