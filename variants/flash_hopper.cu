@@ -300,7 +300,7 @@ template <typename T, int D> static int launch_bwd(const CUtensorMap *tm, const 
         (const T *)c->o, (const T *)c->dout, (float *)a.dsum, (float *)a.lse, padded, a.S, a.s_pad);
     LAUNCH_TRY("hbw_prep_kernel");
     CUDA_TRY(cudaMemsetAsync(a.dq_acc, 0, c->bh * (size_t)a.s_pad * D * sizeof(float), s));
-    const unsigned kv_bh = (unsigned)(c->bh / (size_t)a.group), key_tiles = (unsigned)((a.S + 127) / 128);
+    const unsigned kv_bh = (unsigned)(c->bh / (size_t)a.group), key_tiles = (unsigned)((a.S + HBW_KEYS - 1) / HBW_KEYS);
     hbw_kernel<T, D><<<dim3(kv_bh, key_tiles), hbw_cfg<D>::THREADS, hbw_cfg<D>::SMEM, s>>>(tm[0], tm[1], tm[2],
                                                                                           tm[3], a);
     LAUNCH_TRY("hbw_kernel");
@@ -562,7 +562,7 @@ static int setup_bwd(void **ctx, const struct attn_problem *p, void *workspace)
     ATTN_TRY(b->prepare());
     ATTN_TRY(setup_cfg(ctx, p, cfg, 0));
     struct hopper_ctx *c = (struct hopper_ctx *)*ctx;
-    const int rc = hop_maps_init(&c->bwd_maps, hbw_cfg<64>::BN, 0);
+    const int rc = hop_maps_init(&c->bwd_maps, HBW_KEYS, 0);
     if (rc != ATTN_OK) {
         hopper_teardown(c);
         *ctx = NULL;

@@ -72,10 +72,13 @@
 
 #include "flash_hopper_phases.cuh"
 
+/* Keys per CTA (the K and V tensor maps' box rows), at every head_dim. */
+#define HBW_KEYS 128
+
 /* The backward's tile and shared-memory layout for head_dim D. */
 template <int D> struct hbw_cfg {
     static_assert(D == 64 || D == 128, "the backward: head_dim 64 and 128");
-    static constexpr int BM = 64, BN = 128, THREADS = 384, CH = D / 64;
+    static constexpr int BM = 64, BN = HBW_KEYS, THREADS = 384, CH = D / 64;
     static constexpr int DQN = D / 2; /* dQ's columns per consumer */
     static constexpr uint32_t KV_BOX = BN * 128, Q_BOX = BM * 128;
     static constexpr uint32_t KV_BYTES = CH * KV_BOX, Q_BYTES = CH * Q_BOX, DS_BYTES = BN * BM * 2;
