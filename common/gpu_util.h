@@ -56,6 +56,10 @@ int gpu_read_stream(const void *src, size_t bytes, attn_stream_t);
  * PyTorch. table: attn_page_table's, on the device. One launch. */
 int gpu_gather_pages(const struct attn_problem *, const int *table, const void *paged, void *dense,
                      attn_stream_t);
+/* bytes rounded up to a multiple of 256: where the next array of a
+ * variant's workspace starts (each one 256-byte aligned) */
+static inline size_t gpu_round256(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
 /* bytes from host memory to dev, finished when it returns: a copy from
  * pageable memory may return before its DMA is done, and a kernel on a
  * non-blocking stream could then read the old bytes, so the legacy stream

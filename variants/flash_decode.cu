@@ -619,8 +619,6 @@ static size_t part_rows(const struct attn_problem *p)
     return (size_t)p->batch * p->heads * attn_q_len(p);
 }
 
-static size_t round256(size_t n) { return (n + 255) / 256 * 256; }
-
 /* The workspace: with more than one split, the parts' lse then their O;
  * with a paged cache, the page table after them; with a ragged cache, its
  * lengths; with fold_combine and more than one split, an arrival count per
@@ -639,11 +637,11 @@ static struct dec_layout layout_of(const struct attn_problem *p, const struct de
 {
     struct dec_layout l = {0, 0, 0, 0, 0, 0};
     if (pl->splits > 1) {
-        l.o = round256((size_t)pl->splits * part_rows(p) * sizeof(float));
-        l.total = l.o + round256((size_t)pl->splits * part_rows(p) * p->head_dim * sizeof(float));
+        l.o = gpu_round256((size_t)pl->splits * part_rows(p) * sizeof(float));
+        l.total = l.o + gpu_round256((size_t)pl->splits * part_rows(p) * p->head_dim * sizeof(float));
     }
     l.table = l.total;
-    if (attn_is_paged(p)) l.total += round256((size_t)p->batch * attn_pages_per_seq(p) * sizeof(int));
+    if (attn_is_paged(p)) l.total += gpu_round256((size_t)p->batch * attn_pages_per_seq(p) * sizeof(int));
     l.lens = l.total;
     if (attn_is_varlen(p)) l.total += (size_t)p->batch * sizeof(int);
     l.arrivals = l.total;

@@ -350,17 +350,15 @@ struct bwd_layout {
     int s_pad;
 };
 
-static size_t round256(size_t n) { return (n + 255) / 256 * 256; }
-
 static struct bwd_layout bwd_layout_of(const struct attn_problem *p)
 {
     struct bwd_layout l = {0, 0, 0, 0, 0};
     if (p->pass == ATTN_PASS_FWD) return l;
     l.s_pad = (p->seq_len + 63) / 64 * 64;
     const size_t rows = (size_t)p->batch * p->heads * l.s_pad;
-    l.dsum = round256(rows * sizeof(float));
+    l.dsum = gpu_round256(rows * sizeof(float));
     l.dq_acc = 2 * l.dsum;
-    l.total = l.dq_acc + round256(rows * p->head_dim * sizeof(float));
+    l.total = l.dq_acc + gpu_round256(rows * p->head_dim * sizeof(float));
     return l;
 }
 

@@ -616,25 +616,23 @@ struct ws_layout {
     size_t cu, lse, dsum, dq_acc, total;
 };
 
-static size_t round256(size_t n) { return (n + 255) / 256 * 256; }
-
 static struct ws_layout layout_of(const struct attn_problem *p)
 {
     struct ws_layout l = {0, 0, 0, 0, 0};
     size_t at = 0;
     if (attn_is_varlen(p)) {
         l.cu = at;
-        at += round256(((size_t)p->batch + 1) * sizeof(int));
+        at += gpu_round256(((size_t)p->batch + 1) * sizeof(int));
     }
     if (p->pass != ATTN_PASS_FWD) {
         const size_t rows = attn_tokens(p) * p->heads;
         l.lse = at;
-        at += round256(rows * sizeof(float));
+        at += gpu_round256(rows * sizeof(float));
         l.dsum = at;
-        at += round256(rows * sizeof(float));
+        at += gpu_round256(rows * sizeof(float));
         l.dq_acc = at;
         /* a token's rows more: the layout that pairs tokens' rows (dq_acc_at) */
-        at += round256((rows + token_step(p)) * p->head_dim * sizeof(float));
+        at += gpu_round256((rows + token_step(p)) * p->head_dim * sizeof(float));
     }
     l.total = at;
     return l;

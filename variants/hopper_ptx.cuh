@@ -337,14 +337,14 @@ static __device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lb
     "%56, %57, %58, %59, %60, %61, %62, %63}"
 
 /* The asm of one wgmma, written once for both 16-bit types (TY "bf16" or
- * "f16"): N columns, accumulator operands REGS / ACC(d). SS: A and B K-major
- * in shared memory, operands %QA, %QB the descriptors, %QP the accumulate
- * flag. RS_TB: A from registers (%A0..%A3), B N-major in shared memory
+ * "f16"): N columns, accumulator operands REGS / ACC(d). SS: A and B in
+ * shared memory, K-major (TRANS "0, 0": trans-a, trans-b) or both MN-major
+ * ("1, 1"), operands %QA, %QB the descriptors, %QP the accumulate flag. RS_TB: A from registers (%A0..%A3), B N-major in shared memory
  * (trans-b 1, descriptor %QB), always accumulating. */
-#define HOP_WGMMA_SS(TY, N, REGS, ACC, d, da, db, acc, QA, QB, QP)                                \
+#define HOP_WGMMA_SS(TY, N, REGS, ACC, TRANS, d, da, db, acc, QA, QB, QP)                         \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #QP ", 0;\n"                                \
                  "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TY "." TY " " REGS              \
-                 ", %" #QA ", %" #QB ", p, 1, 1, 0, 0;\n}\n"                                      \
+                 ", %" #QA ", %" #QB ", p, 1, 1, " TRANS ";\n}\n"                                 \
                  : ACC(d)                                                                          \
                  : "l"(da), "l"(db), "r"(acc))
 #define HOP_WGMMA_RS_TB(TY, N, REGS, ACC, d, a, db, A0, A1, A2, A3, QB)                          \
@@ -361,9 +361,9 @@ static __device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lb
     static __device__ __forceinline__ void wgmma_ss_n##N(float *d, uint64_t da, uint64_t db, int accumulate) \
     {                                                                                              \
         if constexpr (is_bf16<T>::value)                                                           \
-            HOP_WGMMA_SS("bf16", N, REGS, ACC, d, da, db, accumulate, QA, QB, QP);                 \
+            HOP_WGMMA_SS("bf16", N, REGS, ACC, "0, 0", d, da, db, accumulate, QA, QB, QP);         \
         else                                                                                       \
-            HOP_WGMMA_SS("f16", N, REGS, ACC, d, da, db, accumulate, QA, QB, QP);                  \
+            HOP_WGMMA_SS("f16", N, REGS, ACC, "0, 0", d, da, db, accumulate, QA, QB, QP);          \
     }
 HOP_DEF_WGMMA_SS(64, HOP_REGS32, HOP_ACC32, 32, 33, 34)
 HOP_DEF_WGMMA_SS(80, HOP_REGS40, HOP_ACC40, 40, 41, 42)
@@ -395,26 +395,20 @@ static __device__ __forceinline__ void wgmma_rs_n128_tb(float *d, const uint32_t
 /* The backward's dQ = dS·K: A (dS) and B (K) both MN-major in shared memory
  * (trans-a and trans-b 1), d (64×N, f32) = A·B (+ d when accumulate); N =
  * 32 (D = 64: half of dQ's columns) or 64 (D = 128). */
-#define HOP_WGMMA_SS_TT(TY, N, REGS, ACC, d, da, db, acc, QA, QB, QP)                             \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #QP ", 0;\n"                                \
-                 "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TY "." TY " " REGS              \
-                 ", %" #QA ", %" #QB ", p, 1, 1, 1, 1;\n}\n"                                      \
-                 : ACC(d)                                                                          \
-                 : "l"(da), "l"(db), "r"(acc))
 template <typename T, int N>
 static __device__ __forceinline__ void wgmma_ss_tt(float *d, uint64_t da, uint64_t db, int accumulate)
 {
     static_assert(N == 32 || N == 64, "dQ's widths");
     if constexpr (N == 32) {
         if constexpr (is_bf16<T>::value)
-            HOP_WGMMA_SS_TT("bf16", 32, HOP_REGS16, HOP_ACC16, d, da, db, accumulate, 16, 17, 18);
+            HOP_WGMMA_SS("bf16", 32, HOP_REGS16, HOP_ACC16, "1, 1", d, da, db, accumulate, 16, 17, 18);
         else
-            HOP_WGMMA_SS_TT("f16", 32, HOP_REGS16, HOP_ACC16, d, da, db, accumulate, 16, 17, 18);
+            HOP_WGMMA_SS("f16", 32, HOP_REGS16, HOP_ACC16, "1, 1", d, da, db, accumulate, 16, 17, 18);
     } else {
         if constexpr (is_bf16<T>::value)
-            HOP_WGMMA_SS_TT("bf16", 64, HOP_REGS32, HOP_ACC32, d, da, db, accumulate, 32, 33, 34);
+            HOP_WGMMA_SS("bf16", 64, HOP_REGS32, HOP_ACC32, "1, 1", d, da, db, accumulate, 32, 33, 34);
         else
-            HOP_WGMMA_SS_TT("f16", 64, HOP_REGS32, HOP_ACC32, d, da, db, accumulate, 32, 33, 34);
+            HOP_WGMMA_SS("f16", 64, HOP_REGS32, HOP_ACC32, "1, 1", d, da, db, accumulate, 32, 33, 34);
     }
 }
 
