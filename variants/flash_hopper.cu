@@ -344,7 +344,8 @@ static const struct hopper_bwd_cfg *find_bwd_cfg(const struct attn_problem *p)
 }
 
 /* The backward's workspace, each array 256-byte aligned: lse and Dsum
- * ([B·H, s_pad] floats), dQ's accumulator ([B·H, s_pad, D] floats). */
+ * ([B·H, s_pad] floats), dQ's accumulator (B·H·s_pad·D floats, in blocks of
+ * 64 rows: flash_hopper_bwd.cuh). */
 struct bwd_layout {
     size_t lse, dsum, dq_acc, total;
     int s_pad;

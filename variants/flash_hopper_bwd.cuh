@@ -10,7 +10,7 @@
  *   hbw_kernel          one CTA per (batch, K/V head, 128-key tile): dK and
  *                       dV of its keys summed over the K/V head's group of
  *                       query heads; dQ's share of its keys added to the
- *                       fp32 accumulator with red.global.add
+ *                       fp32 accumulator by bulk reductions
  *   hbw_dq_kernel       dQ = scale · accumulator, to the 16-bit dtype
  *
  * ------------------------------------------------------- what runs where
@@ -23,30 +23,40 @@
  * group's query heads, and per head the 64-row query tiles that see the
  * keys (causal: from the tile of the first key on). Per step, consumer w:
  *   Sᵀ  = K_w·Qᵀ       64 keys × 64 queries, SS (K and Q K-major), D/16 k-steps
- *   dPᵀ = V_w·dOᵀ      the same with V and dO
- *   P   = exp2(Sᵀ·scale·log2 e − lse[q]);  dSᵀ = P∘(dPᵀ − Dsum[q])
+ *   dPᵀ = V_w·dOᵀ      the same with V and dO, a wgmma group of its own
+ *   P   = exp2(Sᵀ·scale·log2 e − lse[q])   once Sᵀ is complete, under dPᵀ
  *         (masked entries: keys or queries past S, causal keys past the
  *         query, set to 0 by select)
  *   dV += Pᵀ·dO        RS: P from the accumulator, dO N-major (trans-b), as
  *                      the forward's P·V (hop_issue_pv)
+ *   dSᵀ = P∘(dPᵀ − Dsum[q])   once dPᵀ is complete, under dV
  *   dK += dSᵀ·Q        RS: the same with dS and Q
  *   dSᵀ → shared       [key][query], the 128-byte swizzle (stmatrix), buffer
  *                      i % 2; a named barrier of both consumers
  *   dQ  = dS·K         64 queries × D/2 columns (consumer w's half), over the
  *                      128 keys: SS with both operands MN-major (dSᵀ read
  *                      transposed, K as the forward reads V)
- * then dQ's 64 × D/2 to the accumulator (red.global.add.v2.f32) and the
- * stage back to the producer. At the end dK (× scale) and dV to global.
+ * then the stage goes back to the producer, each consumer writes its dQ
+ * into its half of a shared buffer (i % 2) in fragment order (hbw_dq_at:
+ * every warp's stores contiguous, each consumer's half too), and after a
+ * barrier of its own warps one of its threads adds that 64 × D/2 block to
+ * the accumulator with one bulk reduction (cp.reduce.async.bulk .add.f32):
+ * the same bytes as per-thread atomics, in whole lines, off the consumers'
+ * path, and no wait for the other consumer. At the end dK (× scale) and dV
+ * to global.
  *
- * dS double-buffered: step i writes buffer i % 2 after the barrier of step
- * i − 1, which both consumers reach only after their dQ of step i − 2 (the
- * last reader of that buffer) is complete.
+ * dS and dQ's buffers double: step i writes buffer i % 2 after the first
+ * barrier of step i − 1 (dS) or of step i (dQ), which both consumers reach
+ * only after their dQ product of step i − 2 (dS's last reader) is
+ * complete, and each consumer's issuer only after its bulk reduction of
+ * step i − 2 has read its half (cp.async.bulk.wait_group.read 1).
  *
  * ------------------------------------------------- shared-memory map
  * From a 1024-byte-aligned base, every region a multiple of 1024 bytes:
  *   K, V    D/64 boxes of 128 rows × 128 B each
  *   Q, dO   2 stages × D/64 boxes of 64 rows × 128 B each
  *   dS      2 buffers × 128 keys × 64 queries × 2 B
+ *   dQ      2 buffers × 64 rows × D fp32 (hbw_dq_at's order)
  *   stats   2 stages × (64 lse + 64 Dsum floats)
  *   bars    kv_full, full[2], empty[2]
  * Descriptors: K and V as A (K-major) at + 64w rows, Q and dO as B
@@ -66,7 +76,8 @@
  * Statistics: lse and Dsum are [B·H, s_pad] (s_pad: S rounded up to 64),
  * so that a step's 64 values are one 256-byte copy; the rows past S hold
  * 0 (hbw_prep_kernel), and their P and dS are 0 by select. dQ's
- * accumulator is [B·H, s_pad, D] fp32. */
+ * accumulator is [B·H, s_pad / 64] blocks of 64 × D fp32, each in
+ * hbw_dq_at's order. */
 #ifndef ATTN_FLASH_HOPPER_BWD_CUH
 #define ATTN_FLASH_HOPPER_BWD_CUH
 
@@ -83,9 +94,10 @@ template <int D> struct hbw_cfg {
     static constexpr uint32_t KV_BOX = BN * 128, Q_BOX = BM * 128;
     static constexpr uint32_t KV_BYTES = CH * KV_BOX, Q_BYTES = CH * Q_BOX, DS_BYTES = BN * BM * 2;
     static constexpr uint32_t STAT_BYTES = 2 * BM * 4; /* lse then Dsum */
+    static constexpr uint32_t DQ_BYTES = BM * D * 4;    /* a step's dQ, fp32, fragment order */
     static constexpr uint32_t K_OFF = 0, V_OFF = KV_BYTES, Q_OFF = 2 * KV_BYTES, DO_OFF = Q_OFF + 2 * Q_BYTES,
-                              DS_OFF = DO_OFF + 2 * Q_BYTES, STAT_OFF = DS_OFF + 2 * DS_BYTES,
-                              BAR_OFF = STAT_OFF + 2 * STAT_BYTES;
+                              DS_OFF = DO_OFF + 2 * Q_BYTES, DQ_OFF = DS_OFF + 2 * DS_BYTES,
+                              STAT_OFF = DQ_OFF + 2 * DQ_BYTES, BAR_OFF = STAT_OFF + 2 * STAT_BYTES;
     /* the barriers (5 × 8 bytes) and the alignment's slack */
     static constexpr size_t SMEM = BAR_OFF + 64 + 1024;
 };
@@ -99,6 +111,16 @@ struct hbw_args {
     int S, s_pad, causal, heads, group;
     float scale_log2, scale;
 };
+
+/* dQ's fragment order within a (head, 64-row tile) block of the
+ * accumulator: the float index of element 4j + 2h (and + 1) of lane `lane`
+ * of warp `warp` of consumer w — runs of 64 floats per (w, warp, j, h),
+ * lanes in order, so that a warp's store and the bulk reduction are
+ * contiguous. hbw_dq_kernel reads it back by (row, column). */
+template <int D> static __host__ __device__ __forceinline__ int hbw_dq_at(int w, int warp, int j, int h, int lane)
+{
+    return ((((w * 4 + warp) * (D / 16) + j) * 2 + h) * 32 + lane) * 2;
+}
 
 #if HOP_DEVICE
 /* The barriers at base + BAR_OFF: kv_full, full[2], empty[2]. */
@@ -121,6 +143,13 @@ struct hbw_sweep {
         steps = group * per_head;
     }
 };
+
+/* A K-major k-step's descriptor offset: 16 columns of a 64-column box of
+ * `box` bytes (4 k-steps a box, 32 bytes apart) */
+template <int D> static __device__ __forceinline__ uint64_t hbw_kstep(int kk, uint32_t box)
+{
+    return (uint64_t)(((kk / 4) * box + (kk % 4) * 32) >> 4);
+}
 
 /* dSᵀ of this consumer's 64 keys (16-bit, in P's register layout: ds[kk] is
  * queries 16kk..) into rows 64w.. of the [key][query] buffer, 128-byte
@@ -184,6 +213,7 @@ static __device__ __forceinline__ void hbw_consume(uint32_t sm, const hbw_bars &
     const uint64_t desc_v = make_desc(sm + C::V_OFF + 64 * w * 128, 16, 1024);
     /* this thread's keys in the accumulators' rows: key0 and key0 + 8 */
     const int key0 = n0 + 64 * w + 16 * warp + g;
+    const bool issuer = tid == 0; /* issues this consumer's dQ reductions */
     mbar_wait(bar.kv_full(), 0, "bwd kv_full");
     for (int i = 0; i < sw.steps; i++) {
         const int s = i % 2, round = i / 2;
@@ -191,53 +221,63 @@ static __device__ __forceinline__ void hbw_consume(uint32_t sm, const hbw_bars &
         const uint32_t q_st = sm + C::Q_OFF + s * C::Q_BYTES, do_st = sm + C::DO_OFF + s * C::Q_BYTES;
         mbar_wait(bar.full(s), round & 1, "bwd full");
         float acc_s[32], acc_dp[32];
+        /* Sᵀ, then dPᵀ, as two groups: P's exponentials run under dPᵀ */
         {
             const uint64_t desc_q = make_desc(q_st, 16, 1024), desc_do = make_desc(do_st, 16, 1024);
             fence_regs(acc_s);
             fence_regs(acc_dp);
             wgmma_fence();
 #pragma unroll
-            for (int kk = 0; kk < D / 16; kk++) {
-                const uint64_t oa = (uint64_t)(((kk / 4) * C::KV_BOX + (kk % 4) * 32) >> 4);
-                const uint64_t ob = (uint64_t)(((kk / 4) * C::Q_BOX + (kk % 4) * 32) >> 4);
-                wgmma_ss_n64<T>(acc_s, desc_k + oa, desc_q + ob, kk > 0);
-                wgmma_ss_n64<T>(acc_dp, desc_v + oa, desc_do + ob, kk > 0);
-            }
+            for (int kk = 0; kk < D / 16; kk++)
+                wgmma_ss_n64<T>(acc_s, desc_k + hbw_kstep<D>(kk, C::KV_BOX), desc_q + hbw_kstep<D>(kk, C::Q_BOX),
+                                kk > 0);
             wgmma_commit();
-            wgmma_wait<0>();
+#pragma unroll
+            for (int kk = 0; kk < D / 16; kk++)
+                wgmma_ss_n64<T>(acc_dp, desc_v + hbw_kstep<D>(kk, C::KV_BOX), desc_do + hbw_kstep<D>(kk, C::Q_BOX),
+                                kk > 0);
+            wgmma_commit();
+            wgmma_wait<1>();
             fence_regs(acc_s);
-            fence_regs(acc_dp);
         }
-        /* P and dS: accumulator element 4j + 2h + e is key key0 + 8h, query
-         * m0 + 8j + 2t + e */
-        {
-            const float *st = reinterpret_cast<const float *>(__cvta_shared_to_generic(sm + C::STAT_OFF +
-                                                                                          s * C::STAT_BYTES));
+        /* accumulator element 4j + 2h + e is key key0 + 8h, query m0 + 8j +
+         * 2t + e; the stage's lse at st[0..63], Dsum at st[64..127] */
+        const float *st =
+            reinterpret_cast<const float *>(__cvta_shared_to_generic(sm + C::STAT_OFF + s * C::STAT_BYTES));
+        /* P (masked entries 0 by select: their lse may be any value) */
 #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const float2 lse = *reinterpret_cast<const float2 *>(st + 8 * j + 2 * t);
-                const float2 dsum = *reinterpret_cast<const float2 *>(st + 64 + 8 * j + 2 * t);
+        for (int j = 0; j < 8; j++) {
+            const float2 lse = *reinterpret_cast<const float2 *>(st + 8 * j + 2 * t);
 #pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const int key = key0 + 8 * (e >> 1), q = m0 + 8 * j + 2 * t + (e & 1);
-                    const bool off = q >= a.S || key >= a.S || (a.causal && key > q);
-                    const float p = ex2(fmaf(acc_s[4 * j + e], a.scale_log2, -((e & 1) ? lse.y : lse.x)));
-                    const float ds = p * (acc_dp[4 * j + e] - ((e & 1) ? dsum.y : dsum.x));
-                    acc_s[4 * j + e] = off ? 0.f : p;
-                    acc_dp[4 * j + e] = off ? 0.f : ds;
-                }
+            for (int e = 0; e < 4; e++) {
+                const int key = key0 + 8 * (e >> 1), q = m0 + 8 * j + 2 * t + (e & 1);
+                const bool off = q >= a.S || key >= a.S || (a.causal && key > q);
+                const float p = ex2(fmaf(acc_s[4 * j + e], a.scale_log2, -((e & 1) ? lse.y : lse.x)));
+                acc_s[4 * j + e] = off ? 0.f : p;
             }
         }
         uint32_t p[4][4], ds[4][4];
         hop_convert_p<T, 64>(p, acc_s);
-        hop_convert_p<T, 64>(ds, acc_dp);
-        /* dV += Pᵀ·dO, dK += dSᵀ·Q */
+        /* dV += Pᵀ·dO under dS's arithmetic */
         hop_issue_pv<T, D, 64, 4, true>(dv, p, do_st);
-        hop_issue_pv<T, D, 64, 4, true>(dk, ds, q_st);
-        /* dSᵀ of both consumers into buffer i % 2, then dQ from all 128 keys */
-        const uint32_t ds_buf = sm + C::DS_OFF + (i % 2) * C::DS_BYTES;
+        wgmma_wait<1>(); /* dPᵀ complete, dV may run */
+        fence_regs(acc_dp);
+        /* dS = P∘(dPᵀ − Dsum): 0 wherever P is (dPᵀ and Dsum are finite) */
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            const float2 dsum = *reinterpret_cast<const float2 *>(st + 64 + 8 * j + 2 * t);
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                acc_dp[4 * j + e] = acc_s[4 * j + e] * (acc_dp[4 * j + e] - ((e & 1) ? dsum.y : dsum.x));
+        }
+        hop_convert_p<T, 64>(ds, acc_dp);
+        hop_issue_pv<T, D, 64, 4, true>(dk, ds, q_st); /* dK += dSᵀ·Q */
+        /* dSᵀ of both consumers into buffer i % 2, then dQ from all 128 keys;
+         * the issuer first sees step i − 2's dQ reduction read its buffer */
+        const uint32_t ds_buf = sm + C::DS_OFF + (i % 2) * C::DS_BYTES, dq_buf = sm + C::DQ_OFF + (i % 2) * C::DQ_BYTES;
         hbw_stage_ds(ds, ds_buf + 64 * w * 128, warp, lane);
         fence_proxy_async();
+        if (issuer) bulk_wait_reads<1>();
         named_sync(1, 256);
         float dq[C::DQN / 2];
         {
@@ -261,17 +301,29 @@ static __device__ __forceinline__ void hbw_consume(uint32_t sm, const hbw_bars &
         fence_proxy_async();
         __syncwarp();
         if (lane == 0) mbar_arrive(bar.empty(s));
-        /* dQ's element 4j + 2h + e: query m0 + 16·warp + g + 8h, column
-         * w·D/2 + 8j + 2t + e */
+        /* dQ into buffer i % 2 in fragment order (hbw_dq_at: each warp's
+         * store a run of 256 bytes), then one bulk add of the step's 64 rows
+         * into the accumulator's block of (head, query tile) */
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int q = m0 + 16 * warp + g + 8 * h;
-            if (q >= a.S) continue;
-            float *row = a.dq_acc + ((size_t)q_bh * a.s_pad + q) * D + w * C::DQN + 2 * t;
+        for (int j = 0; j < C::DQN / 8; j++)
 #pragma unroll
-            for (int j = 0; j < C::DQN / 8; j++) red_add_f32x2(row + 8 * j, dq[4 * j + 2 * h], dq[4 * j + 2 * h + 1]);
+            for (int h = 0; h < 2; h++) {
+                const uint32_t at = dq_buf + 4 * (uint32_t)hbw_dq_at<D>(w, warp, j, h, lane);
+                asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at), "f"(dq[4 * j + 2 * h]),
+                             "f"(dq[4 * j + 2 * h + 1])
+                             : "memory");
+            }
+        fence_proxy_async();
+        named_sync(2 + w, 128);
+        if (issuer) {
+            constexpr uint32_t HALF = C::DQ_BYTES / 2; /* consumer w's half: contiguous in hbw_dq_at's order */
+            bulk_reduce_add_f32(a.dq_acc + ((size_t)q_bh * a.s_pad + m0) * D + w * (HALF / 4), dq_buf + w * HALF, HALF);
+            bulk_commit_group();
         }
     }
+    /* the last reductions complete (shared memory read, global memory
+     * written) before the CTA exits */
+    if (issuer) bulk_wait_writes();
     /* dK (× scale) and dV of the keys < S; element 4j + 2h + e: key key0 +
      * 8h, column 8j + 2t + e */
     const size_t kv_bh = (size_t)b * (a.heads / a.group) + kvh;
@@ -358,16 +410,22 @@ static __global__ void hbw_prep_kernel(const T *__restrict__ o, const T *__restr
     if (lane == 0) dsum[row] = acc;
 }
 
-/* dq[bh, q, :] = scale · dq_acc[bh, q, :] to the 16-bit type, four elements
- * a thread, rows < S of each head. */
+/* dq[bh, q, :] = scale · the accumulator's (bh, q) row, to the 16-bit
+ * type, four columns a thread (consecutive in hbw_dq_at's order too), rows
+ * < S of each head. Column d of row r of a block is consumer d / (D/2)'s
+ * element of warp r / 16, lane 4·(r % 8) + (d % 8) / 2, j (d % (D/2)) / 8,
+ * h (r / 8) % 2. */
 template <typename T, int D>
 static __global__ void hbw_dq_kernel(const float *__restrict__ dq_acc, T *__restrict__ dq, size_t n_quads, int S,
                                      int s_pad, float scale)
 {
     const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n_quads) return;
-    const size_t e = 4 * i, row = e / D, col = e % D;
-    const float4 v = *reinterpret_cast<const float4 *>(dq_acc + (row / S * s_pad + row % S) * D + col);
+    const size_t e = 4 * i, row = e / D, bh = row / S;
+    const int col = (int)(e % D), q = (int)(row % S), r = q % 64, dd = col % (D / 2);
+    const float *block = dq_acc + (bh * s_pad + (q - r)) * D;
+    const float4 v = *reinterpret_cast<const float4 *>(
+        block + hbw_dq_at<D>(col / (D / 2), r / 16, dd / 8, (r / 8) % 2, 4 * (r % 8) + (dd % 8) / 2));
     uint2 out;
     out.x = pack2(v.x * scale, v.y * scale, (T *)nullptr);
     out.y = pack2(v.z * scale, v.w * scale, (T *)nullptr);

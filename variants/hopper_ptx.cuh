@@ -195,6 +195,17 @@ static __device__ __forceinline__ void bulk_load(uint32_t dst, const void *src, 
                  : "memory");
 }
 
+/* dst[i] += src[i] for bytes / 4 floats, global dst and shared src (16-byte
+ * aligned, bytes a multiple of 16), by the bulk-copy engine in whole lines;
+ * issued into the thread's bulk group (commit it, wait for its reads before
+ * src is written again) */
+static __device__ __forceinline__ void bulk_reduce_add_f32(float *dst, uint32_t src, uint32_t bytes)
+{
+    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(dst),
+                 "r"(src), "r"(bytes)
+                 : "memory");
+}
+
 /* One box of shared memory (the layout a tma_load_3d of the same map
  * writes) to the 3-D tensor of `map`; elements outside the tensor are not
  * written. Issued into the thread's bulk group: commit it, then wait for
@@ -210,10 +221,11 @@ static __device__ __forceinline__ void bulk_commit_group(void)
 {
     asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 }
-/* this thread's committed bulk stores have read their shared memory */
-static __device__ __forceinline__ void bulk_wait_reads(void)
+/* this thread's committed bulk stores have read their shared memory (all
+ * but the PENDING most recent groups) */
+template <int PENDING = 0> static __device__ __forceinline__ void bulk_wait_reads(void)
 {
-    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(PENDING) : "memory");
 }
 /* ... and have written global memory */
 static __device__ __forceinline__ void bulk_wait_writes(void)
