@@ -1,6 +1,6 @@
 /* flash_hopper_bwd.cuh — flash_hopper's backward for Hopper (sm_90a): dQ,
- * dK and dV of dense batches, head_dim 64 and 128, bf16 and fp16, grouped
- * K/V heads, causal or not. Part of flash_hopper.cu's translation unit
+ * dK and dV of dense and ragged batches, head_dim 64 and 128, bf16 and
+ * fp16, grouped K/V heads, causal or not. Part of flash_hopper.cu's translation unit
  * (its host side launches these); the forward that keeps the statistics
  * this reads is flash_hopper_lse_kernel (flash_hopper_kernel.cuh).
  *
@@ -73,7 +73,13 @@
  * the stage is complete, lane 0 of each of its warps arrives on empty (8
  * arrivals). kv_full: one phase, the K and V bytes.
  *
- * Statistics: lse and Dsum are [B·H, s_pad] (s_pad: S rounded up to 64),
+ * Ragged batches: a CTA's sequence from cu (its key tiles past the
+ * sequence's end exit at once), rows and keys past the end masked as past
+ * S (the tiles' boxes read the next sequence's tokens there), gradients
+ * written into the packed [tokens, heads, D] layouts.
+ *
+ * Statistics: lse and Dsum are [B·H, s_pad] (s_pad: S, the longest
+ * sequence, rounded up to 64),
  * so that a step's 64 values are one 256-byte copy; the rows past S hold
  * 0 (hbw_prep_kernel), and their P and dS are 0 by select. dQ's
  * accumulator is [B·H, s_pad / 64] blocks of 64 × D fp32, each in
@@ -107,8 +113,9 @@ static_assert(hbw_cfg<128>::SMEM <= HOP_SMEM_OPTIN, "the backward's shared memor
 struct hbw_args {
     const float *lse, *dsum;
     float *dq_acc;
-    void *dk, *dv; /* [B·KVH, S, D] */
-    int S, s_pad, causal, heads, group;
+    void *dk, *dv;  /* [B·KVH, S, D]; ragged [tokens, KVH, D] */
+    const int *cu;  /* ragged: the batch + 1 sequence starts; NULL: dense */
+    int S, s_pad, causal, heads, group; /* ragged: S the longest sequence */
     float scale_log2, scale;
 };
 
@@ -121,6 +128,15 @@ template <int D> static __host__ __device__ __forceinline__ int hbw_dq_at(int w,
 {
     return ((((w * 4 + warp) * (D / 16) + j) * 2 + h) * 32 + lane) * 2;
 }
+
+/* Sequence b's first token and length: dense 0 and S, ragged from cu. */
+struct hbw_seq {
+    int tok0, len;
+    __host__ __device__ __forceinline__ hbw_seq(const int *cu, int b, int S)
+        : tok0(cu ? cu[b] : 0), len(cu ? cu[b + 1] - cu[b] : S)
+    {
+    }
+};
 
 #if HOP_DEVICE
 /* The barriers at base + BAR_OFF: kv_full, full[2], empty[2]. */
@@ -135,9 +151,9 @@ struct hbw_bars {
  * .. n_m − 1; step i is head i / per_head, tile m_first + i % per_head. */
 struct hbw_sweep {
     int m_first, per_head, steps;
-    __device__ __forceinline__ hbw_sweep(int S, int n0, int causal, int group)
+    __device__ __forceinline__ hbw_sweep(int len, int n0, int causal, int group)
     {
-        const int n_m = (S + 63) / 64;
+        const int n_m = (len + 63) / 64;
         m_first = causal ? n0 / 64 : 0;
         per_head = n_m - m_first;
         steps = group * per_head;
@@ -170,27 +186,30 @@ template <int D>
 static __device__ __forceinline__ void hbw_produce(uint32_t sm, const hbw_bars &bar, const CUtensorMap *tm_q,
                                                    const CUtensorMap *tm_k, const CUtensorMap *tm_v,
                                                    const CUtensorMap *tm_do, const hbw_args &a, int n0, int b,
-                                                   int kvh, const hbw_sweep &sw)
+                                                   int kvh, const hbw_seq &seq, const hbw_sweep &sw)
 {
     using C = hbw_cfg<D>;
-    const int kv_bh = b * (a.heads / a.group) + kvh;
+    /* the maps' third coordinate: dense B·heads planes, ragged one per head
+     * (rows count the batch's tokens; hop_encode_map) */
+    const int kv_plane = a.cu ? kvh : b * (a.heads / a.group) + kvh;
     mbar_arrive_expect_tx(bar.kv_full(), 2 * C::KV_BYTES);
 #pragma unroll
     for (int c = 0; c < C::CH; c++) {
-        tma_load_3d(sm + C::K_OFF + c * C::KV_BOX, tm_k, bar.kv_full(), c * HOP_CHUNK_COLS, n0, kv_bh);
-        tma_load_3d(sm + C::V_OFF + c * C::KV_BOX, tm_v, bar.kv_full(), c * HOP_CHUNK_COLS, n0, kv_bh);
+        tma_load_3d(sm + C::K_OFF + c * C::KV_BOX, tm_k, bar.kv_full(), c * HOP_CHUNK_COLS, seq.tok0 + n0, kv_plane);
+        tma_load_3d(sm + C::V_OFF + c * C::KV_BOX, tm_v, bar.kv_full(), c * HOP_CHUNK_COLS, seq.tok0 + n0, kv_plane);
     }
     for (int i = 0; i < sw.steps; i++) {
         const int s = i % 2, round = i / 2;
-        const int q_bh = b * a.heads + kvh * a.group + i / sw.per_head, m0 = 64 * (sw.m_first + i % sw.per_head);
+        const int h = kvh * a.group + i / sw.per_head, q_bh = b * a.heads + h, m0 = 64 * (sw.m_first + i % sw.per_head);
+        const int q_plane = a.cu ? h : q_bh;
         mbar_wait(bar.empty(s), (round & 1) ^ 1, "bwd empty");
         mbar_arrive_expect_tx(bar.full(s), 2 * C::Q_BYTES + C::STAT_BYTES);
 #pragma unroll
         for (int c = 0; c < C::CH; c++) {
-            tma_load_3d(sm + C::Q_OFF + s * C::Q_BYTES + c * C::Q_BOX, tm_q, bar.full(s), c * HOP_CHUNK_COLS, m0,
-                        q_bh);
-            tma_load_3d(sm + C::DO_OFF + s * C::Q_BYTES + c * C::Q_BOX, tm_do, bar.full(s), c * HOP_CHUNK_COLS, m0,
-                        q_bh);
+            tma_load_3d(sm + C::Q_OFF + s * C::Q_BYTES + c * C::Q_BOX, tm_q, bar.full(s), c * HOP_CHUNK_COLS,
+                        seq.tok0 + m0, q_plane);
+            tma_load_3d(sm + C::DO_OFF + s * C::Q_BYTES + c * C::Q_BOX, tm_do, bar.full(s), c * HOP_CHUNK_COLS,
+                        seq.tok0 + m0, q_plane);
         }
         const size_t stat = (size_t)q_bh * a.s_pad + m0;
         bulk_load(sm + C::STAT_OFF + s * C::STAT_BYTES, a.lse + stat, 256, bar.full(s));
@@ -201,7 +220,7 @@ static __device__ __forceinline__ void hbw_produce(uint32_t sm, const hbw_bars &
 /* Consumer w (0, 1): keys n0 + 64w .. of the tile, the whole sweep. */
 template <typename T, int D>
 static __device__ __forceinline__ void hbw_consume(uint32_t sm, const hbw_bars &bar, const hbw_args &a, int n0,
-                                                   int b, int kvh, const hbw_sweep &sw, int w)
+                                                   int b, int kvh, const hbw_seq &seq, const hbw_sweep &sw, int w)
 {
     using C = hbw_cfg<D>;
     const int tid = (int)threadIdx.x % 128, lane = tid % 32, g = lane / 4, t = lane % 4;
@@ -251,7 +270,7 @@ static __device__ __forceinline__ void hbw_consume(uint32_t sm, const hbw_bars &
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 const int key = key0 + 8 * (e >> 1), q = m0 + 8 * j + 2 * t + (e & 1);
-                const bool off = q >= a.S || key >= a.S || (a.causal && key > q);
+                const bool off = q >= seq.len || key >= seq.len || (a.causal && key > q);
                 const float p = ex2(fmaf(acc_s[4 * j + e], a.scale_log2, -((e & 1) ? lse.y : lse.x)));
                 acc_s[4 * j + e] = off ? 0.f : p;
             }
@@ -326,13 +345,15 @@ static __device__ __forceinline__ void hbw_consume(uint32_t sm, const hbw_bars &
     if (issuer) bulk_wait_writes();
     /* dK (× scale) and dV of the keys < S; element 4j + 2h + e: key key0 +
      * 8h, column 8j + 2t + e */
-    const size_t kv_bh = (size_t)b * (a.heads / a.group) + kvh;
+    const int kv_heads = a.heads / a.group;
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         const int key = key0 + 8 * h;
-        if (key >= a.S) continue;
-        T *dk_row = (T *)a.dk + (kv_bh * a.S + key) * D + 2 * t;
-        T *dv_row = (T *)a.dv + (kv_bh * a.S + key) * D + 2 * t;
+        if (key >= seq.len) continue;
+        const size_t at = a.cu ? ((size_t)(seq.tok0 + key) * kv_heads + kvh) * D
+                               : (((size_t)b * kv_heads + kvh) * a.S + key) * D;
+        T *dk_row = (T *)a.dk + at + 2 * t;
+        T *dv_row = (T *)a.dv + at + 2 * t;
 #pragma unroll
         for (int j = 0; j < D / 8; j++) {
             *reinterpret_cast<uint32_t *>(dk_row + 8 * j) =
@@ -358,7 +379,9 @@ hbw_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUt
     const hbw_bars bar{sm + C::BAR_OFF};
     const int kv_heads = a.heads / a.group;
     const int b = (int)blockIdx.x / kv_heads, kvh = (int)blockIdx.x % kv_heads, n0 = (int)blockIdx.y * C::BN;
-    const hbw_sweep sw(a.S, n0, a.causal, a.group);
+    const hbw_seq seq(a.cu, b, a.S);
+    if (n0 >= seq.len) return; /* ragged: a key tile past this sequence's end */
+    const hbw_sweep sw(seq.len, n0, a.causal, a.group);
     const int wg = __shfl_sync(0xffffffffu, (int)(threadIdx.x / 128), 0);
     if (threadIdx.x == 0) {
         mbar_init(bar.kv_full(), 1);
@@ -371,11 +394,11 @@ hbw_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUt
     __syncthreads();
     if (wg == 0) {
         setmaxnreg_dec<24>();
-        if (threadIdx.x == 0) hbw_produce<D>(sm, bar, &tm_q, &tm_k, &tm_v, &tm_do, a, n0, b, kvh, sw);
+        if (threadIdx.x == 0) hbw_produce<D>(sm, bar, &tm_q, &tm_k, &tm_v, &tm_do, a, n0, b, kvh, seq, sw);
         return;
     }
     setmaxnreg_inc<240>();
-    hbw_consume<T, D>(sm, bar, a, n0, b, kvh, sw, wg - 1);
+    hbw_consume<T, D>(sm, bar, a, n0, b, kvh, seq, sw, wg - 1);
 #elif defined(__CUDA_ARCH__)
     (void)tm_q, (void)tm_k, (void)tm_v, (void)tm_do, (void)a;
     __trap();
@@ -383,22 +406,28 @@ hbw_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUt
 }
 
 /* Dsum[bh·s_pad + q] = Σ_d dO·O over the row (fp32), one warp per row of
- * the B·H·s_pad padded rows; the padding rows (q >= S) get Dsum and lse 0,
- * so that every statistic a step copies is written. */
+ * the B·H·s_pad padded rows; the padding rows (q >= the sequence's length)
+ * get Dsum and lse 0, so that every statistic a step copies is written.
+ * Ragged (cu set): O and dO are [tokens, heads, D], and each row's lse is
+ * moved from the forward's [tokens, heads] (lse_tok) to lse's padded
+ * layout. */
 template <typename T, int D>
 static __global__ void hbw_prep_kernel(const T *__restrict__ o, const T *__restrict__ dout, float *__restrict__ dsum,
-                                       float *__restrict__ lse, size_t n_rows, int S, int s_pad)
+                                       float *__restrict__ lse, const float *__restrict__ lse_tok,
+                                       const int *__restrict__ cu, size_t n_rows, int S, int s_pad, int heads)
 {
     const size_t row = (size_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
     if (row >= n_rows) return;
     const int lane = (int)threadIdx.x % 32;
     const size_t bh = row / s_pad;
-    const int q = (int)(row % s_pad);
-    if (q >= S) {
+    const int q = (int)(row % s_pad), b = (int)(bh / heads), h = (int)(bh % heads);
+    const hbw_seq seq(cu, b, S);
+    if (q >= seq.len) {
         if (lane == 0) dsum[row] = lse[row] = 0.f;
         return;
     }
-    const T *orow = o + (bh * S + q) * D, *drow = dout + (bh * S + q) * D;
+    const size_t at = cu ? ((size_t)(seq.tok0 + q) * heads + h) * D : (bh * S + q) * D;
+    const T *orow = o + at, *drow = dout + at;
     float acc = 0.f;
 #pragma unroll
     for (int c = 2 * lane; c < D; c += 64) {
@@ -407,29 +436,35 @@ static __global__ void hbw_prep_kernel(const T *__restrict__ o, const T *__restr
     }
 #pragma unroll
     for (int off = 16; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
-    if (lane == 0) dsum[row] = acc;
+    if (lane == 0) {
+        dsum[row] = acc;
+        if (cu) lse[row] = lse_tok[(size_t)(seq.tok0 + q) * heads + h];
+    }
 }
 
-/* dq[bh, q, :] = scale · the accumulator's (bh, q) row, to the 16-bit
- * type, four columns a thread (consecutive in hbw_dq_at's order too), rows
- * < S of each head. Column d of row r of a block is consumer d / (D/2)'s
- * element of warp r / 16, lane 4·(r % 8) + (d % 8) / 2, j (d % (D/2)) / 8,
- * h (r / 8) % 2. */
+/* dq = scale · the accumulator's rows < the sequence's length, to the
+ * 16-bit type, four columns a thread (consecutive in hbw_dq_at's order too)
+ * over the B·H·s_pad padded rows; ragged (cu set) into [tokens, heads, D].
+ * Column d of row r of a block is consumer d / (D/2)'s element of warp
+ * r / 16, lane 4·(r % 8) + (d % 8) / 2, j (d % (D/2)) / 8, h (r / 8) % 2. */
 template <typename T, int D>
-static __global__ void hbw_dq_kernel(const float *__restrict__ dq_acc, T *__restrict__ dq, size_t n_quads, int S,
-                                     int s_pad, float scale)
+static __global__ void hbw_dq_kernel(const float *__restrict__ dq_acc, T *__restrict__ dq, const int *__restrict__ cu,
+                                     size_t n_quads, int S, int s_pad, int heads, float scale)
 {
     const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n_quads) return;
-    const size_t e = 4 * i, row = e / D, bh = row / S;
-    const int col = (int)(e % D), q = (int)(row % S), r = q % 64, dd = col % (D / 2);
+    const size_t e = 4 * i, row = e / D, bh = row / s_pad;
+    const int col = (int)(e % D), q = (int)(row % s_pad), r = q % 64, dd = col % (D / 2);
+    const hbw_seq seq(cu, (int)(bh / heads), S);
+    if (q >= seq.len) return;
     const float *block = dq_acc + (bh * s_pad + (q - r)) * D;
     const float4 v = *reinterpret_cast<const float4 *>(
         block + hbw_dq_at<D>(col / (D / 2), r / 16, dd / 8, (r / 8) % 2, 4 * (r % 8) + (dd % 8) / 2));
+    const size_t at = cu ? ((size_t)(seq.tok0 + q) * heads + bh % heads) * D + col : (bh * S + q) * D + col;
     uint2 out;
     out.x = pack2(v.x * scale, v.y * scale, (T *)nullptr);
     out.y = pack2(v.z * scale, v.w * scale, (T *)nullptr);
-    *reinterpret_cast<uint2 *>(dq + e) = out;
+    *reinterpret_cast<uint2 *>(dq + at) = out;
 }
 
 #endif
