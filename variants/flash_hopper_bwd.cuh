@@ -30,20 +30,21 @@
  *   dV += Pᵀ·dO        RS: P from the accumulator, dO N-major (trans-b), as
  *                      the forward's P·V (hop_issue_pv)
  *   dSᵀ = P∘(dPᵀ − Dsum[q])   once dPᵀ is complete, under dV
- *   dK += dSᵀ·Q        RS: the same with dS and Q
  *   dSᵀ → shared       [key][query], the 128-byte swizzle (stmatrix), buffer
  *                      i % 2; a named barrier of both consumers
  *   dQ  = dS·K         64 queries × D/2 columns (consumer w's half), over the
  *                      128 keys: SS with both operands MN-major (dSᵀ read
  *                      transposed, K as the forward reads V)
- * then the stage goes back to the producer, each consumer writes its dQ
- * into its half of a shared buffer (i % 2) in fragment order (hbw_dq_at:
- * every warp's stores contiguous, each consumer's half too), and after a
- * barrier of its own warps one of its threads adds that 64 × D/2 block to
- * the accumulator with one bulk reduction (cp.reduce.async.bulk .add.f32):
- * the same bytes as per-thread atomics, in whole lines, off the consumers'
- * path, and no wait for the other consumer. At the end dK (× scale) and dV
- * to global.
+ *   dK += dSᵀ·Q        RS: the same form as dV with dS and Q, issued after
+ *                      dQ, so that it runs while dQ goes to shared memory
+ * Once dV and dQ are complete, each consumer writes its dQ into its half of
+ * a shared buffer (i % 2) in fragment order (hbw_dq_at: every warp's stores
+ * contiguous, each consumer's half too), and after a barrier of its own
+ * warps one of its threads adds that 64 × D/2 block to the accumulator
+ * with one bulk reduction (cp.reduce.async.bulk .add.f32): the same bytes
+ * as per-thread atomics, in whole lines, off the consumers' path, and no
+ * wait for the other consumer. Once dK is complete the stage goes back to
+ * the producer. At the end dK (× scale) and dV to global.
  *
  * dS and dQ's buffers double: step i writes buffer i % 2 after the first
  * barrier of step i − 1 (dS) or of step i (dQ), which both consumers reach
@@ -290,7 +291,6 @@ static __device__ __forceinline__ void hbw_consume(uint32_t sm, const hbw_bars &
                 acc_dp[4 * j + e] = acc_s[4 * j + e] * (acc_dp[4 * j + e] - ((e & 1) ? dsum.y : dsum.x));
         }
         hop_convert_p<T, 64>(ds, acc_dp);
-        hop_issue_pv<T, D, 64, 4, true>(dk, ds, q_st); /* dK += dSᵀ·Q */
         /* dSᵀ of both consumers into buffer i % 2, then dQ from all 128 keys;
          * the issuer first sees step i − 2's dQ reduction read its buffer */
         const uint32_t ds_buf = sm + C::DS_OFF + (i % 2) * C::DS_BYTES, dq_buf = sm + C::DQ_OFF + (i % 2) * C::DQ_BYTES;
@@ -308,18 +308,11 @@ static __device__ __forceinline__ void hbw_consume(uint32_t sm, const hbw_bars &
                 wgmma_ss_tt<T, C::DQN>(dq, make_desc(ds_buf + kk * 2048, 1024, 1024),
                                        make_desc(k_cols + kk * 2048, 1024, 1024), kk > 0);
             wgmma_commit();
-            wgmma_wait<0>();
-            fence_regs(dq);
-            fence_regs(dv);
-            fence_regs(dk);
-            hop_fence_p<64>(p);
-            hop_fence_p<64>(ds);
         }
-        /* the stage's statistics were read by generic loads: ordered before
-         * the bulk copy that refills it (as the forward's release_q) */
-        fence_proxy_async();
-        __syncwarp();
-        if (lane == 0) mbar_arrive(bar.empty(s));
+        /* dK += dSᵀ·Q after dQ: it runs while dQ leaves for shared memory */
+        hop_issue_pv<T, D, 64, 4, true>(dk, ds, q_st);
+        wgmma_wait<1>(); /* dV and dQ complete, dK may run */
+        fence_regs(dq);
         /* dQ into buffer i % 2 in fragment order (hbw_dq_at: each warp's
          * store a run of 256 bytes), then one bulk add of the step's 64 rows
          * into the accumulator's block of (head, query tile) */
@@ -339,6 +332,16 @@ static __device__ __forceinline__ void hbw_consume(uint32_t sm, const hbw_bars &
             bulk_reduce_add_f32(a.dq_acc + ((size_t)q_bh * a.s_pad + m0) * D + w * (HALF / 4), dq_buf + w * HALF, HALF);
             bulk_commit_group();
         }
+        wgmma_wait<0>(); /* dK complete: the stage's Q, and P and dS, free */
+        fence_regs(dv);
+        fence_regs(dk);
+        hop_fence_p<64>(p);
+        hop_fence_p<64>(ds);
+        /* the stage's statistics were read by generic loads: ordered before
+         * the bulk copy that refills it (as the forward's release_q) */
+        fence_proxy_async();
+        __syncwarp();
+        if (lane == 0) mbar_arrive(bar.empty(s));
     }
     /* the last reductions complete (shared memory read, global memory
      * written) before the CTA exits */
