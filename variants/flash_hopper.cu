@@ -301,7 +301,7 @@ template <typename T, int D> static int launch_bwd(const CUtensorMap *tm, const 
                                                                         (float *)a.dsum, (float *)a.lse, c->lse_tok,
                                                                         a.cu, padded, a.S, a.s_pad, a.heads);
     LAUNCH_TRY("hbw_prep_kernel");
-    CUDA_TRY(cudaMemsetAsync(a.dq_acc, 0, c->bh * (size_t)a.s_pad * D * sizeof(float), s));
+    CUDA_TRY(cudaMemsetAsync(a.dq_acc, 0, c->bh * (size_t)a.s_pad * hop_dpad(D) * sizeof(float), s));
     const unsigned kv_bh = (unsigned)(c->bh / (size_t)a.group), key_tiles = (unsigned)((a.S + HBW_KEYS - 1) / HBW_KEYS);
     hbw_kernel<T, D><<<dim3(kv_bh, key_tiles), hbw_cfg<D>::THREADS, hbw_cfg<D>::SMEM, s>>>(tm[0], tm[1], tm[2],
                                                                                           tm[3], a);
@@ -336,6 +336,7 @@ template <typename T, int D> static const void *bwd_kernel_ptr(void) { return (c
 static const struct hopper_bwd_cfg bwd_cfgs[] = {
     HBCFG_BOTH(128, "d128_grid", cfg_d128_grid),
     HBCFG_BOTH(64, "d64_grid", cfg_d64_grid),
+    HBCFG_BOTH(96, "d96_grid_192keys", cfg_d128_grid_192keys),
 };
 
 static const struct hopper_bwd_cfg *find_bwd_cfg(const struct attn_problem *p)
@@ -346,7 +347,7 @@ static const struct hopper_bwd_cfg *find_bwd_cfg(const struct attn_problem *p)
 }
 
 /* The backward's workspace, each array 256-byte aligned: lse and Dsum
- * ([B·H, s_pad] floats), dQ's accumulator (B·H·s_pad·D floats, in blocks of
+ * ([B·H, s_pad] floats), dQ's accumulator (B·H·s_pad·DP floats, DP the padded head_dim, in blocks of
  * 64 rows: flash_hopper_bwd.cuh); ragged also the sequence starts (batch + 1
  * ints) and the forward's statistics as it keeps them ([tokens, H] floats). */
 struct bwd_layout {
@@ -362,7 +363,7 @@ static struct bwd_layout bwd_layout_of(const struct attn_problem *p)
     const size_t rows = (size_t)p->batch * p->heads * l.s_pad;
     l.dsum = gpu_round256(rows * sizeof(float));
     l.dq_acc = 2 * l.dsum;
-    l.total = l.dq_acc + gpu_round256(rows * p->head_dim * sizeof(float));
+    l.total = l.dq_acc + gpu_round256(rows * hop_dpad(p->head_dim) * sizeof(float));
     if (attn_is_varlen(p)) {
         l.cu = l.total;
         l.lse_tok = l.cu + gpu_round256(((size_t)p->batch + 1) * sizeof(int));
@@ -467,7 +468,8 @@ static const char *cfg_supports(const struct hopper_cfg *c, const struct attn_pr
 /* NULL when the backward can run p on dev, else why not. */
 static const char *bwd_supports(const struct attn_problem *p, const struct device_info *dev)
 {
-    if (p->head_dim != 64 && p->head_dim != 128) return "backward: head_dim 64 and 128 only (not implemented yet)";
+    if (p->head_dim != 64 && p->head_dim != 96 && p->head_dim != 128)
+        return "backward: head_dim 64, 96 and 128 only (not implemented yet)";
     const struct hopper_bwd_cfg *b = find_bwd_cfg(p);
     if (!b) return "backward: none compiled for this dtype and head_dim";
     const struct hopper_cfg *f = find_cfg(b->fwd_name, p->dtype, p->head_dim);

@@ -1,6 +1,6 @@
 /* flash_hopper_bwd.cuh — flash_hopper's backward for Hopper (sm_90a): dQ,
- * dK and dV of dense and ragged batches, head_dim 64 and 128, bf16 and
- * fp16, grouped K/V heads, causal or not. Part of flash_hopper.cu's translation unit
+ * dK and dV of dense and ragged batches, head_dim 64, 96 and 128, bf16
+ * and fp16, grouped K/V heads, causal or not. Part of flash_hopper.cu's translation unit
  * (its host side launches these); the forward that keeps the statistics
  * this reads is flash_hopper_lse_kernel (flash_hopper_kernel.cuh).
  *
@@ -79,6 +79,11 @@
  * S (the tiles' boxes read the next sequence's tokens there), gradients
  * written into the packed [tokens, heads, D] layouts.
  *
+ * head_dim 96: the tiles padded to 128 columns (two 64-column boxes, TMA
+ * reads the columns past D as zeros); Sᵀ and dPᵀ take the 6 k-steps of the
+ * 96 columns, dV, dK and dQ run over the padded 128 (their last 32 columns
+ * are zeros, and not written).
+ *
  * Statistics: lse and Dsum are [B·H, s_pad] (s_pad: S, the longest
  * sequence, rounded up to 64),
  * so that a step's 64 values are one 256-byte copy; the rows past S hold
@@ -95,13 +100,15 @@
 
 /* The backward's tile and shared-memory layout for head_dim D. */
 template <int D> struct hbw_cfg {
-    static_assert(D == 64 || D == 128, "the backward: head_dim 64 and 128");
-    static constexpr int BM = 64, BN = HBW_KEYS, THREADS = 384, CH = D / 64;
-    static constexpr int DQN = D / 2; /* dQ's columns per consumer */
+    static_assert(D == 64 || D == 96 || D == 128, "the backward: head_dim 64, 96 and 128");
+    /* DP: D padded to whole 64-column boxes (96: 128, the columns past D
+     * read as zeros by TMA, as the forward's) */
+    static constexpr int BM = 64, BN = HBW_KEYS, THREADS = 384, CH = hop_chunks(D), DP = hop_dpad(D);
+    static constexpr int DQN = DP / 2; /* dQ's columns per consumer */
     static constexpr uint32_t KV_BOX = BN * 128, Q_BOX = BM * 128;
     static constexpr uint32_t KV_BYTES = CH * KV_BOX, Q_BYTES = CH * Q_BOX, DS_BYTES = BN * BM * 2;
     static constexpr uint32_t STAT_BYTES = 2 * BM * 4; /* lse then Dsum */
-    static constexpr uint32_t DQ_BYTES = BM * D * 4;    /* a step's dQ, fp32, fragment order */
+    static constexpr uint32_t DQ_BYTES = BM * DP * 4;   /* a step's dQ, fp32, fragment order */
     static constexpr uint32_t K_OFF = 0, V_OFF = KV_BYTES, Q_OFF = 2 * KV_BYTES, DO_OFF = Q_OFF + 2 * Q_BYTES,
                               DS_OFF = DO_OFF + 2 * Q_BYTES, DQ_OFF = DS_OFF + 2 * DS_BYTES,
                               STAT_OFF = DQ_OFF + 2 * DQ_BYTES, BAR_OFF = STAT_OFF + 2 * STAT_BYTES;
@@ -121,13 +128,14 @@ struct hbw_args {
 };
 
 /* dQ's fragment order within a (head, 64-row tile) block of the
- * accumulator: the float index of element 4j + 2h (and + 1) of lane `lane`
- * of warp `warp` of consumer w — runs of 64 floats per (w, warp, j, h),
- * lanes in order, so that a warp's store and the bulk reduction are
- * contiguous. hbw_dq_kernel reads it back by (row, column). */
-template <int D> static __host__ __device__ __forceinline__ int hbw_dq_at(int w, int warp, int j, int h, int lane)
+ * accumulator (64 × DP floats, DP the padded head_dim): the float index of
+ * element 4j + 2h (and + 1) of lane `lane` of warp `warp` of consumer w —
+ * runs of 64 floats per (w, warp, j, h), lanes in order, so that a warp's
+ * store and the bulk reduction are contiguous. hbw_dq_kernel reads it back
+ * by (row, column). */
+template <int DP> static __host__ __device__ __forceinline__ int hbw_dq_at(int w, int warp, int j, int h, int lane)
 {
-    return ((((w * 4 + warp) * (D / 16) + j) * 2 + h) * 32 + lane) * 2;
+    return ((((w * 4 + warp) * (DP / 16) + j) * 2 + h) * 32 + lane) * 2;
 }
 
 /* Sequence b's first token and length: dense 0 and S, ragged from cu. */
@@ -226,9 +234,9 @@ static __device__ __forceinline__ void hbw_consume(uint32_t sm, const hbw_bars &
     using C = hbw_cfg<D>;
     const int tid = (int)threadIdx.x % 128, lane = tid % 32, g = lane / 4, t = lane % 4;
     const int warp = __shfl_sync(0xffffffffu, tid / 32, 0);
-    float dk[D / 2], dv[D / 2];
+    float dk[C::DP / 2], dv[C::DP / 2];
 #pragma unroll
-    for (int i = 0; i < D / 2; i++) dk[i] = dv[i] = 0.f;
+    for (int i = 0; i < C::DP / 2; i++) dk[i] = dv[i] = 0.f;
     const uint64_t desc_k = make_desc(sm + C::K_OFF + 64 * w * 128, 16, 1024);
     const uint64_t desc_v = make_desc(sm + C::V_OFF + 64 * w * 128, 16, 1024);
     /* this thread's keys in the accumulators' rows: key0 and key0 + 8 */
@@ -320,7 +328,7 @@ static __device__ __forceinline__ void hbw_consume(uint32_t sm, const hbw_bars &
         for (int j = 0; j < C::DQN / 8; j++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                const uint32_t at = dq_buf + 4 * (uint32_t)hbw_dq_at<D>(w, warp, j, h, lane);
+                const uint32_t at = dq_buf + 4 * (uint32_t)hbw_dq_at<C::DP>(w, warp, j, h, lane);
                 asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at), "f"(dq[4 * j + 2 * h]),
                              "f"(dq[4 * j + 2 * h + 1])
                              : "memory");
@@ -329,7 +337,8 @@ static __device__ __forceinline__ void hbw_consume(uint32_t sm, const hbw_bars &
         named_sync(2 + w, 128);
         if (issuer) {
             constexpr uint32_t HALF = C::DQ_BYTES / 2; /* consumer w's half: contiguous in hbw_dq_at's order */
-            bulk_reduce_add_f32(a.dq_acc + ((size_t)q_bh * a.s_pad + m0) * D + w * (HALF / 4), dq_buf + w * HALF, HALF);
+            bulk_reduce_add_f32(a.dq_acc + ((size_t)q_bh * a.s_pad + m0) * C::DP + w * (HALF / 4), dq_buf + w * HALF,
+                                HALF);
             bulk_commit_group();
         }
         wgmma_wait<0>(); /* dK complete: the stage's Q, and P and dS, free */
@@ -447,9 +456,10 @@ static __global__ void hbw_prep_kernel(const T *__restrict__ o, const T *__restr
 
 /* dq = scale · the accumulator's rows < the sequence's length, to the
  * 16-bit type, four columns a thread (consecutive in hbw_dq_at's order too)
- * over the B·H·s_pad padded rows; ragged (cu set) into [tokens, heads, D].
- * Column d of row r of a block is consumer d / (D/2)'s element of warp
- * r / 16, lane 4·(r % 8) + (d % 8) / 2, j (d % (D/2)) / 8, h (r / 8) % 2. */
+ * over the B·H·s_pad padded rows and the D columns of each; ragged (cu set)
+ * into [tokens, heads, D]. Column d of row r of a block is consumer
+ * d / (DP/2)'s element of warp r / 16, lane 4·(r % 8) + (d % 8) / 2,
+ * j (d % (DP/2)) / 8, h (r / 8) % 2. */
 template <typename T, int D>
 static __global__ void hbw_dq_kernel(const float *__restrict__ dq_acc, T *__restrict__ dq, const int *__restrict__ cu,
                                      size_t n_quads, int S, int s_pad, int heads, float scale)
@@ -457,12 +467,13 @@ static __global__ void hbw_dq_kernel(const float *__restrict__ dq_acc, T *__rest
     const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n_quads) return;
     const size_t e = 4 * i, row = e / D, bh = row / s_pad;
-    const int col = (int)(e % D), q = (int)(row % s_pad), r = q % 64, dd = col % (D / 2);
+    constexpr int DP = hop_dpad(D);
+    const int col = (int)(e % D), q = (int)(row % s_pad), r = q % 64, dd = col % (DP / 2);
     const hbw_seq seq(cu, (int)(bh / heads), S);
     if (q >= seq.len) return;
-    const float *block = dq_acc + (bh * s_pad + (q - r)) * D;
+    const float *block = dq_acc + (bh * s_pad + (q - r)) * DP;
     const float4 v = *reinterpret_cast<const float4 *>(
-        block + hbw_dq_at<D>(col / (D / 2), r / 16, dd / 8, (r / 8) % 2, 4 * (r % 8) + (dd % 8) / 2));
+        block + hbw_dq_at<DP>(col / (DP / 2), r / 16, dd / 8, (r / 8) % 2, 4 * (r % 8) + (dd % 8) / 2));
     const size_t at = cu ? ((size_t)(seq.tok0 + q) * heads + bh % heads) * D + col : (bh * S + q) * D + col;
     uint2 out;
     out.x = pack2(v.x * scale, v.y * scale, (T *)nullptr);
