@@ -359,7 +359,8 @@ static struct bwd_layout bwd_layout_of(const struct attn_problem *p)
 {
     struct bwd_layout l = {0, 0, 0, 0, 0, 0, 0};
     if (p->pass == ATTN_PASS_FWD) return l;
-    l.s_pad = (p->seq_len + 63) / 64 * 64;
+    const int bm = hbw_bm(p->head_dim); /* a step's query rows: the statistics' copies read whole tiles */
+    l.s_pad = (p->seq_len + bm - 1) / bm * bm;
     const size_t rows = (size_t)p->batch * p->heads * l.s_pad;
     l.dsum = gpu_round256(rows * sizeof(float));
     l.dq_acc = 2 * l.dsum;

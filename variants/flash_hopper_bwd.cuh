@@ -16,56 +16,64 @@
  * ------------------------------------------------------- what runs where
  * hbw_kernel: 384 threads. Warpgroup 0 is the producer (setmaxnreg 24; its
  * thread 0 issues every load): K and V of the CTA's 128 keys once, by TMA,
- * then per step the 64-row tiles of Q and dO (TMA) and their 64 lse and
- * Dsum values (bulk copies) into one of two stages. Warpgroups 1 and 2 are
- * consumers (setmaxnreg 240) and own keys 64w .. 64w+63 of the tile; their
- * dK and dV (64 keys × D, fp32) stay in registers for the whole sweep: the
- * group's query heads, and per head the 64-row query tiles that see the
- * keys (causal: from the tile of the first key on). Per step, consumer w:
- *   Sᵀ  = K_w·Qᵀ       64 keys × 64 queries, SS (K and Q K-major), D/16 k-steps
+ * then per step the BM-row tiles of Q and dO (TMA; BM = 64 at D = 96 and
+ * 128, 128 at D = 64: hbw_bm) and their BM lse and Dsum values (bulk
+ * copies) into one of two stages. Warpgroups 1 and 2 are consumers
+ * (setmaxnreg 240) and own keys 64w .. 64w+63 of the tile; their dK and dV
+ * (64 keys × D, fp32) stay in registers for the whole sweep: the group's
+ * query heads, and per head the BM-row query tiles that see the keys
+ * (causal: from the tile of the first key on). Per step, consumer w:
+ *   Sᵀ  = K_w·Qᵀ       64 keys × BM queries, SS (K and Q K-major), D/16 k-steps
  *   dPᵀ = V_w·dOᵀ      the same with V and dO, a wgmma group of its own
- *   P   = exp2(Sᵀ·scale·log2 e − lse[q])   once Sᵀ is complete, under dPᵀ
- *         (masked entries: keys or queries past S, causal keys past the
- *         query, set to 0 by select)
+ *   P   = exp2(Sᵀ·scale·log2 e − lse[q])   (masked entries: keys or
+ *         queries past S, causal keys past the query, set to 0 by select)
+ *   dSᵀ = P∘(dPᵀ − Dsum[q])
  *   dV += Pᵀ·dO        RS: P from the accumulator, dO N-major (trans-b), as
  *                      the forward's P·V (hop_issue_pv)
- *   dSᵀ = P∘(dPᵀ − Dsum[q])   once dPᵀ is complete, under dV
  *   dSᵀ → shared       [key][query], the 128-byte swizzle (stmatrix), buffer
  *                      i % 2; a named barrier of both consumers
- *   dQ  = dS·K         64 queries × D/2 columns (consumer w's half), over the
- *                      128 keys: SS with both operands MN-major (dSᵀ read
- *                      transposed, K as the forward reads V)
+ *   dQ  = dS·K         64 queries × 64 columns over the 128 keys: SS with
+ *                      both operands MN-major (dSᵀ read transposed, K as the
+ *                      forward reads V). BM = 64: the step's 64 queries ×
+ *                      consumer w's column half of D (the padded 128);
+ *                      BM = 128: queries 64w.. × all 64 columns
  *   dK += dSᵀ·Q        RS: the same form as dV with dS and Q, issued after
  *                      dQ, so that it runs while dQ goes to shared memory
- * Once dV and dQ are complete, each consumer writes its dQ into its half of
- * a shared buffer (i % 2) in fragment order (hbw_dq_at: every warp's stores
- * contiguous, each consumer's half too), and after a barrier of its own
- * warps one of its threads adds that 64 × D/2 block to the accumulator
+ * The order of the middle differs by tile: at BM = 64, P is formed once Sᵀ
+ * is complete (under dPᵀ's wgmmas) and dV is issued before dS (under its
+ * arithmetic); at BM = 128, the two 64-float accumulators beside dK and dV
+ * leave no room for that overlap, so P and dS are formed in one pass once
+ * both are complete, each pair packed at once, and dV issued after them.
+ * Once dV and dQ are complete, each consumer writes its dQ into its part
+ * of the step's shared buffer in fragment order (hbw_dq_at: every warp's
+ * stores contiguous, each consumer's part too), and after a barrier of its
+ * own warps one of its threads adds that 64 × 64 part to the accumulator
  * with one bulk reduction (cp.reduce.async.bulk .add.f32): the same bytes
  * as per-thread atomics, in whole lines, off the consumers' path, and no
  * wait for the other consumer. Once dK is complete the stage goes back to
  * the producer. At the end dK (× scale) and dV to global.
  *
- * dS and dQ's buffers double: step i writes buffer i % 2 after the first
- * barrier of step i − 1 (dS) or of step i (dQ), which both consumers reach
- * only after their dQ product of step i − 2 (dS's last reader) is
- * complete, and each consumer's issuer only after its bulk reduction of
- * step i − 2 has read its half (cp.async.bulk.wait_group.read 1).
+ * dS's buffers double: step i writes buffer i % 2 after the first barrier
+ * of step i − 1, which both consumers reach only after their dQ product of
+ * step i − 2 (its last reader) is complete. dQ's buffers: DQ_BUFS (2 at
+ * BM = 64, 1 at BM = 128, where one holds 32 KB); each consumer's issuer
+ * lets the first barrier of step i pass only once its bulk reduction of
+ * step i − DQ_BUFS has read its part (cp.async.bulk.wait_group.read).
  *
  * ------------------------------------------------- shared-memory map
  * From a 1024-byte-aligned base, every region a multiple of 1024 bytes:
- *   K, V    D/64 boxes of 128 rows × 128 B each
- *   Q, dO   2 stages × D/64 boxes of 64 rows × 128 B each
- *   dS      2 buffers × 128 keys × 64 queries × 2 B
- *   dQ      2 buffers × 64 rows × D fp32 (hbw_dq_at's order)
- *   stats   2 stages × (64 lse + 64 Dsum floats)
+ *   K, V    CH (D/64 rounded up) boxes of 128 rows × 128 B each
+ *   Q, dO   2 stages × CH chunks of BM rows × 128 B (BM / 64 TMA boxes each)
+ *   dS      2 buffers × 128 keys × BM queries × 2 B, in chunks of 64 queries
+ *   dQ      DQ_BUFS buffers × BM rows × DP fp32 (hbw_dq_at's order)
+ *   stats   2 stages × (BM lse + BM Dsum floats)
  *   bars    kv_full, full[2], empty[2]
  * Descriptors: K and V as A (K-major) at + 64w rows, Q and dO as B
  * (K-major) — the forward's Q·Kᵀ forms; dO and Q as N-major B of the RS
  * products — the forward's V; dSᵀ as M-major A and K as N-major B of dQ:
  * SBO 1024 (8 rows), k-step 16 rows = 2048 bytes, one 64-column atom per
- * operand (D = 64: consumer w's 32 columns of K start 64w bytes into it;
- * the swizzle is applied to the final address, as for the K-major k-steps).
+ * operand (the swizzle is applied to the final address, as for the
+ * K-major k-steps).
  *
  * ------------------------------------------------- the barrier protocol
  * Step i uses stage i % 2 in round i / 2: the producer waits empty with
@@ -85,11 +93,10 @@
  * are zeros, and not written).
  *
  * Statistics: lse and Dsum are [B·H, s_pad] (s_pad: S, the longest
- * sequence, rounded up to 64),
- * so that a step's 64 values are one 256-byte copy; the rows past S hold
- * 0 (hbw_prep_kernel), and their P and dS are 0 by select. dQ's
- * accumulator is [B·H, s_pad / 64] blocks of 64 × D fp32, each in
- * hbw_dq_at's order. */
+ * sequence, rounded up to BM), so that a step's BM values are one bulk
+ * copy; the rows past S hold 0 (hbw_prep_kernel), and their P and dS are 0
+ * by select. dQ's accumulator is [B·H, s_pad / 64] blocks of 64 × DP fp32
+ * (DP: D padded to 64 columns), each in hbw_dq_at's order. */
 #ifndef ATTN_FLASH_HOPPER_BWD_CUH
 #define ATTN_FLASH_HOPPER_BWD_CUH
 
@@ -98,24 +105,36 @@
 /* Keys per CTA (the K and V tensor maps' box rows), at every head_dim. */
 #define HBW_KEYS 128
 
+/* Query rows per step at head_dim d: 128 at D = 64 (each consumer's Sᵀ
+ * 64 keys × 128 queries, twice the work per barrier; its registers fit),
+ * 64 at D = 96 and 128. The statistics' padded rows (s_pad) are a
+ * multiple of it. */
+static constexpr __host__ __device__ int hbw_bm(int d) { return d == 64 ? 128 : 64; }
+
 /* The backward's tile and shared-memory layout for head_dim D. */
 template <int D> struct hbw_cfg {
     static_assert(D == 64 || D == 96 || D == 128, "the backward: head_dim 64, 96 and 128");
     /* DP: D padded to whole 64-column boxes (96: 128, the columns past D
      * read as zeros by TMA, as the forward's) */
-    static constexpr int BM = 64, BN = HBW_KEYS, THREADS = 384, CH = hop_chunks(D), DP = hop_dpad(D);
-    static constexpr int DQN = DP / 2; /* dQ's columns per consumer */
-    static constexpr uint32_t KV_BOX = BN * 128, Q_BOX = BM * 128;
+    static constexpr int BM = hbw_bm(D), BN = HBW_KEYS, THREADS = 384, CH = hop_chunks(D), DP = hop_dpad(D);
+    /* dQ's 64-row blocks: at BM = 64 one per step, its columns split
+     * between the consumers (DQW 2); at BM = 128 one per consumer, whole */
+    static constexpr int DQW = 128 / BM, DQN = DP / DQW; /* DQN: dQ's columns per consumer */
+    static constexpr int DQ_BUFS = BM == 64 ? 2 : 1;     /* a step's dQ buffers (shared memory) */
+    static constexpr uint32_t KV_BOX = BN * 128, Q_BOX = BM * 128; /* bytes of one 64-column chunk */
     static constexpr uint32_t KV_BYTES = CH * KV_BOX, Q_BYTES = CH * Q_BOX, DS_BYTES = BN * BM * 2;
     static constexpr uint32_t STAT_BYTES = 2 * BM * 4; /* lse then Dsum */
     static constexpr uint32_t DQ_BYTES = BM * DP * 4;   /* a step's dQ, fp32, fragment order */
+    static constexpr uint32_t DQ_PART = 64 * DQN * 4;   /* one consumer's share of it */
     static constexpr uint32_t K_OFF = 0, V_OFF = KV_BYTES, Q_OFF = 2 * KV_BYTES, DO_OFF = Q_OFF + 2 * Q_BYTES,
                               DS_OFF = DO_OFF + 2 * Q_BYTES, DQ_OFF = DS_OFF + 2 * DS_BYTES,
-                              STAT_OFF = DQ_OFF + 2 * DQ_BYTES, BAR_OFF = STAT_OFF + 2 * STAT_BYTES;
+                              STAT_OFF = DQ_OFF + DQ_BUFS * DQ_BYTES, BAR_OFF = STAT_OFF + 2 * STAT_BYTES;
     /* the barriers (5 × 8 bytes) and the alignment's slack */
     static constexpr size_t SMEM = BAR_OFF + 64 + 1024;
+    static_assert(DQN == 64, "dQ's product: 64 columns a consumer");
 };
-static_assert(hbw_cfg<128>::SMEM <= HOP_SMEM_OPTIN, "the backward's shared memory above the opt-in limit");
+static_assert(hbw_cfg<64>::SMEM <= HOP_SMEM_OPTIN && hbw_cfg<128>::SMEM <= HOP_SMEM_OPTIN,
+              "the backward's shared memory above the opt-in limit");
 
 /* What the backward kernel reads and writes besides its tensor maps. */
 struct hbw_args {
@@ -128,14 +147,15 @@ struct hbw_args {
 };
 
 /* dQ's fragment order within a (head, 64-row tile) block of the
- * accumulator (64 × DP floats, DP the padded head_dim): the float index of
- * element 4j + 2h (and + 1) of lane `lane` of warp `warp` of consumer w —
- * runs of 64 floats per (w, warp, j, h), lanes in order, so that a warp's
- * store and the bulk reduction are contiguous. hbw_dq_kernel reads it back
- * by (row, column). */
-template <int DP> static __host__ __device__ __forceinline__ int hbw_dq_at(int w, int warp, int j, int h, int lane)
+ * accumulator (64 × DP floats, DP the padded head_dim), written in parts
+ * of DQN columns (hbw_cfg): the float index of element 4j + 2h (and + 1)
+ * of lane `lane` of warp `warp` in part wc — runs of 64 floats per (wc,
+ * warp, j, h), lanes in order, so that a warp's store and the bulk
+ * reduction are contiguous. hbw_dq_kernel reads it back by (row, column). */
+template <int DQN>
+static __host__ __device__ __forceinline__ int hbw_dq_at(int wc, int warp, int j, int h, int lane)
 {
-    return ((((w * 4 + warp) * (DP / 16) + j) * 2 + h) * 32 + lane) * 2;
+    return ((((wc * 4 + warp) * (DQN / 8) + j) * 2 + h) * 32 + lane) * 2;
 }
 
 /* Sequence b's first token and length: dense 0 and S, ragged from cu. */
@@ -156,14 +176,15 @@ struct hbw_bars {
     __device__ __forceinline__ uint32_t empty(int s) const { return base + 24 + 8 * s; }
 };
 
-/* The query tiles a CTA sweeps: per query head of the group, tiles m_first
- * .. n_m − 1; step i is head i / per_head, tile m_first + i % per_head. */
+/* The query tiles (bm rows) a CTA sweeps: per query head of the group,
+ * tiles m_first .. n_m − 1; step i is head i / per_head, tile m_first +
+ * i % per_head. */
 struct hbw_sweep {
     int m_first, per_head, steps;
-    __device__ __forceinline__ hbw_sweep(int len, int n0, int causal, int group)
+    __device__ __forceinline__ hbw_sweep(int len, int n0, int causal, int group, int bm)
     {
-        const int n_m = (len + 63) / 64;
-        m_first = causal ? n0 / 64 : 0;
+        const int n_m = (len + bm - 1) / bm;
+        m_first = causal ? n0 / bm : 0;
         per_head = n_m - m_first;
         steps = group * per_head;
     }
@@ -176,18 +197,31 @@ template <int D> static __device__ __forceinline__ uint64_t hbw_kstep(int kk, ui
     return (uint64_t)(((kk / 4) * box + (kk % 4) * 32) >> 4);
 }
 
+/* Sᵀ or dPᵀ's k-step: 64 keys × BM queries, both operands K-major */
+template <typename T, int BM>
+static __device__ __forceinline__ void hbw_ss(float (&acc)[BM / 2], uint64_t da, uint64_t db, int accumulate)
+{
+    if constexpr (BM == 64)
+        wgmma_ss_n64<T>(acc, da, db, accumulate);
+    else
+        wgmma_ss_n128<T>(acc, da, db, accumulate);
+}
+
 /* dSᵀ of this consumer's 64 keys (16-bit, in P's register layout: ds[kk] is
  * queries 16kk..) into rows 64w.. of the [key][query] buffer, 128-byte
- * swizzled: the forward's staging of O (hop_stage_o), the registers
- * already packed. */
-static __device__ __forceinline__ void hbw_stage_ds(const uint32_t (&ds)[4][4], uint32_t rows, int warp, int lane)
+ * swizzled, its BM queries in chunks of 64 (HBW_KEYS · 128 bytes apart):
+ * the forward's staging of O (hop_stage_o), the registers already packed. */
+template <int BM>
+static __device__ __forceinline__ void hbw_stage_ds(const uint32_t (&ds)[BM / 16][4], uint32_t rows, int warp,
+                                                    int lane)
 {
     const int m = lane / 8;
     const uint32_t lane_row = rows + (16 * warp + 8 * (m & 1) + lane % 8) * 128;
     const uint32_t lane_xor = (uint32_t)((m >> 1) ^ (lane % 8));
 #pragma unroll
-    for (int kk = 0; kk < 4; kk++)
-        stmatrix_x4(lane_row + (((uint32_t)(2 * kk) ^ lane_xor) * 16), ds[kk][0], ds[kk][1], ds[kk][2], ds[kk][3]);
+    for (int kk = 0; kk < BM / 16; kk++)
+        stmatrix_x4(lane_row + (kk / 4) * (HBW_KEYS * 128) + (((uint32_t)(2 * (kk % 4)) ^ lane_xor) * 16), ds[kk][0],
+                    ds[kk][1], ds[kk][2], ds[kk][3]);
 }
 
 /* The producer: K and V once, then each step's Q, dO, lse and Dsum. */
@@ -209,20 +243,26 @@ static __device__ __forceinline__ void hbw_produce(uint32_t sm, const hbw_bars &
     }
     for (int i = 0; i < sw.steps; i++) {
         const int s = i % 2, round = i / 2;
-        const int h = kvh * a.group + i / sw.per_head, q_bh = b * a.heads + h, m0 = 64 * (sw.m_first + i % sw.per_head);
+        const int h = kvh * a.group + i / sw.per_head, q_bh = b * a.heads + h;
+        const int m0 = C::BM * (sw.m_first + i % sw.per_head);
         const int q_plane = a.cu ? h : q_bh;
         mbar_wait(bar.empty(s), (round & 1) ^ 1, "bwd empty");
         mbar_arrive_expect_tx(bar.full(s), 2 * C::Q_BYTES + C::STAT_BYTES);
+        /* the tile's 64-row boxes (the maps' box rows), stacked: the 128-byte
+         * swizzle repeats every 8 rows */
 #pragma unroll
-        for (int c = 0; c < C::CH; c++) {
-            tma_load_3d(sm + C::Q_OFF + s * C::Q_BYTES + c * C::Q_BOX, tm_q, bar.full(s), c * HOP_CHUNK_COLS,
-                        seq.tok0 + m0, q_plane);
-            tma_load_3d(sm + C::DO_OFF + s * C::Q_BYTES + c * C::Q_BOX, tm_do, bar.full(s), c * HOP_CHUNK_COLS,
-                        seq.tok0 + m0, q_plane);
-        }
+        for (int c = 0; c < C::CH; c++)
+#pragma unroll
+            for (int r = 0; r < C::BM / 64; r++) {
+                const uint32_t at = s * C::Q_BYTES + c * C::Q_BOX + r * 64 * 128;
+                tma_load_3d(sm + C::Q_OFF + at, tm_q, bar.full(s), c * HOP_CHUNK_COLS, seq.tok0 + m0 + 64 * r,
+                            q_plane);
+                tma_load_3d(sm + C::DO_OFF + at, tm_do, bar.full(s), c * HOP_CHUNK_COLS, seq.tok0 + m0 + 64 * r,
+                            q_plane);
+            }
         const size_t stat = (size_t)q_bh * a.s_pad + m0;
-        bulk_load(sm + C::STAT_OFF + s * C::STAT_BYTES, a.lse + stat, 256, bar.full(s));
-        bulk_load(sm + C::STAT_OFF + s * C::STAT_BYTES + 256, a.dsum + stat, 256, bar.full(s));
+        bulk_load(sm + C::STAT_OFF + s * C::STAT_BYTES, a.lse + stat, 4 * C::BM, bar.full(s));
+        bulk_load(sm + C::STAT_OFF + s * C::STAT_BYTES + 4 * C::BM, a.dsum + stat, 4 * C::BM, bar.full(s));
     }
 }
 
@@ -245,10 +285,10 @@ static __device__ __forceinline__ void hbw_consume(uint32_t sm, const hbw_bars &
     mbar_wait(bar.kv_full(), 0, "bwd kv_full");
     for (int i = 0; i < sw.steps; i++) {
         const int s = i % 2, round = i / 2;
-        const int q_bh = b * a.heads + kvh * a.group + i / sw.per_head, m0 = 64 * (sw.m_first + i % sw.per_head);
+        const int q_bh = b * a.heads + kvh * a.group + i / sw.per_head, m0 = C::BM * (sw.m_first + i % sw.per_head);
         const uint32_t q_st = sm + C::Q_OFF + s * C::Q_BYTES, do_st = sm + C::DO_OFF + s * C::Q_BYTES;
         mbar_wait(bar.full(s), round & 1, "bwd full");
-        float acc_s[32], acc_dp[32];
+        float acc_s[C::BM / 2], acc_dp[C::BM / 2];
         /* Sᵀ, then dPᵀ, as two groups: P's exponentials run under dPᵀ */
         {
             const uint64_t desc_q = make_desc(q_st, 16, 1024), desc_do = make_desc(do_st, 16, 1024);
@@ -257,78 +297,120 @@ static __device__ __forceinline__ void hbw_consume(uint32_t sm, const hbw_bars &
             wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < D / 16; kk++)
-                wgmma_ss_n64<T>(acc_s, desc_k + hbw_kstep<D>(kk, C::KV_BOX), desc_q + hbw_kstep<D>(kk, C::Q_BOX),
-                                kk > 0);
+                hbw_ss<T, C::BM>(acc_s, desc_k + hbw_kstep<D>(kk, C::KV_BOX), desc_q + hbw_kstep<D>(kk, C::Q_BOX),
+                                 kk > 0);
             wgmma_commit();
 #pragma unroll
             for (int kk = 0; kk < D / 16; kk++)
-                wgmma_ss_n64<T>(acc_dp, desc_v + hbw_kstep<D>(kk, C::KV_BOX), desc_do + hbw_kstep<D>(kk, C::Q_BOX),
-                                kk > 0);
+                hbw_ss<T, C::BM>(acc_dp, desc_v + hbw_kstep<D>(kk, C::KV_BOX), desc_do + hbw_kstep<D>(kk, C::Q_BOX),
+                                 kk > 0);
             wgmma_commit();
-            wgmma_wait<1>();
+            if constexpr (C::BM == 64) {
+                wgmma_wait<1>();
+            } else {
+                wgmma_wait<0>();
+                fence_regs(acc_dp);
+            }
             fence_regs(acc_s);
         }
         /* accumulator element 4j + 2h + e is key key0 + 8h, query m0 + 8j +
-         * 2t + e; the stage's lse at st[0..63], Dsum at st[64..127] */
+         * 2t + e; the stage's lse at st[0 .. BM − 1], Dsum at st[BM ..] */
         const float *st =
             reinterpret_cast<const float *>(__cvta_shared_to_generic(sm + C::STAT_OFF + s * C::STAT_BYTES));
-        /* P (masked entries 0 by select: their lse may be any value) */
+        uint32_t p[C::BM / 16][4], ds[C::BM / 16][4];
+        if constexpr (C::BM == 64) {
+            /* P (masked entries 0 by select: their lse may be any value),
+             * under dPᵀ's wgmmas */
 #pragma unroll
-        for (int j = 0; j < 8; j++) {
-            const float2 lse = *reinterpret_cast<const float2 *>(st + 8 * j + 2 * t);
+            for (int j = 0; j < C::BM / 8; j++) {
+                const float2 lse = *reinterpret_cast<const float2 *>(st + 8 * j + 2 * t);
 #pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int key = key0 + 8 * (e >> 1), q = m0 + 8 * j + 2 * t + (e & 1);
-                const bool off = q >= seq.len || key >= seq.len || (a.causal && key > q);
-                const float p = ex2(fmaf(acc_s[4 * j + e], a.scale_log2, -((e & 1) ? lse.y : lse.x)));
-                acc_s[4 * j + e] = off ? 0.f : p;
+                for (int e = 0; e < 4; e++) {
+                    const int key = key0 + 8 * (e >> 1), q = m0 + 8 * j + 2 * t + (e & 1);
+                    const bool off = q >= seq.len || key >= seq.len || (a.causal && key > q);
+                    const float p = ex2(fmaf(acc_s[4 * j + e], a.scale_log2, -((e & 1) ? lse.y : lse.x)));
+                    acc_s[4 * j + e] = off ? 0.f : p;
+                }
             }
-        }
-        uint32_t p[4][4], ds[4][4];
-        hop_convert_p<T, 64>(p, acc_s);
-        /* dV += Pᵀ·dO under dS's arithmetic */
-        hop_issue_pv<T, D, 64, 4, true>(dv, p, do_st);
-        wgmma_wait<1>(); /* dPᵀ complete, dV may run */
-        fence_regs(acc_dp);
-        /* dS = P∘(dPᵀ − Dsum): 0 wherever P is (dPᵀ and Dsum are finite) */
+            hop_convert_p<T, C::BM>(p, acc_s);
+            /* dV += Pᵀ·dO under dS's arithmetic */
+            hop_issue_pv<T, D, C::BM, C::BM / 16, true>(dv, p, do_st);
+            wgmma_wait<1>(); /* dPᵀ complete, dV may run */
+            fence_regs(acc_dp);
+            /* dS = P∘(dPᵀ − Dsum): 0 wherever P is (dPᵀ and Dsum are finite) */
 #pragma unroll
-        for (int j = 0; j < 8; j++) {
-            const float2 dsum = *reinterpret_cast<const float2 *>(st + 64 + 8 * j + 2 * t);
+            for (int j = 0; j < C::BM / 8; j++) {
+                const float2 dsum = *reinterpret_cast<const float2 *>(st + C::BM + 8 * j + 2 * t);
 #pragma unroll
-            for (int e = 0; e < 4; e++)
-                acc_dp[4 * j + e] = acc_s[4 * j + e] * (acc_dp[4 * j + e] - ((e & 1) ? dsum.y : dsum.x));
+                for (int e = 0; e < 4; e++)
+                    acc_dp[4 * j + e] = acc_s[4 * j + e] * (acc_dp[4 * j + e] - ((e & 1) ? dsum.y : dsum.x));
+            }
+            hop_convert_p<T, C::BM>(ds, acc_dp);
+        } else {
+            /* BM = 128: P and dS in one pass once dPᵀ is complete, each pair
+             * packed (hop_convert_p's layout) as soon as it is formed, so
+             * that the two 64-float accumulators die as they go: with dK and
+             * dV beside them they leave no room for P's packed copy or for
+             * Dsum loaded ahead (the BM = 64 order spills here) */
+#pragma unroll
+            for (int kk = 0; kk < C::BM / 16; kk++)
+#pragma unroll
+                for (int r = 0; r < 4; r++) {
+                    const int at = 8 * kk + 2 * r, j = at / 4;
+                    const float2 lse = *reinterpret_cast<const float2 *>(st + 8 * j + 2 * t);
+                    const float2 dsum = *reinterpret_cast<const float2 *>(st + C::BM + 8 * j + 2 * t);
+                    float pv[2], dv_s[2];
+#pragma unroll
+                    for (int u = 0; u < 2; u++) {
+                        const int e = at % 4 + u, key = key0 + 8 * (e >> 1), q = m0 + 8 * j + 2 * t + u;
+                        const bool off = q >= seq.len || key >= seq.len || (a.causal && key > q);
+                        const float x = ex2(fmaf(acc_s[at + u], a.scale_log2, -(u ? lse.y : lse.x)));
+                        pv[u] = off ? 0.f : x;
+                        dv_s[u] = pv[u] * (acc_dp[at + u] - (u ? dsum.y : dsum.x));
+                    }
+                    p[kk][r] = pack2(pv[0], pv[1], (T *)nullptr);
+                    ds[kk][r] = pack2(dv_s[0], dv_s[1], (T *)nullptr);
+                }
+            hop_issue_pv<T, D, C::BM, C::BM / 16, true>(dv, p, do_st); /* under dSᵀ's staging */
         }
-        hop_convert_p<T, 64>(ds, acc_dp);
         /* dSᵀ of both consumers into buffer i % 2, then dQ from all 128 keys;
-         * the issuer first sees step i − 2's dQ reduction read its buffer */
-        const uint32_t ds_buf = sm + C::DS_OFF + (i % 2) * C::DS_BYTES, dq_buf = sm + C::DQ_OFF + (i % 2) * C::DQ_BYTES;
-        hbw_stage_ds(ds, ds_buf + 64 * w * 128, warp, lane);
+         * the issuer first sees the dQ reduction of step i − DQ_BUFS read
+         * its buffer */
+        const uint32_t ds_buf = sm + C::DS_OFF + (i % 2) * C::DS_BYTES;
+        const uint32_t dq_buf = sm + C::DQ_OFF + (i % C::DQ_BUFS) * C::DQ_BYTES;
+        hbw_stage_ds<C::BM>(ds, ds_buf + 64 * w * 128, warp, lane);
         fence_proxy_async();
-        if (issuer) bulk_wait_reads<1>();
+        if (issuer) bulk_wait_reads<C::DQ_BUFS - 1>();
         named_sync(1, 256);
         float dq[C::DQN / 2];
         {
-            const uint32_t k_cols = C::DQN == 64 ? sm + C::K_OFF + w * C::KV_BOX : sm + C::K_OFF + 64 * w;
+            /* consumer w's dQ: DQW 2, the step's 64 queries × column box w
+             * of K; DQW 1, queries 64w.. (dSᵀ's query chunk w) × all of K */
+            const uint32_t ds_rows = ds_buf + (C::DQW == 1 ? w * C::BN * 128 : 0);
+            const uint32_t k_cols = sm + C::K_OFF + (C::DQW == 2 ? w * C::KV_BOX : 0);
             fence_regs(dq);
             wgmma_fence();
 #pragma unroll
-            for (int kk = 0; kk < 8; kk++)
-                wgmma_ss_tt<T, C::DQN>(dq, make_desc(ds_buf + kk * 2048, 1024, 1024),
+            for (int kk = 0; kk < C::BN / 16; kk++)
+                wgmma_ss_tt<T, C::DQN>(dq, make_desc(ds_rows + kk * 2048, 1024, 1024),
                                        make_desc(k_cols + kk * 2048, 1024, 1024), kk > 0);
             wgmma_commit();
         }
         /* dK += dSᵀ·Q after dQ: it runs while dQ leaves for shared memory */
-        hop_issue_pv<T, D, 64, 4, true>(dk, ds, q_st);
+        hop_issue_pv<T, D, C::BM, C::BM / 16, true>(dk, ds, q_st);
         wgmma_wait<1>(); /* dV and dQ complete, dK may run */
         fence_regs(dq);
-        /* dQ into buffer i % 2 in fragment order (hbw_dq_at: each warp's
-         * store a run of 256 bytes), then one bulk add of the step's 64 rows
-         * into the accumulator's block of (head, query tile) */
+        /* dQ into this consumer's part of the buffer in fragment order
+         * (hbw_dq_at: each warp's store a run of 256 bytes), then one bulk
+         * add of the part into the accumulator: DQW 2, its column half of
+         * the step's 64-row block; DQW 1, the whole block of its 64 rows */
 #pragma unroll
         for (int j = 0; j < C::DQN / 8; j++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                const uint32_t at = dq_buf + 4 * (uint32_t)hbw_dq_at<C::DP>(w, warp, j, h, lane);
+                const int wc = C::DQW == 2 ? w : 0; /* the part's index in the block */
+                const uint32_t at = dq_buf + 4 * (uint32_t)hbw_dq_at<C::DQN>(wc, warp, j, h, lane) +
+                                    (C::DQW == 1 ? w * C::DQ_PART : 0);
                 asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at), "f"(dq[4 * j + 2 * h]),
                              "f"(dq[4 * j + 2 * h + 1])
                              : "memory");
@@ -336,16 +418,15 @@ static __device__ __forceinline__ void hbw_consume(uint32_t sm, const hbw_bars &
         fence_proxy_async();
         named_sync(2 + w, 128);
         if (issuer) {
-            constexpr uint32_t HALF = C::DQ_BYTES / 2; /* consumer w's half: contiguous in hbw_dq_at's order */
-            bulk_reduce_add_f32(a.dq_acc + ((size_t)q_bh * a.s_pad + m0) * C::DP + w * (HALF / 4), dq_buf + w * HALF,
-                                HALF);
+            bulk_reduce_add_f32(a.dq_acc + ((size_t)q_bh * a.s_pad + m0) * C::DP + w * (C::DQ_PART / 4),
+                                dq_buf + w * C::DQ_PART, C::DQ_PART);
             bulk_commit_group();
         }
         wgmma_wait<0>(); /* dK complete: the stage's Q, and P and dS, free */
         fence_regs(dv);
         fence_regs(dk);
-        hop_fence_p<64>(p);
-        hop_fence_p<64>(ds);
+        hop_fence_p<C::BM>(p);
+        hop_fence_p<C::BM>(ds);
         /* the stage's statistics were read by generic loads: ordered before
          * the bulk copy that refills it (as the forward's release_q) */
         fence_proxy_async();
@@ -393,7 +474,7 @@ hbw_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUt
     const int b = (int)blockIdx.x / kv_heads, kvh = (int)blockIdx.x % kv_heads, n0 = (int)blockIdx.y * C::BN;
     const hbw_seq seq(a.cu, b, a.S);
     if (n0 >= seq.len) return; /* ragged: a key tile past this sequence's end */
-    const hbw_sweep sw(seq.len, n0, a.causal, a.group);
+    const hbw_sweep sw(seq.len, n0, a.causal, a.group, C::BM);
     const int wg = __shfl_sync(0xffffffffu, (int)(threadIdx.x / 128), 0);
     if (threadIdx.x == 0) {
         mbar_init(bar.kv_full(), 1);
@@ -457,9 +538,9 @@ static __global__ void hbw_prep_kernel(const T *__restrict__ o, const T *__restr
 /* dq = scale · the accumulator's rows < the sequence's length, to the
  * 16-bit type, four columns a thread (consecutive in hbw_dq_at's order too)
  * over the B·H·s_pad padded rows and the D columns of each; ragged (cu set)
- * into [tokens, heads, D]. Column d of row r of a block is consumer
- * d / (DP/2)'s element of warp r / 16, lane 4·(r % 8) + (d % 8) / 2,
- * j (d % (DP/2)) / 8, h (r / 8) % 2. */
+ * into [tokens, heads, D]. Column d of row r of a block is part d / DQN's
+ * element of warp r / 16, lane 4·(r % 8) + (d % 8) / 2, j (d % DQN) / 8,
+ * h (r / 8) % 2. */
 template <typename T, int D>
 static __global__ void hbw_dq_kernel(const float *__restrict__ dq_acc, T *__restrict__ dq, const int *__restrict__ cu,
                                      size_t n_quads, int S, int s_pad, int heads, float scale)
@@ -467,13 +548,13 @@ static __global__ void hbw_dq_kernel(const float *__restrict__ dq_acc, T *__rest
     const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n_quads) return;
     const size_t e = 4 * i, row = e / D, bh = row / s_pad;
-    constexpr int DP = hop_dpad(D);
-    const int col = (int)(e % D), q = (int)(row % s_pad), r = q % 64, dd = col % (DP / 2);
+    constexpr int DP = hbw_cfg<D>::DP, DQN = hbw_cfg<D>::DQN;
+    const int col = (int)(e % D), q = (int)(row % s_pad), r = q % 64, dd = col % DQN;
     const hbw_seq seq(cu, (int)(bh / heads), S);
     if (q >= seq.len) return;
     const float *block = dq_acc + (bh * s_pad + (q - r)) * DP;
     const float4 v = *reinterpret_cast<const float4 *>(
-        block + hbw_dq_at<DP>(col / (DP / 2), r / 16, dd / 8, (r / 8) % 2, 4 * (r % 8) + (dd % 8) / 2));
+        block + hbw_dq_at<DQN>(col / DQN, r / 16, dd / 8, (r / 8) % 2, 4 * (r % 8) + (dd % 8) / 2));
     const size_t at = cu ? ((size_t)(seq.tok0 + q) * heads + bh % heads) * D + col : (bh * S + q) * D + col;
     uint2 out;
     out.x = pack2(v.x * scale, v.y * scale, (T *)nullptr);
