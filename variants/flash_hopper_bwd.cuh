@@ -289,7 +289,8 @@ static __device__ __forceinline__ void hbw_consume(uint32_t sm, const hbw_bars &
         const uint32_t q_st = sm + C::Q_OFF + s * C::Q_BYTES, do_st = sm + C::DO_OFF + s * C::Q_BYTES;
         mbar_wait(bar.full(s), round & 1, "bwd full");
         float acc_s[C::BM / 2], acc_dp[C::BM / 2];
-        /* Sᵀ, then dPᵀ, as two groups: P's exponentials run under dPᵀ */
+        /* Sᵀ, then dPᵀ, as two groups (BM = 64: P's exponentials run under
+         * dPᵀ) */
         {
             const uint64_t desc_q = make_desc(q_st, 16, 1024), desc_do = make_desc(do_st, 16, 1024);
             fence_regs(acc_s);
