@@ -333,6 +333,7 @@ template <typename T, int D> static const void *bwd_kernel_ptr(void) { return (c
      launch_cfg_lse<TYPE, D, C>, launch_bwd<TYPE, D>}
 #define HBCFG_BOTH(D, FWD_NAME, C) HBCFG(__nv_bfloat16, ATTN_BF16, D, FWD_NAME, C), HBCFG(__half, ATTN_FP16, D, FWD_NAME, C)
 
+/* the head dims here are those bwd_supports names */
 static const struct hopper_bwd_cfg bwd_cfgs[] = {
     HBCFG_BOTH(128, "d128_grid", cfg_d128_grid),
     HBCFG_BOTH(64, "d64_grid", cfg_d64_grid),
@@ -347,9 +348,10 @@ static const struct hopper_bwd_cfg *find_bwd_cfg(const struct attn_problem *p)
 }
 
 /* The backward's workspace, each array 256-byte aligned: lse and Dsum
- * ([B·H, s_pad] floats), dQ's accumulator (B·H·s_pad·DP floats, DP the padded head_dim, in blocks of
- * 64 rows: flash_hopper_bwd.cuh); ragged also the sequence starts (batch + 1
- * ints) and the forward's statistics as it keeps them ([tokens, H] floats). */
+ * ([B·H, s_pad] floats), dQ's accumulator (B·H·s_pad·DP floats, DP the
+ * padded head_dim, in blocks of 64 rows: flash_hopper_bwd.cuh); ragged also
+ * the sequence starts (batch + 1 ints) and the forward's statistics as it
+ * keeps them ([tokens, H] floats). */
 struct bwd_layout {
     size_t lse, dsum, dq_acc, cu, lse_tok, total;
     int s_pad;
@@ -469,10 +471,8 @@ static const char *cfg_supports(const struct hopper_cfg *c, const struct attn_pr
 /* NULL when the backward can run p on dev, else why not. */
 static const char *bwd_supports(const struct attn_problem *p, const struct device_info *dev)
 {
-    if (p->head_dim != 64 && p->head_dim != 96 && p->head_dim != 128)
-        return "backward: head_dim 64, 96 and 128 only (not implemented yet)";
     const struct hopper_bwd_cfg *b = find_bwd_cfg(p);
-    if (!b) return "backward: none compiled for this dtype and head_dim";
+    if (!b) return "backward: head_dim 64, 96 and 128 only (the others not implemented yet)";
     const struct hopper_cfg *f = find_cfg(b->fwd_name, p->dtype, p->head_dim);
     if (!f) return "backward: its forward's configuration is not compiled";
     const char *why = cfg_supports(f, p, dev);
