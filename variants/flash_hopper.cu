@@ -303,8 +303,8 @@ template <typename T, int D> static int launch_bwd(const CUtensorMap *tm, const 
     LAUNCH_TRY("hbw_prep_kernel");
     CUDA_TRY(cudaMemsetAsync(a.dq_acc, 0, c->bh * (size_t)a.s_pad * hop_dpad(D) * sizeof(float), s));
     const unsigned kv_bh = (unsigned)(c->bh / (size_t)a.group), key_tiles = (unsigned)((a.S + HBW_KEYS - 1) / HBW_KEYS);
-    hbw_kernel<T, D><<<dim3(kv_bh, key_tiles), hbw_cfg<D>::THREADS, hbw_cfg<D>::SMEM, s>>>(tm[0], tm[1], tm[2],
-                                                                                          tm[3], a);
+    hbw_kernel<T, D><<<kv_bh * key_tiles, hbw_cfg<D>::THREADS, hbw_cfg<D>::SMEM, s>>>(tm[0], tm[1], tm[2], tm[3],
+                                                                                     a);
     LAUNCH_TRY("hbw_kernel");
     const size_t quads = padded * D / 4;
     hbw_dq_kernel<T, D><<<(unsigned)((quads + 255) / 256), 256, 0, s>>>(a.dq_acc, (T *)c->dq, a.cu, quads, a.S,

@@ -458,8 +458,12 @@ static __device__ __forceinline__ void hbw_consume(uint32_t sm, const hbw_bars &
 }
 #endif /* HOP_DEVICE */
 
-/* One CTA per (batch · K/V head: blockIdx.x, 128-key tile: blockIdx.y),
- * so that a causal grid starts with its heaviest tiles (the first keys see
+/* One CTA per (batch · K/V head, 128-key tile), a one-dimensional grid
+ * with the tiles of one head adjacent: the CTAs resident at once then span
+ * few heads, whose Q, dO and fp32 dQ accumulators stay in L2 (with the
+ * heads adjacent instead, the 132 CTAs of a wave at S = 4096 span 66 heads
+ * and their dQ accumulators alone exceed L2). Within a head tile 0 comes
+ * first: a causal head starts with its heaviest tile (the first keys see
  * every query). */
 template <typename T, int D>
 static __global__ void __launch_bounds__(384, 1)
@@ -472,7 +476,8 @@ hbw_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUt
     const uint32_t sm = (smem_u32(smem_raw) + 1023u) & ~1023u;
     const hbw_bars bar{sm + C::BAR_OFF};
     const int kv_heads = a.heads / a.group;
-    const int b = (int)blockIdx.x / kv_heads, kvh = (int)blockIdx.x % kv_heads, n0 = (int)blockIdx.y * C::BN;
+    const int key_tiles = (a.S + C::BN - 1) / C::BN, kv_bh = (int)blockIdx.x / key_tiles;
+    const int b = kv_bh / kv_heads, kvh = kv_bh % kv_heads, n0 = ((int)blockIdx.x % key_tiles) * C::BN;
     const hbw_seq seq(a.cu, b, a.S);
     if (n0 >= seq.len) return; /* ragged: a key tile past this sequence's end */
     const hbw_sweep sw(seq.len, n0, a.causal, a.group, C::BM);
