@@ -411,6 +411,16 @@ static int *varlen_offsets(const struct attn_problem *p, int *rc)
     return cu;
 }
 
+int gpu_seq_starts_to_device(const struct attn_problem *p, int *dev_cu, const char *what)
+{
+    int rc;
+    int *cu = varlen_offsets(p, &rc);
+    if (!cu) return rc;
+    rc = gpu_copy_to_device(dev_cu, cu, ((size_t)p->batch + 1) * sizeof *cu, what);
+    free(cu);
+    return rc;
+}
+
 /* dense[b, h, t, :] = paged[table[b·pps + t / page], t % page, h, :], in
  * chunks of VEC 16-bit elements (8: 16 bytes, when head_dim allows). */
 template <int VEC>

@@ -65,6 +65,12 @@ static inline size_t gpu_round256(size_t bytes) { return (bytes + 255) / 256 * 2
  * non-blocking stream could then read the old bytes, so the legacy stream
  * is waited for. what names the data in the error. */
 int gpu_copy_to_device(void *dev, const void *host, size_t bytes, const char *what);
+
+/* A ragged batch's sequence starts onto the device: dev_cu[b] = the tokens
+ * before sequence b, dev_cu[batch] = all of them (batch + 1 ints); what
+ * names them in errors. Finished when it returns. */
+int gpu_seq_starts_to_device(const struct attn_problem *p, int *dev_cu, const char *what);
+
 /* The point's page table (attn_page_table) into table on the device;
  * finished when it returns. */
 int gpu_upload_page_table(const struct attn_problem *, int *table);

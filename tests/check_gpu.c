@@ -1140,7 +1140,7 @@ END_TEST
 
 /* The odd shapes of the backward: S = 1, 17, 1000, 4097; a group of three
  * query heads per K/V head; a ragged batch with a sequence of one token;
- * fp16. gpu_ref: the float32 GPU references (S = 4097 costs the float64 one
+ * fp16; head_dim 96 (padded to 128 by flash_hopper). gpu_ref: the float32 GPU references (S = 4097 costs the float64 one
  * too long). */
 static const struct {
     struct shape s;
@@ -1154,6 +1154,7 @@ static const struct {
     {{.batch = 3, .heads = 4, .kv_heads = 2, .seq = 200, .dim = 64, .causal = true, .varlen = "lens:1+33+200"}, false},
     {{.batch = 2, .heads = 2, .seq = 300, .dim = 64, .dtype = ATTN_FP16}, false},
     {{.batch = 2, .heads = 3, .kv_heads = 1, .seq = 100, .dim = 128, .dtype = ATTN_FP16, .varlen = "lens:1+100"}, false},
+    {{.batch = 2, .heads = 3, .kv_heads = 1, .seq = 129, .dim = 96, .causal = true}, false},
 };
 #define N_GRAD_SHAPES ((int)(sizeof grad_shapes / sizeof grad_shapes[0]))
 

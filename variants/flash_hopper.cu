@@ -114,16 +114,16 @@ static int launch_cfg(const CUtensorMap *tm, void *o, const struct hop_launch *l
     return ATTN_OK;
 }
 
-/* The backward's saving forward: configuration C (dense, no XT, no
- * clusters) keeping each row's statistic in lse, s_pad rows per head. */
+/* The backward's saving forward: configuration C (no XT, no clusters)
+ * keeping each row's statistic in lse (hop_policy_lse's layouts). */
 template <typename T, int D, typename C>
 static int launch_cfg_lse(const CUtensorMap *tm, void *o, const struct hop_launch *l, float *lse, int s_pad,
                           cudaStream_t s)
 {
-    const dim3 grid = hop_grid<C>(l->S, l->bh, l->n_sm, 0, l->group);
+    const dim3 grid = hop_grid<C>(l->S, l->bh, l->n_sm, l->n_ragged, l->group);
     flash_hopper_lse_kernel<T, D, C><<<grid, C::THREADS, hop_smem_bytes<D, C>(), s>>>(
-        tm[0], tm[1], tm[2], tm[3], (T *)o, l->S, l->causal, l->scale_log2, (int)l->bh, l->sec_heads, l->group, lse,
-        s_pad);
+        tm[0], tm[1], tm[2], tm[3], (T *)o, l->S, l->causal, l->scale_log2, (int)l->bh, l->sec_heads, l->group,
+        l->tiles, l->n_ragged, lse, s_pad);
     LAUNCH_TRY("flash_hopper_lse_kernel");
     return ATTN_OK;
 }
@@ -276,9 +276,10 @@ static const struct hopper_cfg *pick_cfg(const struct attn_problem *p)
 /* What one backward launches on besides the tensor maps (Q, K, V, dO). */
 struct hbw_call {
     hbw_args a;
-    size_t bh;                /* B·H */
-    const void *o, *dout;     /* [B·H, S, D] */
-    void *dq;                 /* the same */
+    size_t bh;            /* B·H */
+    const void *o, *dout; /* [B·H, S, D]; ragged [tokens, H, D] */
+    void *dq;             /* the same */
+    const float *lse_tok; /* ragged: the saving forward's statistics, [tokens, H] */
 };
 
 /* the saving forward's kernel (configuration C) and the backward's */
@@ -295,18 +296,19 @@ template <typename T, int D, typename C> static int prepare_bwd(void)
 template <typename T, int D> static int launch_bwd(const CUtensorMap *tm, const struct hbw_call *c, cudaStream_t s)
 {
     const hbw_args &a = c->a;
-    const size_t rows = c->bh * (size_t)a.S, padded = c->bh * (size_t)a.s_pad;
-    hbw_prep_kernel<T, D><<<(unsigned)((padded + 7) / 8), 256, 0, s>>>(
-        (const T *)c->o, (const T *)c->dout, (float *)a.dsum, (float *)a.lse, padded, a.S, a.s_pad);
+    const size_t padded = c->bh * (size_t)a.s_pad;
+    hbw_prep_kernel<T, D><<<(unsigned)((padded + 7) / 8), 256, 0, s>>>((const T *)c->o, (const T *)c->dout,
+                                                                        (float *)a.dsum, (float *)a.lse, c->lse_tok,
+                                                                        a.cu, padded, a.S, a.s_pad, a.heads);
     LAUNCH_TRY("hbw_prep_kernel");
-    CUDA_TRY(cudaMemsetAsync(a.dq_acc, 0, c->bh * (size_t)a.s_pad * D * sizeof(float), s));
+    CUDA_TRY(cudaMemsetAsync(a.dq_acc, 0, c->bh * (size_t)a.s_pad * hop_dpad(D) * sizeof(float), s));
     const unsigned kv_bh = (unsigned)(c->bh / (size_t)a.group), key_tiles = (unsigned)((a.S + HBW_KEYS - 1) / HBW_KEYS);
-    hbw_kernel<T, D><<<dim3(kv_bh, key_tiles), hbw_cfg<D>::THREADS, hbw_cfg<D>::SMEM, s>>>(tm[0], tm[1], tm[2],
-                                                                                          tm[3], a);
+    hbw_kernel<T, D><<<kv_bh * key_tiles, hbw_cfg<D>::THREADS, hbw_cfg<D>::SMEM, s>>>(tm[0], tm[1], tm[2], tm[3],
+                                                                                     a);
     LAUNCH_TRY("hbw_kernel");
-    const size_t quads = rows * D / 4;
-    hbw_dq_kernel<T, D><<<(unsigned)((quads + 255) / 256), 256, 0, s>>>(a.dq_acc, (T *)c->dq, quads, a.S, a.s_pad,
-                                                                        a.scale);
+    const size_t quads = padded * D / 4;
+    hbw_dq_kernel<T, D><<<(unsigned)((quads + 255) / 256), 256, 0, s>>>(a.dq_acc, (T *)c->dq, a.cu, quads, a.S,
+                                                                        a.s_pad, a.heads, a.scale);
     LAUNCH_TRY("hbw_dq_kernel");
     return ATTN_OK;
 }
@@ -331,9 +333,11 @@ template <typename T, int D> static const void *bwd_kernel_ptr(void) { return (c
      launch_cfg_lse<TYPE, D, C>, launch_bwd<TYPE, D>}
 #define HBCFG_BOTH(D, FWD_NAME, C) HBCFG(__nv_bfloat16, ATTN_BF16, D, FWD_NAME, C), HBCFG(__half, ATTN_FP16, D, FWD_NAME, C)
 
+/* the head dims here are those bwd_supports names */
 static const struct hopper_bwd_cfg bwd_cfgs[] = {
     HBCFG_BOTH(128, "d128_grid", cfg_d128_grid),
     HBCFG_BOTH(64, "d64_grid", cfg_d64_grid),
+    HBCFG_BOTH(96, "d96_grid_192keys", cfg_d128_grid_192keys),
 };
 
 static const struct hopper_bwd_cfg *find_bwd_cfg(const struct attn_problem *p)
@@ -344,21 +348,30 @@ static const struct hopper_bwd_cfg *find_bwd_cfg(const struct attn_problem *p)
 }
 
 /* The backward's workspace, each array 256-byte aligned: lse and Dsum
- * ([B·H, s_pad] floats), dQ's accumulator ([B·H, s_pad, D] floats). */
+ * ([B·H, s_pad] floats), dQ's accumulator (B·H·s_pad·DP floats, DP the
+ * padded head_dim, in blocks of 64 rows: flash_hopper_bwd.cuh); ragged also
+ * the sequence starts (batch + 1 ints) and the forward's statistics as it
+ * keeps them ([tokens, H] floats). */
 struct bwd_layout {
-    size_t lse, dsum, dq_acc, total;
+    size_t lse, dsum, dq_acc, cu, lse_tok, total;
     int s_pad;
 };
 
 static struct bwd_layout bwd_layout_of(const struct attn_problem *p)
 {
-    struct bwd_layout l = {0, 0, 0, 0, 0};
+    struct bwd_layout l = {0, 0, 0, 0, 0, 0, 0};
     if (p->pass == ATTN_PASS_FWD) return l;
-    l.s_pad = (p->seq_len + 63) / 64 * 64;
+    const int bm = hbw_bm(p->head_dim); /* a step's query rows: the statistics' copies read whole tiles */
+    l.s_pad = (p->seq_len + bm - 1) / bm * bm;
     const size_t rows = (size_t)p->batch * p->heads * l.s_pad;
     l.dsum = gpu_round256(rows * sizeof(float));
     l.dq_acc = 2 * l.dsum;
-    l.total = l.dq_acc + gpu_round256(rows * p->head_dim * sizeof(float));
+    l.total = l.dq_acc + gpu_round256(rows * hop_dpad(p->head_dim) * sizeof(float));
+    if (attn_is_varlen(p)) {
+        l.cu = l.total;
+        l.lse_tok = l.cu + gpu_round256(((size_t)p->batch + 1) * sizeof(int));
+        l.total = l.lse_tok + gpu_round256(attn_tokens(p) * p->heads * sizeof(float));
+    }
     return l;
 }
 
@@ -435,6 +448,8 @@ struct hopper_ctx {
     const struct hopper_bwd_cfg *bwd;
     struct hop_maps bwd_maps;
     float *lse, *dsum, *dq_acc;
+    int *cu;        /* ragged: the sequence starts; NULL: dense */
+    float *lse_tok; /* ragged: the forward's statistics, [tokens, H] */
     int s_pad;
 };
 
@@ -456,10 +471,8 @@ static const char *cfg_supports(const struct hopper_cfg *c, const struct attn_pr
 /* NULL when the backward can run p on dev, else why not. */
 static const char *bwd_supports(const struct attn_problem *p, const struct device_info *dev)
 {
-    if (p->head_dim != 64 && p->head_dim != 128) return "backward: head_dim 64 and 128 only (not implemented yet)";
-    if (attn_is_varlen(p)) return "backward: ragged batches (varlen) not implemented yet";
     const struct hopper_bwd_cfg *b = find_bwd_cfg(p);
-    if (!b) return "backward: none compiled for this dtype and head_dim";
+    if (!b) return "backward: head_dim 64, 96 and 128 only (the others not implemented yet)";
     const struct hopper_cfg *f = find_cfg(b->fwd_name, p->dtype, p->head_dim);
     if (!f) return "backward: its forward's configuration is not compiled";
     const char *why = cfg_supports(f, p, dev);
@@ -560,19 +573,23 @@ static int setup_bwd(void **ctx, const struct attn_problem *p, void *workspace)
     ATTN_TRY(b->prepare());
     ATTN_TRY(setup_cfg(ctx, p, cfg, 0));
     struct hopper_ctx *c = (struct hopper_ctx *)*ctx;
-    const int rc = hop_maps_init(&c->bwd_maps, HBW_KEYS, 0);
-    if (rc != ATTN_OK) {
-        hopper_teardown(c);
-        *ctx = NULL;
-        return rc;
-    }
+    const bool ragged = attn_is_varlen(p);
     const struct bwd_layout l = bwd_layout_of(p);
     unsigned char *ws = (unsigned char *)workspace;
     c->bwd = b;
     c->lse = (float *)(ws + l.lse);
     c->dsum = (float *)(ws + l.dsum);
     c->dq_acc = (float *)(ws + l.dq_acc);
+    c->cu = ragged ? (int *)(ws + l.cu) : NULL;
+    c->lse_tok = ragged ? (float *)(ws + l.lse_tok) : NULL;
     c->s_pad = l.s_pad;
+    int rc = hop_maps_init(&c->bwd_maps, HBW_KEYS, ragged ? (long)attn_tokens(p) : 0);
+    if (rc == ATTN_OK && ragged) rc = gpu_seq_starts_to_device(p, c->cu, "flash_hopper's sequence starts");
+    if (rc != ATTN_OK) {
+        hopper_teardown(c);
+        *ctx = NULL;
+        return rc;
+    }
     attn_set_impl("cfg %s, backward bwd_d%d", cfg->name, p->head_dim);
     return ATTN_OK;
 }
@@ -604,7 +621,8 @@ static int hopper_fwd_stats(void *ctx, const void *q, const void *k, const void 
     if (!c->bwd) return ATTN_FAIL(ATTN_ERR, "flash_hopper: set up for a forward-only point");
     ATTN_TRY(hop_maps_for(&c->maps, &c->p, q, k, v, o));
     attn_range_push("flash_hopper_fwd_lse");
-    const int rc = c->bwd->launch_fwd(c->maps.tm, o, &c->launch, c->lse, c->s_pad, (cudaStream_t)stream);
+    float *lse = c->lse_tok ? c->lse_tok : c->lse; /* ragged: [tokens, H], laid out by the backward's prep */
+    const int rc = c->bwd->launch_fwd(c->maps.tm, o, &c->launch, lse, c->s_pad, (cudaStream_t)stream);
     attn_range_pop();
     return rc;
 }
@@ -617,8 +635,9 @@ static int hopper_backward(void *ctx, const void *q, const void *k, const void *
     ATTN_TRY(hop_maps_for(&c->bwd_maps, &c->p, q, k, v, dout));
     const struct attn_problem *p = &c->p;
     struct hbw_call call;
-    call.a = {c->lse, c->dsum, c->dq_acc, dk, dv, p->seq_len, c->s_pad, p->causal ? 1 : 0, p->heads,
+    call.a = {c->lse, c->dsum, c->dq_acc, dk, dv, c->cu, p->seq_len, c->s_pad, p->causal ? 1 : 0, p->heads,
               p->heads / attn_kv_heads(p), c->launch.scale_log2, p->scale};
+    call.lse_tok = c->lse_tok;
     call.bh = (size_t)p->batch * p->heads;
     call.o = o;
     call.dout = dout;

@@ -187,15 +187,18 @@ template <typename P> struct hop_keeps_lse<P, std::void_t<decltype(P::LSE)>> : s
 
 /* The backward's saving forward: the shipped policy, and each row's softmax
  * statistic for the backward, lse = max·scale·log2(e) + log2(sum) (the
- * log-sum-exp of the scaled scores in log2 units, as flash_mma keeps it),
- * at lse[head·s_pad + row] for the rows < S. Dense batches, plain grids
- * (no XT: the statistic is written where the work tile ends). */
+ * log-sum-exp of the scaled scores in log2 units, as flash_mma keeps it):
+ * dense, at lse[head·s_pad + row]; ragged, at lse[(tok0 + row)·heads +
+ * head] (the backward's prep kernel lays it out as the dense one). Rows in
+ * [0, len) only; plain grids (no XT: the statistic is written where the
+ * work tile ends). */
 struct hop_policy_lse : hop_policy {
     static constexpr bool LSE = true;
     float *lse;
     int s_pad;
     __device__ __forceinline__ void keep_lse(const float (&row_max)[2], const float (&row_sum)[2], const hop_rows &r,
-                                             int bh, int len, float scale_log2) const
+                                             int bh, int len, int tok0, int n_heads, bool ragged,
+                                             float scale_log2) const
     {
 #pragma unroll
         for (int h = 0; h < 2; h++) {
@@ -203,8 +206,10 @@ struct hop_policy_lse : hop_policy {
             s += __shfl_xor_sync(0xffffffffu, s, 1);
             s += __shfl_xor_sync(0xffffffffu, s, 2);
             const int row = r.row0 + 8 * h;
-            /* every row < S saw key 0 at least: its max is finite */
-            if (r.t == 0 && row < len) lse[(size_t)bh * s_pad + row] = row_max[h] * scale_log2 + log2f(s);
+            /* every row in [0, len) saw a key at least: its max is finite */
+            if (r.t != 0 || row < 0 || row >= len) continue;
+            const size_t at = ragged ? (size_t)(tok0 + row) * n_heads + bh : (size_t)bh * s_pad + row;
+            lse[at] = row_max[h] * scale_log2 + log2f(s);
         }
     }
 };
@@ -606,7 +611,8 @@ struct hop_consumer {
             }
             last_pv(last);
             pass_masked_tail();
-            if constexpr (hop_keeps_lse<Policy>::value) pol.keep_lse(row_max, row_sum, rows, bh, len, scale_log2);
+            if constexpr (hop_keeps_lse<Policy>::value)
+                pol.keep_lse(row_max, row_sum, rows, bh, len, tok0, sch.n_bh, sch.tiles != nullptr, scale_log2);
             epilogue(m0, bh, len, tok0, qb, row_sum);
             kv0 += n_streams() * n_tiles;
             k++;
@@ -677,24 +683,24 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
 #endif
 }
 
-/* flash_hopper_kernel of a dense batch that also keeps each row's softmax
- * statistic (hop_policy_lse) in lse, s_pad rows per head: the backward's
- * saving forward. */
+/* flash_hopper_kernel that also keeps each row's softmax statistic
+ * (hop_policy_lse) in lse, s_pad rows per head of a dense batch: the
+ * backward's saving forward. */
 template <typename T, int D, typename C>
 static __global__ void __launch_bounds__(C::THREADS, 1)
 flash_hopper_lse_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                         const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_o,
                         T *__restrict__ o, int S, int causal, float scale_log2, int n_bh, int sec_heads, int group,
-                        float *__restrict__ lse, int s_pad)
+                        const hop_ragged_tile *tiles, int n_ragged, float *__restrict__ lse, int s_pad)
 {
 #if HOP_DEVICE
     static_assert(!C::XT && !C::MC, "the statistics: plain grids or persistent ones without XT or clusters");
-    const hop_schedule<C> sch(S, causal, n_bh, sec_heads, hop_order_all(), group, nullptr, 0);
+    const hop_schedule<C> sch(S, causal, n_bh, sec_heads, hop_order_all(), group, tiles, n_ragged);
     hop_block<T, D, C>(sch, hop_policy_lse{{}, lse, s_pad}, &tm_q, &tm_k, &tm_v, &tm_o, o, scale_log2,
                        [](auto &consumer) { consumer.run(); });
 #elif defined(__CUDA_ARCH__)
     (void)tm_q, (void)tm_k, (void)tm_v, (void)tm_o, (void)o, (void)S, (void)causal, (void)scale_log2, (void)n_bh,
-        (void)sec_heads, (void)group, (void)lse, (void)s_pad;
+        (void)sec_heads, (void)group, (void)tiles, (void)n_ragged, (void)lse, (void)s_pad;
     __trap();
 #endif
 }

@@ -670,29 +670,6 @@ static const char *flash_supports(const struct attn_problem *p, const struct dev
 
 static size_t flash_workspace_bytes(const struct attn_problem *p) { return layout_of(p).total; }
 
-/* A ragged batch's sequence starts onto the device: cu[b] = the tokens
- * before sequence b, cu[batch] = all of them. Finished when it returns (the
- * stream sync waits for a copy from pageable memory). */
-static int upload_starts(const struct attn_problem *p, int *dev_cu)
-{
-    int *lens = (int *)malloc((size_t)p->batch * sizeof *lens);
-    int *cu = (int *)malloc(((size_t)p->batch + 1) * sizeof *cu);
-    if (!lens || !cu) {
-        free(lens);
-        free(cu);
-        return ATTN_FAIL(ATTN_ERR, "out of host memory for the batch's %d lengths", p->batch);
-    }
-    int rc = attn_seq_lens(p, lens);
-    if (rc == ATTN_OK) {
-        cu[0] = 0;
-        for (int b = 0; b < p->batch; b++) cu[b + 1] = cu[b] + lens[b];
-        rc = gpu_copy_to_device(dev_cu, cu, ((size_t)p->batch + 1) * sizeof *cu, "flash_mma's sequence starts");
-    }
-    free(lens);
-    free(cu);
-    return rc;
-}
-
 static int flash_setup(void **ctx, const struct attn_problem *p, void *workspace)
 {
     const struct flash_cfg *cfg = pick_cfg(p);
@@ -710,7 +687,7 @@ static int flash_setup(void **ctx, const struct attn_problem *p, void *workspace
     if (l.total && !workspace) return ATTN_FAIL(ATTN_ERR, "flash_mma: no workspace");
     unsigned char *ws = (unsigned char *)workspace;
     int *cu = attn_is_varlen(p) ? (int *)(ws + l.cu) : NULL;
-    if (cu) ATTN_TRY(upload_starts(p, cu));
+    if (cu) ATTN_TRY(gpu_seq_starts_to_device(p, cu, "flash_mma's sequence starts"));
     if (bwd)
         attn_set_impl("tile %s bwd %s", cfg->name, bwd->name);
     else

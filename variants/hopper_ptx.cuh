@@ -195,6 +195,17 @@ static __device__ __forceinline__ void bulk_load(uint32_t dst, const void *src, 
                  : "memory");
 }
 
+/* dst[i] += src[i] for bytes / 4 floats, global dst and shared src (16-byte
+ * aligned, bytes a multiple of 16), by the bulk-copy engine in whole lines;
+ * issued into the thread's bulk group (commit it, wait for its reads before
+ * src is written again) */
+static __device__ __forceinline__ void bulk_reduce_add_f32(float *dst, uint32_t src, uint32_t bytes)
+{
+    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(dst),
+                 "r"(src), "r"(bytes)
+                 : "memory");
+}
+
 /* One box of shared memory (the layout a tma_load_3d of the same map
  * writes) to the 3-D tensor of `map`; elements outside the tensor are not
  * written. Issued into the thread's bulk group: commit it, then wait for
@@ -210,10 +221,11 @@ static __device__ __forceinline__ void bulk_commit_group(void)
 {
     asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 }
-/* this thread's committed bulk stores have read their shared memory */
-static __device__ __forceinline__ void bulk_wait_reads(void)
+/* this thread's committed bulk stores have read their shared memory (all
+ * but the PENDING most recent groups) */
+template <int PENDING = 0> static __device__ __forceinline__ void bulk_wait_reads(void)
 {
-    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(PENDING) : "memory");
 }
 /* ... and have written global memory */
 static __device__ __forceinline__ void bulk_wait_writes(void)
@@ -313,12 +325,10 @@ static __device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lb
 #define HOP_ACC8(d, i)                                                                             \
     "+f"(d[i + 0]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
         "+f"(d[i + 6]), "+f"(d[i + 7])
-#define HOP_ACC16(d) HOP_ACC8(d, 0), HOP_ACC8(d, 8)
 #define HOP_ACC32(d) HOP_ACC8(d, 0), HOP_ACC8(d, 8), HOP_ACC8(d, 16), HOP_ACC8(d, 24)
 #define HOP_ACC40(d) HOP_ACC32(d), HOP_ACC8(d, 32)
 #define HOP_ACC48(d) HOP_ACC32(d), HOP_ACC8(d, 32), HOP_ACC8(d, 40)
 #define HOP_ACC64(d) HOP_ACC32(d), HOP_ACC8(d, 32), HOP_ACC8(d, 40), HOP_ACC8(d, 48), HOP_ACC8(d, 56)
-#define HOP_REGS16 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}"
 #define HOP_REGS32                                                                                 \
     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "   \
     "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
@@ -394,22 +404,15 @@ static __device__ __forceinline__ void wgmma_rs_n128_tb(float *d, const uint32_t
 
 /* The backward's dQ = dS·K: A (dS) and B (K) both MN-major in shared memory
  * (trans-a and trans-b 1), d (64×N, f32) = A·B (+ d when accumulate); N =
- * 32 (D = 64: half of dQ's columns) or 64 (D = 128). */
+ * 64 (a consumer's 64 columns of dQ at every head_dim). */
 template <typename T, int N>
 static __device__ __forceinline__ void wgmma_ss_tt(float *d, uint64_t da, uint64_t db, int accumulate)
 {
-    static_assert(N == 32 || N == 64, "dQ's widths");
-    if constexpr (N == 32) {
-        if constexpr (is_bf16<T>::value)
-            HOP_WGMMA_SS("bf16", 32, HOP_REGS16, HOP_ACC16, "1, 1", d, da, db, accumulate, 16, 17, 18);
-        else
-            HOP_WGMMA_SS("f16", 32, HOP_REGS16, HOP_ACC16, "1, 1", d, da, db, accumulate, 16, 17, 18);
-    } else {
-        if constexpr (is_bf16<T>::value)
-            HOP_WGMMA_SS("bf16", 64, HOP_REGS32, HOP_ACC32, "1, 1", d, da, db, accumulate, 32, 33, 34);
-        else
-            HOP_WGMMA_SS("f16", 64, HOP_REGS32, HOP_ACC32, "1, 1", d, da, db, accumulate, 32, 33, 34);
-    }
+    static_assert(N == 64, "dQ's width");
+    if constexpr (is_bf16<T>::value)
+        HOP_WGMMA_SS("bf16", 64, HOP_REGS32, HOP_ACC32, "1, 1", d, da, db, accumulate, 32, 33, 34);
+    else
+        HOP_WGMMA_SS("f16", 64, HOP_REGS32, HOP_ACC32, "1, 1", d, da, db, accumulate, 32, 33, 34);
 }
 
 /* ------------------------------------------------------- named barriers */
