@@ -429,10 +429,11 @@ static __device__ __forceinline__ void hbw_consume(uint32_t sm, const hbw_bars &
         hop_fence_p<C::BM>(p);
         hop_fence_p<C::BM>(ds);
         /* the stage's statistics were read by generic loads: ordered before
-         * the bulk copy that refills it (as the forward's release_q) */
+         * the bulk copy that refills it (as the forward's release_q); each
+         * reader arrives itself (one arrival a warp after __syncwarp orders
+         * the same, but racecheck does not follow it) */
         fence_proxy_async();
-        __syncwarp();
-        if (lane == 0) mbar_arrive(bar.empty(s));
+        mbar_arrive(bar.empty(s));
     }
     /* the last reductions complete (shared memory read, global memory
      * written) before the CTA exits */
@@ -486,7 +487,7 @@ hbw_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUt
         mbar_init(bar.kv_full(), 1);
         for (int s = 0; s < 2; s++) {
             mbar_init(bar.full(s), 1);
-            mbar_init(bar.empty(s), 8);
+            mbar_init(bar.empty(s), 256);
         }
         mbar_init_fence();
     }
