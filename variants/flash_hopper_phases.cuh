@@ -622,6 +622,11 @@ static __device__ __forceinline__ void hop_issue_pv(float (&acc_o)[hop_dpad(D) /
 {
     constexpr uint32_t KCH = BN * 128;
     constexpr int CHUNKS = hop_chunks(D), WIDE = PVN ? CHUNKS / 2 : 0;
+    /* D = 64: one descriptor, each wgmma's a constant step from it (as
+     * Q·Kᵀ's; the tile and its steps lie below 256 KiB, so the address
+     * field takes the step without a carry): 1.2-1.5 % faster there, 3.5 %
+     * slower on d128_grid (variants/NOTES-flash_hopper.md) */
+    const uint64_t desc_box = make_desc(v_tile, 1024, 1024);
     fence_regs(acc_o);
     hop_fence_p<BN>(p);
     wgmma_fence();
@@ -632,8 +637,12 @@ static __device__ __forceinline__ void hop_issue_pv(float (&acc_o)[hop_dpad(D) /
         for (int c = 0; c < WIDE; c++)
             wgmma_rs_n128_tb<T>(acc_o + 64 * c, p[kk], make_desc(v_tile + 2 * c * KCH + kk * 2048, KCH, 1024));
 #pragma unroll
-        for (int c = 2 * WIDE; c < CHUNKS; c++)
-            wgmma_rs_n64_tb<T>(acc_o + 32 * c, p[kk], make_desc(v_tile + c * KCH + kk * 2048, 1024, 1024));
+        for (int c = 2 * WIDE; c < CHUNKS; c++) {
+            if constexpr (D == 64)
+                wgmma_rs_n64_tb<T>(acc_o + 32 * c, p[kk], desc_box + (uint64_t)((c * KCH + kk * 2048) >> 4));
+            else
+                wgmma_rs_n64_tb<T>(acc_o + 32 * c, p[kk], make_desc(v_tile + c * KCH + kk * 2048, 1024, 1024));
+        }
     }
     wgmma_commit();
 }
