@@ -7,7 +7,8 @@
  * Three launches per backward (and a memset of dQ's accumulator):
  *   hbw_prep_kernel     Dsum = rowsum(dO∘O), fp32, per query row and head
  *                       (and the padding rows' statistics)
- *   hbw_kernel          one CTA per (batch, K/V head, 128-key tile): dK and
+ *   hbw_kernel          one CTA per (batch, K/V head, 128-key tile), the
+ *                       tiles of one head adjacent in the grid: dK and
  *                       dV of its keys summed over the K/V head's group of
  *                       query heads; dQ's share of its keys added to the
  *                       fp32 accumulator by bulk reductions
@@ -79,8 +80,10 @@
  * Step i uses stage i % 2 in round i / 2: the producer waits empty with
  * parity (round & 1) ^ 1, arms full with the stage's bytes and loads; a
  * consumer waits full with parity round & 1 and, once every wgmma that read
- * the stage is complete, lane 0 of each of its warps arrives on empty (8
- * arrivals). kv_full: one phase, the K and V bytes.
+ * the stage is complete, each of its threads arrives on empty (256
+ * arrivals: every reader of the statistics releases them itself, an order
+ * compute-sanitizer's racecheck follows). kv_full: one phase, the K and V
+ * bytes.
  *
  * Ragged batches: a CTA's sequence from cu (its key tiles past the
  * sequence's end exit at once), rows and keys past the end masked as past
