@@ -1140,8 +1140,8 @@ END_TEST
 
 /* The odd shapes of the backward: S = 1, 17, 1000, 4097; a group of three
  * query heads per K/V head; a ragged batch with a sequence of one token;
- * fp16; head_dim 96 (padded to 128 by flash_hopper). gpu_ref: the float32 GPU references (S = 4097 costs the float64 one
- * too long). */
+ * fp16; head_dim 96 (padded to 128 by flash_hopper). gpu_ref: the float32
+ * GPU references (S = 4097 costs the float64 one too long). */
 static const struct {
     struct shape s;
     bool gpu_ref;
