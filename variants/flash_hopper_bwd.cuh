@@ -1,8 +1,9 @@
 /* flash_hopper_bwd.cuh — flash_hopper's backward for Hopper (sm_90a): dQ,
  * dK and dV of dense and ragged batches, head_dim 64, 96 and 128, bf16
- * and fp16, grouped K/V heads, causal or not. Part of flash_hopper.cu's translation unit
- * (its host side launches these); the forward that keeps the statistics
- * this reads is flash_hopper_lse_kernel (flash_hopper_kernel.cuh).
+ * and fp16, grouped K/V heads, causal or not. Part of flash_hopper.cu's
+ * translation unit (its host side launches these); the forward that keeps
+ * the statistics this reads is flash_hopper_lse_kernel
+ * (flash_hopper_kernel.cuh).
  *
  * Three launches per backward (and a memset of dQ's accumulator):
  *   hbw_prep_kernel     Dsum = rowsum(dO∘O), fp32, per query row and head
@@ -164,9 +165,16 @@ static __host__ __device__ __forceinline__ int hbw_dq_at(int wc, int warp, int j
 /* Sequence b's first token and length: dense 0 and S, ragged from cu. */
 struct hbw_seq {
     int tok0, len;
+    bool ragged;
     __host__ __device__ __forceinline__ hbw_seq(const int *cu, int b, int S)
-        : tok0(cu ? cu[b] : 0), len(cu ? cu[b + 1] - cu[b] : S)
+        : tok0(cu ? cu[b] : 0), len(cu ? cu[b + 1] - cu[b] : S), ragged(cu != nullptr)
     {
+    }
+    /* the row of position q of plane bh = b · heads + h: dense [B·heads,
+     * S], ragged [tokens, heads] */
+    __host__ __device__ __forceinline__ size_t row(size_t bh, int h, int heads, int S, int q) const
+    {
+        return ragged ? (size_t)(tok0 + q) * heads + h : bh * S + q;
     }
 };
 
@@ -184,6 +192,9 @@ struct hbw_bars {
  * i % per_head. */
 struct hbw_sweep {
     int m_first, per_head, steps;
+    /* step i's query head within the group, and its query tile */
+    __device__ __forceinline__ int head(int i) const { return i / per_head; }
+    __device__ __forceinline__ int tile(int i) const { return m_first + i % per_head; }
     __device__ __forceinline__ hbw_sweep(int len, int n0, int causal, int group, int bm)
     {
         const int n_m = (len + bm - 1) / bm;
@@ -246,8 +257,7 @@ static __device__ __forceinline__ void hbw_produce(uint32_t sm, const hbw_bars &
     }
     for (int i = 0; i < sw.steps; i++) {
         const int s = i % 2, round = i / 2;
-        const int h = kvh * a.group + i / sw.per_head, q_bh = b * a.heads + h;
-        const int m0 = C::BM * (sw.m_first + i % sw.per_head);
+        const int h = kvh * a.group + sw.head(i), q_bh = b * a.heads + h, m0 = C::BM * sw.tile(i);
         const int q_plane = a.cu ? h : q_bh;
         mbar_wait(bar.empty(s), (round & 1) ^ 1, "bwd empty");
         mbar_arrive_expect_tx(bar.full(s), 2 * C::Q_BYTES + C::STAT_BYTES);
@@ -288,7 +298,7 @@ static __device__ __forceinline__ void hbw_consume(uint32_t sm, const hbw_bars &
     mbar_wait(bar.kv_full(), 0, "bwd kv_full");
     for (int i = 0; i < sw.steps; i++) {
         const int s = i % 2, round = i / 2;
-        const int q_bh = b * a.heads + kvh * a.group + i / sw.per_head, m0 = C::BM * (sw.m_first + i % sw.per_head);
+        const int q_bh = b * a.heads + kvh * a.group + sw.head(i), m0 = C::BM * sw.tile(i);
         const uint32_t q_st = sm + C::Q_OFF + s * C::Q_BYTES, do_st = sm + C::DO_OFF + s * C::Q_BYTES;
         mbar_wait(bar.full(s), round & 1, "bwd full");
         float acc_s[C::BM / 2], acc_dp[C::BM / 2];
@@ -448,8 +458,7 @@ static __device__ __forceinline__ void hbw_consume(uint32_t sm, const hbw_bars &
     for (int h = 0; h < 2; h++) {
         const int key = key0 + 8 * h;
         if (key >= seq.len) continue;
-        const size_t at = a.cu ? ((size_t)(seq.tok0 + key) * kv_heads + kvh) * D
-                               : (((size_t)b * kv_heads + kvh) * a.S + key) * D;
+        const size_t at = seq.row((size_t)b * kv_heads + kvh, kvh, kv_heads, a.S, key) * D;
         T *dk_row = (T *)a.dk + at + 2 * t;
         T *dv_row = (T *)a.dv + at + 2 * t;
 #pragma unroll
@@ -529,7 +538,7 @@ static __global__ void hbw_prep_kernel(const T *__restrict__ o, const T *__restr
         if (lane == 0) dsum[row] = lse[row] = 0.f;
         return;
     }
-    const size_t at = cu ? ((size_t)(seq.tok0 + q) * heads + h) * D : (bh * S + q) * D;
+    const size_t tok_row = seq.row(bh, h, heads, S, q), at = tok_row * D;
     const T *orow = o + at, *drow = dout + at;
     float acc = 0.f;
 #pragma unroll
@@ -541,7 +550,7 @@ static __global__ void hbw_prep_kernel(const T *__restrict__ o, const T *__restr
     for (int off = 16; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
     if (lane == 0) {
         dsum[row] = acc;
-        if (cu) lse[row] = lse_tok[(size_t)(seq.tok0 + q) * heads + h];
+        if (cu) lse[row] = lse_tok[tok_row];
     }
 }
 
@@ -565,7 +574,7 @@ static __global__ void hbw_dq_kernel(const float *__restrict__ dq_acc, T *__rest
     const float *block = dq_acc + (bh * s_pad + (q - r)) * DP;
     const float4 v = *reinterpret_cast<const float4 *>(
         block + hbw_dq_at<DQN>(col / DQN, r / 16, dd / 8, (r / 8) % 2, 4 * (r % 8) + (dd % 8) / 2));
-    const size_t at = cu ? ((size_t)(seq.tok0 + q) * heads + bh % heads) * D + col : (bh * S + q) * D + col;
+    const size_t at = seq.row(bh, (int)(bh % heads), heads, S, q) * D + col;
     uint2 out;
     out.x = pack2(v.x * scale, v.y * scale, (T *)nullptr);
     out.y = pack2(v.z * scale, v.w * scale, (T *)nullptr);

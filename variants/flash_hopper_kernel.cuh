@@ -684,8 +684,8 @@ flash_hopper_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_const
 }
 
 /* flash_hopper_kernel that also keeps each row's softmax statistic
- * (hop_policy_lse) in lse, s_pad rows per head of a dense batch: the
- * backward's saving forward. */
+ * (hop_policy_lse) in lse — s_pad rows per head of a dense batch, [tokens,
+ * heads] of a ragged one: the backward's saving forward. */
 template <typename T, int D, typename C>
 static __global__ void __launch_bounds__(C::THREADS, 1)
 flash_hopper_lse_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,

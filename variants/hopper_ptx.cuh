@@ -349,8 +349,9 @@ static __device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lb
 /* The asm of one wgmma, written once for both 16-bit types (TY "bf16" or
  * "f16"): N columns, accumulator operands REGS / ACC(d). SS: A and B in
  * shared memory, K-major (TRANS "0, 0": trans-a, trans-b) or both MN-major
- * ("1, 1"), operands %QA, %QB the descriptors, %QP the accumulate flag. RS_TB: A from registers (%A0..%A3), B N-major in shared memory
- * (trans-b 1, descriptor %QB), always accumulating. */
+ * ("1, 1"), operands %QA, %QB the descriptors, %QP the accumulate flag.
+ * RS_TB: A from registers (%A0..%A3), B N-major in shared memory (trans-b
+ * 1, descriptor %QB), always accumulating. */
 #define HOP_WGMMA_SS(TY, N, REGS, ACC, TRANS, d, da, db, acc, QA, QB, QP)                         \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #QP ", 0;\n"                                \
                  "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TY "." TY " " REGS              \
