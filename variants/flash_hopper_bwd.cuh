@@ -206,7 +206,7 @@ struct hbw_sweep {
 
 /* A K-major k-step's descriptor offset: 16 columns of a 64-column box of
  * `box` bytes (4 k-steps a box, 32 bytes apart) */
-template <int D> static __device__ __forceinline__ uint64_t hbw_kstep(int kk, uint32_t box)
+static __device__ __forceinline__ uint64_t hbw_kstep(int kk, uint32_t box)
 {
     return (uint64_t)(((kk / 4) * box + (kk % 4) * 32) >> 4);
 }
@@ -311,12 +311,12 @@ static __device__ __forceinline__ void hbw_consume(uint32_t sm, const hbw_bars &
             wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < D / 16; kk++)
-                hbw_ss<T, C::BM>(acc_s, desc_k + hbw_kstep<D>(kk, C::KV_BOX), desc_q + hbw_kstep<D>(kk, C::Q_BOX),
+                hbw_ss<T, C::BM>(acc_s, desc_k + hbw_kstep(kk, C::KV_BOX), desc_q + hbw_kstep(kk, C::Q_BOX),
                                  kk > 0);
             wgmma_commit();
 #pragma unroll
             for (int kk = 0; kk < D / 16; kk++)
-                hbw_ss<T, C::BM>(acc_dp, desc_v + hbw_kstep<D>(kk, C::KV_BOX), desc_do + hbw_kstep<D>(kk, C::Q_BOX),
+                hbw_ss<T, C::BM>(acc_dp, desc_v + hbw_kstep(kk, C::KV_BOX), desc_do + hbw_kstep(kk, C::Q_BOX),
                                  kk > 0);
             wgmma_commit();
             if constexpr (C::BM == 64) {
