@@ -28,7 +28,9 @@
  *   Sᵀ  = K_w·Qᵀ       64 keys × BM queries, SS (K and Q K-major), D/16 k-steps
  *   dPᵀ = V_w·dOᵀ      the same with V and dO, a wgmma group of its own
  *   P   = exp2(Sᵀ·scale·log2 e − lse[q])   (masked entries: keys or
- *         queries past S, causal keys past the query, set to 0 by select)
+ *         queries past S, causal keys past the query, set to 0 by select,
+ *         tested only on the steps that hold any: a loop without the test
+ *         on the others)
  *   dSᵀ = P∘(dPᵀ − Dsum[q])
  *   dV += Pᵀ·dO        RS: P from the accumulator, dO N-major (trans-b), as
  *                      the forward's P·V (hop_issue_pv)
@@ -105,6 +107,8 @@
 #define ATTN_FLASH_HOPPER_BWD_CUH
 
 #include "flash_hopper_phases.cuh"
+
+#include <type_traits>
 
 /* Keys per CTA (the K and V tensor maps' box rows), at every head_dim. */
 #define HBW_KEYS 128
@@ -332,20 +336,33 @@ static __device__ __forceinline__ void hbw_consume(uint32_t sm, const hbw_bars &
         const float *st =
             reinterpret_cast<const float *>(__cvta_shared_to_generic(sm + C::STAT_OFF + s * C::STAT_BYTES));
         uint32_t p[C::BM / 16][4], ds[C::BM / 16][4];
+        /* an edge step holds masked entries (queries or keys past the
+         * sequence's end, causal keys past a query); the others take the
+         * pointwise loops without the per-element test (the form below is
+         * instantiated for both: `masked` is std::true_type or false_type) */
+        const bool edge = m0 + C::BM > seq.len || n0 + 64 * w + 64 > seq.len || (a.causal && n0 + 64 * w + 63 > m0);
+        const auto off = [&](auto masked, int key, int q) {
+            return decltype(masked)::value && (q >= seq.len || key >= seq.len || (a.causal && key > q));
+        };
         if constexpr (C::BM == 64) {
             /* P (masked entries 0 by select: their lse may be any value),
              * under dPᵀ's wgmmas */
+            const auto form_p = [&](auto masked) {
 #pragma unroll
-            for (int j = 0; j < C::BM / 8; j++) {
-                const float2 lse = *reinterpret_cast<const float2 *>(st + 8 * j + 2 * t);
+                for (int j = 0; j < C::BM / 8; j++) {
+                    const float2 lse = *reinterpret_cast<const float2 *>(st + 8 * j + 2 * t);
 #pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const int key = key0 + 8 * (e >> 1), q = m0 + 8 * j + 2 * t + (e & 1);
-                    const bool off = q >= seq.len || key >= seq.len || (a.causal && key > q);
-                    const float p = ex2(fmaf(acc_s[4 * j + e], a.scale_log2, -((e & 1) ? lse.y : lse.x)));
-                    acc_s[4 * j + e] = off ? 0.f : p;
+                    for (int e = 0; e < 4; e++) {
+                        const int key = key0 + 8 * (e >> 1), q = m0 + 8 * j + 2 * t + (e & 1);
+                        const float x = ex2(fmaf(acc_s[4 * j + e], a.scale_log2, -((e & 1) ? lse.y : lse.x)));
+                        acc_s[4 * j + e] = off(masked, key, q) ? 0.f : x;
+                    }
                 }
-            }
+            };
+            if (edge)
+                form_p(std::true_type{});
+            else
+                form_p(std::false_type{});
             hop_convert_p<T, C::BM>(p, acc_s);
             /* dV += Pᵀ·dO under dS's arithmetic */
             hop_issue_pv<T, D, C::BM, C::BM / 16, true>(dv, p, do_st);
@@ -366,25 +383,30 @@ static __device__ __forceinline__ void hbw_consume(uint32_t sm, const hbw_bars &
              * that the two 64-float accumulators die as they go: with dK and
              * dV beside them they leave no room for P's packed copy or for
              * Dsum loaded ahead (the BM = 64 order spills here) */
+            const auto form_p_ds = [&](auto masked) {
 #pragma unroll
-            for (int kk = 0; kk < C::BM / 16; kk++)
+                for (int kk = 0; kk < C::BM / 16; kk++)
 #pragma unroll
-                for (int r = 0; r < 4; r++) {
-                    const int at = 8 * kk + 2 * r, j = at / 4;
-                    const float2 lse = *reinterpret_cast<const float2 *>(st + 8 * j + 2 * t);
-                    const float2 dsum = *reinterpret_cast<const float2 *>(st + C::BM + 8 * j + 2 * t);
-                    float pv[2], dv_s[2];
+                    for (int r = 0; r < 4; r++) {
+                        const int at = 8 * kk + 2 * r, j = at / 4;
+                        const float2 lse = *reinterpret_cast<const float2 *>(st + 8 * j + 2 * t);
+                        const float2 dsum = *reinterpret_cast<const float2 *>(st + C::BM + 8 * j + 2 * t);
+                        float pv[2], dv_s[2];
 #pragma unroll
-                    for (int u = 0; u < 2; u++) {
-                        const int e = at % 4 + u, key = key0 + 8 * (e >> 1), q = m0 + 8 * j + 2 * t + u;
-                        const bool off = q >= seq.len || key >= seq.len || (a.causal && key > q);
-                        const float x = ex2(fmaf(acc_s[at + u], a.scale_log2, -(u ? lse.y : lse.x)));
-                        pv[u] = off ? 0.f : x;
-                        dv_s[u] = pv[u] * (acc_dp[at + u] - (u ? dsum.y : dsum.x));
+                        for (int u = 0; u < 2; u++) {
+                            const int e = at % 4 + u, key = key0 + 8 * (e >> 1), q = m0 + 8 * j + 2 * t + u;
+                            const float x = ex2(fmaf(acc_s[at + u], a.scale_log2, -(u ? lse.y : lse.x)));
+                            pv[u] = off(masked, key, q) ? 0.f : x;
+                            dv_s[u] = pv[u] * (acc_dp[at + u] - (u ? dsum.y : dsum.x));
+                        }
+                        p[kk][r] = pack2(pv[0], pv[1], (T *)nullptr);
+                        ds[kk][r] = pack2(dv_s[0], dv_s[1], (T *)nullptr);
                     }
-                    p[kk][r] = pack2(pv[0], pv[1], (T *)nullptr);
-                    ds[kk][r] = pack2(dv_s[0], dv_s[1], (T *)nullptr);
-                }
+            };
+            if (edge)
+                form_p_ds(std::true_type{});
+            else
+                form_p_ds(std::false_type{});
             hop_issue_pv<T, D, C::BM, C::BM / 16, true>(dv, p, do_st); /* under dSᵀ's staging */
         }
         /* dSᵀ of both consumers into buffer i % 2, then dQ from all 128 keys;
