@@ -185,16 +185,19 @@ ROW_TIMEOUT ?=
 # SUSTAIN=S: the sustained regime (rows sampled once the loaded board's clock
 # and power have settled, at most S s); INIT=uniform|normal[:SIGMA]: the
 # inputs of points that name none (default normal); PASS=fwd|bwd|fwd_bwd:
-# what the rows of points that name none time (default fwd)
+# what the rows of points that name none time (default fwd); FLUSH=memset|read:
+# how cold mode flushes the L2 (default memset; docs/measuring.md)
 SUSTAIN  ?=
 INIT     ?=
 PASS     ?=
+FLUSH    ?=
 # attnbench's options from the knobs, each value quoted; BENCH_ARGS_NO_OUT
 # for the drivers that take OUT themselves (GPUS=, bench-slurm)
 BENCH_ARGS_NO_OUT = $(call opt,--grid,$(GRID)) $(call opt,--mode,$(MODE)) $(call opt,--warm-ms,$(WARM_MS)) \
              $(call opt,--variants,$(VARIANTS)) $(if $(filter 1,$(PEAK)),--peak) $(call opt,--resume,$(RESUME)) \
              $(if $(filter 1,$(FORCE)),--force) $(call opt,--row-timeout,$(ROW_TIMEOUT)) \
-             $(call opt,--sustain,$(SUSTAIN)) $(call opt,--init,$(INIT)) $(call opt,--pass,$(PASS))
+             $(call opt,--sustain,$(SUSTAIN)) $(call opt,--init,$(INIT)) $(call opt,--pass,$(PASS)) \
+             $(call opt,--flush,$(FLUSH))
 BENCH_ARGS = $(BENCH_ARGS_NO_OUT) $(call opt,--out,$(OUT))
 TRACE_GRID ?= seed
 GPU_SLUG  = $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | sed 's/^NVIDIA //' | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$$//')
@@ -345,7 +348,7 @@ AB_ARGS = $(call opt,--grid,$(GRID)) $(call opt,--mode,$(MODE)) $(call opt,--war
           $(call opt,--variants,$(VARIANTS)) $(call opt,--out,$(OUT)) $(call opt,--block-ms,$(BLOCK_MS)) \
           $(call opt,--budget-ms,$(BUDGET_MS)) $(call opt,--thresholds,$(THRESHOLDS)) \
           $(call opt,--markdown,$(MARKDOWN)) $(call opt,--sustain,$(SUSTAIN)) $(call opt,--init,$(INIT)) $(call opt,--pass,$(PASS)) \
-          $(call opt,--row-timeout,$(ROW_TIMEOUT))
+          $(call opt,--row-timeout,$(ROW_TIMEOUT)) $(call opt,--flush,$(FLUSH))
 ab: ## measure BASE=rev against CAND=rev (default: the working tree) interleaved on one GPU, gate CAND
 	@[ -n $(call shq,$(BASE)) ] || { echo "make ab: BASE=<git revision> is required (e.g. make ab BASE=main)" >&2; exit 2; }
 	@$(call gpu_check,ab)
@@ -365,7 +368,7 @@ REF ?=
 COMPARE_ARGS = $(call opt,--grid,$(GRID)) $(call opt,--mode,$(MODE)) $(call opt,--warm-ms,$(WARM_MS)) \
                $(call opt,--ref,$(REF)) $(call opt,--out,$(OUT)) $(call opt,--block-ms,$(BLOCK_MS)) \
                $(call opt,--budget-ms,$(BUDGET_MS)) $(call opt,--sustain,$(SUSTAIN)) $(call opt,--init,$(INIT)) $(call opt,--pass,$(PASS)) \
-               $(call opt,--row-timeout,$(ROW_TIMEOUT)) $(call opt,--resume,$(RESUME)) \
+               $(call opt,--row-timeout,$(ROW_TIMEOUT)) $(call opt,--resume,$(RESUME)) $(call opt,--flush,$(FLUSH)) \
                $(if $(filter override,$(origin PEAK)),$(if $(filter 1,$(PEAK)),--peak))
 compare: ## measure VARIANTS=a,b,c (built in or Python peers) in turns at each point on one GPU; REF=a; SUSTAIN=S; RESUME=ID continues one; PEAK=1 measures the ceilings first (each worker alone); writes results/<gpu>/compare/ID.csv and its table ID.txt
 	@[ -n $(call shq,$(VARIANTS)) ] || { echo "make compare: VARIANTS=a,b[,...] is required (e.g. make compare VARIANTS=flash_hopper,cudnn_sdpa)" >&2; exit 2; }
@@ -597,6 +600,7 @@ help: ## this list
 	@echo "  VARIANTS=a,b       variants for bench (default: all; see build/attnbench --list)"
 	@echo "  MODE=cold,hot,graph  timing modes for bench (default: cold,graph)"
 	@echo "  WARM_MS=500        warm-up of each row before sampling, ms (default 500: the board's capped steady clock)"
+	@echo "  FLUSH=read         cold mode's L2 flush: read (leaves the L2 clean) or memset (the default; its dirty lines' write-back is charged to the call)"
 	@echo "  PEAK=0             skip measuring the GEMM and copy ceilings before bench (default: 1)"
 	@echo "  TRACE_GRID=NAME    grid for trace (default: seed)"
 	@echo "  TRACE_DIR=DIR      where trace writes JSON, ops.txt and its CSV (default: results/<gpu>/traces)"

@@ -29,6 +29,10 @@ void options_usage(FILE *f)
         "  --budget-ms MS      time budget of one row's sampling (default: 3000)\n"
         "  --noise X           target relative noise, IQR/median (default: 0.005)\n"
         "  --min-samples N     fewest samples per row (default: 10)\n"
+        "  --flush KIND        how cold mode flushes the L2 before a sample: memset (the\n"
+        "                      default) writes twice its size, leaving dirty lines whose\n"
+        "                      write-back the timed call pays; read reads twice its size\n"
+        "                      and leaves it clean (docs/measuring.md)\n"
         "  --warm-ms MS        warm up each row this long before sampling (default: 25 ms or\n"
         "                      200 calls); make bench passes 500, which brings a power-capped\n"
         "                      board (the H200's 700 W) to its steady clock\n"
@@ -207,7 +211,7 @@ int options_parse(struct options *o, int argc, char **argv)
             return ATTN_FAIL(ATTN_ERR_INPUT, "unexpected argument '%s'", a);
         static const char *const with_value[] = {"--grid", "--point", "--variants", "--mode",
                                                  "--out", "--grids-dir", "--budget-ms", "--noise",
-                                                 "--min-samples", "--seed", "--trace", "--warm-ms", "--sustain", "--init", "--pass",
+                                                 "--min-samples", "--seed", "--trace", "--warm-ms", "--sustain", "--init", "--pass", "--flush",
                                                  "--row-timeout", "--resume", "--supervised-fd", "--shard",
                                                  "--extend", "--run-id"};
         bool known = false;
@@ -248,6 +252,9 @@ int options_parse(struct options *o, int argc, char **argv)
         } else if (!strcmp(a, "--pass")) {
             if (attn_pass_parse(val, &o->grid.pass) != ATTN_OK)
                 return ATTN_FAIL(ATTN_ERR_INPUT, "--pass: '%s' is not %s", val, ATTN_PASSES_LISTED);
+        } else if (!strcmp(a, "--flush")) {
+            if (l2_flush_parse(val, &o->flush) != ATTN_OK)
+                return ATTN_FAIL(ATTN_ERR_INPUT, "--flush: '%s' is not %s", val, L2_FLUSHES_LISTED);
         } else if (!strcmp(a, "--sustain")) {
             ATTN_TRY(parse_number(a, val, 0.5, 600, &o->rule.sustain_s));
         } else if (!strcmp(a, "--noise")) {

@@ -22,6 +22,7 @@ struct options {
     const char *out_dir;             /* NULL = results/<gpu> */
     const char *grids_dir;
     struct stop_rule rule;
+    enum l2_flush flush;             /* cold mode's L2 flush (timing.h): memset unless --flush */
     unsigned long long seed;         /* 0 = fresh from the clock */
     bool quiet;
     bool peak;                       /* measure the card's ceilings first */

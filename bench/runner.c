@@ -52,7 +52,7 @@ int runner_init(struct runner *r, const struct options *opt)
     cudaStream_t s;
     CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     r->stream = (attn_stream_t)s;
-    ATTN_TRY(bench_timer_create(&r->timer, r->dev.l2_bytes));
+    ATTN_TRY(bench_timer_create(&r->timer, r->dev.l2_bytes, opt->flush));
     if (clocks_open(r->dev.ordinal) != ATTN_OK && !opt->quiet)
         fprintf(stderr, "attnbench: %s; clock columns left empty\n", attn_error_message());
     if (opt->peak) {
@@ -139,7 +139,7 @@ int runner_open_files(struct runner *r, const char *dir_arg, const char *run_id,
         iso_now(when, sizeof when);
         ATTN_TRY(results_beside_path(r->csv_path, ".env", env_path, sizeof env_path));
         return env_write(env_path, &r->dev, r->have_peaks ? &r->peaks : NULL, r->run_id, when,
-                         r->seed, argc, argv);
+                         r->seed, l2_flush_name(r->opt->flush), argc, argv);
     }
     return ATTN_FAIL(ATTN_ERR_INPUT, "no free run id in '%s'", dir);
 }

@@ -26,8 +26,8 @@ static void put_version(FILE *f, const char *key, int v)
 }
 
 int env_write(const char *path, const struct device_info *d, const struct peaks *pk,
-              const char *run_id, const char *timestamp, unsigned long long seed, int argc,
-              char **argv)
+              const char *run_id, const char *timestamp, unsigned long long seed, const char *cold_flush,
+              int argc, char **argv)
 {
     FILE *f = fopen(path, "w");
     if (!f) return ATTN_FAIL(ATTN_ERR_INPUT, "unable to create '%s': %s", path, strerror(errno));
@@ -36,6 +36,7 @@ int env_write(const char *path, const struct device_info *d, const struct peaks 
     char host[256] = "unknown";
     gethostname(host, sizeof host - 1);
     if (seed) fprintf(f, "seed=%llu\n", seed);
+    fprintf(f, "cold_flush=%s\n", cold_flush);
     fprintf(f, "host=%s\ncommand=", host);
     for (int i = 0; i < argc; i++) fprintf(f, "%s%s", i ? " " : "", argv[i]);
     fprintf(f, "\ngpu_name=%s\ncompute_capability=%d.%d\nsm_count=%d\nl2_bytes=%zu\n"

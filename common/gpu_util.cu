@@ -127,23 +127,30 @@ static __global__ void busy_kernel(long long cycles, float *sink)
 
 /* Each thread XORs the 16-byte words of its grid-stride share, 4 loads in
  * flight; the sum is stored only if impossible (it would need every word
- * to cancel to a marker), so the loads are not optimised away. Streaming
- * loads (ld.global.cs): read once, not kept in L1 or L2 for later. */
+ * to cancel to a marker), so the loads are not optimised away. STREAMING:
+ * ld.global.cs (read once, not kept in L1 or L2 for later: the read
+ * ceiling); else ld.global.cg (kept in L2 as any load's line: the L2
+ * flush, whose lines must displace what is there). */
+template <bool STREAMING> static __device__ __forceinline__ uint4 read16(const uint4 *p)
+{
+    return STREAMING ? __ldcs(p) : __ldcg(p);
+}
+template <bool STREAMING>
 static __global__ void __launch_bounds__(512) read_stream_kernel(const uint4 *src, size_t n16, unsigned *sink)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     uint4 acc = make_uint4(0, 0, 0, 0);
     for (; i + 3 * stride < n16; i += 4 * stride) {
-        const uint4 a = __ldcs(src + i), b = __ldcs(src + i + stride);
-        const uint4 c = __ldcs(src + i + 2 * stride), d = __ldcs(src + i + 3 * stride);
+        const uint4 a = read16<STREAMING>(src + i), b = read16<STREAMING>(src + i + stride);
+        const uint4 c = read16<STREAMING>(src + i + 2 * stride), d = read16<STREAMING>(src + i + 3 * stride);
         acc.x ^= a.x ^ b.x ^ c.x ^ d.x;
         acc.y ^= a.y ^ b.y ^ c.y ^ d.y;
         acc.z ^= a.z ^ b.z ^ c.z ^ d.z;
         acc.w ^= a.w ^ b.w ^ c.w ^ d.w;
     }
     for (; i < n16; i += stride) {
-        const uint4 a = __ldcs(src + i);
+        const uint4 a = read16<STREAMING>(src + i);
         acc.x ^= a.x, acc.y ^= a.y, acc.z ^= a.z, acc.w ^= a.w;
     }
     if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x9e3779b9u && acc.x == 0x7f4a7c15u) *sink = acc.w;
@@ -179,14 +186,25 @@ extern "C" int gpu_smem_optin(size_t *bytes)
 }
 
 
-extern "C" int gpu_read_stream(const void *src, size_t bytes, attn_stream_t s)
+/* One grid of 4 CTAs of 512 threads an SM over `bytes` (a multiple of 16). */
+template <bool STREAMING> static int read_all(const void *src, size_t bytes, attn_stream_t s, const char *who)
 {
     int sms = 0;
     ATTN_TRY(gpu_sm_count(&sms));
-    if (bytes % 16) return ATTN_FAIL(ATTN_ERR, "gpu_read_stream: %zu bytes is not a multiple of 16", bytes);
-    read_stream_kernel<<<sms * 4, 512, 0, s>>>((const uint4 *)src, bytes / 16, NULL);
-    LAUNCH_TRY("read_stream_kernel");
+    if (bytes % 16) return ATTN_FAIL(ATTN_ERR, "%s: %zu bytes is not a multiple of 16", who, bytes);
+    read_stream_kernel<STREAMING><<<sms * 4, 512, 0, s>>>((const uint4 *)src, bytes / 16, NULL);
+    LAUNCH_TRY(who);
     return ATTN_OK;
+}
+
+extern "C" int gpu_read_stream(const void *src, size_t bytes, attn_stream_t s)
+{
+    return read_all<true>(src, bytes, s, "gpu_read_stream");
+}
+
+extern "C" int gpu_flush_l2(const void *buf, size_t bytes, attn_stream_t s)
+{
+    return read_all<false>(buf, bytes, s, "gpu_flush_l2");
 }
 
 extern "C" int gpu_busy_cycles(long long cycles, attn_stream_t s)

@@ -51,6 +51,10 @@ int gpu_busy_cycles(long long cycles, attn_stream_t);
  * SM, and writes nothing but an impossible result: the card's read-only
  * bandwidth (peak.c). */
 int gpu_read_stream(const void *src, size_t bytes, attn_stream_t);
+/* Reads `bytes` (a multiple of 16) at buf once, from every SM, with loads
+ * the L2 keeps, so that its lines displace what the L2 held: cold mode's
+ * FLUSH_READ (timing.h says why). buf's bytes must have been written once. */
+int gpu_flush_l2(const void *buf, size_t bytes, attn_stream_t);
 /* K or V of a paged cache (attn.h) gathered into the contiguous [batch,
  * kv_heads, seq_len, head_dim]: what `k_cache[block_table]` is in eager
  * PyTorch. table: attn_page_table's, on the device. One launch. */

@@ -53,6 +53,7 @@ struct bench_timer {
     volatile int *release; /* host-mapped: lets the stream go once a batch is queued */
     void *flush;
     size_t flush_bytes;
+    enum l2_flush flush_kind;
     double *samples;
     /* the mode being timed, between time_start and time_finish */
     const struct timed_call *call;
@@ -77,6 +78,20 @@ int attn_mode_parse(const char *name, enum attn_mode *out)
     return ATTN_FAIL(ATTN_ERR_INPUT, "unknown mode '%s' (%s)", name, TIMING_MODES_LISTED);
 }
 
+static const char *const l2_flush_names[FLUSH_COUNT] = {"memset", "read"};
+
+const char *l2_flush_name(enum l2_flush f) { return f < FLUSH_COUNT ? l2_flush_names[f] : "?"; }
+
+int l2_flush_parse(const char *name, enum l2_flush *out)
+{
+    for (int f = 0; f < FLUSH_COUNT; f++)
+        if (strcmp(name, l2_flush_names[f]) == 0) {
+            *out = (enum l2_flush)f;
+            return ATTN_OK;
+        }
+    return ATTN_FAIL(ATTN_ERR_INPUT, "unknown L2 flush '%s' (%s)", name, L2_FLUSHES_LISTED);
+}
+
 double timing_wall_ms(void)
 {
     struct timespec ts;
@@ -84,10 +99,12 @@ double timing_wall_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-int bench_timer_create(struct bench_timer **out, size_t l2_bytes)
+int bench_timer_create(struct bench_timer **out, size_t l2_bytes, enum l2_flush flush)
 {
+    if (flush >= FLUSH_COUNT) return ATTN_FAIL(ATTN_ERR_INPUT, "bench_timer_create: no L2 flush %d", (int)flush);
     struct bench_timer *t = calloc(1, sizeof *t);
     if (!t) return ATTN_FAIL(ATTN_ERR, "out of host memory");
+    t->flush_kind = flush;
     t->samples = malloc(SAMPLES_CAP * sizeof *t->samples);
     t->flush_bytes = 2 * (l2_bytes ? l2_bytes : ((size_t)64 << 20));
     int rc = ATTN_OK;
@@ -99,6 +116,9 @@ int bench_timer_create(struct bench_timer **out, size_t l2_bytes)
     else if (cudaMalloc(&t->flush, t->flush_bytes) != cudaSuccess)
         rc = ATTN_FAIL(ATTN_ERR_OOM, "no device memory for the %zu-byte L2 flush buffer",
                        t->flush_bytes);
+    /* written once, so that FLUSH_READ reads initialised memory */
+    else if (cudaMemset(t->flush, 0x5a, t->flush_bytes) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess)
+        rc = ATTN_FAIL(ATTN_ERR, "writing the L2 flush buffer: %s", cudaGetErrorString(cudaGetLastError()));
     if (rc != ATTN_OK) {
         (void)cudaGetLastError();
         bench_timer_destroy(t);
@@ -162,6 +182,14 @@ static int enqueue(const struct bench_timer *t, const struct timed_call *c,
     return ATTN_OK;
 }
 
+/* Enqueues the L2 flush of the timer's kind on stream s. */
+static int flush_l2(const struct bench_timer *t, attn_stream_t s)
+{
+    if (t->flush_kind == FLUSH_READ) return gpu_flush_l2(t->flush, t->flush_bytes, s);
+    CUDA_TRY(cudaMemsetAsync(t->flush, (int)(timing_wall_ms()) & 0xff, t->flush_bytes, (cudaStream_t)s));
+    return ATTN_OK;
+}
+
 /* Device milliseconds of `calls` enqueued calls, the L2 flushed first if
  * asked. The stream is held by a blocking kernel until the whole batch and
  * its stop event are queued, so the first launch's latency is not timed. */
@@ -169,7 +197,7 @@ static int timed_batch(struct bench_timer *t, const struct timed_call *c,
                        const struct captured_call *graph, int calls, bool flush, double *ms)
 {
     cudaStream_t s = (cudaStream_t)c->stream;
-    if (flush) CUDA_TRY(cudaMemsetAsync(t->flush, (int)(timing_wall_ms()) & 0xff, t->flush_bytes, s));
+    if (flush) ATTN_TRY(flush_l2(t, c->stream));
     *t->release = 0;
     ATTN_TRY(gpu_block_stream(t->release, BLOCK_TIMEOUT_MS, c->stream));
     int rc = ATTN_OK;
@@ -495,8 +523,7 @@ int trace_call(struct bench_timer *t, enum attn_mode mode, const struct timed_ca
     if (mode == MODE_GRAPH) ATTN_TRY(capture_graph(t, c, &graph));
     int rc = ATTN_OK;
     /* the flush runs and finishes before the capture starts: it is not the call's */
-    if (mode == MODE_COLD && (cudaMemsetAsync(t->flush, 0, t->flush_bytes, s) != cudaSuccess ||
-                              cudaStreamSynchronize(s) != cudaSuccess))
+    if (mode == MODE_COLD && (flush_l2(t, c->stream) != ATTN_OK || cudaStreamSynchronize(s) != cudaSuccess))
         rc = ATTN_FAIL(ATTN_ERR, "flushing L2: %s", cudaGetErrorString(cudaGetLastError()));
     if (rc == ATTN_OK) rc = trace_begin();
     if (rc == ATTN_OK) {

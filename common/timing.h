@@ -1,6 +1,6 @@
 /* timing.h — timing one variant call with CUDA events on the runner's stream.
- *   cold:  the L2 is flushed (a memset over twice its size) before every
- *          sample; only the call is between the events.
+ *   cold:  the L2 is flushed before every sample (enum l2_flush says how);
+ *          only the call is between the events.
  *   hot:   a batch of back-to-back calls between two events; a sample is the
  *          batch's time over its size.
  *   graph: the call's launches captured once into a CUDA graph; a sample is
@@ -22,6 +22,19 @@ extern "C" {
 /* enum attn_mode (MODE_COLD, MODE_HOT, MODE_GRAPH) is in schema.h. */
 const char *attn_mode_name(enum attn_mode);
 int attn_mode_parse(const char *name, enum attn_mode *out);
+
+/* How cold mode flushes the L2 before a sample, over a buffer of twice its
+ * size: FLUSH_MEMSET writes it (cudaMemsetAsync), and its last lines stay
+ * in the L2 dirty, so the timed call that displaces them pays their
+ * write-back to DRAM (up to the L2's size written during a call that
+ * only reads: a short memory-bound call is charged for it); FLUSH_READ
+ * reads it with loads the L2 keeps (gpu_flush_l2), which writes back what
+ * the last call left dirty before the events and leaves only clean lines.
+ * Both displace the call's inputs. */
+enum l2_flush { FLUSH_MEMSET, FLUSH_READ, FLUSH_COUNT };
+#define L2_FLUSHES_LISTED "memset or read"
+const char *l2_flush_name(enum l2_flush);
+int l2_flush_parse(const char *name, enum l2_flush *out);
 
 struct timed_call {
     const struct attn_variant *variant;
@@ -53,7 +66,7 @@ double timing_slowdown_fraction(const char *variant);
 /* CLOCK_MONOTONIC in milliseconds: how long host-side steps take. */
 double timing_wall_ms(void);
 
-int bench_timer_create(struct bench_timer **, size_t l2_bytes);
+int bench_timer_create(struct bench_timer **, size_t l2_bytes, enum l2_flush);
 void bench_timer_destroy(struct bench_timer *);
 
 struct timing_result {

@@ -566,6 +566,38 @@ START_TEST(test_ab_old_base_and_the_init_key)
 }
 END_TEST
 
+/* --flush reaches both workers, with its value, only when given: a build
+ * from before the option still serves a pair that does not ask for it. */
+START_TEST(test_ab_passes_the_flush)
+{
+    path_t argv_log = tmp_path("argv");
+    char env[600];
+    snprintf(env, sizeof env, "FAKE_ARGV='%s'", argv_log.s);
+    struct run r = run_ab_with(env, "--flush read");
+    ck_assert_exit(r, 0);
+    run_free(&r);
+    char *log = slurp(argv_log.s);
+    ck_assert_ptr_nonnull(log);
+    ck_assert_msg(strstr(log, "base --worker") && strstr(log, "cand --worker"), "argv: %s", log);
+    int asked = 0;
+    for (const char *at = log; (at = strstr(at, " --flush read")); at++) asked++;
+    ck_assert_msg(asked == 2, "argv (--flush read %d times): %s", asked, log);
+    free(log);
+    unlink(argv_log.s);
+    r = run_ab_with(env, "");
+    ck_assert_exit(r, 0);
+    run_free(&r);
+    log = slurp(argv_log.s);
+    ck_assert_ptr_nonnull(log);
+    ck_assert_msg(!strstr(log, "--flush"), "argv: %s", log);
+    free(log);
+    r = run_ab_with("", "--flush zero");
+    ck_assert_exit(r, 2);
+    ck_assert_msg(strstr(r.err, "--flush: 'zero' is not memset or read"), "stderr: %s", r.err);
+    run_free(&r);
+}
+END_TEST
+
 START_TEST(test_ab_worker_that_cannot_go_on)
 {
     struct run r = run_ab_hang(stuck_workers[_i].env, "--init uniform"); /* a protocol-1 build reads no init= */
@@ -1094,6 +1126,7 @@ static Suite *ab_suite(void)
     tcase_add_loop_test(tc, test_ab_worker_does_not_start, 0, (int)NELEMS(unstarted_workers));
     tcase_add_test(tc, test_ab_other_protocol_refused);
     tcase_add_test(tc, test_ab_old_base_and_the_init_key);
+    tcase_add_test(tc, test_ab_passes_the_flush);
     tcase_add_test(tc, test_ab_variant_absent_from_base);
     tcase_add_test(tc, test_ab_candidate_skips_a_variant);
     suite_add_tcase(s, tc);

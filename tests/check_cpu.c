@@ -3441,6 +3441,32 @@ START_TEST(test_options_unknown_mode)
 }
 END_TEST
 
+/* --flush: memset unless asked (the option's default, and every name
+ * l2_flush_name gives parses back); anything else refused, naming the
+ * choices. */
+START_TEST(test_options_flush)
+{
+    struct options o;
+    ck_assert_int_eq(parse_argv(&o, (char *[]){"attnbench", NULL}), ATTN_OK);
+    ck_assert_int_eq(o.flush, FLUSH_MEMSET);
+    grid_free(&o.grid);
+    for (int f = 0; f < FLUSH_COUNT; f++) {
+        int rc = parse_argv(&o, (char *[]){"attnbench", "--flush", (char *)l2_flush_name((enum l2_flush)f), NULL});
+        ck_assert_msg(rc == ATTN_OK, "%s", attn_error_message());
+        ck_assert_int_eq(o.flush, f);
+        grid_free(&o.grid);
+    }
+    ck_assert_str_eq(l2_flush_name(FLUSH_READ), "read");
+    static const char *const bad[] = {"zero", "READ", "", "memset,read"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_int_eq(parse_argv(&o, (char *[]){"attnbench", "--flush", (char *)bad[i], NULL}), ATTN_ERR_INPUT);
+        ck_assert_message_has("--flush: '");
+        ck_assert_message_has("is not memset or read");
+        grid_free(&o.grid);
+    }
+}
+END_TEST
+
 START_TEST(test_options_point)
 {
     struct options o;
@@ -3991,6 +4017,7 @@ static Suite *options_suite(void)
     tcase_add_test(tc, test_options_unknown_variant);
     tcase_add_test(tc, test_options_modes);
     tcase_add_test(tc, test_options_unknown_mode);
+    tcase_add_test(tc, test_options_flush);
     tcase_add_test(tc, test_options_point);
     tcase_add_test(tc, test_options_grid_and_point);
     tcase_add_test(tc, test_options_bad_point);

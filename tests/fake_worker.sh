@@ -29,6 +29,8 @@
 #                default 3; FAKE_DIE_SIGNAL=N: killed by signal N instead)
 #   FAKE_LOG     file to which every command is appended as "SIDE COMMAND"
 #                (FAKE_LOG_VARIANT=1: "VARIANT COMMAND", the open variant or -)
+#   FAKE_ARGV    file to which the worker's arguments are appended, one line
+#                "SIDE ARG ARG ..." a worker started
 # WHEN is one of
 #   start        before the greeting
 #   reopen       at a `reopen` (a fresh worker that cannot take over)
@@ -74,6 +76,8 @@ WATTS=$(setting FAKE_WATTS 690)
 GPU=$(setting FAKE_GPU fakegpu)
 REGIME=burst
 for arg in "$@"; do [[ $arg == --sustain ]] && REGIME=sustained; done
+ARGV_LOG=$(setting FAKE_ARGV "")
+[[ -z $ARGV_LOG ]] || printf '%s %s\n' "$SIDE" "$*" >>"$ARGV_LOG"
 
 # The results columns, in file order, from common/schema.h (RESULT_COLUMNS);
 # the samples file's: the key (variant .. regime), sample, ms.

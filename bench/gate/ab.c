@@ -181,8 +181,8 @@ static void usage(FILE *f)
         "       ab --table RUN.csv [--ref A]\n"
         "       ab --list\n"
         "attnbench options: --grid --point --variants --mode --grids-dir --warm-ms --sustain\n"
-        "  --init --pass --budget-ms --noise --min-samples --seed --peak --no-trace --quiet\n"
-        "  --row-timeout; any other is refused.\n"
+        "  --init --pass --flush --budget-ms --noise --min-samples --seed --peak --no-trace\n"
+        "  --quiet --row-timeout; any other is refused.\n"
         "A/B: measures two attnbench builds interleaved on one GPU (blocks A B B A ..., MS\n"
         "of timed work each, default %g) and gates CAND against BASE. Writes DIR/AB_ID/\n"
         "(default DIR: results/<gpu>/ab) once both sides have finished every row; until\n"
@@ -217,7 +217,7 @@ static const struct {
     {"--grid", true},      {"--point", true},       {"--variants", true}, {"--mode", true},
     {"--grids-dir", true}, {"--budget-ms", true},   {"--noise", true},    {"--min-samples", true},
     {"--warm-ms", true},   {"--seed", true},        {"--row-timeout", true}, {"--sustain", true},
-    {"--init", true},      {"--pass", true},
+    {"--init", true},      {"--pass", true},        {"--flush", true},
     {"--peak", false},     {"--no-trace", false},   {"--quiet", false},   {"--list", false},
 };
 
@@ -396,6 +396,10 @@ static int side_spawn(struct side *s, const struct options *o)
     }
     if (o->peak) argv[n++] = "--peak";
     if (o->no_trace) argv[n++] = "--no-trace";
+    if (o->flush != FLUSH_MEMSET) { /* only when asked: a build before --flush refuses it */
+        argv[n++] = "--flush";
+        argv[n++] = (char *)l2_flush_name(o->flush);
+    }
     argv[n] = NULL;
     s->pid = fork();
     if (s->pid < 0) return ATTN_FAIL(ATTN_ERR, "fork: %s", strerror(errno));
