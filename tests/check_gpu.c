@@ -890,7 +890,7 @@ END_TEST
 /* A run cut short (rows torn, samples of unwritten rows left behind) is
  * completed by --resume into the run an uninterrupted sweep writes: every
  * row once, the samples whole; a second --resume has nothing to do; a resume
- * with another grid is refused. */
+ * with another grid, or another L2 flush, is refused. */
 START_TEST(test_resume_completes_a_cut_run)
 {
     char dir[32], cmd[4096], path[512], id[64];
@@ -920,6 +920,18 @@ START_TEST(test_resume_completes_a_cut_run)
     ck_assert(WIFEXITED(st));
     ck_assert_int_eq(WEXITSTATUS(st), 2);
     snprintf(cmd, sizeof cmd, "grep -q 'is not in this sweep' %s/refused", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(whole_rows(dir), 8);
+    /* its cold rows were timed after the default flush: another is refused */
+    snprintf(cmd, sizeof cmd, "grep -qx 'cold_flush=memset' %s/%s.env", dir, id);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "./build/attnbench --quiet %s --flush read --out %s --resume %s 2> %s/refused",
+             sweep, dir, id, dir);
+    st = system(cmd);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 2);
+    snprintf(cmd, sizeof cmd, "grep -q 'timed after a memset flush of the L2, this command.s is read: give --flush memset' "
+                              "%s/refused", dir);
     ck_assert_int_eq(system(cmd), 0);
     ck_assert_int_eq(whole_rows(dir), 8);
     remove_dir(dir);
