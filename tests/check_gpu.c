@@ -887,6 +887,20 @@ START_TEST(test_watchdog_hung_kernels_cost_their_rows)
 }
 END_TEST
 
+/* --flush read: cold rows timed after the read flush (gpu_flush_l2 on the
+ * device, every sample) are ok, and the run's .env says which flush. */
+START_TEST(test_read_flush_rows)
+{
+    char dir[32], cmd[256];
+    ck_assert_int_eq(run_attnbench("", "--variants naive,flash_mma --point 'batch=1 heads=2 seq=128 dim=64' "
+                                       "--mode cold --budget-ms 50 --flush read", dir), 0);
+    ck_assert_int_eq(count_rows(dir, "ok"), 2);
+    snprintf(cmd, sizeof cmd, "grep -qx 'cold_flush=read' %s/*.env", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    remove_dir(dir);
+}
+END_TEST
+
 /* A run cut short (rows torn, samples of unwritten rows left behind) is
  * completed by --resume into the run an uninterrupted sweep writes: every
  * row once, the samples whole; a second --resume has nothing to do; a resume
@@ -1326,6 +1340,7 @@ static Suite *gpu_suite(void)
     tcase_add_test(t, test_runner_reports_oom_and_goes_on);
     tcase_add_test(t, test_runner_interrupted_keeps_whole_rows);
     tcase_add_test(t, test_ab_runs_both_sides);
+    tcase_add_test(t, test_read_flush_rows);
     suite_add_tcase(s, t);
     t = tcase_create("watchdog");
     tcase_set_timeout(t, 300);
@@ -1338,7 +1353,7 @@ static Suite *gpu_suite(void)
 
 /* Tests in gpu_suite(), for the skipped count: keep in step with it. */
 #define GPU_TEST_COUNT (2 * N_ODD + N_ODD + N_LONG + N_MODERN + N_DECODE + N_ODD + N_MODERN_CPU_REF + N_BWD_SHAPES + N_GRAD_SHAPES + \
-                        3 + 2 + 2 + 1 + N_CUDNN_TESTS + 4 + 3 + N_HOPPER_TESTS)
+                        3 + 2 + 2 + 1 + N_CUDNN_TESTS + 5 + 3 + N_HOPPER_TESTS)
 
 int main(void)
 {
