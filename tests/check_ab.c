@@ -598,6 +598,39 @@ START_TEST(test_ab_passes_the_flush)
 }
 END_TEST
 
+/* Two revisions whose cold rows would follow different L2 flushes (a base
+ * of protocol 6, memset alone, against a read candidate; or two of
+ * protocol 7) are refused before anything is measured, naming both; one
+ * revision under two flushes is the comparison asked for and runs; hot
+ * rows need no flush. */
+START_TEST(test_ab_refuses_two_flushes_of_two_revisions)
+{
+    static const char *const refused[] = {
+        "FAKE_PROTO_base=6 FAKE_PROTO_cand=7 FAKE_FLUSH_cand=read FAKE_REV_base=aaa FAKE_REV_cand=bbb",
+        "FAKE_PROTO=7 FAKE_FLUSH_base=read FAKE_REV_base=aaa FAKE_REV_cand=bbb",
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        struct run r = run_ab(refused[i]);
+        ck_assert_exit(r, 2);
+        ck_assert_msg(strstr(r.err, "flushes the L2 before a cold sample with") && strstr(r.err, "rev aaa") &&
+                          strstr(r.err, "rev bbb") && strstr(r.err, "give both one flush"),
+                      "%s: stderr: %s", refused[i], r.err);
+        char id[ID_LEN];
+        ck_assert_int_eq(ab_dirs(id, sizeof id), 0);
+        run_free(&r);
+    }
+    struct run r = run_ab_with(refused[1], "--mode graph");
+    ck_assert_exit(r, 0);
+    run_free(&r);
+    r = run_ab("FAKE_PROTO=7 FAKE_FLUSH_cand=read");
+    ck_assert_exit(r, 0);
+    run_free(&r);
+    r = run_ab("FAKE_PROTO=7 FAKE_REV_base=aaa FAKE_REV_cand=bbb");
+    ck_assert_exit(r, 0);
+    run_free(&r);
+}
+END_TEST
+
 START_TEST(test_ab_worker_that_cannot_go_on)
 {
     struct run r = run_ab_hang(stuck_workers[_i].env, "--init uniform"); /* a protocol-1 build reads no init= */
@@ -1127,6 +1160,7 @@ static Suite *ab_suite(void)
     tcase_add_test(tc, test_ab_other_protocol_refused);
     tcase_add_test(tc, test_ab_old_base_and_the_init_key);
     tcase_add_test(tc, test_ab_passes_the_flush);
+    tcase_add_test(tc, test_ab_refuses_two_flushes_of_two_revisions);
     tcase_add_test(tc, test_ab_variant_absent_from_base);
     tcase_add_test(tc, test_ab_candidate_skips_a_variant);
     suite_add_tcase(s, tc);

@@ -16,7 +16,9 @@
 #   FAKE_PROTO   protocol version in the greeting (default: 3); below 2 it
 #                knows neither `reopen` nor `fail`, as such a build does not;
 #                from 3 it knows `load`, `settled` and a compare run's `open`
-#                (below 3 it stands for a build from before the init key)
+#                (below 3 it stands for a build from before the init key);
+#                from 7 its greeting says its cold flush: --flush's value,
+#                else FAKE_FLUSH (default memset)
 #   FAKE_MHZ FAKE_WATTS  what `load` reads (default: 1755 MHz, 690 W)
 #   FAKE_MS      base time of a sample in ms (default: 1.0)
 #   FAKE_FACTOR  multiplies FAKE_MS (default: 1)
@@ -76,6 +78,10 @@ WATTS=$(setting FAKE_WATTS 690)
 GPU=$(setting FAKE_GPU fakegpu)
 REGIME=burst
 for arg in "$@"; do [[ $arg == --sustain ]] && REGIME=sustained; done
+# its cold flush, said in the greeting from protocol 7: --flush's, else FAKE_FLUSH's
+FLUSH=$(setting FAKE_FLUSH memset)
+prev=
+for arg in "$@"; do [[ $prev == --flush ]] && FLUSH=$arg; prev=$arg; done
 ARGV_LOG=$(setting FAKE_ARGV "")
 [[ -z $ARGV_LOG ]] || printf '%s %s\n' "$SIDE" "$*" >>"$ARGV_LOG"
 
@@ -327,7 +333,7 @@ cmd_close() {
 }
 
 stop_at start
-reply "hello $PROTO $GPU $REV"
+if ((PROTO >= 7)); then reply "hello $PROTO $GPU $REV $FLUSH"; else reply "hello $PROTO $GPU $REV"; fi
 while IFS= read -r line; do
     line=${line%$'\r'}
     if [[ -n $LOG ]]; then

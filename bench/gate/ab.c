@@ -109,6 +109,7 @@ struct side {
     char *line;       /* the last reply */
     size_t line_cap;
     char gpu[64], rev[96];
+    char flush[16];   /* its cold samples' L2 flush (the greeting's; memset before protocol 7) */
     int proto;
     char run_id[96];  /* AB_ID-base, AB_ID-cand; a compare run's ID */
     char dir[1300];   /* where it writes its run: the partial folder (compare: its own in it) */
@@ -551,14 +552,16 @@ static int side_hello(struct side *s, double limit_s)
     int rc = side_read(s, limit_s);
     if (rc != ATTN_OK) return rc;
     int version = 0;
-    if (sscanf(s->line, "hello %d %63s %95s", &version, s->gpu, s->rev) != 3)
-        return unexpected(s, "start-up");
+    char flush[16] = "memset";
+    const int got = sscanf(s->line, "hello %d %63s %95s %15s", &version, s->gpu, s->rev, flush);
+    if (got < 3 || (version >= 7) != (got == 4)) return unexpected(s, "start-up");
     if (version < AB_PROTO_MIN || version > AB_PROTO_VERSION)
         return ATTN_FAIL(ATTN_ERR_INPUT,
                          "%s (rev %s) speaks A/B protocol %d, this driver %d to %d: rebuild it from a "
                          "revision with one of those", s->bin, s->rev, version, AB_PROTO_MIN,
                          AB_PROTO_VERSION);
     s->proto = version;
+    snprintf(s->flush, sizeof s->flush, "%s", flush);
     return ATTN_OK;
 }
 
@@ -1493,9 +1496,10 @@ static int resume_parts(struct ab *ab)
     return rc;
 }
 
-/* Every side's worker started and greeted: one GPU, and protocols that do
+/* Every side's worker started and greeted: one GPU, protocols that do
  * what the run asks (a compare run, --sustain and init= need protocol 3,
- * pass= protocol 4, q_len= protocol 5, page= protocol 6). */
+ * pass= protocol 4, q_len= protocol 5, page= protocol 6), and cold rows
+ * of two revisions timed after one L2 flush. */
 /* Waits for side s's hello (side_hello); a side that never says it is an
  * input error naming it. */
 static int side_greeted(struct side *s, double limit)
@@ -1533,6 +1537,18 @@ static int start_sides(struct ab *ab)
         all_pass &= s->proto >= 4;
         all_decode &= s->proto >= 5;
         all_paged &= s->proto >= 6;
+        /* cold rows of two revisions timed after different L2 flushes (a
+         * build whose default differs from the other's) would compare the
+         * flushes too; one build under two flushes is that comparison,
+         * asked for */
+        const struct side *first = &ab->sides[0];
+        bool cold = false;
+        for (int m = 0; m < a->opt.nmodes; m++) cold |= a->opt.modes[m] == MODE_COLD;
+        if (cold && strcmp(s->flush, first->flush) && strcmp(s->rev, first->rev))
+            return ATTN_FAIL(ATTN_ERR_INPUT, "the %s side (rev %s) flushes the L2 before a cold sample with "
+                             "%s, the %s side (rev %s) with %s: give both one flush (--flush, make ab "
+                             "FLUSH=; a build from before --flush knows memset alone)", first->name,
+                             first->rev, first->flush, s->name, s->rev, s->flush);
     }
     for (size_t i = 0; i < a->opt.grid.count && !all_paged; i++)
         if (attn_is_paged(&a->opt.grid.points[i]))

@@ -1,6 +1,8 @@
 /* ab_proto.h — the A/B driver ↔ worker protocol, one text line each way.
  * The worker (attnbench --worker) greets with
- *     hello AB_PROTO_VERSION GPU_SLUG GIT_REV
+ *     hello AB_PROTO_VERSION GPU_SLUG GIT_REV FLUSH
+ * FLUSH (from protocol 7): how it flushes the L2 before a cold sample
+ * (l2_flush_name; a worker of an older protocol knows memset alone).
  * then answers each command with one line: `ok ...`, `done` (the variant's
  * rows for this step are written: skipped, oom, error, mismatch), `absent`
  * (this build has no such variant) or `fatal MESSAGE` (the worker stops).
@@ -28,12 +30,13 @@
  * worker of protocol 1, which has neither reopen nor fail, the run stops
  * there instead. A sustained run (--sustain) and a compare run need
  * protocol 3, a point of pass bwd or fwd_bwd protocol 4, a decode point
- * (q_len=) protocol 5, a paged cache (page=) protocol 6. A worker of a protocol outside AB_PROTO_MIN ..
- * AB_PROTO_VERSION is refused by the driver. */
+ * (q_len=) protocol 5, a paged cache (page=) protocol 6. A worker of a
+ * protocol outside AB_PROTO_MIN .. AB_PROTO_VERSION is refused by the
+ * driver. */
 #ifndef ATTN_AB_PROTO_H
 #define ATTN_AB_PROTO_H
 
-#define AB_PROTO_VERSION 6
+#define AB_PROTO_VERSION 7
 #define AB_PROTO_MIN 1 /* the oldest a driver still speaks: a base revision from before 2 */
 #define AB_LINE_MAX 4096 /* a command line; replies (samples) may be longer */
 

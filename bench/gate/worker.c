@@ -281,7 +281,8 @@ int worker_main(struct options *opt, int argc, char **argv)
     char line[AB_LINE_MAX];
     int rc = w.out ? runner_init(&w.r, opt) : ATTN_FAIL(ATTN_ERR, "out of host memory");
     w.r.driver_loads = true; /* with --sustain the rows are sustained, loaded by the driver */
-    if (rc == ATTN_OK) fprintf(driver, "hello %d %s %s\n", AB_PROTO_VERSION, w.r.gpu, env_git_rev());
+    if (rc == ATTN_OK)
+        fprintf(driver, "hello %d %s %s %s\n", AB_PROTO_VERSION, w.r.gpu, env_git_rev(), l2_flush_name(opt->flush));
     fflush(driver);
     const double started = timing_wall_ms();
     while (rc == ATTN_OK && fgets(line, sizeof line, stdin)) {
