@@ -183,10 +183,11 @@ int runner_resume_files(struct runner *r, const char *run_id, bool force, int ar
     if (results_beside_path(r->csv_path, ".env", env_path, sizeof env_path) != ATTN_OK)
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s: path too long", what);
     ATTN_TRY(resume_check(&r->done, r->gpu, env_git_rev(), force));
-    /* one flush for the run's cold rows (a run from before --flush: memset,
-     * the only flush then) */
+    /* one flush for the run's cold rows (a run from before --flush, whose
+     * .env names none: memset, the only flush then; resume_env_value leaves
+     * the buffer as it was when the key is missing) */
     char flush[16] = "memset";
-    if (resume_env_value(r->csv_path, "cold_flush", flush, sizeof flush) != ATTN_OK) strcpy(flush, "memset");
+    (void)resume_env_value(r->csv_path, "cold_flush", flush, sizeof flush);
     const char *mine = l2_flush_name(r->opt->flush);
     if (strcmp(flush, mine))
         return ATTN_FAIL(ATTN_ERR_INPUT, "%s: its cold rows were timed after a %s flush of the L2, this command's "

@@ -1522,7 +1522,8 @@ static int start_sides(struct ab *ab)
         ATTN_TRY(side_spawn(&ab->sides[k], &a->opt));
         if (one_by_one) ATTN_TRY(side_greeted(&ab->sides[k], limit));
     }
-    bool all_init = true, all_pass = true, all_decode = true, all_paged = true;
+    bool all_init = true, all_pass = true, all_decode = true, all_paged = true, cold = false;
+    for (int m = 0; m < a->opt.nmodes; m++) cold |= a->opt.modes[m] == MODE_COLD;
     for (int k = 0; k < ab->nsides; k++) {
         struct side *s = &ab->sides[k];
         if (!one_by_one) ATTN_TRY(side_greeted(s, limit));
@@ -1542,8 +1543,6 @@ static int start_sides(struct ab *ab)
          * flushes too; one build under two flushes is that comparison,
          * asked for */
         const struct side *first = &ab->sides[0];
-        bool cold = false;
-        for (int m = 0; m < a->opt.nmodes; m++) cold |= a->opt.modes[m] == MODE_COLD;
         if (cold && strcmp(s->flush, first->flush) && strcmp(s->rev, first->rev))
             return ATTN_FAIL(ATTN_ERR_INPUT, "the %s side (rev %s) flushes the L2 before a cold sample with "
                              "%s, the %s side (rev %s) with %s: give both one flush (--flush, make ab "
